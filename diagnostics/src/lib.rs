@@ -1,0 +1,1 @@
+//! Shared diagnostics (code, JSON Pointer, line and column) for the manifest validators.

@@ -1,0 +1,1 @@
+//! Write a Curupira trigger extension in Rust: a Trigger trait and the serve loop.

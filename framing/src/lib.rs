@@ -1,0 +1,1 @@
+//! The Curupira frame codec: 8-hex-digit length-prefixed frames.

@@ -1,0 +1,8 @@
+//! One module per subcommand. Each exposes `Args` (clap) and
+//! `run(Args) -> anyhow::Result<ExitCode>`; an `Err` is reported by `main` and exits 2.
+
+pub mod builtin;
+pub mod frame;
+pub mod identity;
+pub mod manifest;
+pub mod render;

@@ -1,0 +1,53 @@
+//! `curupira`, the reference host: a thin binary that parses arguments and hands each
+//! subcommand to its module in `cmd/`. Protocol and validation logic lives in the
+//! library crates; nothing here should be more than wiring.
+//!
+//! Exit codes (SPEC section 7): 0 success (warnings allowed), 1 the checked thing has
+//! errors or the run had failures, 2 usage, I/O or internal errors.
+
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The reference host for Curupira trigger extensions.
+#[derive(Parser)]
+#[command(name = "curupira", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Encode lines into protocol frames, or decode frames into lines.
+    Frame(cmd::frame::Args),
+    /// Print the task identity (or canonical JSON) of a pair list read on stdin.
+    Identity(cmd::identity::Args),
+    /// Render a prompt template against pairs and host variables.
+    Render(cmd::render::Args),
+    /// Check a `curupira-extension.toml` manifest.
+    Manifest(cmd::manifest::Args),
+    /// Run an extension built into this executable (used by the host itself).
+    #[command(hide = true)]
+    Builtin(cmd::builtin::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Frame(args) => cmd::frame::run(args),
+        Command::Identity(args) => cmd::identity::run(args),
+        Command::Render(args) => cmd::render::run(args),
+        Command::Manifest(args) => cmd::manifest::run(args),
+        Command::Builtin(args) => cmd::builtin::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

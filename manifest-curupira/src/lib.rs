@@ -1,0 +1,1 @@
+//! Parsing and validation of curupira-extension.toml (manifest format 1).

@@ -1,0 +1,1 @@
+//! One-pass ${key} prompt templates.

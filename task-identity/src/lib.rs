@@ -1,0 +1,1 @@
+//! RFC 8785 canonical JSON and SHA-256 task identity.
