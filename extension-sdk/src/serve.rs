@@ -1,0 +1,392 @@
+//! The serve loop: frames in, one reply per request out.
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+
+use curupira_framing::{DEFAULT_MAX_BODY, DecodeError, EncodeError, FrameReader, FrameWriter};
+use curupira_jsonrpc::{ErrorCode, ErrorObject, Message, Params, Request, Response, parse_message};
+use serde_json::{Value, json};
+
+use crate::params::{self, PROTOCOL_VERSION};
+use crate::trigger::{Pair, Trigger, ValidateError};
+
+/// How [`serve`] runs: what `initialize` reports and how large a frame may be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServeOptions {
+    /// The extension's name, sent in the `initialize` result and used as the prefix of
+    /// its log lines on stderr. Usually the manifest's `name`.
+    pub name: Option<String>,
+    /// The extension's version, sent in the `initialize` result. Usually the
+    /// manifest's `version`.
+    pub version: Option<String>,
+    /// The largest frame body read or written, in bytes; [`DEFAULT_MAX_BODY`] (16 MiB)
+    /// unless changed.
+    pub max_frame_bytes: usize,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            name: None,
+            version: None,
+            max_frame_bytes: DEFAULT_MAX_BODY,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// Options that report `name` and `version` in `initialize`, with the default
+    /// frame limit.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ServeOptions {
+            name: Some(name.into()),
+            version: Some(version.into()),
+            ..ServeOptions::default()
+        }
+    }
+
+    /// The same options with another frame limit.
+    pub fn with_max_frame_bytes(self, max_frame_bytes: usize) -> Self {
+        ServeOptions {
+            max_frame_bytes,
+            ..self
+        }
+    }
+
+    fn log(&self, message: &str) {
+        let name = self.name.as_deref().unwrap_or("extension");
+        eprintln!("{name}: {message}");
+    }
+}
+
+/// Why [`serve`] returned normally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServeOutcome {
+    /// The host sent `shutdown`; it got its `null` reply.
+    Shutdown,
+    /// The input ended at a frame boundary (the host closed stdin).
+    EndOfInput,
+}
+
+/// Why [`serve`] stopped early. Neither can be answered: there is no way to reply on a
+/// stream that broke.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The input broke: a bad frame header, a frame over the limit, a truncated frame,
+    /// or a read error. The stream cannot be resynchronised.
+    #[error("cannot read the next request: {0}")]
+    Read(DecodeError),
+    /// A reply could not be written (the host closed the pipe).
+    #[error("cannot write a reply: {0}")]
+    Write(EncodeError),
+}
+
+/// Serves the protocol on `reader`/`writer` (stdin and stdout in production) until the
+/// host sends `shutdown` or closes the input.
+///
+/// - Each request gets exactly one reply, written as a frame and flushed before the
+///   next frame is read. Notifications and responses are ignored (a line on stderr
+///   says so); nothing but frames is ever written to `writer`.
+/// - `initialize` must come first: any trigger method or `describe` before it is
+///   answered with protocol or version failure (-32001). A second `initialize` is
+///   refused the same way. `shutdown` is answered at any time.
+/// - A body that is not JSON gets parse error (-32700, `id: null`); JSON that is not a
+///   valid request gets invalid request (-32600, with the request's id when it could
+///   be read); a batch is refused with -32600.
+/// - Unknown methods get method not found (-32601); params that do not fit the method,
+///   or a `trigger_type` that [`Trigger::describe`] does not list, get invalid params
+///   (-32602) naming the member and, for an unknown type, the known ones.
+/// - A reply larger than `max_frame_bytes` is replaced by an internal error (-32603)
+///   saying so.
+pub fn serve<T, R, W>(
+    trigger: &mut T,
+    reader: R,
+    writer: W,
+    options: &ServeOptions,
+) -> Result<ServeOutcome, ServeError>
+where
+    T: Trigger + ?Sized,
+    R: Read,
+    W: Write,
+{
+    let mut input = FrameReader::with_max_body(reader, options.max_frame_bytes);
+    let mut output = FrameWriter::with_max_body(writer, options.max_frame_bytes);
+    let mut session = Session {
+        trigger,
+        options,
+        initialized: false,
+    };
+    loop {
+        let body = match input.read_frame() {
+            Ok(Some(body)) => body,
+            Ok(None) => return Ok(ServeOutcome::EndOfInput),
+            Err(err) => return Err(ServeError::Read(err)),
+        };
+        let reply = match parse_message(&body) {
+            Err(failure) => failure.into_reply(),
+            Ok(Message::Request(request)) => {
+                let shutdown = request.method == "shutdown";
+                let reply = session.handle(request);
+                if shutdown {
+                    send(&mut output, reply, options)?;
+                    return Ok(ServeOutcome::Shutdown);
+                }
+                reply
+            }
+            Ok(Message::Notification(notification)) => {
+                options.log(&format!(
+                    "ignoring notification {}: this protocol has none, and notifications are \
+                     never answered",
+                    Value::from(notification.method)
+                ));
+                continue;
+            }
+            Ok(Message::Response(response)) => {
+                options.log(&format!(
+                    "ignoring a response with id {}: an extension sends no requests",
+                    response.id
+                ));
+                continue;
+            }
+        };
+        send(&mut output, reply, options)?;
+    }
+}
+
+fn send<W: Write>(
+    output: &mut FrameWriter<W>,
+    reply: Response,
+    options: &ServeOptions,
+) -> Result<(), ServeError> {
+    let id = reply.id.clone();
+    let mut body = Message::from(reply).to_vec();
+    if body.len() > options.max_frame_bytes {
+        let message = format!(
+            "the reply is {} bytes, more than the maximum frame size of {} bytes",
+            body.len(),
+            options.max_frame_bytes
+        );
+        options.log(&message);
+        body = Message::from(Response::internal_error(id, message)).to_vec();
+    }
+    output.write_frame(&body).map_err(ServeError::Write)?;
+    output.flush().map_err(ServeError::Write)
+}
+
+struct Session<'a, T: ?Sized> {
+    trigger: &'a mut T,
+    options: &'a ServeOptions,
+    initialized: bool,
+}
+
+impl<T: Trigger + ?Sized> Session<'_, T> {
+    fn handle(&mut self, request: Request) -> Response {
+        let Request { id, method, params } = request;
+        let result = match method.as_str() {
+            "shutdown" => Ok(Value::Null),
+            "initialize" => self.initialize(params),
+            "describe" | "trigger/schema" | "trigger/validate" | "trigger/poll"
+            | "trigger/onStarted" | "trigger/onFinished" => {
+                if self.initialized {
+                    self.call(&method, params)
+                } else {
+                    Err(ErrorObject::new(
+                        ErrorCode::PROTOCOL_FAILURE,
+                        format!("`initialize` must come first: received `{method}` before it"),
+                    ))
+                }
+            }
+            _ => Err(ErrorObject::method_not_found(&method)),
+        };
+        match result {
+            Ok(value) => Response::ok(id, value),
+            Err(error) => Response::err(id, error),
+        }
+    }
+
+    fn initialize(&mut self, params: Option<Params>) -> Result<Value, ErrorObject> {
+        let params = params::initialize(params)?;
+        if self.initialized {
+            return Err(ErrorObject::new(
+                ErrorCode::PROTOCOL_FAILURE,
+                "`initialize` was already received; send it once per process",
+            ));
+        }
+        if params.major != PROTOCOL_VERSION {
+            return Err(ErrorObject::new(
+                ErrorCode::PROTOCOL_FAILURE,
+                format!(
+                    "protocol version mismatch: the host speaks protocol version {}, this \
+                     extension speaks protocol version {PROTOCOL_VERSION} (only the major \
+                     version is compared)",
+                    params.version_text
+                ),
+            ));
+        }
+        self.initialized = true;
+        let mut result = json!({ "protocol_version": PROTOCOL_VERSION });
+        if let Some(name) = &self.options.name {
+            result["name"] = Value::from(name.as_str());
+        }
+        if let Some(version) = &self.options.version {
+            result["version"] = Value::from(version.as_str());
+        }
+        Ok(result)
+    }
+
+    /// A method that needs `initialize` first.
+    fn call(&mut self, method: &str, params: Option<Params>) -> Result<Value, ErrorObject> {
+        if method == "describe" {
+            params::none_or_object(method, params)?;
+            return Ok(json!({ "triggers": self.trigger.describe() }));
+        }
+        let mut map = match method {
+            "trigger/schema" => params::object(method, params, "with `trigger_type`"),
+            "trigger/validate" | "trigger/poll" => {
+                params::object(method, params, "with `trigger_type` and `arguments`")
+            }
+            _ => params::object(method, params, "with `trigger_type` and `values`"),
+        }?;
+        let trigger_type = params::trigger_type(method, &map)?;
+        self.check_known(&trigger_type)?;
+        let trigger = &mut *self.trigger;
+        match method {
+            "trigger/schema" => {
+                let schema = trigger
+                    .schema(&trigger_type)
+                    .map_err(|err| err.into_error_object())?;
+                to_value(&schema)
+            }
+            "trigger/validate" => {
+                let arguments = params::arguments(method, &mut map)?;
+                match trigger.validate(&trigger_type, &arguments) {
+                    Ok(()) => Ok(json!({})),
+                    Err(ValidateError::Invalid(errors)) => Err(invalid_arguments(
+                        &trigger_type,
+                        &errors,
+                        to_value(&errors)?,
+                    )),
+                    Err(ValidateError::Failed(err)) => Err(err.into_error_object()),
+                }
+            }
+            "trigger/poll" => {
+                let arguments = params::arguments(method, &mut map)?;
+                let item = trigger
+                    .poll(&trigger_type, &arguments)
+                    .map_err(|err| err.into_error_object())?;
+                if let Some(pairs) = &item {
+                    check_item(&trigger_type, pairs).inspect_err(|err| {
+                        self.options.log(&err.message);
+                    })?;
+                }
+                Ok(json!({ "values": item }))
+            }
+            "trigger/onStarted" => {
+                let values = params::values(method, &map)?;
+                trigger
+                    .on_started(&trigger_type, &values)
+                    .map_err(|err| err.into_error_object())?;
+                Ok(json!({}))
+            }
+            _ => {
+                let values = params::values(method, &map)?;
+                trigger
+                    .on_finished(&trigger_type, &values)
+                    .map_err(|err| err.into_error_object())?;
+                Ok(json!({}))
+            }
+        }
+    }
+
+    fn check_known(&self, trigger_type: &str) -> Result<(), ErrorObject> {
+        let known: Vec<String> = self
+            .trigger
+            .describe()
+            .into_iter()
+            .map(|d| d.trigger_type)
+            .collect();
+        if known.iter().any(|t| t == trigger_type) {
+            return Ok(());
+        }
+        let offered = if known.is_empty() {
+            "no trigger types".to_owned()
+        } else {
+            known
+                .iter()
+                .map(|t| Value::from(t.as_str()).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Err(ErrorObject::invalid_params(format!(
+            "unknown trigger type {}; this extension offers {offered}",
+            Value::from(trigger_type)
+        )))
+    }
+}
+
+/// The -32003 reply: every problem in the message too, so a log line is enough.
+fn invalid_arguments(
+    trigger_type: &str,
+    errors: &[crate::ValidationError],
+    errors_value: Value,
+) -> ErrorObject {
+    let listed = errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    let count = match errors.len() {
+        1 => "1 problem".to_owned(),
+        n => format!("{n} problems"),
+    };
+    let message = if errors.is_empty() {
+        format!(
+            "the arguments do not fit trigger type {}",
+            Value::from(trigger_type)
+        )
+    } else {
+        format!(
+            "the arguments do not fit trigger type {} ({count}): {listed}",
+            Value::from(trigger_type)
+        )
+    };
+    ErrorObject::new(ErrorCode::CONFIGURATION_INVALID, message)
+        .with_data(json!({ "errors": errors_value }))
+}
+
+/// Refuses an item the host would reject, so the author sees the mistake here.
+fn check_item(trigger_type: &str, pairs: &[Pair]) -> Result<(), ErrorObject> {
+    let mut seen = HashSet::new();
+    for (index, pair) in pairs.iter().enumerate() {
+        let problem = if pair.key.is_empty() {
+            Some("has an empty key".to_owned())
+        } else if pair.key == "repository" || pair.key == "automation" {
+            Some(format!(
+                "uses the key {}, which the host reserves for itself",
+                Value::from(pair.key.as_str())
+            ))
+        } else if !seen.insert(pair.key.as_str()) {
+            Some(format!(
+                "has the key {} more than once",
+                Value::from(pair.key.as_str())
+            ))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(ErrorObject::internal_error(format!(
+                "trigger type {} polled an item the host would reject: pair {index} {problem}",
+                Value::from(trigger_type)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn to_value(value: &impl serde::Serialize) -> Result<Value, ErrorObject> {
+    serde_json::to_value(value).map_err(|err| {
+        ErrorObject::internal_error(format!("cannot write the result as JSON: {err}"))
+    })
+}

@@ -1,0 +1,323 @@
+//! The [`Trigger`] trait an extension implements, and the values it trades with the
+//! serve loop.
+
+use std::fmt;
+
+use curupira_jsonrpc::{ErrorCode, ErrorObject};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The `arguments` object of an automation, exactly as the host sent it (after the
+/// host applied the schema's `default`s). Deserialize it into a struct of your own with
+/// `serde_json::from_value(Value::Object(arguments.clone()))` when that is handier.
+pub type Arguments = Map<String, Value>;
+
+/// What a trigger extension does. The serve loop ([`serve`](crate::serve)) calls these
+/// methods, one request at a time, and turns their results into protocol replies.
+///
+/// One extension may offer several trigger types: every method except
+/// [`describe`](Self::describe) receives the `trigger_type` the host asked for, and the
+/// serve loop has already checked that it is one of the types `describe` lists
+/// (another type is answered with invalid params, -32602, without calling the trait).
+///
+/// A panic inside a method ends the process; the host sees the pipe close (a transport
+/// failure). Return a [`TriggerError`] instead.
+pub trait Trigger {
+    /// The trigger types this extension offers (`describe`). Called for every request
+    /// that names a trigger type, so keep it cheap and stable.
+    fn describe(&self) -> Vec<TriggerDescription>;
+
+    /// The JSON Schema of a trigger type's `arguments` and the prompt fields its items
+    /// carry (`trigger/schema`). The host applies the schema's `default`s to an
+    /// automation's arguments before it calls [`validate`](Self::validate).
+    fn schema(&self, trigger_type: &str) -> Result<TriggerSchema, TriggerError>;
+
+    /// Checks an automation's `arguments` (`trigger/validate`). Report every problem
+    /// at once as [`ValidateError::Invalid`]: the serve loop answers it with
+    /// configuration validation failure (-32003) and `data: {"errors": [...]}`.
+    fn validate(&self, trigger_type: &str, arguments: &Arguments) -> Result<(), ValidateError>;
+
+    /// The next work item, or `None` when there is nothing to do (`trigger/poll`).
+    /// `Some(vec![])` is an item without fields.
+    ///
+    /// The serve loop refuses to send an item the host would reject (an empty key, a
+    /// key that appears twice, or the reserved keys `repository` and `automation`) and
+    /// answers internal error (-32603) instead, naming the key.
+    fn poll(
+        &mut self,
+        trigger_type: &str,
+        arguments: &Arguments,
+    ) -> Result<Option<Vec<Pair>>, TriggerError>;
+
+    /// The host is about to work on an item this extension polled
+    /// (`trigger/onStarted`); `values` are exactly the polled pairs. Does nothing by
+    /// default.
+    fn on_started(&mut self, trigger_type: &str, values: &[Pair]) -> Result<(), TriggerError> {
+        let _ = (trigger_type, values);
+        Ok(())
+    }
+
+    /// The host is done with an item, whether the agent succeeded or not
+    /// (`trigger/onFinished`); `values` are exactly the polled pairs. Does nothing by
+    /// default.
+    fn on_finished(&mut self, trigger_type: &str, values: &[Pair]) -> Result<(), TriggerError> {
+        let _ = (trigger_type, values);
+        Ok(())
+    }
+}
+
+/// One field of a work item: `{"key": k, "value": v}` on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Pair {
+    /// The field's name, such as `issue_number`. Non-empty, unique within an item,
+    /// never `repository` or `automation`.
+    pub key: String,
+    /// The field's value; values are always strings.
+    pub value: String,
+}
+
+impl Pair {
+    /// A pair.
+    pub fn new(key: impl Into<String>, value: impl Into<String>) -> Pair {
+        Pair {
+            key: key.into(),
+            value: value.into(),
+        }
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> From<(K, V)> for Pair {
+    fn from((key, value): (K, V)) -> Self {
+        Pair::new(key, value)
+    }
+}
+
+/// One entry of the `describe` result: `{"type": s, "description"?: s}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriggerDescription {
+    /// The trigger's local name, such as `github-issue`; it must also be listed in the
+    /// manifest's `trigger_types`.
+    #[serde(rename = "type")]
+    pub trigger_type: String,
+    /// One sentence for people listing triggers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl TriggerDescription {
+    /// A trigger type with a description.
+    pub fn new(trigger_type: impl Into<String>, description: impl Into<String>) -> Self {
+        TriggerDescription {
+            trigger_type: trigger_type.into(),
+            description: Some(description.into()),
+        }
+    }
+}
+
+/// The `trigger/schema` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TriggerSchema {
+    /// The JSON Schema of the trigger's `arguments` object.
+    pub schema: Value,
+    /// The keys a polled item may carry, for the host to check prompt placeholders
+    /// against. Empty when they are not known in advance.
+    pub prompt_fields: Vec<PromptField>,
+}
+
+/// A key that polled items carry: `{"key": s, "description"?: s}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptField {
+    /// The pair key, usable as `${key}` in a prompt.
+    pub key: String,
+    /// What the value holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl PromptField {
+    /// A prompt field with a description.
+    pub fn new(key: impl Into<String>, description: impl Into<String>) -> Self {
+        PromptField {
+            key: key.into(),
+            description: Some(description.into()),
+        }
+    }
+}
+
+/// One problem with an automation's arguments: `{"path": pointer, "message": s}` in the
+/// -32003 reply's `data.errors`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidationError {
+    /// RFC 6901 JSON Pointer into the `arguments` object (`/labels/0`); a missing
+    /// member is reported at the pointer it would have (`/path`). `""` is the whole
+    /// object.
+    pub path: String,
+    /// One sentence saying what is wrong and what was expected.
+    pub message: String,
+}
+
+impl ValidationError {
+    /// A problem at a JSON Pointer written out by the caller (`"/labels/0"`).
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ValidationError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A problem with the top-level member `name`; the pointer is `/name`, with `~`
+    /// and `/` escaped as RFC 6901 requires.
+    pub fn member(name: &str, message: impl Into<String>) -> Self {
+        ValidationError::new(pointer_segment(name), message)
+    }
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.path.is_empty() {
+            "(root)"
+        } else {
+            &self.path
+        };
+        write!(f, "{at}: {}", self.message)
+    }
+}
+
+/// `"/" + name` with RFC 6901 escapes (`~` → `~0`, `/` → `~1`).
+pub(crate) fn pointer_segment(name: &str) -> String {
+    format!("/{}", name.replace('~', "~0").replace('/', "~1"))
+}
+
+/// Why [`Trigger::validate`] did not accept the arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValidateError {
+    /// The arguments do not fit: answered with -32003 and one `data.errors` entry per
+    /// problem.
+    Invalid(Vec<ValidationError>),
+    /// Checking failed for another reason (a command could not run): answered with
+    /// the error's own code.
+    Failed(TriggerError),
+}
+
+impl From<Vec<ValidationError>> for ValidateError {
+    fn from(errors: Vec<ValidationError>) -> Self {
+        ValidateError::Invalid(errors)
+    }
+}
+
+impl From<ValidationError> for ValidateError {
+    fn from(error: ValidationError) -> Self {
+        ValidateError::Invalid(vec![error])
+    }
+}
+
+impl From<TriggerError> for ValidateError {
+    fn from(error: TriggerError) -> Self {
+        ValidateError::Failed(error)
+    }
+}
+
+/// A failed trigger method, answered with its code, message and optional `data`.
+///
+/// Pick the code that says whose fault it is: [`internal`](Self::internal) (-32603)
+/// for the extension's own failures (a file it cannot read, a line it cannot parse),
+/// [`command_failed`](Self::command_failed) (-32002) when an external command it ran
+/// failed, [`invalid_params`](Self::invalid_params) (-32602) when the request does not
+/// fit. The message is one sentence naming what failed and where.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct TriggerError {
+    code: ErrorCode,
+    message: String,
+    data: Option<Value>,
+}
+
+impl TriggerError {
+    /// An error with any code.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        TriggerError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Internal error (-32603): the extension failed in a way of its own.
+    pub fn internal(message: impl Into<String>) -> Self {
+        TriggerError::new(ErrorCode::INTERNAL_ERROR, message)
+    }
+
+    /// Command failure (-32002): an external command the extension ran failed.
+    pub fn command_failed(message: impl Into<String>) -> Self {
+        TriggerError::new(ErrorCode::COMMAND_FAILURE, message)
+    }
+
+    /// Invalid params (-32602): the request does not fit this trigger.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        TriggerError::new(ErrorCode::INVALID_PARAMS, message)
+    }
+
+    /// The same error with a `data` member in the reply.
+    pub fn with_data(self, data: Value) -> Self {
+        TriggerError {
+            data: Some(data),
+            ..self
+        }
+    }
+
+    /// The error code of the reply.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The one-sentence message of the reply.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The `data` member of the reply, if any.
+    pub fn data(&self) -> Option<&Value> {
+        self.data.as_ref()
+    }
+
+    pub(crate) fn into_error_object(self) -> ErrorObject {
+        let error = ErrorObject::new(self.code, self.message);
+        match self.data {
+            Some(data) => error.with_data(data),
+            None => error,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_pointers_are_escaped() {
+        assert_eq!(ValidationError::member("path", "x").path, "/path");
+        assert_eq!(ValidationError::member("a/b~c", "x").path, "/a~1b~0c");
+        assert_eq!(ValidationError::member("", "x").path, "/");
+    }
+
+    #[test]
+    fn validation_error_display_names_the_pointer() {
+        assert_eq!(
+            ValidationError::new("", "must be an object").to_string(),
+            "(root): must be an object"
+        );
+        assert_eq!(
+            ValidationError::member("path", "is required").to_string(),
+            "/path: is required"
+        );
+    }
+
+    #[test]
+    fn trigger_error_display_shows_code_name_and_number() {
+        let err = TriggerError::command_failed("`gh` exited with status 1");
+        assert_eq!(
+            err.to_string(),
+            "command failure (-32002): `gh` exited with status 1"
+        );
+    }
+}

@@ -1,0 +1,588 @@
+//! Whole conversations with `serve`: a host on one side of an in-process pipe pair, the
+//! serve loop in a thread on the other, every reply compared as a JSON value.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::thread::{self, JoinHandle};
+
+use curupira_extension_sdk::{
+    ErrorCode, Pair, ServeError, ServeOptions, ServeOutcome, TriggerError, serve,
+};
+use curupira_framing::{FrameReader, FrameWriter};
+use curupira_jsonrpc::parse_message;
+use serde_json::{Value, json};
+use support::{FakeTrigger, PipeReader, PipeWriter, pipe};
+
+/// The host's end of a conversation with `serve` running in a thread.
+struct Host {
+    to_extension: Option<FrameWriter<PipeWriter>>,
+    from_extension: FrameReader<PipeReader>,
+    server: JoinHandle<(Result<ServeOutcome, ServeError>, FakeTrigger)>,
+}
+
+impl Host {
+    fn start(mut trigger: FakeTrigger, options: ServeOptions) -> Host {
+        let (stdin_reader, stdin_writer) = pipe();
+        let (stdout_reader, stdout_writer) = pipe();
+        let server = thread::spawn(move || {
+            let outcome = serve(&mut trigger, stdin_reader, stdout_writer, &options);
+            (outcome, trigger)
+        });
+        Host {
+            to_extension: Some(FrameWriter::new(stdin_writer)),
+            from_extension: FrameReader::new(stdout_reader),
+            server,
+        }
+    }
+
+    fn send_raw(&mut self, body: &[u8]) {
+        self.to_extension
+            .as_mut()
+            .expect("stdin is open")
+            .write_frame(body)
+            .unwrap();
+    }
+
+    fn send(&mut self, message: Value) {
+        self.send_raw(message.to_string().as_bytes());
+    }
+
+    fn receive(&mut self) -> Value {
+        let body = self
+            .from_extension
+            .read_frame()
+            .unwrap()
+            .expect("a reply frame");
+        serde_json::from_slice(&body).expect("replies are JSON")
+    }
+
+    /// Sends a request and returns the one reply it gets.
+    fn call(&mut self, id: u64, method: &str, params: Option<Value>) -> Value {
+        let mut request = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(params) = params {
+            request["params"] = params;
+        }
+        self.send(request);
+        self.receive()
+    }
+
+    fn initialize(&mut self) {
+        let reply = self.call(
+            0,
+            "initialize",
+            Some(json!({"protocol_version": 2, "host": {"name": "test", "version": "0"}})),
+        );
+        assert!(reply.get("result").is_some(), "initialize failed: {reply}");
+    }
+
+    /// Closes stdin (when still open), checks nothing more was written and returns
+    /// how `serve` ended and the trigger it left.
+    fn finish(mut self) -> (ServeOutcome, FakeTrigger) {
+        self.to_extension = None;
+        let (outcome, trigger) = self.server.join().expect("serve does not panic");
+        assert_eq!(
+            self.from_extension.read_frame().unwrap(),
+            None,
+            "serve wrote a frame nobody asked for"
+        );
+        (outcome.expect("serve ends cleanly"), trigger)
+    }
+}
+
+fn ok(id: u64, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+fn error(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+fn alpha_items() -> FakeTrigger {
+    FakeTrigger::with_items(&[
+        &[("title", "first"), ("n", "1")],
+        &[("title", "second"), ("n", "2")],
+    ])
+}
+
+#[test]
+fn a_whole_conversation() {
+    let mut host = Host::start(alpha_items(), ServeOptions::new("fake", "1.2.3"));
+
+    assert_eq!(
+        host.call(1, "describe", None),
+        error(
+            json!(1),
+            -32001,
+            "`initialize` must come first: received `describe` before it"
+        )
+    );
+    assert_eq!(
+        host.call(
+            2,
+            "initialize",
+            Some(json!({"protocol_version": 3, "host": {"name": "h", "version": "9"}}))
+        ),
+        error(
+            json!(2),
+            -32001,
+            "protocol version mismatch: the host speaks protocol version 3, this extension \
+             speaks protocol version 2 (only the major version is compared)"
+        )
+    );
+    assert_eq!(
+        host.call(
+            3,
+            "initialize",
+            Some(json!({"protocol_version": "2.1", "host": {"name": "h", "version": "9"}}))
+        ),
+        ok(
+            3,
+            json!({"protocol_version": 2, "name": "fake", "version": "1.2.3"})
+        )
+    );
+    assert_eq!(
+        host.call(4, "initialize", Some(json!({"protocol_version": 2}))),
+        error(
+            json!(4),
+            -32001,
+            "`initialize` was already received; send it once per process"
+        )
+    );
+    assert_eq!(
+        host.call(5, "describe", None),
+        ok(
+            5,
+            json!({"triggers": [
+                {"type": "alpha", "description": "Hands out queued items."},
+                {"type": "beta"},
+            ]})
+        )
+    );
+    assert_eq!(
+        host.call(6, "trigger/schema", Some(json!({"trigger_type": "alpha"}))),
+        ok(
+            6,
+            json!({
+                "schema": {
+                    "type": "object",
+                    "properties": {"max": {"type": "integer", "default": 3}},
+                    "additionalProperties": false,
+                },
+                "prompt_fields": [
+                    {"key": "title", "description": "The item's title."},
+                    {"key": "n"},
+                ],
+            })
+        )
+    );
+    assert_eq!(
+        host.call(
+            7,
+            "trigger/validate",
+            Some(json!({"trigger_type": "alpha", "arguments": {"max": 3}}))
+        ),
+        ok(7, json!({}))
+    );
+
+    let poll = json!({"trigger_type": "alpha", "arguments": {"max": 3}});
+    let first = json!([{"key": "title", "value": "first"}, {"key": "n", "value": "1"}]);
+    assert_eq!(
+        host.call(8, "trigger/poll", Some(poll.clone())),
+        ok(8, json!({"values": first}))
+    );
+    assert_eq!(
+        host.call(
+            9,
+            "trigger/onStarted",
+            Some(json!({"trigger_type": "alpha", "values": first}))
+        ),
+        ok(9, json!({}))
+    );
+    assert_eq!(
+        host.call(
+            10,
+            "trigger/onFinished",
+            Some(json!({"trigger_type": "alpha", "values": first}))
+        ),
+        ok(10, json!({}))
+    );
+    assert_eq!(
+        host.call(11, "trigger/poll", Some(poll.clone())),
+        ok(
+            11,
+            json!({"values": [{"key": "title", "value": "second"}, {"key": "n", "value": "2"}]})
+        )
+    );
+    assert_eq!(
+        host.call(12, "trigger/poll", Some(poll)),
+        ok(12, json!({"values": null}))
+    );
+    assert_eq!(
+        host.call(
+            13,
+            "trigger/poll",
+            Some(json!({"trigger_type": "beta", "arguments": {}}))
+        ),
+        ok(13, json!({"values": null}))
+    );
+
+    assert_eq!(
+        host.call(14, "trigger/pol", None),
+        error(json!(14), -32601, r#"method "trigger/pol" not found"#)
+    );
+
+    host.send_raw(b"this is not JSON");
+    let expected: Value = serde_json::from_slice(
+        &curupira_jsonrpc::Message::from(
+            parse_message(b"this is not JSON").unwrap_err().into_reply(),
+        )
+        .to_vec(),
+    )
+    .unwrap();
+    let garbage_reply = host.receive();
+    assert_eq!(garbage_reply, expected);
+    assert_eq!(garbage_reply["id"], Value::Null);
+    assert_eq!(garbage_reply["error"]["code"], json!(-32700));
+
+    // A notification is never answered: the next frame out answers the next request.
+    host.send(json!({"jsonrpc": "2.0", "method": "trigger/poll", "params": {}}));
+    assert_eq!(host.call(15, "shutdown", None), ok(15, Value::Null));
+
+    let (outcome, trigger) = host.finish();
+    assert_eq!(outcome, ServeOutcome::Shutdown);
+    let first_pairs = vec![Pair::new("title", "first"), Pair::new("n", "1")];
+    assert_eq!(trigger.started, vec![first_pairs.clone()]);
+    assert_eq!(trigger.finished, vec![first_pairs]);
+}
+
+#[test]
+fn an_invalid_request_is_answered_with_its_id() {
+    let mut host = Host::start(FakeTrigger::default(), ServeOptions::default());
+    host.send_raw(br#"{"jsonrpc":"1.0","id":7,"method":"describe"}"#);
+    assert_eq!(
+        host.receive(),
+        error(
+            json!(7),
+            -32600,
+            r#"member `jsonrpc` must be the string "2.0", found "1.0""#
+        )
+    );
+    host.send_raw(br#"{"jsonrpc":"2.0","id":{},"method":"describe"}"#);
+    let reply = host.receive();
+    assert_eq!(reply["id"], Value::Null);
+    assert_eq!(reply["error"]["code"], json!(-32600));
+    host.send_raw(br#"[{"jsonrpc":"2.0","id":1,"method":"describe"}]"#);
+    let reply = host.receive();
+    assert_eq!(reply["id"], Value::Null);
+    assert_eq!(reply["error"]["code"], json!(-32600));
+
+    // Without a name, initialize reports the protocol version only.
+    assert_eq!(
+        host.call(8, "initialize", Some(json!({"protocol_version": 2}))),
+        ok(8, json!({"protocol_version": 2}))
+    );
+    let (outcome, _) = host.finish();
+    assert_eq!(outcome, ServeOutcome::EndOfInput);
+}
+
+#[test]
+fn an_unknown_trigger_type_names_the_known_ones() {
+    let mut host = Host::start(FakeTrigger::default(), ServeOptions::default());
+    host.initialize();
+    for (id, method, params) in [
+        (1, "trigger/schema", json!({"trigger_type": "gamma"})),
+        (
+            2,
+            "trigger/poll",
+            json!({"trigger_type": "gamma", "arguments": {}}),
+        ),
+        (
+            3,
+            "trigger/onFinished",
+            json!({"trigger_type": "gamma", "values": []}),
+        ),
+    ] {
+        assert_eq!(
+            host.call(id, method, Some(params)),
+            error(
+                json!(id),
+                -32602,
+                r#"unknown trigger type "gamma"; this extension offers "alpha", "beta""#
+            )
+        );
+    }
+    let (outcome, trigger) = host.finish();
+    assert_eq!(outcome, ServeOutcome::EndOfInput);
+    assert!(trigger.finished.is_empty(), "the trait was not called");
+}
+
+#[test]
+fn validation_errors_are_32003_with_one_entry_per_problem() {
+    let mut host = Host::start(FakeTrigger::default(), ServeOptions::default());
+    host.initialize();
+    let reply = host.call(
+        1,
+        "trigger/validate",
+        Some(json!({"trigger_type": "alpha", "arguments": {"max": "3", "a/b": 1}})),
+    );
+    assert_eq!(
+        reply,
+        json!({"jsonrpc": "2.0", "id": 1, "error": {
+            "code": -32003,
+            "message": "the arguments do not fit trigger type \"alpha\" (2 problems): \
+                        /max: `max` must be a non-negative integer, found \"3\"; \
+                        /a~1b: unknown member `a/b`",
+            "data": {"errors": [
+                {"path": "/max", "message": "`max` must be a non-negative integer, found \"3\""},
+                {"path": "/a~1b", "message": "unknown member `a/b`"},
+            ]},
+        }})
+    );
+    assert_eq!(host.finish().0, ServeOutcome::EndOfInput);
+}
+
+#[test]
+fn params_are_checked_strictly() {
+    let mut host = Host::start(FakeTrigger::default(), ServeOptions::default());
+    host.initialize();
+    let cases = [
+        (
+            "trigger/poll",
+            None,
+            "invalid params for `trigger/poll`: params are missing; expected an object with \
+             `trigger_type` and `arguments`",
+        ),
+        (
+            "trigger/poll",
+            Some(json!(["alpha"])),
+            "invalid params for `trigger/poll`: params must be an object with `trigger_type` \
+             and `arguments`, found an array",
+        ),
+        (
+            "trigger/poll",
+            Some(json!({"arguments": {}})),
+            "invalid params for `trigger/poll`: member `/trigger_type` is required",
+        ),
+        (
+            "trigger/validate",
+            Some(json!({"trigger_type": 1, "arguments": {}})),
+            "invalid params for `trigger/validate`: `/trigger_type` must be a string, found 1",
+        ),
+        (
+            "trigger/validate",
+            Some(json!({"trigger_type": "alpha"})),
+            "invalid params for `trigger/validate`: member `/arguments` is required",
+        ),
+        (
+            "trigger/poll",
+            Some(json!({"trigger_type": "alpha", "arguments": [1]})),
+            "invalid params for `trigger/poll`: `/arguments` must be an object, found an array",
+        ),
+        (
+            "trigger/onStarted",
+            Some(json!({"trigger_type": "alpha", "values": [{"key": "a", "value": 1}]})),
+            "invalid params for `trigger/onStarted`: `/values/0/value` must be a string, found 1",
+        ),
+        (
+            "trigger/onFinished",
+            Some(json!({"trigger_type": "alpha", "values": null})),
+            "invalid params for `trigger/onFinished`: `/values` must be an array of \
+             {\"key\": …, \"value\": …} objects, found null",
+        ),
+        (
+            "describe",
+            Some(json!([])),
+            "invalid params for `describe`: params must be absent or an object, found an array",
+        ),
+        (
+            "initialize",
+            Some(json!({"protocol_version": "v2"})),
+            "invalid params for `initialize`: `/protocol_version` must be a non-negative \
+             integer or a string of dot-separated digits like \"2\" or \"2.1\", found \"v2\"",
+        ),
+    ];
+    for (id, (method, params, message)) in (1..).zip(cases) {
+        assert_eq!(
+            host.call(id, method, params),
+            error(json!(id), -32602, message),
+            "{method}"
+        );
+    }
+    // Members a method does not name are ignored.
+    assert_eq!(
+        host.call(
+            99,
+            "trigger/poll",
+            Some(json!({"trigger_type": "beta", "arguments": {}, "trace": "x"}))
+        ),
+        ok(99, json!({"values": null}))
+    );
+    assert_eq!(host.finish().0, ServeOutcome::EndOfInput);
+}
+
+#[test]
+fn trigger_errors_keep_their_code_and_data() {
+    let trigger = FakeTrigger {
+        poll_error: Some(
+            TriggerError::command_failed("`gh issue list` exited with status 4")
+                .with_data(json!({"status": 4})),
+        ),
+        ..FakeTrigger::default()
+    };
+    let mut host = Host::start(trigger, ServeOptions::default());
+    host.initialize();
+    assert_eq!(
+        host.call(
+            1,
+            "trigger/poll",
+            Some(json!({"trigger_type": "alpha", "arguments": {}}))
+        ),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {
+            "code": ErrorCode::COMMAND_FAILURE.code(),
+            "message": "`gh issue list` exited with status 4",
+            "data": {"status": 4},
+        }})
+    );
+    assert_eq!(host.finish().0, ServeOutcome::EndOfInput);
+}
+
+#[test]
+fn an_item_the_host_would_reject_is_never_sent() {
+    let cases: [(&[(&str, &str)], &str); 3] = [
+        (
+            &[("title", "x"), ("repository", "y")],
+            "trigger type \"alpha\" polled an item the host would reject: pair 1 uses the key \
+             \"repository\", which the host reserves for itself",
+        ),
+        (
+            &[("n", "1"), ("n", "2")],
+            "trigger type \"alpha\" polled an item the host would reject: pair 1 has the key \
+             \"n\" more than once",
+        ),
+        (
+            &[("", "1")],
+            "trigger type \"alpha\" polled an item the host would reject: pair 0 has an empty key",
+        ),
+    ];
+    for (item, message) in cases {
+        let mut host = Host::start(FakeTrigger::with_items(&[item]), ServeOptions::default());
+        host.initialize();
+        assert_eq!(
+            host.call(
+                1,
+                "trigger/poll",
+                Some(json!({"trigger_type": "alpha", "arguments": {}}))
+            ),
+            error(json!(1), -32603, message)
+        );
+        assert_eq!(host.finish().0, ServeOutcome::EndOfInput);
+    }
+}
+
+#[test]
+fn a_reply_over_the_frame_limit_becomes_an_internal_error() {
+    let long = "x".repeat(300);
+    let trigger = FakeTrigger::with_items(&[&[("title", long.as_str())]]);
+    let mut host = Host::start(trigger, ServeOptions::default().with_max_frame_bytes(200));
+    host.initialize();
+    let reply = host.call(
+        1,
+        "trigger/poll",
+        Some(json!({"trigger_type": "alpha", "arguments": {}})),
+    );
+    let message = reply["error"]["message"].as_str().unwrap();
+    assert_eq!(reply["error"]["code"], json!(-32603));
+    assert!(
+        message.starts_with("the reply is 3")
+            && message.ends_with("maximum frame size of 200 bytes"),
+        "{message}"
+    );
+    assert_eq!(host.finish().0, ServeOutcome::EndOfInput);
+}
+
+#[test]
+fn a_framing_error_ends_serve_without_a_reply() {
+    let mut input = FrameWriter::new(Vec::new());
+    input
+        .write_frame(br#"{"jsonrpc":"2.0","id":1,"method":"shutdown"}"#)
+        .unwrap();
+    let mut bad = b"0000+01a".to_vec();
+    bad.extend_from_slice(input.into_inner().as_slice());
+    let mut output = Vec::new();
+    let err = serve(
+        &mut FakeTrigger::default(),
+        &bad[..],
+        &mut output,
+        &ServeOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ServeError::Read(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with("cannot read the next request: invalid frame header: byte"),
+        "{err}"
+    );
+    assert!(
+        output.is_empty(),
+        "nothing can be answered after a framing error"
+    );
+
+    let mut output = Vec::new();
+    let err = serve(
+        &mut FakeTrigger::default(),
+        &b"0000002c{\"jsonrpc\""[..],
+        &mut output,
+        &ServeOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the header announced 44 bytes, got 10"),
+        "{err}"
+    );
+    assert!(output.is_empty());
+}
+
+#[test]
+fn end_of_input_at_a_frame_boundary_is_a_clean_end() {
+    let mut output = Vec::new();
+    let outcome = serve(
+        &mut FakeTrigger::default(),
+        &b""[..],
+        &mut output,
+        &ServeOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(outcome, ServeOutcome::EndOfInput);
+    assert!(output.is_empty());
+}
+
+#[test]
+fn shutdown_before_initialize_is_answered_and_ends_serve() {
+    let mut input = FrameWriter::new(Vec::new());
+    input
+        .write_frame(br#"{"jsonrpc":"2.0","id":"bye","method":"shutdown"}"#)
+        .unwrap();
+    input
+        .write_frame(br#"{"jsonrpc":"2.0","id":2,"method":"describe"}"#)
+        .unwrap();
+    let input = input.into_inner();
+    let mut output = Vec::new();
+    let outcome = serve(
+        &mut FakeTrigger::default(),
+        &input[..],
+        &mut output,
+        &ServeOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(outcome, ServeOutcome::Shutdown);
+    let replies: Vec<Value> = FrameReader::new(&output[..])
+        .map(|body| serde_json::from_slice(&body.unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        replies,
+        [json!({"jsonrpc": "2.0", "id": "bye", "result": null})]
+    );
+}
