@@ -21,6 +21,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the config's automations: poll triggers, dispatch each new item to the agent.
+    Run(cmd::run::Args),
+    /// Check the config, its extensions and its automations, without polling.
+    Validate(cmd::validate::Args),
+    /// List the configured extensions from `--curupira-print-manifest`.
+    Plugins(cmd::plugins::Args),
+    /// Drive an extension through every protocol step and report its conformance.
+    Probe(cmd::probe::Args),
     /// Encode lines into protocol frames, or decode frames into lines.
     Frame(cmd::frame::Args),
     /// Print the task identity (or canonical JSON) of a pair list read on stdin.
@@ -37,6 +45,10 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(args) => cmd::run::run(args),
+        Command::Validate(args) => cmd::validate::run(args),
+        Command::Plugins(args) => cmd::plugins::run(args),
+        Command::Probe(args) => cmd::probe::run(args),
         Command::Frame(args) => cmd::frame::run(args),
         Command::Identity(args) => cmd::identity::run(args),
         Command::Render(args) => cmd::render::run(args),

@@ -1,12 +1,57 @@
-//! PLACEHOLDER: replaced by the module's real implementation.
+//! `curupira identity [--canonical]`: the task identity of a pair list read on stdin.
+//!
+//! Input: a JSON array of `{"key": …, "value": …}` objects (both strings, nothing
+//! else), read strictly by `curupira_task_identity::parse_pairs`. Output: the task id
+//! as 64 lowercase hex digits and a newline, or with `--canonical` the exact RFC 8785
+//! bytes that are hashed (no newline added). Input that is not such a list: exit 1 with
+//! one `error:` line on stderr.
 
+use std::io::{self, Read, Write};
 use std::process::ExitCode;
 
-/// Arguments.
-#[derive(clap::Args)]
-pub struct Args {}
+use anyhow::Context;
+use curupira_task_identity::{TaskId, canonical_pairs, parse_pairs};
 
-/// Runs the subcommand.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+/// Arguments of `curupira identity`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print the canonical JSON bytes (RFC 8785) instead of the task id.
+    #[arg(long)]
+    canonical: bool,
+}
+
+/// Reads the pair list on stdin and prints its identity or canonical form.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut input = Vec::new();
+    io::stdin()
+        .lock()
+        .read_to_end(&mut input)
+        .context("cannot read standard input")?;
+    let text = match std::str::from_utf8(&input) {
+        Ok(text) => text,
+        Err(err) => {
+            eprintln!(
+                "error: standard input is not UTF-8 (invalid byte at offset {})",
+                err.valid_up_to()
+            );
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let pairs = match parse_pairs(text) {
+        Ok(pairs) => pairs,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+
+    let mut stdout = io::stdout().lock();
+    if args.canonical {
+        stdout.write_all(&canonical_pairs(&pairs))
+    } else {
+        writeln!(stdout, "{}", TaskId::of_pairs(&pairs))
+    }
+    .and_then(|()| stdout.flush())
+    .context("cannot write to standard output")?;
+    Ok(ExitCode::SUCCESS)
 }

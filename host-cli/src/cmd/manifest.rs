@@ -1,12 +1,77 @@
-//! PLACEHOLDER: replaced by the module's real implementation.
+//! `curupira manifest check PATH|- [--format human|json]`: checks a
+//! `curupira-extension.toml` (SPEC section 2) and reports every problem.
+//!
+//! Exit codes (SPEC section 7): 0 when the manifest has no error (warnings allowed),
+//! 1 when it has errors, 2 when it cannot be read or the arguments are wrong. `-`
+//! reads standard input, shown as `<stdin>` in diagnostics. Output goes to stdout;
+//! human output is coloured only on a terminal and never with `NO_COLOR` set.
 
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Arguments.
-#[derive(clap::Args)]
-pub struct Args {}
+use anyhow::Context;
+use curupira_diagnostics::color_enabled;
 
-/// Runs the subcommand.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+/// Arguments of `curupira manifest`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Check a manifest and report every problem with its line and column.
+    Check(CheckArgs),
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// The manifest file, or `-` to read standard input.
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+    /// How to print the diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+/// Output format of a checking command.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Format {
+    /// rustc-like: `--> file:line:col`, the line, a caret, then a summary.
+    Human,
+    /// One JSON object: `{"diagnostics": [...], "errors": n, "warnings": n}`.
+    Json,
+}
+
+/// Runs `curupira manifest …`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Command::Check(args) => check(&args),
+    }
+}
+
+fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    let checked = if args.path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .context("could not read the manifest from standard input")?;
+        curupira_manifest::check_bytes(&bytes, "<stdin>")
+    } else {
+        curupira_manifest::check_path(&args.path)?
+    };
+    let report = &checked.report;
+    let stdout = io::stdout();
+    let output = match args.format {
+        Format::Json => report.render_json() + "\n",
+        Format::Human => report.render_human(color_enabled(&stdout)),
+    };
+    let mut out = stdout.lock();
+    out.write_all(output.as_bytes())
+        .and_then(|()| out.flush())
+        .context("could not write the report to standard output")?;
+    Ok(ExitCode::from(report.exit_code()))
 }

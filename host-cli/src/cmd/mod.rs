@@ -5,4 +5,8 @@ pub mod builtin;
 pub mod frame;
 pub mod identity;
 pub mod manifest;
+pub mod plugins;
+pub mod probe;
 pub mod render;
+pub mod run;
+pub mod validate;

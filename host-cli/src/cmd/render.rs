@@ -1,12 +1,156 @@
-//! PLACEHOLDER: replaced by the module's real implementation.
+//! `curupira render --template FILE [--pairs FILE] [--var KEY=VALUE]…`: renders a prompt
+//! template (SPEC section 5) and prints exactly the result, adding nothing.
+//!
+//! Values come from the item's pairs (`--pairs`, a JSON pair list as `curupira identity`
+//! reads it; `-` is stdin) and from host variables (`--var`, e.g.
+//! `--var repository=github.com/acme/widgets --var automation=fix-bugs`). Any non-empty
+//! `--var` key is accepted. As in the protocol, where an item may not set the host's
+//! variables, a pair key that a `--var` also sets is an error, and so is a key given by
+//! two pairs (exit 1). A `--var` key given twice is a usage error (exit 2).
+//!
+//! Exit codes: 1 when the pairs are not a valid pair list or the template or pairs are
+//! not UTF-8; 2 when a file cannot be read or the arguments are wrong.
 
+use std::collections::HashMap;
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Arguments.
-#[derive(clap::Args)]
-pub struct Args {}
+use anyhow::{Context, bail};
+use curupira_task_identity::{Pair, parse_pairs};
+use curupira_template::{Chain, Template};
 
-/// Runs the subcommand.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("not implemented yet")
+/// Arguments of `curupira render`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The template file (UTF-8).
+    #[arg(long, value_name = "FILE")]
+    template: PathBuf,
+    /// A JSON array of {"key": …, "value": …} objects; `-` reads standard input.
+    #[arg(long, value_name = "FILE")]
+    pairs: Option<PathBuf>,
+    /// A host variable such as `repository` or `automation` (repeatable).
+    #[arg(long = "var", value_name = "KEY=VALUE", value_parser = parse_var)]
+    vars: Vec<(String, String)>,
+}
+
+/// Splits `KEY=VALUE` at the first `=`; the key must not be empty, the value may be.
+fn parse_var(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        Some(_) => Err(format!("`{text}` has an empty key; write KEY=VALUE")),
+        None => Err(format!("`{text}` has no `=`; write KEY=VALUE")),
+    }
+}
+
+/// Renders the template and prints the result.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut seen = HashMap::new();
+    for (key, _) in &args.vars {
+        if seen.insert(key.as_str(), ()).is_some() {
+            bail!("--var {key:?} is given twice");
+        }
+    }
+
+    let template_bytes = fs::read(&args.template)
+        .with_context(|| format!("cannot read template {}", args.template.display()))?;
+    let Some(template) = utf8(&template_bytes, &args.template.display().to_string()) else {
+        return Ok(ExitCode::from(1));
+    };
+
+    let pairs = match &args.pairs {
+        Some(path) => match read_pairs(path)? {
+            Some(pairs) => pairs,
+            None => return Ok(ExitCode::from(1)),
+        },
+        None => Vec::new(),
+    };
+    let source = args.pairs.as_deref().map_or_else(String::new, source_name);
+    if let Some(problem) = key_problem(&pairs, &args.vars) {
+        eprintln!("error: {source}: {problem}");
+        return Ok(ExitCode::from(1));
+    }
+
+    let item: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|pair| (pair.key.as_str(), pair.value.as_str()))
+        .collect();
+    let rendered = Template::parse(template).render(&Chain(item.as_slice(), args.vars.as_slice()));
+
+    let mut stdout = io::stdout().lock();
+    stdout
+        .write_all(rendered.as_bytes())
+        .and_then(|()| stdout.flush())
+        .context("cannot write to standard output")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How a pairs path is named in messages.
+fn source_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        "standard input".to_owned()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Reads and checks the pair list; `Ok(None)` after reporting a bad one.
+fn read_pairs(path: &Path) -> anyhow::Result<Option<Vec<Pair>>> {
+    let name = source_name(path);
+    let bytes = if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .context("cannot read standard input")?;
+        bytes
+    } else {
+        fs::read(path).with_context(|| format!("cannot read pairs {name}"))?
+    };
+    let Some(text) = utf8(&bytes, &name) else {
+        return Ok(None);
+    };
+    match parse_pairs(text) {
+        Ok(pairs) => Ok(Some(pairs)),
+        Err(err) => {
+            eprintln!("error: {name}: {err}");
+            Ok(None)
+        }
+    }
+}
+
+/// The text of `bytes`, or `None` after reporting where it stops being UTF-8.
+fn utf8<'b>(bytes: &'b [u8], name: &str) -> Option<&'b str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Some(text),
+        Err(err) => {
+            eprintln!(
+                "error: {name} is not UTF-8 (invalid byte at offset {})",
+                err.valid_up_to()
+            );
+            None
+        }
+    }
+}
+
+/// A pair key given twice, or also given by `--var`: the value to use would be
+/// ambiguous.
+fn key_problem(pairs: &[Pair], vars: &[(String, String)]) -> Option<String> {
+    let mut first_at: HashMap<&str, usize> = HashMap::new();
+    for (index, pair) in pairs.iter().enumerate() {
+        let key = pair.key.as_str();
+        if let Some(first) = first_at.insert(key, index) {
+            return Some(format!(
+                "the key {key:?} appears in elements {first} and {index}; a key may appear once"
+            ));
+        }
+        if vars.iter().any(|(var, _)| var == key) {
+            return Some(format!(
+                "element {index} has the key {key:?}, which --var also sets; \
+                 an item cannot set a host variable"
+            ));
+        }
+    }
+    None
 }

@@ -1,0 +1,134 @@
+//! `curupira probe [--trigger T] [--arguments JSON] [--timeout S] [--max-frame-bytes N]
+//! [--format human|json] [-v] -- CMD ARGS…`: drives any extension through every protocol
+//! step and reports each step's conformance (the rules are in
+//! `curupira_host::probe`).
+//!
+//! Output, one line per step as soon as it ends: `pass initialize (protocol 2, name
+//! local-queue, version 0.1.0)`, `fail trigger/poll: timeout (-32004): no reply within
+//! 10 s`, `skip trigger/onStarted (the poll returned no item)`; with `--format json`,
+//! one object per line: `{"step": s, "status": "pass"|"fail"|"skip", "detail": s}`.
+//! Then a summary line (human only).
+//!
+//! Exit codes: 0 every step that ran passed, 1 any step failed, 2 bad arguments.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use curupira_host::config::Timeouts;
+use curupira_host::probe::{ProbeOptions, Status, Step, probe};
+use curupira_host::supervisor::LaunchCommand;
+use serde_json::{Map, Value};
+
+/// Arguments of `curupira probe`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trigger type to exercise (default: the first one `describe` lists).
+    #[arg(long, value_name = "TYPE")]
+    trigger: Option<String>,
+    /// The trigger's arguments, a JSON object (the schema's defaults are added).
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    arguments: String,
+    /// Seconds to wait for each reply, and for the process to exit after `shutdown`.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    timeout: f64,
+    /// The largest frame body accepted from the extension.
+    #[arg(long, value_name = "BYTES", default_value_t = curupira_framing::DEFAULT_MAX_BODY)]
+    max_frame_bytes: usize,
+    /// How to print the steps.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// More log on stderr (-v debug, -vv trace with every frame); `RUST_LOG` overrides.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// The extension's command line, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+/// Output format of `probe`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Format {
+    /// `pass STEP (…)` / `fail STEP: …` / `skip STEP (…)` lines, then a summary.
+    Human,
+    /// One JSON object per step, one per line.
+    Json,
+}
+
+/// Runs `curupira probe`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    curupira_host::logging::init(args.verbose);
+    let arguments: Map<String, Value> = match serde_json::from_str(&args.arguments) {
+        Ok(Value::Object(object)) => object,
+        Ok(other) => anyhow::bail!(
+            "`--arguments` must be a JSON object, found {}",
+            curupira_host::supervisor::short_json(&other)
+        ),
+        Err(err) => anyhow::bail!("`--arguments` is not valid JSON: {err}"),
+    };
+    if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout < 1.0e9) {
+        anyhow::bail!(
+            "`--timeout` must be a number of seconds above 0, found {}",
+            args.timeout
+        );
+    }
+    let timeout = Duration::from_secs_f64(args.timeout);
+    let Some((program, rest)) = args.command.split_first() else {
+        anyhow::bail!("give the extension's command after `--`");
+    };
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let options = ProbeOptions {
+        launch: LaunchCommand {
+            program: PathBuf::from(program),
+            args: rest.iter().map(Into::into).collect(),
+            cwd,
+        },
+        trigger: args.trigger,
+        arguments,
+        max_frame_bytes: args.max_frame_bytes,
+        timeouts: Timeouts {
+            initialize: timeout,
+            request: timeout,
+            shutdown: timeout,
+        },
+    };
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let mut write_error = None;
+    let mut counts = [0_usize; 3];
+    let passed = probe(&options, |step: &Step| {
+        counts[match step.status {
+            Status::Pass => 0,
+            Status::Fail => 1,
+            Status::Skip => 2,
+        }] += 1;
+        let line = match args.format {
+            Format::Human => step.to_string(),
+            Format::Json => serde_json::to_string(step).unwrap_or_default(),
+        };
+        if let Err(err) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+            write_error.get_or_insert(err);
+        }
+    });
+    if let Format::Human = args.format {
+        let [pass, fail, skip] = counts;
+        let _ = if passed {
+            writeln!(
+                out,
+                "the extension conforms: {pass} steps passed and {skip} were skipped"
+            )
+        } else {
+            writeln!(
+                out,
+                "the extension does not conform: {fail} of {} steps failed ({pass} passed, {skip} skipped)",
+                pass + fail + skip
+            )
+        };
+    }
+    if let Some(err) = write_error {
+        return Err(err).context("cannot write to standard output");
+    }
+    Ok(ExitCode::from(u8::from(!passed)))
+}

@@ -1,0 +1,374 @@
+//! What `curupira run` reports on stdout: one event per line, as JSON
+//! (`--format json`) or as a sentence (`--format human`). Logs never go to stdout.
+//!
+//! The JSON events (every one has `event` and `automation`, except
+//! `extension.failed`, which has `extension`):
+//!
+//! | `event` | members | when |
+//! |---|---|---|
+//! | `task.started` | `task_id`, `values` | before `trigger/onStarted` |
+//! | `task.finished` | `task_id`, `values`, `exit_code`, `error`? | after the agent and `trigger/onFinished` |
+//! | `task.skipped` | `task_id`, `values` | a poll returned an identity this process already handled for this automation |
+//! | `task.rendered` | `task_id`, `values`, `prompt` | `--dry-run`: instead of started/finished |
+//! | `round.finished` | `polled`, `dispatched`, `skipped`, `failed` | after each complete round |
+//! | `automation.failed` | `code`, `message`, `extension`?, `method`? | the automation stops (for the rest of the process) |
+//! | `extension.failed` | `extension`, `method`, `code`, `message` | an extension failed outside any automation's step (at `shutdown`) |
+//!
+//! - `values` is the item's pairs as polled: `[{"key": k, "value": v}, …]`.
+//! - `exit_code` is the agent's exit status, or `null` when it was killed by a signal
+//!   or could not be started; then `error` says why.
+//! - `polled` counts the items the round's polls returned (a final `null` is not an
+//!   item); `dispatched` the items handed to the agent (rendered, in a dry run);
+//!   `skipped` the repeated identities; `failed` the dispatched tasks whose agent
+//!   failed.
+//! - `code` is the protocol error number (-32004, …); `message` is the whole sentence,
+//!   naming the extension, the method and the code.
+
+use std::io::{self, Write};
+
+use curupira_task_identity::Pair;
+use serde::Serialize;
+
+/// One thing that happened during a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event")]
+pub enum Event {
+    /// A task is about to start (`trigger/onStarted` comes next).
+    #[serde(rename = "task.started")]
+    TaskStarted {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The item's pairs.
+        values: Vec<Pair>,
+    },
+    /// A task ended: the agent exited and `trigger/onFinished` was sent.
+    #[serde(rename = "task.finished")]
+    TaskFinished {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The item's pairs.
+        values: Vec<Pair>,
+        /// The agent's exit status; `None` when it had none.
+        exit_code: Option<i32>,
+        /// Why there is no exit status, or why the agent could not run.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// A poll returned an identity already handled by this process.
+    #[serde(rename = "task.skipped")]
+    TaskSkipped {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The item's pairs.
+        values: Vec<Pair>,
+    },
+    /// `--dry-run`: the prompt a task would get.
+    #[serde(rename = "task.rendered")]
+    TaskRendered {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The item's pairs.
+        values: Vec<Pair>,
+        /// The rendered prompt.
+        prompt: String,
+    },
+    /// A round of polls ended normally.
+    #[serde(rename = "round.finished")]
+    RoundFinished {
+        /// The automation.
+        automation: String,
+        /// Items the polls returned.
+        polled: u32,
+        /// Items dispatched (rendered, in a dry run).
+        dispatched: u32,
+        /// Repeated identities skipped.
+        skipped: u32,
+        /// Dispatched tasks whose agent failed.
+        failed: u32,
+    },
+    /// The automation failed and is stopped.
+    #[serde(rename = "automation.failed")]
+    AutomationFailed {
+        /// The automation.
+        automation: String,
+        /// The protocol error code.
+        code: i64,
+        /// The whole sentence.
+        message: String,
+        /// The extension involved, when there is one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        extension: Option<String>,
+        /// The method that failed, when there is one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        method: Option<String>,
+    },
+    /// An extension failed outside any automation's step (at shutdown).
+    #[serde(rename = "extension.failed")]
+    ExtensionFailed {
+        /// The extension.
+        extension: String,
+        /// The method that failed.
+        method: String,
+        /// The protocol error code.
+        code: i64,
+        /// The whole sentence.
+        message: String,
+    },
+}
+
+impl Event {
+    /// Whether this event means the run had a failure (exit code 1).
+    pub fn is_failure(&self) -> bool {
+        match self {
+            Event::TaskFinished {
+                exit_code, error, ..
+            } => *exit_code != Some(0) || error.is_some(),
+            Event::AutomationFailed { .. } | Event::ExtensionFailed { .. } => true,
+            Event::TaskStarted { .. }
+            | Event::TaskSkipped { .. }
+            | Event::TaskRendered { .. }
+            | Event::RoundFinished { .. } => false,
+        }
+    }
+
+    /// The event as one human-readable line (a dry run's prompt follows on the next
+    /// lines). Task ids are shortened to their first 12 digits, as Git shortens
+    /// commit ids; the JSON events carry them whole.
+    pub fn human(&self) -> String {
+        match self {
+            Event::TaskStarted {
+                automation,
+                task_id,
+                values,
+            } => format!(
+                "{automation}: started task {} {}",
+                short(task_id),
+                pairs_text(values)
+            ),
+            Event::TaskFinished {
+                automation,
+                task_id,
+                exit_code,
+                error,
+                ..
+            } => match (exit_code, error) {
+                (Some(0), None) => format!("{automation}: finished task {}", short(task_id)),
+                (Some(code), None) => {
+                    format!(
+                        "{automation}: task {} FAILED: the agent exited with status {code}",
+                        short(task_id)
+                    )
+                }
+                (_, Some(error)) => {
+                    format!("{automation}: task {} FAILED: {error}", short(task_id))
+                }
+                (None, None) => format!("{automation}: task {} FAILED", short(task_id)),
+            },
+            Event::TaskSkipped {
+                automation,
+                task_id,
+                values,
+            } => format!(
+                "{automation}: skipped task {} {} (already handled by this process)",
+                short(task_id),
+                pairs_text(values)
+            ),
+            Event::TaskRendered {
+                automation,
+                task_id,
+                values,
+                prompt,
+            } => {
+                let newline = if prompt.ends_with('\n') { "" } else { "\n" };
+                format!(
+                    "{automation}: task {} {} would get this prompt:\n{prompt}{newline}---",
+                    short(task_id),
+                    pairs_text(values)
+                )
+            }
+            Event::RoundFinished {
+                automation,
+                polled,
+                dispatched,
+                skipped,
+                failed,
+            } => format!(
+                "{automation}: round finished: {polled} polled, {dispatched} dispatched, \
+                 {skipped} skipped, {failed} failed"
+            ),
+            Event::AutomationFailed {
+                automation,
+                message,
+                ..
+            } => format!("{automation}: FAILED: {message}"),
+            Event::ExtensionFailed { message, .. } => format!("FAILED: {message}"),
+        }
+    }
+}
+
+/// The first 12 characters of a task id.
+fn short(task_id: &str) -> &str {
+    task_id.get(..12).unwrap_or(task_id)
+}
+
+/// `(issue=42, title="Crash on save")`: values that are not plain words are quoted.
+fn pairs_text(values: &[Pair]) -> String {
+    let items: Vec<String> = values
+        .iter()
+        .map(|pair| {
+            let plain = !pair.value.is_empty()
+                && pair
+                    .value
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "-_./:#@".contains(c));
+            if plain {
+                format!("{}={}", pair.key, pair.value)
+            } else {
+                format!(
+                    "{}={}",
+                    pair.key,
+                    serde_json::Value::from(pair.value.as_str())
+                )
+            }
+        })
+        .collect();
+    format!("({})", items.join(", "))
+}
+
+/// How events are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One sentence per event.
+    Human,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Writes events to a stream and remembers whether any was a failure.
+pub struct EventWriter<W: Write> {
+    out: W,
+    format: Format,
+    failed: bool,
+}
+
+impl<W: Write> EventWriter<W> {
+    /// A writer in `format`.
+    pub fn new(out: W, format: Format) -> Self {
+        Self {
+            out,
+            format,
+            failed: false,
+        }
+    }
+
+    /// Writes one event and flushes it, so a reader sees it at once.
+    pub fn emit(&mut self, event: &Event) -> io::Result<()> {
+        self.failed |= event.is_failure();
+        let line = match self.format {
+            Format::Json => serde_json::to_string(event).map_err(io::Error::other)?,
+            Format::Human => event.human(),
+        };
+        writeln!(self.out, "{line}")?;
+        self.out.flush()
+    }
+
+    /// Whether a failure was emitted.
+    pub fn had_failure(&self) -> bool {
+        self.failed
+    }
+
+    /// The underlying stream.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_events_have_the_documented_shape() {
+        let mut writer = EventWriter::new(Vec::new(), Format::Json);
+        let values = vec![Pair::new("n", "1")];
+        writer
+            .emit(&Event::TaskFinished {
+                automation: "a".into(),
+                task_id: "id".into(),
+                values: values.clone(),
+                exit_code: Some(0),
+                error: None,
+            })
+            .unwrap();
+        assert!(!writer.had_failure());
+        writer
+            .emit(&Event::AutomationFailed {
+                automation: "a".into(),
+                code: -32004,
+                message: "m".into(),
+                extension: Some("x".into()),
+                method: None,
+            })
+            .unwrap();
+        assert!(writer.had_failure());
+        let text = String::from_utf8(writer.into_inner()).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                json!({"event": "task.finished", "automation": "a", "task_id": "id",
+                       "values": [{"key": "n", "value": "1"}], "exit_code": 0}),
+                json!({"event": "automation.failed", "automation": "a", "code": -32004,
+                       "message": "m", "extension": "x"}),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_agent_is_a_failure() {
+        let finished = |exit_code, error: Option<&str>| Event::TaskFinished {
+            automation: "a".into(),
+            task_id: "id".into(),
+            values: vec![],
+            exit_code,
+            error: error.map(str::to_owned),
+        };
+        assert!(!finished(Some(0), None).is_failure());
+        assert!(finished(Some(3), None).is_failure());
+        assert!(finished(None, Some("killed")).is_failure());
+        assert_eq!(
+            finished(Some(3), None).human(),
+            "a: task id FAILED: the agent exited with status 3"
+        );
+    }
+
+    #[test]
+    fn human_lines_quote_values_that_need_it() {
+        let event = Event::TaskStarted {
+            automation: "fix".into(),
+            task_id: "abc".into(),
+            values: vec![
+                Pair::new("issue", "42"),
+                Pair::new("title", "Crash on save"),
+            ],
+        };
+        assert_eq!(
+            event.human(),
+            "fix: started task abc (issue=42, title=\"Crash on save\")"
+        );
+    }
+}

@@ -1,0 +1,27 @@
+//! The machinery of the reference Curupira host, behind the `curupira` binary.
+//!
+//! The binary (`src/main.rs` and `src/cmd/`) only parses arguments and wires things
+//! together; what a host *does* lives here so that tests and benchmarks can drive it
+//! directly.
+//!
+//! ```
+//! use curupira_host::forge::forge_identity;
+//!
+//! let id = forge_identity("git@github.com:Acme/Widgets.git").unwrap();
+//! assert_eq!(id, "github.com/Acme/Widgets");
+//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod agent;
+pub mod config;
+pub mod defaults;
+pub mod events;
+pub mod forge;
+pub mod local_queue;
+pub mod logging;
+pub mod probe;
+pub mod protocol;
+pub mod resolve;
+pub mod runner;
+pub mod supervisor;

@@ -1,0 +1,334 @@
+//! `curupira probe`: drives any extension through every protocol step once and says
+//! which steps conform. The tool an extension author runs first.
+//!
+//! Steps, in order: `initialize`, `describe`, `trigger/schema`, `trigger/validate`,
+//! `trigger/poll`, `trigger/onStarted`, `trigger/onFinished`, `shutdown`. Each ends as
+//! `pass` (with what was learnt), `fail` (with the reason, the same sentence `run`
+//! would report), or `skip`:
+//!
+//! - After a failure the remaining steps are skipped, except `shutdown`, which is
+//!   always attempted while the extension is alive (a dead one was already killed).
+//! - `trigger/onStarted` and `trigger/onFinished` run only when the poll returned an
+//!   item; they receive exactly that item's pairs. They act for real: an extension
+//!   that records finished work (like `local-queue`) records the probed item.
+//! - The trigger is `--trigger`, else the first one `describe` lists; a `--trigger`
+//!   that `describe` does not list fails `describe`.
+//! - The arguments are `--arguments` (a JSON object, default `{}`) with the schema's
+//!   `default`s applied, exactly as `run` does.
+//! - `shutdown` fails when there is no (or a non-null) reply, or when the process does
+//!   not exit within the timeout after its stdin is closed.
+//! - The extension runs in the current directory; every call has the same timeout.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::config::Timeouts;
+use crate::protocol;
+use crate::supervisor::{CallError, Ending, ExtensionProcess, LaunchCommand};
+
+/// The steps, in order.
+pub const STEPS: [&str; 8] = [
+    "initialize",
+    "describe",
+    "trigger/schema",
+    "trigger/validate",
+    "trigger/poll",
+    "trigger/onStarted",
+    "trigger/onFinished",
+    "shutdown",
+];
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// It conforms.
+    Pass,
+    /// It does not.
+    Fail,
+    /// It was not run.
+    Skip,
+}
+
+/// One step's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Step {
+    /// The method (`trigger/poll`).
+    pub step: &'static str,
+    /// How it ended.
+    pub status: Status,
+    /// What was learnt, or why it failed or was skipped.
+    pub detail: String,
+}
+
+impl std::fmt::Display for Step {
+    /// `pass initialize (protocol 2, name x)`, `fail trigger/poll: …`,
+    /// `skip trigger/onStarted (…)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.status {
+            Status::Pass => write!(f, "pass {} ({})", self.step, self.detail),
+            Status::Fail => write!(f, "fail {}: {}", self.step, self.detail),
+            Status::Skip => write!(f, "skip {} ({})", self.step, self.detail),
+        }
+    }
+}
+
+/// What to probe.
+#[derive(Debug, Clone)]
+pub struct ProbeOptions {
+    /// The extension's command line and working directory.
+    pub launch: LaunchCommand,
+    /// The trigger type to exercise; the first one listed when `None`.
+    pub trigger: Option<String>,
+    /// The arguments before defaults.
+    pub arguments: Map<String, Value>,
+    /// The largest frame body accepted.
+    pub max_frame_bytes: usize,
+    /// The timeout of every call, and the grace period after `shutdown`.
+    pub timeouts: Timeouts,
+}
+
+/// Runs every step, handing each outcome to `report` as soon as it is known. Returns
+/// whether every step that ran passed.
+pub fn probe(options: &ProbeOptions, mut report: impl FnMut(&Step)) -> bool {
+    let mut all_passed = true;
+    let mut emit = |step: &'static str, outcome: Result<String, String>| {
+        let (status, detail) = match outcome {
+            Ok(detail) => (Status::Pass, detail),
+            Err(reason) => {
+                all_passed = false;
+                (Status::Fail, reason)
+            }
+        };
+        report(&Step {
+            step,
+            status,
+            detail,
+        });
+    };
+    let mut process = match ExtensionProcess::spawn(
+        "probe",
+        &options.launch,
+        options.max_frame_bytes,
+        options.timeouts,
+    ) {
+        Ok(process) => process,
+        Err(error) => {
+            emit("initialize", Err(reason(&error)));
+            skip_rest(&mut report, 1, "the extension could not be started");
+            report(&Step {
+                step: "shutdown",
+                status: Status::Skip,
+                detail: "the extension could not be started".to_owned(),
+            });
+            return false;
+        }
+    };
+
+    let done = steps(&mut process, options, &mut emit);
+    if let Some((next, why)) = done {
+        skip_rest(&mut report, next, why);
+    }
+    let dead = process.is_dead();
+    let step = if dead {
+        Step {
+            step: "shutdown",
+            status: Status::Skip,
+            detail: "the extension had failed and was killed".to_owned(),
+        }
+    } else {
+        let timeout = options.timeouts.shutdown;
+        match process.shutdown() {
+            Ok(Ending::Exited(how)) => Step {
+                step: "shutdown",
+                status: Status::Pass,
+                detail: format!("replied null, closed stdin, {how}"),
+            },
+            Ok(Ending::Killed) => Step {
+                step: "shutdown",
+                status: Status::Fail,
+                detail: format!(
+                    "it replied but did not exit within {} after its stdin was closed; killed",
+                    crate::supervisor::seconds(timeout)
+                ),
+            },
+            Ok(Ending::AlreadyFailed) => Step {
+                step: "shutdown",
+                status: Status::Skip,
+                detail: "the extension had failed and was killed".to_owned(),
+            },
+            Err(error) => Step {
+                step: "shutdown",
+                status: Status::Fail,
+                detail: reason(&error),
+            },
+        }
+    };
+    if step.status == Status::Fail {
+        all_passed = false;
+    }
+    report(&step);
+    all_passed
+}
+
+/// Runs initialize … onFinished; returns the index of the first step not run and why,
+/// when the sequence stopped early.
+fn steps(
+    process: &mut ExtensionProcess,
+    options: &ProbeOptions,
+    emit: &mut impl FnMut(&'static str, Result<String, String>),
+) -> Option<(usize, &'static str)> {
+    const AFTER_FAILURE: &str = "an earlier step failed";
+    match protocol::initialize(process) {
+        Ok(hello) => {
+            let mut detail = format!("protocol {}", hello.protocol_version);
+            if let Some(name) = hello.name {
+                detail.push_str(&format!(", name {name}"));
+            }
+            if let Some(version) = hello.version {
+                detail.push_str(&format!(", version {version}"));
+            }
+            emit("initialize", Ok(detail));
+        }
+        Err(error) => {
+            emit("initialize", Err(reason(&error)));
+            return Some((1, AFTER_FAILURE));
+        }
+    }
+
+    let triggers = match protocol::describe(process) {
+        Ok(triggers) => triggers,
+        Err(error) => {
+            emit("describe", Err(reason(&error)));
+            return Some((2, AFTER_FAILURE));
+        }
+    };
+    let listed: Vec<&str> = triggers.iter().map(|t| t.trigger_type.as_str()).collect();
+    let trigger = match (&options.trigger, listed.first()) {
+        (Some(wanted), _) if listed.contains(&wanted.as_str()) => wanted.clone(),
+        (Some(wanted), _) => {
+            emit(
+                "describe",
+                Err(format!(
+                    "it does not list the trigger `{wanted}` (it lists {})",
+                    list_or_none(&listed)
+                )),
+            );
+            return Some((2, AFTER_FAILURE));
+        }
+        (None, Some(first)) => (*first).to_owned(),
+        (None, None) => {
+            emit("describe", Err("it lists no trigger".to_owned()));
+            return Some((2, AFTER_FAILURE));
+        }
+    };
+    emit(
+        "describe",
+        Ok(format!(
+            "triggers: {}; probing `{trigger}`",
+            listed.join(", ")
+        )),
+    );
+
+    let schema = match protocol::schema(process, &trigger) {
+        Ok(schema) => schema,
+        Err(error) => {
+            emit("trigger/schema", Err(reason(&error)));
+            return Some((3, AFTER_FAILURE));
+        }
+    };
+    let mut arguments = options.arguments.clone();
+    crate::defaults::apply_defaults(&schema.schema, &mut arguments);
+    let defaulted: Vec<&str> = arguments
+        .keys()
+        .filter(|key| !options.arguments.contains_key(*key))
+        .map(String::as_str)
+        .collect();
+    let fields: Vec<&str> = schema
+        .prompt_fields
+        .iter()
+        .map(|f| f.key.as_str())
+        .collect();
+    emit(
+        "trigger/schema",
+        Ok(format!(
+            "prompt fields: {}; defaults applied: {}",
+            list_or_none(&fields),
+            list_or_none(&defaulted)
+        )),
+    );
+
+    if let Err(error) = protocol::validate(process, &trigger, &arguments) {
+        emit("trigger/validate", Err(reason(&error)));
+        return Some((4, AFTER_FAILURE));
+    }
+    emit(
+        "trigger/validate",
+        Ok(format!("arguments {}", Value::Object(arguments.clone()))),
+    );
+
+    let pairs = match protocol::poll(process, &trigger, &arguments) {
+        Ok(Some(pairs)) => pairs,
+        Ok(None) => {
+            emit("trigger/poll", Ok("values: null, nothing to do".to_owned()));
+            return Some((5, "the poll returned no item"));
+        }
+        Err(error) => {
+            emit("trigger/poll", Err(reason(&error)));
+            return Some((5, AFTER_FAILURE));
+        }
+    };
+    let shown: Vec<String> = pairs
+        .iter()
+        .map(|p| format!("{}={:?}", p.key, p.value))
+        .collect();
+    emit(
+        "trigger/poll",
+        Ok(format!(
+            "one item with {} pair(s): {}",
+            pairs.len(),
+            shown.join(", ")
+        )),
+    );
+
+    for (index, method) in [(5, "trigger/onStarted"), (6, "trigger/onFinished")] {
+        let result = if index == 5 {
+            protocol::on_started(process, &trigger, &pairs)
+        } else {
+            protocol::on_finished(process, &trigger, &pairs)
+        };
+        match result {
+            Ok(()) => emit(method, Ok("with the polled pairs".to_owned())),
+            Err(error) => {
+                emit(method, Err(reason(&error)));
+                return Some((index + 1, AFTER_FAILURE));
+            }
+        }
+    }
+    None
+}
+
+/// Reports `skip` for the steps from `from` up to (not including) `shutdown`.
+fn skip_rest(report: &mut impl FnMut(&Step), from: usize, why: &str) {
+    for step in STEPS.iter().take(STEPS.len() - 1).skip(from) {
+        report(&Step {
+            step,
+            status: Status::Skip,
+            detail: why.to_owned(),
+        });
+    }
+}
+
+/// The failure without the `extension `probe`: method failed:` prefix (the step line
+/// already names the method): `timeout (-32004): no reply within 10 s`.
+fn reason(error: &CallError) -> String {
+    format!("{}: {}", error.code, error.message)
+}
+
+fn list_or_none(items: &[&str]) -> String {
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        items.join(", ")
+    }
+}

@@ -1,0 +1,369 @@
+//! From a checked config to a plan: each extension's manifest and launch command, and
+//! each automation's extension and trigger type (SPEC section 1, step 1).
+//!
+//! - `path = "folder"`: the folder's `curupira-extension.toml` is read and checked with
+//!   `curupira-manifest`; its diagnostics join the report under the manifest's own
+//!   file name and codes (`manifest/…`).
+//! - `builtin = "local-queue"`: the manifest is the one compiled into this host, and the
+//!   launch is this host's own executable with `builtin local-queue`.
+//! - Launch (SPEC section 2): `npx` runs `npx --yes <package>@<version>`; `command`
+//!   runs the program with its `args`, a program containing `/` being relative to the
+//!   manifest's folder (otherwise looked up on `PATH`). Every extension runs with the
+//!   config's folder as its working directory.
+//! - A trigger is found by type among the manifests' `trigger_types`; when two
+//!   extensions offer it, `trigger` must say `extension:type`
+//!   (`config/ambiguous-trigger` names the candidates). With `extension:type`, the
+//!   named extension must be configured (`config/unknown-extension`) and offer the
+//!   type (`config/unknown-trigger`).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use curupira_diagnostics::{JsonPointer, Report, Severity, did_you_mean};
+use curupira_manifest::{FILE_NAME as MANIFEST_FILE, Launch, Manifest};
+
+use crate::config::{Config, ExtensionSource, codes};
+use crate::supervisor::LaunchCommand;
+
+/// Everything `run` and `validate` need to start extensions and find triggers.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The configured extensions, in file order.
+    pub extensions: Vec<PlannedExtension>,
+    /// Each automation's extension and trigger type, in file order.
+    pub automations: Vec<PlannedAutomation>,
+}
+
+/// One configured extension, ready to start.
+#[derive(Debug, Clone)]
+pub struct PlannedExtension {
+    /// Its name in the config (`[extensions.NAME]`).
+    pub name: String,
+    /// Its manifest.
+    pub manifest: Manifest,
+    /// Where the manifest came from.
+    pub origin: Origin,
+    /// How to start it.
+    pub launch: LaunchCommand,
+}
+
+/// Where an extension's manifest came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A `curupira-extension.toml` file.
+    File(PathBuf),
+    /// Built into this host.
+    Builtin(String),
+}
+
+/// Which extension and trigger type an automation uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedAutomation {
+    /// The automation's name.
+    pub name: String,
+    /// The configured name of the extension offering its trigger.
+    pub extension: String,
+    /// The trigger type, as that extension names it.
+    pub trigger_type: String,
+}
+
+impl Plan {
+    /// The extension called `name`.
+    pub fn extension(&self, name: &str) -> Option<&PlannedExtension> {
+        self.extensions.iter().find(|e| e.name == name)
+    }
+
+    /// The plan of the automation called `name`.
+    pub fn automation(&self, name: &str) -> Option<&PlannedAutomation> {
+        self.automations.iter().find(|a| a.name == name)
+    }
+}
+
+/// Loads every extension's manifest and resolves every automation's trigger. The plan
+/// is `None` when the report has an error.
+pub fn resolve(config: &Config, host_exe: &Path) -> (Option<Plan>, Report) {
+    let (extensions, broken, mut report) = load_extensions(config, host_exe);
+    let broken: Vec<&str> = broken.iter().map(String::as_str).collect();
+
+    let mut automations = Vec::new();
+    for automation in &config.automations {
+        let at = JsonPointer::root()
+            .key("automations")
+            .key(&automation.name)
+            .key("trigger");
+        let wanted = &automation.trigger.trigger_type;
+        let error = |code: &'static str, message: String| {
+            config.diagnostic(Severity::Error, code, &at, message)
+        };
+        match &automation.trigger.extension {
+            Some(named) => {
+                if broken.contains(&named.as_str()) {
+                    continue; // its own errors are already reported
+                }
+                let Some(extension) = extensions.iter().find(|e| &e.name == named) else {
+                    let names = extensions.iter().map(|e| e.name.as_str());
+                    let hint = did_you_mean(named, names)
+                        .map(|known| format!("; did you mean `{known}`?"))
+                        .unwrap_or_default();
+                    report.push(error(
+                        codes::UNKNOWN_EXTENSION,
+                        format!(
+                            "automation `{}` names the extension `{named}`, which is not \
+                             configured in `[extensions]`{hint}",
+                            automation.name
+                        ),
+                    ));
+                    continue;
+                };
+                if !extension.manifest.trigger_types.contains(wanted) {
+                    let offered = offered_list(std::slice::from_ref(extension));
+                    let types = types_of(std::slice::from_ref(extension));
+                    let hint = did_you_mean(wanted, types.iter().map(String::as_str))
+                        .map(|known| format!("; did you mean `{named}:{known}`?"))
+                        .unwrap_or_default();
+                    report.push(error(
+                        codes::UNKNOWN_TRIGGER,
+                        format!(
+                            "extension `{named}` offers no trigger `{wanted}` (it offers {offered}){hint}"
+                        ),
+                    ));
+                    continue;
+                }
+                automations.push(PlannedAutomation {
+                    name: automation.name.clone(),
+                    extension: named.clone(),
+                    trigger_type: wanted.clone(),
+                });
+            }
+            None => {
+                let candidates: Vec<&PlannedExtension> = extensions
+                    .iter()
+                    .filter(|e| e.manifest.trigger_types.contains(wanted))
+                    .collect();
+                match candidates.as_slice() {
+                    [one] => automations.push(PlannedAutomation {
+                        name: automation.name.clone(),
+                        extension: one.name.clone(),
+                        trigger_type: wanted.clone(),
+                    }),
+                    [] if !broken.is_empty() => {
+                        // Perhaps offered by an extension whose manifest failed; its
+                        // errors are reported already.
+                    }
+                    [] => {
+                        let types = types_of(&extensions);
+                        let hint = did_you_mean(wanted, types.iter().map(String::as_str))
+                            .map(|known| format!("; did you mean `{known}`?"))
+                            .unwrap_or_default();
+                        let offered = if extensions.is_empty() {
+                            "no extension is configured".to_owned()
+                        } else {
+                            format!(
+                                "the configured extensions offer {}",
+                                offered_list(&extensions)
+                            )
+                        };
+                        report.push(error(
+                            codes::UNKNOWN_TRIGGER,
+                            format!(
+                                "no extension offers the trigger `{wanted}` used by automation \
+                                 `{}` ({offered}){hint}",
+                                automation.name
+                            ),
+                        ));
+                    }
+                    many => {
+                        let names: Vec<String> =
+                            many.iter().map(|e| format!("`{}`", e.name)).collect();
+                        let forms: Vec<String> = many
+                            .iter()
+                            .map(|e| format!("`{}:{wanted}`", e.name))
+                            .collect();
+                        report.push(error(
+                            codes::AMBIGUOUS_TRIGGER,
+                            format!(
+                                "the trigger `{wanted}` of automation `{}` is offered by the \
+                                 extensions {}; write {} to choose",
+                                automation.name,
+                                join_and(&names),
+                                join_or(&forms)
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    let plan = (!report.has_errors()).then_some(Plan {
+        extensions,
+        automations,
+    });
+    (plan, report)
+}
+
+/// Loads every configured extension's manifest and launch command. Returns the
+/// extensions that loaded, the names of those that did not (their diagnostics are in
+/// the report), and the report.
+pub fn load_extensions(
+    config: &Config,
+    host_exe: &Path,
+) -> (Vec<PlannedExtension>, Vec<String>, Report) {
+    let mut report = Report::new();
+    let mut extensions = Vec::new();
+    let mut broken = Vec::new();
+    for extension in &config.extensions {
+        let at = JsonPointer::root().key("extensions").key(&extension.name);
+        match &extension.source {
+            ExtensionSource::Builtin(name) => match builtin_manifest(name) {
+                Some(manifest) => extensions.push(PlannedExtension {
+                    name: extension.name.clone(),
+                    manifest,
+                    origin: Origin::Builtin(name.clone()),
+                    launch: LaunchCommand {
+                        program: host_exe.to_owned(),
+                        args: vec![OsString::from("builtin"), OsString::from(name)],
+                        cwd: config.dir.clone(),
+                    },
+                }),
+                None => {
+                    broken.push(extension.name.clone());
+                    report.push(config.diagnostic(
+                        Severity::Error,
+                        codes::UNKNOWN_BUILTIN,
+                        &at.key("builtin"),
+                        format!("`{name}` is not an extension built into curupira"),
+                    ));
+                }
+            },
+            ExtensionSource::Folder(folder) => {
+                let file = folder.join(MANIFEST_FILE);
+                let checked = match std::fs::read(&file) {
+                    Ok(bytes) => curupira_manifest::check_bytes(&bytes, &display_path(&file)),
+                    Err(err) => {
+                        broken.push(extension.name.clone());
+                        report.push(config.diagnostic(
+                            Severity::Error,
+                            codes::MISSING_MANIFEST,
+                            &at.key("path"),
+                            format!(
+                                "extension `{}`: cannot read `{}`: {err}",
+                                extension.name,
+                                display_path(&file)
+                            ),
+                        ));
+                        continue;
+                    }
+                };
+                report.append(checked.report);
+                match checked.manifest {
+                    Some(manifest) => {
+                        let launch = launch_command(&manifest.launch, folder, &config.dir);
+                        extensions.push(PlannedExtension {
+                            name: extension.name.clone(),
+                            manifest,
+                            origin: Origin::File(file),
+                            launch,
+                        });
+                    }
+                    None => broken.push(extension.name.clone()),
+                }
+            }
+        }
+    }
+    (extensions, broken, report)
+}
+
+/// The manifest of a built-in extension.
+pub fn builtin_manifest(name: &str) -> Option<Manifest> {
+    match name {
+        crate::local_queue::NAME => crate::local_queue::MANIFEST.parse().ok(),
+        _ => None,
+    }
+}
+
+/// The launch command a manifest describes, run in `cwd`.
+pub fn launch_command(launch: &Launch, manifest_dir: &Path, cwd: &Path) -> LaunchCommand {
+    match launch {
+        Launch::Npx { package, version } => LaunchCommand {
+            program: PathBuf::from("npx"),
+            args: vec![
+                OsString::from("--yes"),
+                OsString::from(format!("{package}@{version}")),
+            ],
+            cwd: cwd.to_owned(),
+        },
+        Launch::Command { command, args } => {
+            let program = command.as_str();
+            let program = if program.contains('/') {
+                manifest_dir.join(program)
+            } else {
+                PathBuf::from(program)
+            };
+            LaunchCommand {
+                program,
+                args: args.iter().map(OsString::from).collect(),
+                cwd: cwd.to_owned(),
+            }
+        }
+    }
+}
+
+/// A path for messages: relative to the current directory when it is inside it.
+pub fn display_path(path: &Path) -> String {
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf));
+    match relative {
+        Some(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+fn types_of(extensions: &[PlannedExtension]) -> Vec<String> {
+    extensions
+        .iter()
+        .flat_map(|e| {
+            e.manifest
+                .trigger_types
+                .as_slice()
+                .iter()
+                .map(|t| t.as_str().to_owned())
+        })
+        .collect()
+}
+
+/// `` `a` (acme), `b` (other) ``.
+fn offered_list(extensions: &[PlannedExtension]) -> String {
+    let items: Vec<String> = extensions
+        .iter()
+        .flat_map(|e| {
+            e.manifest
+                .trigger_types
+                .as_slice()
+                .iter()
+                .map(move |t| format!("`{}:{t}`", e.name))
+        })
+        .collect();
+    if items.is_empty() {
+        "no trigger".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+fn join_with(items: &[String], word: &str) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} {word} {last}", init.join(", ")),
+    }
+}
+
+fn join_and(items: &[String]) -> String {
+    join_with(items, "and")
+}
+
+fn join_or(items: &[String]) -> String {
+    join_with(items, "or")
+}

@@ -1,0 +1,510 @@
+//! End-to-end tests of `curupira validate`, `curupira plugins list` and
+//! `curupira probe`, with the real binary, the built-in `local-queue` and the scripted
+//! fake extension (`tests/fixtures/scripted_ext.py`).
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod run_support;
+
+use run_support::{Project, curupira, have_python, run_in, settings};
+use serde_json::{Value, json};
+
+fn diagnostics(run: &run_support::Run) -> Vec<(String, String, String)> {
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["severity"].as_str().unwrap().to_owned(),
+                d["code"].as_str().unwrap().to_owned(),
+                d["path"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn validate_checks_everything_before_the_first_poll() {
+    if !have_python() {
+        return;
+    }
+    let project = Project::new();
+    project.fake_extension(
+        "fx",
+        json!({
+            "prompt_fields": [{"key": "issue_number", "description": "the issue"}, {"key": "title"}],
+            "schema": {"properties": {"label": {"default": "bug"}}}
+        }),
+    );
+    project.write(
+        "curupira.toml",
+        &format!(
+            "{}[extensions.fx]\npath = \"extensions/fx\"\n\n[automations.fix]\ntrigger = \"fake\"\n\
+             prompt = \"Fix #${{issue_numbr}}: ${{title}} in ${{repository}} (${{automation}}, ${{colour}})\"\n",
+            settings()
+        ),
+    );
+    let run = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "warnings only: {run:?}");
+    assert_eq!(
+        diagnostics(&run),
+        [
+            (
+                "warning".into(),
+                "config/unknown-placeholder".into(),
+                "/automations/fix/prompt".into()
+            ),
+            (
+                "warning".into(),
+                "config/unknown-placeholder".into(),
+                "/automations/fix/prompt".into()
+            ),
+        ]
+    );
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let first = &report["diagnostics"][0];
+    assert_eq!(
+        (first["line"].clone(), first["column"].clone()),
+        (json!(17), json!(16))
+    );
+    assert!(
+        first["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("did you mean `${issue_number}`?"),
+        "{first}"
+    );
+    assert!(
+        !report["diagnostics"][1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean")
+    );
+    assert_eq!(
+        project.methods("fx"),
+        [
+            "initialize",
+            "describe",
+            "trigger/schema",
+            "trigger/validate",
+            "shutdown"
+        ],
+        "validate never polls"
+    );
+    assert_eq!(
+        project.calls("fx")[3]["params"]["arguments"],
+        json!({"label": "bug"})
+    );
+
+    let human = project.curupira(&["validate"]);
+    assert_eq!(human.code, Some(0));
+    assert!(
+        human.stdout.contains("warning[config/unknown-placeholder]"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains("curupira.toml:17:16"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn validate_reports_rejected_arguments_at_their_pointer() {
+    if !have_python() {
+        return;
+    }
+    let project = Project::new();
+    project.fake_extension(
+        "fx",
+        json!({"validate_errors": [
+            {"path": "/labels/0", "message": "must be a known label"},
+            {"path": "", "message": "needs `repo`"}
+        ]}),
+    );
+    project.write(
+        "curupira.toml",
+        &format!(
+            "{}[extensions.fx]\npath = \"extensions/fx\"\n\n[automations.fix]\ntrigger = \"fake\"\n\
+             prompt = \"x\"\narguments = {{ labels = [\"bgu\"] }}\n",
+            settings()
+        ),
+    );
+    let run = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        diagnostics(&run),
+        [
+            (
+                "error".into(),
+                "config/trigger-rejected".into(),
+                "/automations/fix/arguments/labels/0".into()
+            ),
+            (
+                "error".into(),
+                "config/trigger-rejected".into(),
+                "/automations/fix/arguments".into()
+            ),
+        ]
+    );
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["diagnostics"][0]["line"], 18);
+    assert_eq!(report["errors"], 2);
+}
+
+#[test]
+fn validate_reports_config_manifest_and_extension_failures() {
+    let project = Project::new();
+    project.write(
+        "extensions/broken/curupira-extension.toml",
+        "manifest_version = 1\nname = \"Broken\"\n",
+    );
+    project.write("extensions/gone/curupira-extension.toml",
+        "manifest_version = 1\nname = \"gone\"\nversion = \"1.0.0\"\nprotocol_version = 2\nruntime = \"native\"\n\
+         kind = \"trigger\"\ntrigger_types = [\"never\"]\n[launch]\ntype = \"command\"\ncommand = \"./does-not-exist\"\n");
+    project.write(
+        "curupira.toml",
+        &format!(
+            "{}[extensions.broken]\npath = \"extensions/broken\"\n\n[extensions.gone]\npath = \"extensions/gone\"\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+             [automations.a]\ntrigger = \"jsonl\"\nprompt = \"x\"\narguments = {{ path = \"t.jsonl\" }}\n",
+            settings()
+        ),
+    );
+    let run = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let found = diagnostics(&run);
+    assert!(
+        found
+            .iter()
+            .all(|(_, code, _)| code.starts_with("manifest/")),
+        "{found:?}"
+    );
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        report["diagnostics"][0]["file"],
+        "extensions/broken/curupira-extension.toml"
+    );
+
+    // With the broken manifest gone, the extension that cannot start is reported.
+    project.write(
+        "curupira.toml",
+        &format!(
+            "{}[extensions.gone]\npath = \"extensions/gone\"\n\n\
+             [automations.a]\ntrigger = \"never\"\nprompt = \"x\"\n\n[automations.b]\ntrigger = \"never\"\nprompt = \"y\"\n",
+            settings()
+        ),
+    );
+    let run = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        diagnostics(&run),
+        [(
+            "error".into(),
+            "config/extension-failed".into(),
+            "/extensions/gone".into()
+        )],
+        "once per extension"
+    );
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let message = report["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "extension `gone`: start failed: transport failure (-32000): cannot start"
+        ),
+        "{message}"
+    );
+
+    // An unreadable config is an I/O error.
+    let missing = project.curupira(&["validate", "--config", "nope.toml"]);
+    assert_eq!(missing.code, Some(2));
+}
+
+#[test]
+fn validate_needs_a_repository_only_where_the_prompt_uses_it() {
+    let project = Project::new();
+    project.write(
+        "curupira.toml",
+        "[settings.agent]\ncommand = [\"true\"]\n\n[extensions.local]\nbuiltin = \"local-queue\"\n\n\
+         [automations.uses]\ntrigger = \"jsonl\"\nprompt = \"in ${repository}\"\narguments = { path = \"t.jsonl\" }\n\n\
+         [automations.plain]\ntrigger = \"jsonl\"\nprompt = \"no repo\"\narguments = { path = \"t.jsonl\" }\n",
+    );
+    let run = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        diagnostics(&run),
+        [(
+            "error".into(),
+            "config/repository".into(),
+            "/automations/uses/prompt".into()
+        )]
+    );
+}
+
+#[test]
+fn plugins_list_reads_manifests_without_sending_a_frame() {
+    if !have_python() {
+        return;
+    }
+    let project = Project::new();
+    project.fake_extension(
+        "fx",
+        json!({"triggers": [{"type": "alpha"}, {"type": "beta"}]}),
+    );
+    project.write(
+        "curupira.toml",
+        "[extensions.local]\nbuiltin = \"local-queue\"\n\n[extensions.fx]\npath = \"extensions/fx\"\n",
+    );
+    let run = project.curupira(&["plugins", "list", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let listing: Value = serde_json::from_str(&run.stdout).unwrap();
+    let extensions = listing["extensions"].as_array().unwrap();
+    assert_eq!(extensions.len(), 2);
+    assert_eq!(extensions[0]["extension"], "local");
+    assert_eq!(extensions[0]["name"], "local-queue");
+    assert_eq!(extensions[0]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(extensions[0]["protocol_version"], "2");
+    assert_eq!(extensions[0]["runtime"], "native");
+    assert_eq!(extensions[0]["trigger_types"], json!(["jsonl"]));
+    assert_eq!(extensions[0]["source"], "builtin local-queue");
+    assert_eq!(
+        extensions[0]["command_line"],
+        format!("{} builtin local-queue", curupira())
+    );
+    assert_eq!(extensions[1]["name"], "fx");
+    assert_eq!(extensions[1]["runtime"], "python");
+    assert_eq!(extensions[1]["trigger_types"], json!(["alpha", "beta"]));
+    assert_eq!(extensions[1]["launch"]["type"], "command");
+    assert_eq!(extensions[1]["launch"]["command"], "python3");
+    assert_eq!(listing["errors"], 0);
+    assert!(project.calls("fx").is_empty(), "no frame was sent");
+
+    let human = project.curupira(&["plugins", "list"]);
+    assert_eq!(human.code, Some(0));
+    assert!(
+        human.stdout.starts_with("local: local-queue "),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains(
+            "fx: fx 1.0.0 (protocol 2, runtime python, trigger)\n  triggers: alpha, beta\n"
+        ),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn plugins_list_reports_an_extension_that_cannot_print_its_manifest() {
+    let project = Project::new();
+    project.write("extensions/sh/curupira-extension.toml",
+        "manifest_version = 1\nname = \"sh\"\nversion = \"1.0.0\"\nprotocol_version = 2\nruntime = \"native\"\n\
+         kind = \"trigger\"\ntrigger_types = [\"t\"]\n[launch]\ntype = \"command\"\ncommand = \"sh\"\n\
+         args = [\"-c\", \"echo 'name = 5'; echo oops >&2; exit 0\"]\n");
+    project.write("extensions/fails/curupira-extension.toml",
+        "manifest_version = 1\nname = \"fails\"\nversion = \"1.0.0\"\nprotocol_version = 2\nruntime = \"native\"\n\
+         kind = \"trigger\"\ntrigger_types = [\"t\"]\n[launch]\ntype = \"command\"\ncommand = \"sh\"\n\
+         args = [\"-c\", \"echo broken >&2; exit 3\"]\n");
+    project.write(
+        "curupira.toml",
+        "[extensions.sh]\npath = \"extensions/sh\"\n\n[extensions.fails]\npath = \"extensions/fails\"\n",
+    );
+    let run = project.curupira(&["plugins", "list", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let listing: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(listing["extensions"], json!([]));
+    let found = diagnostics(&run);
+    assert!(
+        found
+            .iter()
+            .any(|(_, code, _)| code == "manifest/invalid-type"),
+        "{found:?}"
+    );
+    let failed: Vec<&Value> = listing["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "config/extension-failed")
+        .collect();
+    assert_eq!(failed.len(), 2, "{listing}");
+    assert!(
+        failed[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exit status: 3"),
+        "{listing}"
+    );
+    assert!(
+        failed[1]["message"].as_str().unwrap().ends_with(": broken"),
+        "{listing}"
+    );
+}
+
+#[test]
+fn probe_passes_the_builtin_extension() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
+    let run = project.curupira(&[
+        "probe",
+        "--timeout",
+        "3",
+        "--arguments",
+        r#"{"path": "tasks.jsonl", "done_path": "done.jsonl"}"#,
+        "--",
+        curupira(),
+        "builtin",
+        "local-queue",
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 9, "{}", run.stdout);
+    let steps: Vec<&str> = lines[..8]
+        .iter()
+        .map(|line| line.split([' ', ':']).nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "initialize",
+            "describe",
+            "trigger/schema",
+            "trigger/validate",
+            "trigger/poll",
+            "trigger/onStarted",
+            "trigger/onFinished",
+            "shutdown"
+        ]
+    );
+    assert!(
+        lines[..8].iter().all(|line| line.starts_with("pass ")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[0].starts_with("pass initialize (protocol 2, name local-queue"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[4].contains("n=\"1\""), "{}", lines[4]);
+    assert_eq!(
+        project.read("done.jsonl"),
+        "{\"n\":\"1\"}\n",
+        "the hooks ran for real"
+    );
+
+    // With the queue done, the poll returns null and the hooks are skipped.
+    let again = project.curupira(&[
+        "probe",
+        "--format",
+        "json",
+        "--arguments",
+        r#"{"path": "tasks.jsonl", "done_path": "done.jsonl"}"#,
+        "--",
+        curupira(),
+        "builtin",
+        "local-queue",
+    ]);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    let statuses: Vec<(String, String)> = again
+        .events()
+        .iter()
+        .map(|s| {
+            (
+                s["step"].as_str().unwrap().into(),
+                s["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(statuses[4], ("trigger/poll".into(), "pass".into()));
+    assert_eq!(statuses[5], ("trigger/onStarted".into(), "skip".into()));
+    assert_eq!(statuses[6], ("trigger/onFinished".into(), "skip".into()));
+    assert_eq!(statuses[7], ("shutdown".into(), "pass".into()));
+}
+
+#[test]
+fn probe_fails_a_broken_extension_and_still_shuts_it_down() {
+    if !have_python() {
+        return;
+    }
+    let project = Project::new();
+    project.fake_extension("fx", json!({"poll_result": {"vals": []}}));
+    let plan = project.path().join("extensions/fx/plan.json");
+    let script = run_support::scripted_ext();
+    let run = run_in(
+        project.path(),
+        &[
+            "probe",
+            "--timeout",
+            "3",
+            "--",
+            "python3",
+            script.to_str().unwrap(),
+            plan.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(
+        lines[4],
+        "fail trigger/poll: protocol or version failure (-32001): the result has no `values` member \
+         (write `\"values\": null` when nothing was found)"
+    );
+    assert!(
+        lines[5].starts_with("skip trigger/onStarted"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[6].starts_with("skip trigger/onFinished"),
+        "{}",
+        run.stdout
+    );
+    assert!(lines[7].starts_with("pass shutdown"), "{}", run.stdout);
+    assert!(
+        lines[8].starts_with("the extension does not conform: 1 of 8 steps failed"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(project.methods("fx").last().unwrap(), "shutdown");
+
+    let version = Project::new();
+    version.fake_extension("fx", json!({"protocol_version": "3.0"}));
+    let plan = version.path().join("extensions/fx/plan.json");
+    let run = run_in(
+        version.path(),
+        &[
+            "probe",
+            "--",
+            "python3",
+            script.to_str().unwrap(),
+            plan.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, Some(1));
+    assert_eq!(
+        run.stdout.lines().next().unwrap(),
+        "fail initialize: protocol or version failure (-32001): protocol version mismatch: the \
+         host speaks version 2, the extension answered \"3.0\" (major 3)"
+    );
+    assert!(
+        run.stdout
+            .contains("skip shutdown (the extension had failed and was killed)"),
+        "{}",
+        run.stdout
+    );
+
+    let nothing = run_in(project.path(), &["probe", "--", "./no-such-extension"]);
+    assert_eq!(nothing.code, Some(1));
+    assert!(
+        nothing
+            .stdout
+            .starts_with("fail initialize: transport failure (-32000): cannot start"),
+        "{}",
+        nothing.stdout
+    );
+}

@@ -1,0 +1,592 @@
+//! End-to-end tests of `curupira run`'s happy paths: the real binary, a temporary
+//! project folder, the built-in `local-queue` and a scripted fake extension
+//! (`tests/fixtures/scripted_ext.py`) that logs every request it receives.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod run_support;
+
+use std::process::Command;
+use std::thread;
+use std::time::Duration;
+
+use run_support::{Project, have_python, settings};
+use serde_json::{Value, json};
+
+/// The SHA-256 of `[]`, the identity of an item with no fields.
+const EMPTY_ITEM_ID: &str = "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945";
+
+fn pair(key: &str, value: &str) -> Value {
+    json!({"key": key, "value": value})
+}
+
+/// A project with one fake extension `fx` and one automation `auto` on it.
+fn fake_project(plan: Value, automation_extra: &str) -> Project {
+    let project = Project::new();
+    project.fake_extension("fx", plan);
+    project.write(
+        "curupira.toml",
+        &format!(
+            "{}[extensions.fx]\npath = \"extensions/fx\"\n\n[automations.auto]\ntrigger = \"fake\"\n\
+             prompt = \"Item ${{n}}\"\n{automation_extra}\n",
+            settings()
+        ),
+    );
+    project
+}
+
+#[test]
+fn the_extension_sees_the_calls_in_protocol_order() {
+    if !have_python() {
+        return;
+    }
+    let project = fake_project(
+        json!({"polls": [[pair("a", "1"), pair("b", "2")], null]}),
+        "",
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        project.methods("fx"),
+        [
+            "initialize",
+            "describe",
+            "trigger/schema",
+            "trigger/validate",
+            "trigger/poll",
+            "trigger/onStarted",
+            "trigger/onFinished",
+            "trigger/poll",
+            "shutdown"
+        ]
+    );
+    let calls = project.calls("fx");
+    assert_eq!(calls[0]["params"]["protocol_version"], 2);
+    assert_eq!(calls[0]["params"]["host"]["name"], "curupira");
+    assert_eq!(calls[2]["params"], json!({"trigger_type": "fake"}));
+    // The hooks receive exactly the polled pairs, in order, and nothing else.
+    let expected_hook = json!({"trigger_type": "fake", "values": [pair("a", "1"), pair("b", "2")]});
+    assert_eq!(calls[5]["params"], expected_hook);
+    assert_eq!(calls[6]["params"], expected_hook);
+    assert_eq!(calls[8]["params"], Value::Null);
+    assert_eq!(
+        run.event_names(),
+        ["task.started", "task.finished", "round.finished"]
+    );
+    let finished = &run.events_named("task.finished")[0];
+    assert_eq!(finished["automation"], "auto");
+    assert_eq!(finished["values"], json!([pair("a", "1"), pair("b", "2")]));
+    assert_eq!(finished["exit_code"], 0);
+    assert_eq!(finished["task_id"].as_str().unwrap().len(), 64);
+}
+
+#[test]
+fn batch_size_bounds_the_polls_of_a_round() {
+    if !have_python() {
+        return;
+    }
+    let project = fake_project(
+        json!({"poll_forever": true}),
+        "polling = { batch_size = 3 }",
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let polls = project
+        .methods("fx")
+        .iter()
+        .filter(|m| *m == "trigger/poll")
+        .count();
+    assert_eq!(polls, 3);
+    assert_eq!(
+        run.events_named("round.finished"),
+        [
+            json!({"event": "round.finished", "automation": "auto", "polled": 3, "dispatched": 3,
+                "skipped": 0, "failed": 0})
+        ]
+    );
+}
+
+#[test]
+fn null_ends_the_round_early() {
+    if !have_python() {
+        return;
+    }
+    let project = fake_project(
+        json!({"polls": [[pair("n", "1")], [pair("n", "2")], null, [pair("n", "3")]]}),
+        "",
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let polls = project
+        .methods("fx")
+        .iter()
+        .filter(|m| *m == "trigger/poll")
+        .count();
+    assert_eq!(polls, 3, "two items, then the null that ends the round");
+    let round = &run.events_named("round.finished")[0];
+    assert_eq!(
+        (round["polled"].clone(), round["dispatched"].clone()),
+        (json!(2), json!(2))
+    );
+}
+
+#[test]
+fn an_empty_list_is_an_item_and_repeated_pairs_dispatch_once() {
+    if !have_python() {
+        return;
+    }
+    let project = fake_project(
+        json!({"polls": [[], [pair("n", "1")], [], [pair("n", "1")], [pair("n", "2")], null]}),
+        "",
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        run.event_names(),
+        [
+            "task.started",
+            "task.finished",
+            "task.started",
+            "task.finished",
+            "task.skipped",
+            "task.skipped",
+            "task.started",
+            "task.finished",
+            "round.finished"
+        ]
+    );
+    let events = run.events();
+    assert_eq!(events[0]["task_id"], EMPTY_ITEM_ID);
+    assert_eq!(events[0]["values"], json!([]));
+    assert_eq!(events[4]["task_id"], EMPTY_ITEM_ID);
+    assert_eq!(events[5]["values"], json!([pair("n", "1")]));
+    assert_eq!(events[5]["task_id"], events[2]["task_id"]);
+    assert_eq!(
+        events[8],
+        json!({"event": "round.finished", "automation": "auto", "polled": 5, "dispatched": 3,
+               "skipped": 2, "failed": 0})
+    );
+    let started = project
+        .methods("fx")
+        .iter()
+        .filter(|m| *m == "trigger/onStarted")
+        .count();
+    assert_eq!(started, 3, "skipped items get no hooks");
+}
+
+#[test]
+fn defaults_are_applied_before_validate_and_poll_and_polling_settings_stay_home() {
+    if !have_python() {
+        return;
+    }
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "label": {"type": "string", "default": "bug"},
+            "given": {"type": "string", "default": "theirs"},
+            "nested": {"type": "object", "properties": {"depth": {"default": 2}}},
+            "absent": {"type": "object", "properties": {"x": {"default": 1}}}
+        }
+    });
+    let project = fake_project(
+        json!({"schema": schema, "polls": [[pair("n", "1")]]}),
+        "arguments = { given = \"mine\", nested = { keep = true } }\n\
+         polling = { batch_size = 2, interval_seconds = 7 }",
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let expected = json!({"label": "bug", "given": "mine", "nested": {"keep": true, "depth": 2}});
+    let calls = project.calls("fx");
+    let with_arguments: Vec<&Value> = calls
+        .iter()
+        .filter(|c| c["method"] == "trigger/validate" || c["method"] == "trigger/poll")
+        .collect();
+    assert_eq!(with_arguments.len(), 3, "validate and two polls");
+    for call in with_arguments {
+        assert_eq!(
+            call["params"],
+            json!({"trigger_type": "fake", "arguments": expected})
+        );
+    }
+    let everything = serde_json::to_string(&calls).unwrap();
+    assert!(!everything.contains("batch_size"), "{everything}");
+    assert!(!everything.contains("interval_seconds"), "{everything}");
+}
+
+#[test]
+fn the_agent_gets_the_exact_prompt_environment_and_folder() {
+    if !have_python() {
+        return;
+    }
+    let project = fake_project(
+        json!({"polls": [[pair("title", "Crash on ${repository}"), pair("issue-number", "42")]]}),
+        "",
+    );
+    project.write(
+        "curupira.toml",
+        &format!(
+            "{}[extensions.fx]\npath = \"extensions/fx\"\n\n[automations.fix-bugs]\n\
+             trigger = \"fake\"\nprompt_file = \"prompts/fix.md\"\n",
+            settings()
+        ),
+    );
+    project.write(
+        "prompts/fix.md",
+        "Fix #${issue-number} (${title}) in ${repository} for ${automation}; ${unknown} and $${issue-number} and ${ stay.\n",
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let task_id = run.events_named("task.finished")[0]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        project.read(&format!("out/prompt-{task_id}.txt")),
+        "Fix #42 (Crash on ${repository}) in example.com/acme/widgets for fix-bugs; ${unknown} \
+         and $42 and ${ stay.\n"
+    );
+    let cwd = project.path().canonicalize().unwrap();
+    assert_eq!(
+        project.read(&format!("out/env-{task_id}.txt")),
+        format!(
+            "automation=fix-bugs\ntask_id={task_id}\nrepository=example.com/acme/widgets\ncwd={}\n",
+            cwd.display()
+        )
+    );
+}
+
+#[test]
+fn a_failing_agent_is_reported_and_on_finished_still_sent() {
+    if !have_python() {
+        return;
+    }
+    let project = fake_project(json!({"polls": [[pair("n", "1")], [pair("n", "2")]]}), "");
+    project.write("agent-exit", "3\n");
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "a failed task is a failed run: {run:?}");
+    let finished = run.events_named("task.finished");
+    assert_eq!(
+        finished.len(),
+        2,
+        "a failed task does not stop the automation"
+    );
+    assert!(finished.iter().all(|e| e["exit_code"] == 3));
+    let methods = project.methods("fx");
+    assert_eq!(
+        methods
+            .iter()
+            .filter(|m| *m == "trigger/onFinished")
+            .count(),
+        2
+    );
+    let round = &run.events_named("round.finished")[0];
+    assert_eq!(round["failed"], 2);
+
+    let human = project.curupira(&["run", "--once"]);
+    assert_eq!(human.code, Some(1), "{human:?}");
+    assert!(
+        human
+            .stdout
+            .contains("FAILED: the agent exited with status 3"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn dry_run_renders_prompts_without_hooks_or_agent() {
+    if !have_python() {
+        return;
+    }
+    let project = fake_project(
+        json!({"polls": [[pair("n", "7")], [pair("n", "7")], null]}),
+        "",
+    );
+    let run = project.curupira(&["run", "--once", "--dry-run", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        run.event_names(),
+        ["task.rendered", "task.skipped", "round.finished"]
+    );
+    assert_eq!(run.events()[0]["prompt"], "Item 7");
+    assert!(
+        !project
+            .methods("fx")
+            .iter()
+            .any(|m| m == "trigger/onStarted" || m == "trigger/onFinished")
+    );
+    assert!(!project.exists("out"), "no agent ran");
+
+    let human = fake_project(json!({"polls": [[pair("n", "8")]]}), "").curupira(&[
+        "run",
+        "--once",
+        "--dry-run",
+    ]);
+    assert!(
+        human.stdout.contains("would get this prompt:\nItem 8\n---"),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn dry_run_needs_no_agent_but_a_real_run_does() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
+    project.write(
+        "curupira.toml",
+        "[extensions.local]\nbuiltin = \"local-queue\"\n\n[automations.q]\ntrigger = \"jsonl\"\n\
+         prompt = \"${n}\"\narguments = { path = \"tasks.jsonl\" }\n",
+    );
+    let dry = project.curupira(&["run", "--once", "--dry-run", "--format", "json"]);
+    assert_eq!(dry.code, Some(0), "{dry:?}");
+    assert_eq!(dry.events()[0]["prompt"], "1");
+    let real = project.curupira(&["run", "--once"]);
+    assert_eq!(real.code, Some(2), "{real:?}");
+    assert!(
+        real.stderr.contains("config/missing-agent"),
+        "{}",
+        real.stderr
+    );
+    assert!(real.stdout.is_empty());
+}
+
+#[test]
+fn two_automations_each_act_on_the_same_item() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"1\"}\n{\"n\": \"2\"}\n");
+    project.write(
+        "curupira.toml",
+        &format!(
+            "{}[extensions.local]\nbuiltin = \"local-queue\"\n\n\
+             [automations.first]\ntrigger = \"jsonl\"\nprompt = \"first ${{n}}\"\n\
+             arguments = {{ path = \"tasks.jsonl\", done_path = \"first.done\" }}\n\n\
+             [automations.second]\ntrigger = \"local:jsonl\"\nprompt = \"second ${{n}}\"\n\
+             arguments = {{ path = \"tasks.jsonl\", done_path = \"second.done\" }}\n",
+            settings()
+        ),
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let finished = run.events_named("task.finished");
+    let who: Vec<(&str, &str)> = finished
+        .iter()
+        .map(|e| {
+            (
+                e["automation"].as_str().unwrap(),
+                e["values"][0]["value"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        who,
+        [
+            ("first", "1"),
+            ("first", "2"),
+            ("second", "1"),
+            ("second", "2")
+        ]
+    );
+    assert_eq!(finished[0]["task_id"], finished[2]["task_id"]);
+    assert_eq!(project.read("first.done").lines().count(), 2);
+    assert_eq!(project.read("second.done").lines().count(), 2);
+}
+
+#[test]
+fn automation_selects_what_runs_and_an_unknown_name_is_a_usage_error() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
+    project.write(
+        "curupira.toml",
+        &format!(
+            "{}[extensions.local]\nbuiltin = \"local-queue\"\n\n\
+             [automations.alpha]\ntrigger = \"jsonl\"\nprompt = \"a\"\n\
+             arguments = {{ path = \"tasks.jsonl\", done_path = \"alpha.done\" }}\n\n\
+             [automations.beta]\ntrigger = \"jsonl\"\nprompt = \"b\"\n\
+             arguments = {{ path = \"tasks.jsonl\", done_path = \"beta.done\" }}\n",
+            settings()
+        ),
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json", "--automation", "beta"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.events().iter().all(|e| e["automation"] == "beta"));
+    assert!(!project.exists("alpha.done"));
+    assert!(project.exists("beta.done"));
+
+    let typo = project.curupira(&["run", "--once", "--automation", "bta"]);
+    assert_eq!(typo.code, Some(2), "{typo:?}");
+    assert!(
+        typo.stderr.contains("no automation called `bta`"),
+        "{}",
+        typo.stderr
+    );
+    assert!(
+        typo.stderr.contains("did you mean `beta`?"),
+        "{}",
+        typo.stderr
+    );
+}
+
+#[test]
+fn a_config_error_exits_2_before_starting_anything() {
+    let project = Project::new();
+    project.write(
+        "curupira.toml",
+        "[settings.polling]\nbatch_size = 0\n\n[automations.a]\ntrigger = \"jsonl\"\nprompt = \"x\"\n",
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(run.stdout.is_empty());
+    assert!(
+        run.stderr.contains("error[config/batch-size]"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("curupira.toml:2:14"), "{}", run.stderr);
+
+    let missing = Project::new().curupira(&["run", "--once"]);
+    assert_eq!(missing.code, Some(2));
+    assert!(
+        missing
+            .stderr
+            .contains("cannot read the config file `curupira.toml`"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn a_rejected_automation_fails_alone() {
+    if !have_python() {
+        return;
+    }
+    let project = Project::new();
+    project.fake_extension(
+        "fx",
+        json!({"validate_errors": [{"path": "/labels", "message": "must be an array"}]}),
+    );
+    project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
+    project.write(
+        "curupira.toml",
+        &format!(
+            "{}[extensions.fx]\npath = \"extensions/fx\"\n\n[extensions.local]\nbuiltin = \"local-queue\"\n\n\
+             [automations.rejected]\ntrigger = \"fake\"\nprompt = \"x\"\narguments = {{ labels = \"bug\" }}\n\n\
+             [automations.healthy]\ntrigger = \"jsonl\"\nprompt = \"${{n}}\"\narguments = {{ path = \"tasks.jsonl\" }}\n",
+            settings()
+        ),
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let failed = run.events_named("automation.failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["automation"], "rejected");
+    assert_eq!(failed[0]["code"], -32003);
+    assert_eq!(failed[0]["extension"], "fx");
+    assert_eq!(failed[0]["method"], "trigger/validate");
+    assert_eq!(
+        failed[0]["message"],
+        "extension `fx`: trigger/validate failed: configuration validation failure (-32003): \
+         the extension replied with an error: the arguments are not valid; /labels: must be an array"
+    );
+    assert_eq!(run.events_named("task.finished").len(), 1);
+    assert!(!project.methods("fx").contains(&"trigger/poll".to_owned()));
+    assert_eq!(project.methods("fx").last().unwrap(), "shutdown");
+}
+
+#[test]
+fn a_missing_repository_fails_only_the_automations_that_use_it() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings.agent]\n{}\n\n[extensions.local]\nbuiltin = \"local-queue\"\n\n\
+             [automations.needs-repo]\ntrigger = \"jsonl\"\nprompt = \"in ${{repository}}\"\n\
+             arguments = {{ path = \"tasks.jsonl\", done_path = \"a.done\" }}\n\n\
+             [automations.no-repo]\ntrigger = \"jsonl\"\nprompt = \"${{n}}\"\n\
+             arguments = {{ path = \"tasks.jsonl\", done_path = \"b.done\" }}\n",
+            run_support::RECORDING_AGENT
+        ),
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let failed = run.events_named("automation.failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["automation"], "needs-repo");
+    assert_eq!(failed[0]["code"], -32003);
+    let message = failed[0]["message"].as_str().unwrap();
+    assert!(message.contains("uses ${repository}"), "{message}");
+    assert!(message.contains("settings"), "{message}");
+    let finished = run.events_named("task.finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["automation"], "no-repo");
+    let task_id = finished[0]["task_id"].as_str().unwrap();
+    assert!(
+        project
+            .read(&format!("out/env-{task_id}.txt"))
+            .contains("repository=\n")
+    );
+}
+
+#[test]
+fn continuous_mode_polls_again_and_stops_cleanly_on_sigterm() {
+    if !have_python() {
+        return;
+    }
+    let project = fake_project(
+        json!({"polls": [[pair("n", "1")], null, [pair("n", "2")], null, [pair("n", "1")]]}),
+        "polling = { interval_seconds = 0.1 }",
+    );
+    let child = Command::new(run_support::curupira())
+        .args(["run", "--format", "json"])
+        .current_dir(project.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the fake has seen at least four polls (three rounds).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while project
+        .methods("fx")
+        .iter()
+        .filter(|m| *m == "trigger/poll")
+        .count()
+        < 5
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "continuous mode did not poll again"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let started = std::time::Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "it stopped promptly"
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(project.methods("fx").last().unwrap(), "shutdown");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let finished: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["event"] == "task.finished")
+        .collect();
+    let values: Vec<&str> = finished
+        .iter()
+        .map(|e| e["values"][0]["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        values,
+        ["1", "2"],
+        "the repeated item 1 is skipped across rounds"
+    );
+    assert!(stdout.contains("\"event\":\"task.skipped\""), "{stdout}");
+}

@@ -1,0 +1,219 @@
+//! What the `run_*` end-to-end tests share: a temporary project folder, fake
+//! extensions driven by `tests/fixtures/scripted_ext.py`, and the real `curupira`
+//! binary run with a watchdog.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A run still going after this is killed and the test fails.
+const WATCHDOG: Duration = Duration::from_secs(60);
+
+/// The `curupira` binary under test.
+pub fn curupira() -> &'static str {
+    env!("CARGO_BIN_EXE_curupira")
+}
+
+/// Whether `python3` can run the fake extensions; tests that need it print that they
+/// skipped and pass when it cannot.
+pub fn have_python() -> bool {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !ok {
+        eprintln!("skipped: python3 is not on PATH, and the fake extensions need it");
+    }
+    ok
+}
+
+/// A temporary project folder holding a `curupira.toml` and whatever else a test writes.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+/// The outcome of one `curupira` run.
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Run {
+    /// stdout as JSON lines (the events of `run --format json`).
+    pub fn events(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|line| {
+                serde_json::from_str(line)
+                    .unwrap_or_else(|err| panic!("not a JSON line ({err}): {line}\n{self:?}"))
+            })
+            .collect()
+    }
+
+    /// The events called `name`.
+    pub fn events_named(&self, name: &str) -> Vec<Value> {
+        self.events()
+            .into_iter()
+            .filter(|e| e["event"] == name)
+            .collect()
+    }
+
+    /// The sequence of event names.
+    pub fn event_names(&self) -> Vec<String> {
+        self.events()
+            .iter()
+            .map(|e| e["event"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+/// The script of the scripted fake extension.
+pub fn scripted_ext() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scripted_ext.py")
+}
+
+impl Project {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, relative: &str, contents: &str) {
+        let path = self.path().join(relative);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, contents).unwrap();
+    }
+
+    pub fn read(&self, relative: &str) -> String {
+        fs::read_to_string(self.path().join(relative))
+            .unwrap_or_else(|err| panic!("cannot read {relative}: {err}"))
+    }
+
+    pub fn exists(&self, relative: &str) -> bool {
+        self.path().join(relative).exists()
+    }
+
+    /// A fake extension in `extensions/NAME/`: its manifest (offering the plan's
+    /// trigger types) runs the scripted fake with `extensions/NAME/plan.json`, whose
+    /// `log` is set to `extensions/NAME/calls.jsonl`.
+    pub fn fake_extension(&self, name: &str, mut plan: Value) {
+        let folder = format!("extensions/{name}");
+        let log = self.path().join(&folder).join("calls.jsonl");
+        plan["log"] = Value::from(log.to_str().unwrap());
+        let types: Vec<String> = match plan.get("triggers") {
+            Some(Value::Array(triggers)) => triggers
+                .iter()
+                .map(|t| t["type"].as_str().unwrap().to_owned())
+                .collect(),
+            _ => vec!["fake".to_owned()],
+        };
+        let plan_path = self.path().join(&folder).join("plan.json");
+        self.write(&format!("{folder}/plan.json"), &plan.to_string());
+        let manifest = format!(
+            "manifest_version = 1\nname = \"{name}\"\nversion = \"1.0.0\"\nprotocol_version = 2\n\
+             runtime = \"python\"\nkind = \"trigger\"\ntrigger_types = {types:?}\n\n[launch]\n\
+             type = \"command\"\ncommand = \"python3\"\nargs = [{:?}, {:?}]\n",
+            scripted_ext().to_str().unwrap(),
+            plan_path.to_str().unwrap(),
+        );
+        self.write(&format!("{folder}/curupira-extension.toml"), &manifest);
+    }
+
+    /// The requests extension `name` received, in order.
+    pub fn calls(&self, name: &str) -> Vec<Value> {
+        let path = self.path().join(format!("extensions/{name}/calls.jsonl"));
+        match fs::read_to_string(&path) {
+            Ok(text) => text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The methods extension `name` received, in order.
+    pub fn methods(&self, name: &str) -> Vec<String> {
+        self.calls(name)
+            .iter()
+            .map(|c| c["method"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Runs `curupira ARGS…` in the project folder.
+    pub fn curupira(&self, args: &[&str]) -> Run {
+        run_in(self.path(), args)
+    }
+}
+
+/// Runs `curupira ARGS…` in `dir`, killing it after the watchdog.
+pub fn run_in(dir: &Path, args: &[&str]) -> Run {
+    let started = Instant::now();
+    let mut child = Command::new(curupira())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = thread::spawn(move || {
+        let mut text = String::new();
+        stdout.read_to_string(&mut text).unwrap();
+        text
+    });
+    let err = thread::spawn(move || {
+        let mut text = String::new();
+        stderr.read_to_string(&mut text).unwrap();
+        text
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > WATCHDOG {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("curupira {args:?} ran longer than {WATCHDOG:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    Run {
+        code: status.code(),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+        elapsed: started.elapsed(),
+    }
+}
+
+/// The agent used by the tests: writes its stdin to `out/prompt-<task id>.txt` and its
+/// `CURUPIRA_*` environment and working directory to `out/env-<task id>.txt`, then
+/// exits with the status in the file `agent-exit` when there is one (else 0).
+pub const RECORDING_AGENT: &str = r#"command = ["sh", "-c", "mkdir -p out && cat > \"out/prompt-$CURUPIRA_TASK_ID.txt\" && { echo \"automation=$CURUPIRA_AUTOMATION\"; echo \"task_id=$CURUPIRA_TASK_ID\"; echo \"repository=$CURUPIRA_REPOSITORY\"; echo \"cwd=$(pwd -P)\"; } > \"out/env-$CURUPIRA_TASK_ID.txt\" && exit $(cat agent-exit 2>/dev/null || echo 0)"]"#;
+
+/// The usual test settings: short timeouts, the recording agent, a fixed repository.
+pub fn settings() -> String {
+    format!(
+        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n[settings.timeouts]\n\
+         initialize = 3\nrequest = 3\nshutdown = 2\n\n[settings.agent]\n{RECORDING_AGENT}\n\n"
+    )
+}
