@@ -1,0 +1,158 @@
+//! All diagnostics of one check, with the texts needed to show them, and the counts.
+
+use std::collections::BTreeMap;
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use crate::{Diagnostic, Severity, render};
+
+/// The diagnostics of one check (one or more files), the source texts to quote from,
+/// and the counts by severity.
+///
+/// ```
+/// use curupira_diagnostics::{Diagnostic, JsonPointer, Report};
+///
+/// let mut report = Report::new();
+/// report.add_source("ext.toml", "kind = \"action\"\n");
+/// report.push(Diagnostic::error("demo/kind", "ext.toml", JsonPointer::root().key("kind"), "bad kind"));
+/// assert_eq!((report.errors(), report.warnings()), (1, 0));
+/// assert_eq!(
+///     report.render_json(),
+///     r#"{"diagnostics":[{"severity":"error","code":"demo/kind","file":"ext.toml","path":"/kind","message":"bad kind"}],"errors":1,"warnings":0}"#
+/// );
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    diagnostics: Vec<Diagnostic>,
+    /// Checked files in the order they were added, with their text when there is one.
+    files: Vec<String>,
+    sources: BTreeMap<String, String>,
+}
+
+impl Report {
+    /// An empty report.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records that `file` was checked and keeps its text to quote lines from.
+    pub fn add_source(&mut self, file: impl Into<String>, text: impl Into<String>) {
+        let file = file.into();
+        self.add_file(file.clone());
+        self.sources.insert(file, text.into());
+    }
+
+    /// Records that `file` was checked, with no text to quote.
+    pub fn add_file(&mut self, file: impl Into<String>) {
+        let file = file.into();
+        if !self.files.contains(&file) {
+            self.files.push(file);
+        }
+    }
+
+    /// Adds one diagnostic.
+    pub fn push(&mut self, diagnostic: Diagnostic) {
+        self.diagnostics.push(diagnostic);
+    }
+
+    /// Adds diagnostics in order.
+    pub fn extend(&mut self, diagnostics: impl IntoIterator<Item = Diagnostic>) {
+        self.diagnostics.extend(diagnostics);
+    }
+
+    /// Moves everything from `other` into this report, after what is already there.
+    pub fn append(&mut self, other: Report) {
+        for file in other.files {
+            self.add_file(file);
+        }
+        self.sources.extend(other.sources);
+        self.diagnostics.extend(other.diagnostics);
+    }
+
+    /// The diagnostics, in the order they were added.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Takes the diagnostics out.
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.diagnostics
+    }
+
+    /// The checked files, in the order they were added.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
+    /// The text kept for `file`, if any.
+    pub fn source(&self, file: &str) -> Option<&str> {
+        self.sources.get(file).map(String::as_str)
+    }
+
+    /// Number of errors.
+    pub fn errors(&self) -> usize {
+        self.count(Severity::Error)
+    }
+
+    /// Number of warnings.
+    pub fn warnings(&self) -> usize {
+        self.count(Severity::Warning)
+    }
+
+    /// Whether there is at least one error.
+    pub fn has_errors(&self) -> bool {
+        self.errors() > 0
+    }
+
+    /// The exit code SPEC section 7 gives a checking command: 1 with errors, else 0
+    /// (warnings allowed).
+    pub fn exit_code(&self) -> u8 {
+        u8::from(self.has_errors())
+    }
+
+    /// The report as SPEC section 7's JSON object, on one line (no trailing newline):
+    /// `{"diagnostics": [...], "errors": n, "warnings": n}`.
+    pub fn render_json(&self) -> String {
+        // Serializing strings and integers into a String cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The report for people, like rustc: each diagnostic with `--> file:line:col`, the
+    /// quoted line and a caret under the offending text, then a summary line. With
+    /// `color`, ANSI styles are added (decide with [`color_enabled`](crate::color_enabled)).
+    pub fn render_human(&self, color: bool) -> String {
+        render::human(self, color)
+    }
+
+    /// The last line of [`Report::render_human`], without styles, e.g.
+    /// `error: 2 errors and 1 warning in ext.toml`.
+    pub fn summary(&self) -> String {
+        render::summary(self, &render::Styles::plain())
+    }
+
+    fn count(&self, severity: Severity) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == severity)
+            .count()
+    }
+}
+
+impl Serialize for Report {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("diagnostics", &self.diagnostics)?;
+        map.serialize_entry("errors", &self.errors())?;
+        map.serialize_entry("warnings", &self.warnings())?;
+        map.end()
+    }
+}
+
+impl FromIterator<Diagnostic> for Report {
+    fn from_iter<I: IntoIterator<Item = Diagnostic>>(iter: I) -> Self {
+        let mut report = Report::new();
+        report.extend(iter);
+        report
+    }
+}
