@@ -13,6 +13,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use curupira_diagnostics::color_enabled;
 
+use super::Format;
+
 /// Arguments of `curupira manifest`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -34,15 +36,6 @@ struct CheckArgs {
     /// How to print the diagnostics.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
-}
-
-/// Output format of a checking command.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Format {
-    /// rustc-like: `--> file:line:col`, the line, a caret, then a summary.
-    Human,
-    /// One JSON object: `{"diagnostics": [...], "errors": n, "warnings": n}`.
-    Json,
 }
 
 /// Runs `curupira manifest …`.

@@ -10,3 +10,12 @@ pub mod probe;
 pub mod render;
 pub mod run;
 pub mod validate;
+
+/// The `--format` of every command that reports: readable text, or JSON for tools.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Readable text: rustc-like diagnostics, one sentence per event or step.
+    Human,
+    /// JSON: one object (diagnostics, listings) or one object per line (events, steps).
+    Json,
+}

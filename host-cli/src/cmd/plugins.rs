@@ -35,6 +35,8 @@ use curupira_host::runner;
 use curupira_manifest::{Launch, Manifest};
 use serde_json::{Value, json};
 
+use super::Format;
+
 /// Most stdout bytes kept from `--curupira-print-manifest`.
 const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 
@@ -62,15 +64,6 @@ struct ListArgs {
     /// More log on stderr (-v debug, -vv trace); `RUST_LOG` overrides.
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
-}
-
-/// Output format.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Format {
-    /// A block per extension, then the diagnostics.
-    Human,
-    /// One JSON object.
-    Json,
 }
 
 /// Runs `curupira plugins …`.

@@ -22,6 +22,8 @@ use curupira_host::probe::{ProbeOptions, Status, Step, probe};
 use curupira_host::supervisor::LaunchCommand;
 use serde_json::{Map, Value};
 
+use super::Format;
+
 /// Arguments of `curupira probe`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -46,15 +48,6 @@ pub struct Args {
     /// The extension's command line, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     command: Vec<String>,
-}
-
-/// Output format of `probe`.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Format {
-    /// `pass STEP (…)` / `fail STEP: …` / `skip STEP (…)` lines, then a summary.
-    Human,
-    /// One JSON object per step, one per line.
-    Json,
 }
 
 /// Runs `curupira probe`.

@@ -25,6 +25,8 @@ use curupira_host::events::{EventWriter, Format as EventFormat};
 use curupira_host::resolve::{Plan, resolve};
 use curupira_host::runner::{self, RunOptions, Stop};
 
+use super::Format;
+
 /// Arguments of `curupira run`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -46,15 +48,6 @@ pub struct Args {
     /// More log on stderr (-v debug, -vv trace); `RUST_LOG` overrides.
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
-}
-
-/// Output format of `run`.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Format {
-    /// One sentence per event.
-    Human,
-    /// One JSON object per event, one per line.
-    Json,
 }
 
 /// Runs `curupira run`.

@@ -30,6 +30,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::Format;
+
 use anyhow::Context;
 use curupira_diagnostics::{
     Diagnostic, JsonPointer, LineIndex, Report, Severity, color_enabled, did_you_mean,
@@ -53,15 +55,6 @@ pub struct Args {
     /// More log on stderr (-v debug, -vv trace); `RUST_LOG` overrides.
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
-}
-
-/// Output format of a checking command.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Format {
-    /// rustc-like: `--> file:line:col`, the line, a caret, then a summary.
-    Human,
-    /// One JSON object: `{"diagnostics": [...], "errors": n, "warnings": n}`.
-    Json,
 }
 
 /// Runs `curupira validate`.
