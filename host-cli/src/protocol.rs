@@ -254,7 +254,7 @@ pub fn schema(
 }
 
 /// `trigger/validate`. A rejection (-32003) keeps the extension's message and appends
-/// each reported error as `path: message`; `data` stays available on the error.
+/// the reported errors ([`rejection_message`]); `data` stays available on the error.
 pub fn validate(
     process: &mut ExtensionProcess,
     trigger_type: &str,
@@ -265,23 +265,32 @@ pub fn validate(
         Ok(_) => Ok(()),
         Err(mut error) => {
             if error.code == ErrorCode::CONFIGURATION_INVALID {
-                let listed: Vec<String> = validation_errors(error.data.as_ref())
-                    .into_iter()
-                    .map(|(path, message)| {
-                        let path = if path.is_empty() {
-                            "/".to_owned()
-                        } else {
-                            path
-                        };
-                        format!("{path}: {message}")
-                    })
-                    .collect();
-                if !listed.is_empty() {
-                    error.message = format!("{}; {}", error.message, listed.join("; "));
-                }
+                error.message = rejection_message(&error.message, error.data.as_ref());
             }
             Err(error)
         }
+    }
+}
+
+/// A -32003 reply's message followed by each `data.errors` entry as `path: message`,
+/// leaving out entries the message already contains (the SDK's message lists them).
+pub fn rejection_message(message: &str, data: Option<&Value>) -> String {
+    let listed: Vec<String> = validation_errors(data)
+        .into_iter()
+        .map(|(path, problem)| {
+            let path = if path.is_empty() {
+                "/".to_owned()
+            } else {
+                path
+            };
+            format!("{path}: {problem}")
+        })
+        .filter(|entry| !message.contains(entry.as_str()))
+        .collect();
+    if listed.is_empty() {
+        message.to_owned()
+    } else {
+        format!("{message}; {}", listed.join("; "))
     }
 }
 
@@ -517,6 +526,28 @@ mod tests {
             err(json!({"values": [{"key": "a", "value": "1"}, {"key": "a", "value": "2"}]})),
             "`values[1]` repeats the key `a`; a key may appear once per item"
         );
+    }
+
+    #[test]
+    fn rejection_message_lists_each_error_once() {
+        let data = json!({"errors": [
+            {"path": "/path", "message": "`path` is required"},
+            {"path": "", "message": "unknown member `x`"},
+        ]});
+        assert_eq!(
+            rejection_message("the arguments do not fit", Some(&data)),
+            "the arguments do not fit; /path: `path` is required; /: unknown member `x`"
+        );
+        assert_eq!(
+            rejection_message(
+                "1 problem: /path: `path` is required",
+                Some(&json!({"errors": [
+                    {"path": "/path", "message": "`path` is required"},
+                ]}))
+            ),
+            "1 problem: /path: `path` is required"
+        );
+        assert_eq!(rejection_message("bad", None), "bad");
     }
 
     #[test]
