@@ -86,6 +86,11 @@ pub enum ServeError {
 /// Serves the protocol on `reader`/`writer` (stdin and stdout in production) until the
 /// host sends `shutdown` or closes the input.
 ///
+/// Give it a buffered `reader` (a locked stdin is one): a frame is read as its header
+/// and then its body, which a buffer turns into one `read` per request. Each reply goes
+/// to `writer` in one `write` (header and body together, for bodies up to 8 KiB) and
+/// is flushed.
+///
 /// - Each request gets exactly one reply, written as a frame and flushed before the
 ///   next frame is read. Notifications and responses are ignored (a line on stderr
 ///   says so); nothing but frames is ever written to `writer`.
@@ -161,7 +166,7 @@ fn send<W: Write>(
     options: &ServeOptions,
 ) -> Result<(), ServeError> {
     let id = reply.id.clone();
-    let mut body = Message::from(reply).to_vec();
+    let mut body = encode(&Message::from(reply));
     if body.len() > options.max_frame_bytes {
         let message = format!(
             "the reply is {} bytes, more than the maximum frame size of {} bytes",
@@ -169,10 +174,16 @@ fn send<W: Write>(
             options.max_frame_bytes
         );
         options.log(&message);
-        body = Message::from(Response::internal_error(id, message)).to_vec();
+        body = encode(&Message::from(Response::internal_error(id, message)));
     }
     output.write_frame(&body).map_err(ServeError::Write)?;
     output.flush().map_err(ServeError::Write)
+}
+
+/// The compact JSON of a message: the bytes of [`Message::to_vec`], serialized straight
+/// into a `Vec` rather than through `Display`.
+fn encode(message: &Message) -> Vec<u8> {
+    serde_json::to_vec(message).unwrap_or_else(|_| message.to_vec())
 }
 
 struct Session<'a, T: ?Sized> {
@@ -389,4 +400,29 @@ fn to_value(value: &impl serde::Serialize) -> Result<Value, ErrorObject> {
     serde_json::to_value(value).map_err(|err| {
         ErrorObject::internal_error(format!("cannot write the result as JSON: {err}"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn encode_writes_the_bytes_of_to_vec() {
+        let messages = [
+            Message::from(Response::ok(7, json!({"values": null}))),
+            Message::from(Response::ok(
+                "a\"b",
+                json!({"values": [{"key": "t", "value": "é \n \u{1F600} \\"}], "n": 1.5}),
+            )),
+            Message::from(Response::err(
+                curupira_jsonrpc::Id::Null,
+                ErrorObject::invalid_params("bad").with_data(json!({"errors": []})),
+            )),
+        ];
+        for message in messages {
+            assert_eq!(encode(&message), message.to_vec(), "{message}");
+        }
+    }
 }

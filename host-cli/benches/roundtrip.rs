@@ -6,8 +6,11 @@
 //!
 //! - `supervisor/local-queue`: the queue has one item, already done, so every poll
 //!   answers `{"values": null}`, the steady state of a watched queue (`--dry-run`-like:
-//!   no agent, no hooks). `local-queue` reads both files on every poll; that cost is
-//!   the extension's and is included, as a user would see it.
+//!   no agent, no hooks). The files were written more than `SETTLE` ago, as a watched
+//!   queue's usually were, so `local-queue` checks their metadata on each poll and
+//!   does not read them (a file written within the last few seconds is read on every
+//!   poll; see `local_queue`'s docs). That cost is the extension's and is included, as
+//!   a user would see it.
 //! - `raw-frames/local-queue`: the same polls written and read as frames on the bench
 //!   thread, without the supervisor: what the extension itself costs.
 //! - `bare-pipe`: this bench executable re-run as an echo peer (`ROUNDTRIP_ECHO=REQ,RESP`)
@@ -15,13 +18,18 @@
 //!   supervisor exchanges; the parent writes and reads them with plain `std::io`.
 //!
 //! `cargo bench -p curupira-host --bench roundtrip -- --warm-up-time 1 --measurement-time 3`
+//!
+//! Where the two processes run matters more than anything they do: on a virtual machine
+//! whose other CPU is idle, waking a process over there can cost tens of microseconds
+//! and dominates all three lines alike. Prefix the command with `taskset -c 0` to put
+//! every process on one CPU and compare the CPU costs alone.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::hint::black_box;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
 use curupira_host::config::Timeouts;
@@ -33,6 +41,10 @@ use serde_json::{Map, Value, json};
 /// The id width used to size the frames: the supervisor's ids grow, seven digits is
 /// what a long benchmark reaches.
 const SAMPLE_ID: u64 = 1_000_000;
+
+/// How old the queue files are when the measurements start: older than the few
+/// seconds after which `local-queue` trusts a file's metadata.
+const SETTLE: Duration = Duration::from_secs(4);
 
 fn arguments() -> Map<String, Value> {
     let Value::Object(map) = json!({"path": "tasks.jsonl", "done_path": "done.jsonl"}) else {
@@ -81,6 +93,7 @@ fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("tasks.jsonl"), "{\"n\":\"1\"}\n").unwrap();
     std::fs::write(dir.path().join("done.jsonl"), "{\"n\":\"1\"}\n").unwrap();
+    let written = Instant::now();
     let launch = LaunchCommand {
         program: env!("CARGO_BIN_EXE_curupira").into(),
         args: vec!["builtin".into(), "local-queue".into()],
@@ -102,14 +115,16 @@ fn bench(c: &mut Criterion) {
     let args = arguments();
     protocol::validate(&mut process, "jsonl", &args).unwrap();
     assert_eq!(protocol::poll(&mut process, "jsonl", &args).unwrap(), None);
+    std::thread::sleep(SETTLE.saturating_sub(written.elapsed()));
     group.bench_function("supervisor/local-queue", |b| {
         b.iter(|| black_box(protocol::poll(&mut process, "jsonl", &args).unwrap()));
     });
     process.shutdown().unwrap();
 
     // The same extension driven without the supervisor: frames written and read on
-    // this thread, no I/O threads, no channels, no checks. The difference to the
-    // line above is the supervisor's own cost.
+    // this thread with blocking I/O, the reply neither parsed nor checked. The
+    // difference to the line above is the supervisor's own cost (building and
+    // checking the JSON, the deadline, the `poll(2)` wait).
     let mut raw = launch.command();
     let mut raw = raw
         .stdin(Stdio::piped())
@@ -118,7 +133,8 @@ fn bench(c: &mut Criterion) {
         .spawn()
         .unwrap();
     let mut writer = curupira_framing::FrameWriter::new(raw.stdin.take().unwrap());
-    let mut reader = curupira_framing::FrameReader::new(raw.stdout.take().unwrap());
+    let mut reader =
+        curupira_framing::FrameReader::new(std::io::BufReader::new(raw.stdout.take().unwrap()));
     let mut next_id = 1_u64;
     let mut send = |method: &str, params: Option<Value>| {
         let params = params.map(|p| p.try_into().unwrap());

@@ -1,22 +1,22 @@
 //! One extension process: started, spoken to in frames, timed, and always reaped.
 //!
-//! [`ExtensionProcess::spawn`] starts the extension with three pipes and three named
-//! threads:
+//! [`ExtensionProcess::spawn`] starts the extension with three pipes:
 //!
-//! - `ext-NAME-out` reads frames from stdout ([`FrameReader`] with the configured
-//!   maximum), classifies each body ([`parse_message`]) and sends the outcome over a
-//!   channel; it stops at the end of the stream or the first framing error (a framing
-//!   error is final: the decoder is fused).
-//! - `ext-NAME-in` writes the frames it is handed to stdin. Writing from a thread means
-//!   a child that never reads its stdin cannot block the host past the call's timeout.
-//! - `ext-NAME-err` drains stderr continuously, in 8 KiB reads, and forwards each line
-//!   to the host's log (target `curupira::extension`) prefixed with `[NAME]`. A line
-//!   longer than 4 KiB is cut there (the rest is counted, not kept), so 20 MB without a
-//!   newline costs 4 KiB of memory.
+//! - stdin and stdout carry frames, written and read by the thread that makes the call
+//!   (on Unix: non-blocking pipes and `poll(2)`; elsewhere a reader and a writer
+//!   thread, `ext-NAME-out` and `ext-NAME-in`). Every wait is bounded by the call's
+//!   deadline, so a child that never reads its stdin, or never finishes a reply,
+//!   cannot hold the host past the timeout. Frames are decoded with the configured
+//!   maximum, and a framing error is final (the decoder is fused). See `wire.rs`.
+//! - `ext-NAME-err`, a thread, drains stderr continuously, in 8 KiB reads, and forwards
+//!   each line to the host's log (target `curupira::extension`) prefixed with
+//!   `[NAME]`. A line longer than 4 KiB is cut there (the rest is counted, not kept),
+//!   so 20 MB without a newline costs 4 KiB of memory.
 //!
 //! [`ExtensionProcess::call`] sends a request with a fresh integer id and waits for
 //! the reply with a deadline: `[settings.timeouts] initialize` for `initialize`,
-//! `shutdown` for `shutdown`, `request` for everything else.
+//! `shutdown` for `shutdown`, `request` for everything else. The deadline covers the
+//! whole exchange: writing the request and reading every byte of the reply.
 //!
 //! # How failures are classified
 //!
@@ -54,16 +54,19 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io::{self, Read};
 use std::path::PathBuf;
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use curupira_framing::{DecodeError, FrameEncoder, FrameReader, FrameWriter};
-use curupira_jsonrpc::{ErrorCode, Id, Message, Params, ParseFailure, Request, parse_message};
+use curupira_framing::FrameEncoder;
+use curupira_jsonrpc::{ErrorCode, Id, Message, Params, Request};
 use serde_json::Value;
 
 use crate::config::Timeouts;
+
+mod wire;
+
+use wire::{Event, TimedOut, Wire};
 
 /// The log target extension stderr lines are forwarded to.
 pub const STDERR_TARGET: &str = "curupira::extension";
@@ -169,18 +172,6 @@ impl CallError {
     }
 }
 
-/// What the I/O threads report.
-enum Event {
-    /// One frame body, classified.
-    Message(Result<Message, ParseFailure>),
-    /// The frame stream broke; the reader stopped.
-    BadFrame(DecodeError),
-    /// stdout reached its end at a frame boundary; the reader stopped.
-    Closed,
-    /// Writing to stdin failed; the writer stopped.
-    WriteFailed(io::Error),
-}
-
 /// Why an extension stopped being usable: the first fatal failure.
 #[derive(Debug, Clone)]
 struct Fatal {
@@ -192,8 +183,8 @@ struct Fatal {
 pub struct ExtensionProcess {
     name: String,
     guard: Option<ProcessGuard>,
-    outbox: Option<SyncSender<Vec<u8>>>,
-    events: Receiver<Event>,
+    /// Boxed: its buffers and codec state would make this handle large to move.
+    wire: Box<Wire>,
     encoder: FrameEncoder,
     next_id: u64,
     fatal: Option<Fatal>,
@@ -256,44 +247,35 @@ impl ExtensionProcess {
                 "the extension's pipes could not be opened",
             ));
         };
-        let (event_tx, events) = mpsc::channel();
-        let (outbox, inbox) = mpsc::sync_channel::<Vec<u8>>(16);
-        let threads = vec![
-            spawn_thread(format!("ext-{name}-out"), {
-                let events = event_tx.clone();
-                move || read_frames(stdout, max_frame_bytes, &events)
-            }),
-            spawn_thread(format!("ext-{name}-in"), {
-                move || write_frames(stdin, max_frame_bytes, &inbox, &event_tx)
-            }),
-            spawn_thread(format!("ext-{name}-err"), {
-                let name = name.to_owned();
-                move || drain_stderr(&name, stderr)
-            }),
-        ];
-        let mut process = Self {
+        // On failure the guard is dropped, which kills and reaps the child; a thread
+        // already started ends when its pipe closes.
+        let started = spawn_thread(format!("ext-{name}-err"), {
+            let name = name.to_owned();
+            move || drain_stderr(&name, stderr)
+        })
+        .and_then(|drain| {
+            let (wire, mut threads) = wire::start(name, stdin, stdout, max_frame_bytes)?;
+            threads.push(drain);
+            Ok((wire, threads))
+        });
+        let (wire, threads) = started.map_err(|err| {
+            CallError::new(
+                name,
+                "start",
+                ErrorCode::TRANSPORT_FAILURE,
+                format!("cannot set up the I/O with the extension: {err}"),
+            )
+        })?;
+        let process = Self {
             name: name.to_owned(),
             guard: Some(guard),
-            outbox: Some(outbox),
-            events,
+            wire: Box::new(wire),
             encoder: FrameEncoder::with_max_body(max_frame_bytes),
             next_id: 1,
             fatal: None,
             timeouts,
-            threads: Vec::new(),
+            threads,
         };
-        for thread in threads {
-            match thread {
-                Ok(handle) => process.threads.push(handle),
-                Err(err) => {
-                    process.die(
-                        ErrorCode::TRANSPORT_FAILURE,
-                        format!("cannot start an I/O thread for the extension: {err}"),
-                    );
-                    return Err(process.error_for("start"));
-                }
-            }
-        }
         tracing::debug!(extension = %name, pid = process.pid(), "started `{launch}`");
         Ok(process)
     }
@@ -357,7 +339,9 @@ impl ExtensionProcess {
         };
         let id = self.next_id;
         self.next_id += 1;
-        let body = Message::from(Request::new(id, method, params)).to_vec();
+        let request = Message::from(Request::new(id, method, params));
+        // The bytes of `Message::to_vec`, serialized straight into a `Vec`.
+        let body = serde_json::to_vec(&request).unwrap_or_else(|_| request.to_vec());
         if let Err(err) = self.encoder.header(body.len()) {
             return Err(CallError::new(
                 &self.name,
@@ -367,32 +351,17 @@ impl ExtensionProcess {
             ));
         }
         tracing::trace!(extension = %self.name, "→ {}", String::from_utf8_lossy(&body));
-        let sent = self
-            .outbox
-            .as_ref()
-            .is_some_and(|outbox| outbox.send(body).is_ok());
-        if !sent {
-            // The writer stopped; its reason is waiting on the channel, if it had one.
-            let reason = self
-                .pending_write_failure()
-                .unwrap_or_else(|| "the extension's stdin is closed".to_owned());
-            self.die(ErrorCode::TRANSPORT_FAILURE, reason);
-            return Err(self.error_for(method));
-        }
+        // A deadline too far away to express (`Duration::MAX`) is no deadline.
+        let deadline = Instant::now()
+            .checked_add(timeout)
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 86_400));
         // One request is in flight at a time, so the next event settles this call.
-        let event = match self.events.recv_timeout(timeout) {
+        let event = match self.wire.exchange(&body, deadline) {
             Ok(event) => event,
-            Err(RecvTimeoutError::Timeout) => {
+            Err(TimedOut) => {
                 self.die(
                     ErrorCode::TIMEOUT,
                     format!("no reply within {}", seconds(timeout)),
-                );
-                return Err(self.error_for(method));
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                self.die(
-                    ErrorCode::TRANSPORT_FAILURE,
-                    "the extension's I/O threads stopped".to_owned(),
                 );
                 return Err(self.error_for(method));
             }
@@ -474,6 +443,12 @@ impl ExtensionProcess {
                     format!("cannot write to the extension's stdin: {err} ({status})"),
                 );
             }
+            Event::WaitFailed(err) => {
+                self.die(
+                    ErrorCode::TRANSPORT_FAILURE,
+                    format!("cannot wait for the extension's pipes: {err}"),
+                );
+            }
         }
         Err(self.error_for(method))
     }
@@ -506,7 +481,7 @@ impl ExtensionProcess {
             return outcome.map(|()| Ending::AlreadyFailed);
         }
         // Close stdin, then give the process the grace period to exit.
-        self.outbox = None;
+        self.wire.close_stdin();
         let grace = self.timeouts.shutdown;
         let ending = match self.guard.as_mut().and_then(|guard| guard.wait_for(grace)) {
             Some(status) => Ending::Exited(describe_status(status)),
@@ -554,16 +529,6 @@ impl ExtensionProcess {
         }
     }
 
-    /// A write failure the writer thread already reported, if any.
-    fn pending_write_failure(&self) -> Option<String> {
-        while let Ok(event) = self.events.try_recv() {
-            if let Event::WriteFailed(err) = event {
-                return Some(format!("cannot write to the extension's stdin: {err}"));
-            }
-        }
-        None
-    }
-
     /// How the process ended, waiting briefly for it (its stdout just closed, so it
     /// is usually exiting).
     fn exit_status_soon(&mut self) -> String {
@@ -579,7 +544,7 @@ impl ExtensionProcess {
 
     /// Kills what is left, reaps the child and lets the I/O threads end.
     fn finish(&mut self) {
-        self.outbox = None;
+        self.wire.close_stdin();
         if let Some(mut guard) = self.guard.take() {
             guard.kill();
             guard.reap();
@@ -677,43 +642,6 @@ pub fn kill_group(child: &Child) {
 
 fn spawn_thread(name: String, body: impl FnOnce() + Send + 'static) -> io::Result<JoinHandle<()>> {
     thread::Builder::new().name(name).spawn(body)
-}
-
-fn read_frames(stdout: ChildStdout, max_frame_bytes: usize, events: &Sender<Event>) {
-    let mut reader = FrameReader::with_max_body(stdout, max_frame_bytes);
-    loop {
-        let event = match reader.read_frame() {
-            Ok(Some(body)) => Event::Message(parse_message(&body)),
-            Ok(None) => Event::Closed,
-            Err(DecodeError::Io(err)) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err) => Event::BadFrame(err),
-        };
-        let last = !matches!(event, Event::Message(_));
-        if events.send(event).is_err() || last {
-            return;
-        }
-    }
-}
-
-fn write_frames(
-    stdin: ChildStdin,
-    max_frame_bytes: usize,
-    inbox: &Receiver<Vec<u8>>,
-    events: &Sender<Event>,
-) {
-    let mut writer = FrameWriter::with_max_body(stdin, max_frame_bytes);
-    for body in inbox {
-        let written = writer.write_frame(&body).and_then(|()| writer.flush());
-        if let Err(err) = written {
-            let err = match err {
-                curupira_framing::EncodeError::Io(err) => err,
-                other => io::Error::other(other.to_string()),
-            };
-            let _ = events.send(Event::WriteFailed(err));
-            return;
-        }
-    }
-    // The sender was dropped: returning drops stdin, which closes it.
 }
 
 /// Forwards stderr to the log line by line, holding at most [`STDERR_LINE_CAP`] bytes.
