@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use curupira_jsonrpc::{ErrorObject, Params};
+use curupira_jsonrpc::{ErrorObject, Params, describe};
 use serde_json::{Map, Value};
 
 use crate::trigger::{Arguments, Pair};
@@ -219,21 +219,6 @@ fn pair(method: &str, index: usize, item: &Value) -> Result<Pair, ErrorObject> {
         key: string("key")?,
         value: string("value")?,
     })
-}
-
-/// Says what a JSON value is for "…, found X": strings and scalars as JSON (strings cut
-/// after 40 characters), `an array`, `an object`.
-pub(crate) fn describe(value: &Value) -> String {
-    const MAX_CHARS: usize = 40;
-    match value {
-        Value::Array(_) => "an array".to_owned(),
-        Value::Object(_) => "an object".to_owned(),
-        Value::String(s) => match s.char_indices().nth(MAX_CHARS) {
-            Some((cut, _)) => format!("{}…", Value::from(&s[..cut])),
-            None => value.to_string(),
-        },
-        Value::Null | Value::Bool(_) | Value::Number(_) => value.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -78,6 +78,7 @@ use curupira_extension_sdk::{
     Arguments, Mode, Pair, Trigger, TriggerDescription, TriggerError, TriggerSchema, ValidateError,
     ValidationError,
 };
+use curupira_jsonrpc::describe;
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, json};
@@ -753,15 +754,6 @@ impl<'de> Visitor<'de> for ShapeVisitor {
 
     fn visit_unit<E: de::Error>(self) -> Result<Shape, E> {
         Ok(Shape::Other("null".to_owned()))
-    }
-}
-
-/// "found X" for messages: scalars as JSON, `an array`, `an object`, strings quoted.
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Array(_) => "an array".to_owned(),
-        Value::Object(_) => "an object".to_owned(),
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => value.to_string(),
     }
 }
 

@@ -100,7 +100,18 @@ use serde_json::Value;
 
 /// Says what a JSON value is, for "…, found X" messages: `"1.0"`, `1.5`, `null`,
 /// `true`, `an array`, `an object`. Long strings are cut after 40 characters.
-pub(crate) fn describe(value: &Value) -> String {
+///
+/// Every peer that checks params or results (the SDK, a host) words its messages the
+/// same way with it:
+///
+/// ```
+/// use curupira_jsonrpc::describe;
+/// use serde_json::json;
+///
+/// assert_eq!(format!("must be a string, found {}", describe(&json!(5))), "must be a string, found 5");
+/// assert_eq!(describe(&json!({"a": 1})), "an object");
+/// ```
+pub fn describe(value: &Value) -> String {
     const MAX_CHARS: usize = 40;
     match value {
         Value::Array(_) => "an array".to_owned(),

@@ -100,7 +100,10 @@ pub struct ParamsNotStructured {
 impl Message {
     /// The compact JSON of this message, ready to be a frame body.
     pub fn to_vec(&self) -> Vec<u8> {
-        self.to_string().into_bytes()
+        // Straight into bytes: no UTF-8 re-check of every chunk as `Display` needs.
+        // Serializing our types cannot fail (every map key is a string); the
+        // `Display` path, which gives the same bytes, is the fallback all the same.
+        serde_json::to_vec(self).unwrap_or_else(|_| self.to_string().into_bytes())
     }
 
     /// The id of a request or response; `None` for a notification.
