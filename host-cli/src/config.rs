@@ -58,8 +58,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use curupira_diagnostics::{
-    Anchor, Collector, Diagnostic, JsonPointer, LineIndex, Report, Severity, SourceMap,
-    did_you_mean,
+    Anchor, Collector, Diagnostic, JsonPointer, Position, Report, Severity, SourceMap, did_you_mean,
 };
 use serde_json::{Map, Value};
 use toml::Value as TomlValue;
@@ -287,6 +286,24 @@ pub enum LoadError {
     },
 }
 
+/// `run --automation NAME` names an automation the config does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`--automation {name}`: `{file}` has no automation called `{name}` (it has: {}){}",
+    if .known.is_empty() { "none".to_owned() } else { .known.join(", ") },
+    .suggestion.as_ref().map(|close| format!("; did you mean `{close}`?")).unwrap_or_default()
+)]
+pub struct UnknownAutomation {
+    /// The name given.
+    pub name: String,
+    /// The config file, as the user named it.
+    pub file: String,
+    /// The config's automations, in file order.
+    pub known: Vec<String>,
+    /// The closest known name, when one is close enough.
+    pub suggestion: Option<String>,
+}
+
 /// The outcome of [`load`]: the config when it has no error, and every diagnostic.
 #[derive(Debug, Clone)]
 pub struct Loaded {
@@ -322,7 +339,7 @@ pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
         Err(error) => {
             let offset = error.valid_up_to();
             let lossy = String::from_utf8_lossy(bytes).into_owned();
-            let position = LineIndex::new(&lossy).position(offset);
+            let position = Position::of(&lossy, offset);
             report.add_source(file, lossy);
             report.push(
                 Diagnostic::error(
@@ -403,17 +420,11 @@ impl Config {
         path: &JsonPointer,
         message: impl Into<String>,
     ) -> Diagnostic {
-        let mut collector = Collector::new(self.file.clone(), &self.text, self.source_map.clone());
-        collector.push(severity, code, path, Anchor::Value, message);
-        collector.finish().pop().unwrap_or_else(|| {
-            Diagnostic::new(
-                severity,
-                code,
-                self.file.clone(),
-                path.clone(),
-                String::new(),
-            )
-        })
+        Diagnostic::new(severity, code, self.file.clone(), path.clone(), message).locate(
+            &self.source_map,
+            &self.text,
+            Anchor::Value,
+        )
     }
 
     /// A diagnostic about `span` (byte range) inside the string value at `path`, when
@@ -428,25 +439,12 @@ impl Config {
         span: std::ops::Range<usize>,
         message: impl Into<String>,
     ) -> Diagnostic {
-        let whole = self.source_map.resolve(path, Anchor::Value);
-        let narrowed = whole.and_then(|whole| {
-            let raw = self.text.get(whole.clone())?;
-            let quote = raw.chars().next()?;
-            let literal = (quote == '"' || quote == '\'')
-                && raw.len() >= 2
-                && raw.ends_with(quote)
-                && raw.get(1..raw.len() - 1) == Some(value)
-                && !(quote == '"' && value.contains('\\'));
-            literal.then(|| whole.start + 1 + span.start..whole.start + 1 + span.end)
-        });
-        match narrowed {
-            Some(span) => {
-                let position = LineIndex::new(&self.text).position(span.start);
-                Diagnostic::new(severity, code, self.file.clone(), path.clone(), message)
-                    .with_location(span, position)
-            }
-            None => self.diagnostic(severity, code, path, message),
-        }
+        Diagnostic::new(severity, code, self.file.clone(), path.clone(), message).locate_in_string(
+            &self.source_map,
+            &self.text,
+            value,
+            span,
+        )
     }
 
     /// The text of the config file (for reports that quote it).
@@ -457,6 +455,31 @@ impl Config {
     /// The automation called `name`.
     pub fn automation(&self, name: &str) -> Option<&Automation> {
         self.automations.iter().find(|a| a.name == name)
+    }
+
+    /// The automations `names` selects (`run --automation NAME`…), in file order; every
+    /// automation when `names` is empty. A name that is not in the config selects
+    /// nothing: [`Config::check_selection`] reports it.
+    pub fn selected(&self, names: &[String]) -> Vec<&Automation> {
+        self.automations
+            .iter()
+            .filter(|a| names.is_empty() || names.contains(&a.name))
+            .collect()
+    }
+
+    /// An error for the first of `names` that is not an automation of this config,
+    /// with a did-you-mean.
+    pub fn check_selection(&self, names: &[String]) -> Result<(), UnknownAutomation> {
+        let known: Vec<&str> = self.automations.iter().map(|a| a.name.as_str()).collect();
+        match names.iter().find(|name| self.automation(name).is_none()) {
+            None => Ok(()),
+            Some(name) => Err(UnknownAutomation {
+                name: name.clone(),
+                file: self.file.clone(),
+                suggestion: did_you_mean(name, known.iter().copied()).map(str::to_owned),
+                known: known.into_iter().map(str::to_owned).collect(),
+            }),
+        }
     }
 
     /// One `config/missing-agent` error for each automation among `selected` that has

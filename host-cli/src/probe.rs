@@ -73,6 +73,54 @@ impl std::fmt::Display for Step {
     }
 }
 
+/// How many steps ended each way; its `Display` is the summary line `curupira probe`
+/// prints after the steps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Steps that passed.
+    pub passed: usize,
+    /// Steps that failed.
+    pub failed: usize,
+    /// Steps that were skipped.
+    pub skipped: usize,
+}
+
+impl Tally {
+    /// Counts one step.
+    pub fn count(&mut self, step: &Step) {
+        match step.status {
+            Status::Pass => self.passed += 1,
+            Status::Fail => self.failed += 1,
+            Status::Skip => self.skipped += 1,
+        }
+    }
+}
+
+impl std::fmt::Display for Tally {
+    /// `the extension conforms: 8 steps passed and 0 were skipped`, or `the extension
+    /// does not conform: 1 of 8 steps failed (6 passed, 1 skipped)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Self {
+            passed,
+            failed,
+            skipped,
+        } = *self;
+        if failed == 0 {
+            write!(
+                f,
+                "the extension conforms: {passed} steps passed and {skipped} were skipped"
+            )
+        } else {
+            write!(
+                f,
+                "the extension does not conform: {failed} of {} steps failed ({passed} passed, \
+                 {skipped} skipped)",
+                passed + failed + skipped
+            )
+        }
+    }
+}
+
 /// What to probe.
 #[derive(Debug, Clone)]
 pub struct ProbeOptions {
@@ -330,5 +378,35 @@ fn list_or_none(items: &[&str]) -> String {
         "none".to_owned()
     } else {
         items.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(status: Status) -> Step {
+        Step {
+            step: "initialize",
+            status,
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_summary_counts_every_way_a_step_ends() {
+        let mut tally = Tally::default();
+        for status in [Status::Pass, Status::Pass, Status::Skip] {
+            tally.count(&step(status));
+        }
+        assert_eq!(
+            tally.to_string(),
+            "the extension conforms: 2 steps passed and 1 were skipped"
+        );
+        tally.count(&step(Status::Fail));
+        assert_eq!(
+            tally.to_string(),
+            "the extension does not conform: 1 of 4 steps failed (2 passed, 1 skipped)"
+        );
     }
 }

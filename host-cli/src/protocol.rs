@@ -378,16 +378,7 @@ pub fn check_poll_result(result: &Value) -> Result<Option<Vec<Pair>>, String> {
                 "`values[{index}]` has the member `{extra}`; an element has exactly `key` and `value`"
             ));
         }
-        let key = match member.get("key") {
-            Some(Value::String(key)) => key,
-            Some(other) => {
-                return Err(format!(
-                    "`values[{index}].key` must be a string, found {}",
-                    short_json(other)
-                ));
-            }
-            None => return Err(format!("`values[{index}]` has no `key`")),
-        };
+        let key = string_member(member, index, "key", None)?;
         if key.is_empty() {
             return Err(format!(
                 "`values[{index}].key` is empty; keys are non-empty"
@@ -398,16 +389,7 @@ pub fn check_poll_result(result: &Value) -> Result<Option<Vec<Pair>>, String> {
                 "`values[{index}]` uses the key `{key}`, which is reserved: the host provides it"
             ));
         }
-        let value = match member.get("value") {
-            Some(Value::String(value)) => value,
-            Some(other) => {
-                return Err(format!(
-                    "`values[{index}].value` (key `{key}`) must be a string, found {}",
-                    short_json(other)
-                ));
-            }
-            None => return Err(format!("`values[{index}]` (key `{key}`) has no `value`")),
-        };
+        let value = string_member(member, index, "value", Some(key))?;
         if !seen.insert(key.as_str()) {
             return Err(format!(
                 "`values[{index}]` repeats the key `{key}`; a key may appear once per item"
@@ -418,14 +400,33 @@ pub fn check_poll_result(result: &Value) -> Result<Option<Vec<Pair>>, String> {
     Ok(Some(pairs))
 }
 
+/// The member `name` of the poll item `values[index]`, which must be a string; `key`
+/// is the item's key once known, named in the messages.
+fn string_member<'v>(
+    member: &'v Map<String, Value>,
+    index: usize,
+    name: &str,
+    key: Option<&str>,
+) -> Result<&'v String, String> {
+    let whose = || key.map(|key| format!(" (key `{key}`)")).unwrap_or_default();
+    match member.get(name) {
+        Some(Value::String(text)) => Ok(text),
+        Some(other) => Err(format!(
+            "`values[{index}].{name}`{} must be a string, found {}",
+            whose(),
+            short_json(other)
+        )),
+        None => Err(format!("`values[{index}]`{} has no `{name}`", whose())),
+    }
+}
+
 /// `trigger/onStarted` with exactly the polled pairs.
 pub fn on_started(
     process: &mut ExtensionProcess,
     trigger_type: &str,
     pairs: &[Pair],
 ) -> Result<(), CallError> {
-    let params = json!({"trigger_type": trigger_type, "values": pairs});
-    process.call("trigger/onStarted", Some(params)).map(drop)
+    task_call(process, "trigger/onStarted", trigger_type, pairs)
 }
 
 /// `trigger/onFinished` with exactly the polled pairs.
@@ -434,8 +435,18 @@ pub fn on_finished(
     trigger_type: &str,
     pairs: &[Pair],
 ) -> Result<(), CallError> {
+    task_call(process, "trigger/onFinished", trigger_type, pairs)
+}
+
+/// `onStarted` and `onFinished`: the polled pairs sent back, any result ignored.
+fn task_call(
+    process: &mut ExtensionProcess,
+    method: &str,
+    trigger_type: &str,
+    pairs: &[Pair],
+) -> Result<(), CallError> {
     let params = json!({"trigger_type": trigger_type, "values": pairs});
-    process.call("trigger/onFinished", Some(params)).map(drop)
+    process.call(method, Some(params)).map(drop)
 }
 
 fn protocol_error(extension: &str, method: &str, message: String) -> CallError {

@@ -333,7 +333,8 @@ fn types_of(extensions: &[PlannedExtension]) -> Vec<String> {
         .collect()
 }
 
-/// `` `a` (acme), `b` (other) ``.
+/// `` `acme:a`, `other:b` ``: every trigger type offered, qualified; `no trigger` when
+/// there is none.
 fn offered_list(extensions: &[PlannedExtension]) -> String {
     let items: Vec<String> = extensions
         .iter()

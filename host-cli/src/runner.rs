@@ -51,12 +51,13 @@
 
 use std::collections::HashSet;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use curupira_diagnostics::Report;
 use curupira_jsonrpc::ErrorCode;
 use curupira_task_identity::{Pair, TaskId};
 use curupira_template::{Chain, Template};
@@ -66,7 +67,7 @@ use crate::agent::{AgentRun, run_agent};
 use crate::config::{Automation, Config};
 use crate::events::{Event, EventWriter};
 use crate::protocol::{self, TriggerInfo, TriggerSchema};
-use crate::resolve::{Plan, PlannedAutomation, PlannedExtension};
+use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::supervisor::{CallError, Ending, ExtensionProcess};
 
 /// Counts stop signals (SIGINT, SIGTERM) or programmatic stop requests.
@@ -132,6 +133,19 @@ pub struct RunOptions {
     pub dry_run: bool,
     /// The automations to run, by name; empty means all.
     pub automations: Vec<String>,
+}
+
+/// What `run` checks before starting anything, after the config file itself: every
+/// extension's manifest and every automation's trigger ([`resolve`]), and, unless
+/// `dry_run`, that each selected automation has an agent command. The plan is `None`
+/// when the report has an error.
+pub fn check(config: &Config, host_exe: &Path, options: &RunOptions) -> (Option<Plan>, Report) {
+    let (plan, mut report) = resolve(config, host_exe);
+    if !options.dry_run {
+        report.extend(config.missing_agents(config.selected(&options.automations)));
+    }
+    let plan = plan.filter(|_| !report.has_errors());
+    (plan, report)
 }
 
 /// The started extensions of one host process, started on first use.
@@ -384,11 +398,7 @@ pub fn run<W: Write>(
     stop: &Stop,
     events: &mut EventWriter<W>,
 ) -> io::Result<()> {
-    let selected: Vec<&Automation> = config
-        .automations
-        .iter()
-        .filter(|a| options.automations.is_empty() || options.automations.contains(&a.name))
-        .collect();
+    let selected = config.selected(&options.automations);
     let repository = repository(config);
     let mut extensions = Extensions::new(plan);
     let mut runs = Vec::new();

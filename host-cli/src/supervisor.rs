@@ -570,13 +570,13 @@ impl Drop for ExtensionProcess {
 }
 
 /// Owns a child process: `Drop` kills its process group and reaps it.
-struct ProcessGuard {
+pub(crate) struct ProcessGuard {
     child: Child,
     reaped: bool,
 }
 
 impl ProcessGuard {
-    fn new(child: Child) -> Self {
+    pub(crate) fn new(child: Child) -> Self {
         Self {
             child,
             reaped: false,
@@ -585,7 +585,7 @@ impl ProcessGuard {
 
     /// Kills the process group (Unix) and the child itself. Harmless when they are
     /// already gone.
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         kill_group(&self.child);
         if !self.reaped {
             let _ = self.child.kill();
@@ -593,7 +593,7 @@ impl ProcessGuard {
     }
 
     /// Waits for the child to exit for at most `limit`.
-    fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
+    pub(crate) fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + limit;
         loop {
             match self.child.try_wait() {
@@ -608,7 +608,7 @@ impl ProcessGuard {
     }
 
     /// Waits for the child (call after [`kill`](Self::kill)).
-    fn reap(&mut self) {
+    pub(crate) fn reap(&mut self) {
         if !self.reaped {
             let _ = self.child.wait();
             self.reaped = true;
@@ -711,7 +711,8 @@ fn lossy_line(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-fn log_line(name: &str, line: &str) {
+/// Logs one line an extension wrote on stderr, as `[NAME] line`.
+pub(crate) fn log_line(name: &str, line: &str) {
     tracing::info!(target: STDERR_TARGET, "[{name}] {line}");
 }
 

@@ -6,14 +6,13 @@
 //! reads standard input, shown as `<stdin>` in diagnostics. Output goes to stdout;
 //! human output is coloured only on a terminal and never with `NO_COLOR` set.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use curupira_diagnostics::color_enabled;
 
-use super::Format;
+use super::{Format, report_output, write_stdout};
 
 /// Arguments of `curupira manifest`.
 #[derive(clap::Args)]
@@ -56,15 +55,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     } else {
         curupira_manifest::check_path(&args.path)?
     };
-    let report = &checked.report;
-    let stdout = io::stdout();
-    let output = match args.format {
-        Format::Json => report.render_json() + "\n",
-        Format::Human => report.render_human(color_enabled(&stdout)),
-    };
-    let mut out = stdout.lock();
-    out.write_all(output.as_bytes())
-        .and_then(|()| out.flush())
+    write_stdout(&report_output(&checked.report, args.format))
         .context("could not write the report to standard output")?;
-    Ok(ExitCode::from(report.exit_code()))
+    Ok(ExitCode::from(checked.report.exit_code()))
 }

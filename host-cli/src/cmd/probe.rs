@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use curupira_host::config::Timeouts;
-use curupira_host::probe::{ProbeOptions, Status, Step, probe};
+use curupira_host::probe::{ProbeOptions, Step, Tally, probe};
 use curupira_host::supervisor::LaunchCommand;
 use serde_json::{Map, Value};
 
@@ -90,13 +90,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut write_error = None;
-    let mut counts = [0_usize; 3];
+    let mut tally = Tally::default();
     let passed = probe(&options, |step: &Step| {
-        counts[match step.status {
-            Status::Pass => 0,
-            Status::Fail => 1,
-            Status::Skip => 2,
-        }] += 1;
+        tally.count(step);
         let line = match args.format {
             Format::Human => step.to_string(),
             Format::Json => serde_json::to_string(step).unwrap_or_default(),
@@ -106,19 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     });
     if let Format::Human = args.format {
-        let [pass, fail, skip] = counts;
-        let _ = if passed {
-            writeln!(
-                out,
-                "the extension conforms: {pass} steps passed and {skip} were skipped"
-            )
-        } else {
-            writeln!(
-                out,
-                "the extension does not conform: {fail} of {} steps failed ({pass} passed, {skip} skipped)",
-                pass + fail + skip
-            )
-        };
+        let _ = writeln!(out, "{tally}");
     }
     if let Some(err) = write_error {
         return Err(err).context("cannot write to standard output");

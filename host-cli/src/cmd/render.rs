@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -78,11 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .collect();
     let rendered = Template::parse(template).render(&Chain(item.as_slice(), args.vars.as_slice()));
 
-    let mut stdout = io::stdout().lock();
-    stdout
-        .write_all(rendered.as_bytes())
-        .and_then(|()| stdout.flush())
-        .context("cannot write to standard output")?;
+    super::write_stdout(&rendered).context("cannot write to standard output")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -15,14 +15,14 @@
 //!   signal kills the agent in flight.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use curupira_diagnostics::{Report, color_enabled, did_you_mean};
+use curupira_diagnostics::{Report, color_enabled};
 use curupira_host::config::{self, Config};
 use curupira_host::events::{EventWriter, Format as EventFormat};
-use curupira_host::resolve::{Plan, resolve};
+use curupira_host::resolve::Plan;
 use curupira_host::runner::{self, RunOptions, Stop};
 
 use super::Format;
@@ -54,8 +54,12 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     curupira_host::logging::init(args.verbose);
     let host_exe = runner::host_executable().context("cannot find the curupira executable")?;
-    let Some((config, plan)) = load(&args.config, &host_exe, &args.automations, !args.dry_run)?
-    else {
+    let options = RunOptions {
+        once: args.once,
+        dry_run: args.dry_run,
+        automations: args.automations,
+    };
+    let Some((config, plan)) = load(&args.config, &host_exe, &options)? else {
         return Ok(ExitCode::from(2));
     };
 
@@ -67,68 +71,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Json => EventFormat::Json,
     };
     let mut events = EventWriter::new(io::stdout().lock(), format);
-    let options = RunOptions {
-        once: args.once,
-        dry_run: args.dry_run,
-        automations: args.automations,
-    };
     runner::run(&config, &plan, &options, &stop, &mut events)
         .context("cannot write events to standard output")?;
     Ok(ExitCode::from(u8::from(events.had_failure())))
 }
 
-/// Loads and checks the config and the manifests, and the selected automation names.
+/// Loads and checks the config, the manifests and the selected automation names.
 /// Prints the diagnostics on stderr; `None` when there is an error (exit 2).
 fn load(
-    path: &std::path::Path,
-    host_exe: &std::path::Path,
-    selected: &[String],
-    need_agents: bool,
+    path: &Path,
+    host_exe: &Path,
+    options: &RunOptions,
 ) -> anyhow::Result<Option<(Config, Plan)>> {
     let loaded = config::load(path)?;
     let mut report = loaded.report;
-    let Some(config) = loaded.config else {
-        print_report(&report)?;
-        return Ok(None);
-    };
-    let (plan, resolved) = resolve(&config, host_exe);
-    report.append(resolved);
-    let chosen: Vec<&config::Automation> = if selected.is_empty() {
-        config.automations.iter().collect()
-    } else {
-        config
-            .automations
-            .iter()
-            .filter(|a| selected.contains(&a.name))
-            .collect()
-    };
-    if need_agents {
-        report.extend(config.missing_agents(chosen.iter().copied()));
-    }
-    if report.has_errors() || !report.diagnostics().is_empty() {
+    let checked = loaded.config.map(|config| {
+        let (plan, found) = runner::check(&config, host_exe, options);
+        report.append(found);
+        (config, plan)
+    });
+    if checked.is_none() || !report.diagnostics().is_empty() {
         print_report(&report)?;
     }
-    for name in selected {
-        if config.automation(name).is_none() {
-            let names = config.automations.iter().map(|a| a.name.as_str());
-            let hint = did_you_mean(name, names)
-                .map(|known| format!("; did you mean `{known}`?"))
-                .unwrap_or_default();
-            let known: Vec<&str> = config.automations.iter().map(|a| a.name.as_str()).collect();
-            anyhow::bail!(
-                "`--automation {name}`: `{}` has no automation called `{name}` (it has: {}){hint}",
-                config.file,
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
-            );
+    match checked {
+        Some((config, plan)) => {
+            config.check_selection(&options.automations)?;
+            Ok(plan.map(|plan| (config, plan)))
         }
-    }
-    match plan {
-        Some(plan) if !report.has_errors() => Ok(Some((config, plan))),
-        _ => Ok(None),
+        None => Ok(None),
     }
 }
 

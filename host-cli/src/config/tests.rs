@@ -440,6 +440,25 @@ fn missing_agents_are_found_per_automation() {
 }
 
 #[test]
+fn automations_are_selected_by_name_and_unknown_names_are_refused() {
+    let config = check(VALID).config.unwrap();
+    let names = |selected: Vec<&Automation>| -> Vec<String> {
+        selected.into_iter().map(|a| a.name.clone()).collect()
+    };
+    assert_eq!(names(config.selected(&[])), ["fix-bugs", "queue"]);
+    assert_eq!(names(config.selected(&["queue".to_owned()])), ["queue"]);
+    assert_eq!(config.check_selection(&["queue".to_owned()]), Ok(()));
+    let error = config
+        .check_selection(&["queue".to_owned(), "fix-bug".to_owned()])
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`--automation fix-bug`: `curupira.toml` has no automation called `fix-bug` (it has: \
+         fix-bugs, queue); did you mean `fix-bugs`?"
+    );
+}
+
+#[test]
 fn an_extension_needs_exactly_one_source() {
     only(
         &replaced(

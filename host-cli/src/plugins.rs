@@ -1,0 +1,259 @@
+//! What the configured extensions say about themselves, from
+//! `--curupira-print-manifest`, without sending a frame: the work behind
+//! `curupira plugins list` (SPEC section 7).
+//!
+//! For each `[extensions.NAME]`, in file order: the launch command is worked out (a
+//! `path` extension's from its on-disk manifest, a built-in's is this executable with
+//! `builtin NAME`), run with `--curupira-print-manifest` appended, stdin closed, in the
+//! config's folder, for at most `[settings.timeouts] initialize` seconds (then its
+//! process group is killed). Its stdout (at most 1 MiB kept) is checked as a manifest;
+//! its stderr goes to the log.
+//!
+//! A run that fails (cannot start, times out, exits non-zero, prints no valid
+//! manifest) is a `config/extension-failed` error (or the printed manifest's own
+//! `manifest/…` errors, under the file name `NAME --curupira-print-manifest`).
+
+use std::io::Read;
+use std::path::Path;
+use std::process::Stdio;
+use std::thread;
+
+use curupira_diagnostics::{JsonPointer, Report, Severity};
+use curupira_manifest::{Launch, Manifest};
+use serde_json::{Value, json};
+
+use crate::config::{Config, codes};
+use crate::resolve::{Origin, PlannedExtension, display_path, load_extensions};
+use crate::supervisor::{ProcessGuard, log_line};
+
+/// Most stdout bytes kept from `--curupira-print-manifest`.
+const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+/// Most stderr bytes kept (logged, and its last line quoted when the run fails).
+const MAX_STDERR_BYTES: u64 = 64 * 1024;
+
+/// One extension that printed a valid manifest.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// The configured extension: its name, the manifest the host read, where that
+    /// came from, and its launch command.
+    pub planned: PlannedExtension,
+    /// The manifest it printed.
+    pub printed: Manifest,
+}
+
+/// Runs every configured extension with `--curupira-print-manifest`. Returns those
+/// that printed a valid manifest, in file order, and the diagnostics of the others
+/// (including their on-disk manifests' own).
+pub fn list(config: &Config, host_exe: &Path) -> (Vec<Listed>, Report) {
+    let (extensions, _broken, mut report) = load_extensions(config, host_exe);
+    let mut listed = Vec::new();
+    for planned in extensions {
+        if let Some(printed) = print_manifest(config, &planned, &mut report) {
+            listed.push(Listed { planned, printed });
+        }
+    }
+    (listed, report)
+}
+
+/// Runs the extension with `--curupira-print-manifest` and checks what it prints.
+fn print_manifest(
+    config: &Config,
+    planned: &PlannedExtension,
+    report: &mut Report,
+) -> Option<Manifest> {
+    let at = JsonPointer::root().key("extensions").key(&planned.name);
+    let fail = |report: &mut Report, message: String| {
+        report.push(config.diagnostic(Severity::Error, codes::EXTENSION_FAILED, &at, message));
+    };
+    let mut command = planned.launch.command();
+    command
+        .arg("--curupira-print-manifest")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let shown = format!("{} --curupira-print-manifest", planned.launch);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(err) => {
+            fail(
+                report,
+                format!(
+                    "extension `{}`: cannot start `{shown}`: {err}",
+                    planned.name
+                ),
+            );
+            return None;
+        }
+    };
+    let stdout = child.stdout.take().map(|stdout| {
+        thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = stdout.take(MAX_MANIFEST_BYTES).read_to_end(&mut bytes);
+            bytes
+        })
+    });
+    let stderr = child.stderr.take().map(|stderr| {
+        let name = planned.name.clone();
+        thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.take(MAX_STDERR_BYTES).read_to_string(&mut text);
+            for line in text.lines() {
+                log_line(&name, line);
+            }
+            text
+        })
+    });
+    let mut guard = ProcessGuard::new(child);
+    let limit = config.settings.timeouts.initialize;
+    let status = guard.wait_for(limit);
+    // Killing the group also ends whatever the extension started, which may hold the
+    // pipes the readers are waiting on.
+    guard.kill();
+    guard.reap();
+    let bytes = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
+    let stderr_text = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+    let Some(status) = status else {
+        fail(
+            report,
+            format!(
+                "extension `{}`: `{shown}` did not exit within {} s; killed",
+                planned.name,
+                limit.as_secs_f64()
+            ),
+        );
+        return None;
+    };
+    if !status.success() {
+        let last = stderr_text.lines().last().unwrap_or("").trim();
+        let said = if last.is_empty() {
+            String::new()
+        } else {
+            format!(": {last}")
+        };
+        fail(
+            report,
+            format!(
+                "extension `{}`: `{shown}` failed ({status}){said}",
+                planned.name
+            ),
+        );
+        return None;
+    }
+    let file = format!("{} --curupira-print-manifest", planned.name);
+    let checked = curupira_manifest::check_bytes(&bytes, &file);
+    report.append(checked.report);
+    if checked.manifest.is_none() {
+        fail(
+            report,
+            format!(
+                "extension `{}`: `{shown}` did not print a valid manifest (see `{file}`)",
+                planned.name
+            ),
+        );
+    }
+    checked.manifest
+}
+
+/// The listing as one JSON object: `extensions` (one object per listed extension)
+/// beside the report's `diagnostics`, `errors` and `warnings`. Members are in key
+/// order.
+pub fn render_json(listed: &[Listed], report: &Report) -> String {
+    let extensions: Vec<Value> = listed
+        .iter()
+        .map(|item| {
+            let m = &item.printed;
+            json!({
+                "extension": item.planned.name,
+                "source": source(&item.planned),
+                "name": m.name.as_str(),
+                "version": m.version.to_string(),
+                "protocol_version": m.protocol_version.to_string(),
+                "runtime": m.runtime.as_str(),
+                "kind": m.kind.as_str(),
+                "trigger_types": m.trigger_types.as_slice().iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+                "launch": launch_json(&m.launch),
+                "command_line": item.planned.launch.to_string(),
+            })
+        })
+        .collect();
+    let mut out = serde_json::Map::new();
+    out.insert("extensions".to_owned(), Value::Array(extensions));
+    // A report is strings and integers: turning it into a JSON object cannot fail.
+    if let Ok(Value::Object(mut diagnostics)) = serde_json::to_value(report) {
+        out.append(&mut diagnostics);
+    }
+    Value::Object(out).to_string()
+}
+
+/// The listing for people: one block per listed extension, then the report's
+/// diagnostics (coloured with `color`) when there are any.
+pub fn render_human(listed: &[Listed], report: &Report, color: bool) -> String {
+    let mut out = String::new();
+    for item in listed {
+        let m = &item.printed;
+        let types: Vec<&str> = m
+            .trigger_types
+            .as_slice()
+            .iter()
+            .map(|t| t.as_str())
+            .collect();
+        out.push_str(&format!(
+            "{}: {} {} (protocol {}, runtime {}, {})\n  triggers: {}\n  launch: {}\n  runs as: {}\n  from: {}\n",
+            item.planned.name,
+            m.name,
+            m.version,
+            m.protocol_version,
+            m.runtime.as_str(),
+            m.kind.as_str(),
+            types.join(", "),
+            launch_text(&m.launch),
+            item.planned.launch,
+            source(&item.planned),
+        ));
+    }
+    if listed.is_empty() && report.diagnostics().is_empty() {
+        out.push_str("no extension is configured\n");
+    }
+    if !report.diagnostics().is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&report.render_human(color));
+    }
+    out
+}
+
+/// `builtin local-queue`, or the extension's folder.
+fn source(planned: &PlannedExtension) -> String {
+    match &planned.origin {
+        Origin::Builtin(name) => format!("builtin {name}"),
+        Origin::File(file) => display_path(file.parent().unwrap_or(file)),
+    }
+}
+
+/// A manifest's `[launch]` table as JSON.
+fn launch_json(launch: &Launch) -> Value {
+    match launch {
+        Launch::Npx { package, version } => {
+            json!({"type": "npx", "package": package.as_str(), "version": version.to_string()})
+        }
+        Launch::Command { command, args } => {
+            json!({"type": "command", "command": command.as_str(), "args": args})
+        }
+    }
+}
+
+/// `npx pkg@1.2.3`, `command ./ext --flag`.
+fn launch_text(launch: &Launch) -> String {
+    match launch {
+        Launch::Npx { package, version } => format!("npx {package}@{version}"),
+        Launch::Command { command, args } => {
+            let mut text = format!("command {}", command.as_str());
+            for arg in args {
+                text.push(' ');
+                text.push_str(arg);
+            }
+            text
+        }
+    }
+}
