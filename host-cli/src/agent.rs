@@ -23,7 +23,7 @@ use std::thread;
 use std::time::Duration;
 
 use crate::runner::Stop;
-use crate::supervisor::{describe_status, kill_group, own_process_group};
+use crate::supervisor::{describe_status, kill_group, own_process_group, try_wait_and_kill_group};
 
 /// What the agent is given.
 #[derive(Debug, Clone, Copy)]
@@ -114,7 +114,7 @@ fn spawn_and_wait(run: &AgentRun<'_>, stop: &Stop) -> Result<ExitStatus, String>
     });
     let signals_at_start = stop.count();
     let status = loop {
-        match child.try_wait() {
+        match try_wait_and_kill_group(&mut child) {
             Ok(Some(status)) => break Ok(status),
             Ok(None) => {
                 if stop.count() > signals_at_start.max(1) {
@@ -131,15 +131,16 @@ fn spawn_and_wait(run: &AgentRun<'_>, stop: &Stop) -> Result<ExitStatus, String>
                 thread::sleep(Duration::from_millis(10));
             }
             Err(err) => {
+                kill_group(&child);
                 let _ = child.kill();
                 let _ = child.wait();
                 break Err(format!("cannot wait for the agent: {err}"));
             }
         }
     };
-    // The agent is gone; whatever it started in its group goes too, which also
-    // unblocks a prompt writer stuck on a pipe held open by a descendant.
-    kill_group(&child);
+    // The agent is gone and whatever it started in its group went with it (killed
+    // before the agent was reaped), which also unblocks a prompt writer stuck on a
+    // pipe held open by a descendant.
     if let Some(Ok(handle)) = writer {
         let _ = handle.join();
     }

@@ -583,11 +583,12 @@ impl ProcessGuard {
         }
     }
 
-    /// Kills the process group (Unix) and the child itself. Harmless when they are
-    /// already gone.
+    /// Kills the process group (Unix) and the child itself. Does nothing once the child
+    /// is reaped: its group was killed then (see [`try_wait_and_kill_group`]), and its
+    /// id may since belong to someone else.
     pub(crate) fn kill(&mut self) {
-        kill_group(&self.child);
         if !self.reaped {
+            kill_group(&self.child);
             let _ = self.child.kill();
         }
     }
@@ -596,7 +597,7 @@ impl ProcessGuard {
     pub(crate) fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + limit;
         loop {
-            match self.child.try_wait() {
+            match try_wait_and_kill_group(&mut self.child) {
                 Ok(Some(status)) => {
                     self.reaped = true;
                     return Some(status);
@@ -621,6 +622,28 @@ impl Drop for ProcessGuard {
         self.kill();
         self.reap();
     }
+}
+
+/// `try_wait` that also kills what the child left in its process group, at the one
+/// moment that is safe: after the child has exited but before it is reaped. While the
+/// exited leader is a zombie its id cannot be reused, so the group signal cannot reach
+/// a stranger; once reaped, it could. Elsewhere than Unix this is `try_wait`.
+pub fn try_wait_and_kill_group(child: &mut Child) -> io::Result<Option<ExitStatus>> {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+        let pid = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
+        if let Some(pid) = pid {
+            let peek = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+            match waitid(WaitId::Pid(pid), peek) {
+                Ok(Some(_)) => kill_group(child),
+                Ok(None) => return Ok(None),
+                // Already reaped elsewhere, or not ours: let `try_wait` say so.
+                Err(_) => {}
+            }
+        }
+    }
+    child.try_wait()
 }
 
 /// Sends SIGKILL to the process group a child leads (children started through
@@ -777,6 +800,51 @@ mod tests {
     }
 
     use std::path::Path;
+
+    #[test]
+    fn what_a_child_leaves_in_its_group_is_killed_before_it_is_reaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("straggler.pid");
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(format!(
+            "sleep 30 & echo $! > '{}'; exit 0",
+            pid_file.display()
+        ));
+        own_process_group(&mut command);
+        let mut child = command.spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let status = loop {
+            if let Some(status) = try_wait_and_kill_group(&mut child).unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the shell never exited");
+            thread::sleep(Duration::from_millis(5));
+        };
+        assert!(status.success());
+        let straggler: u32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // SIGKILL is delivered asynchronously and the orphan is reaped by whoever
+        // adopted it; give both a moment.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while exists(straggler) && !is_zombie(straggler) {
+            assert!(Instant::now() < deadline, "the background `sleep` survived");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Whether `/proc/<pid>/stat` says the process is a zombie (dead, not yet reaped).
+    fn is_zombie(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                let after_name = stat.rsplit_once(") ")?.1.to_owned();
+                after_name.chars().next()
+            })
+            .is_some_and(|state| state == 'Z')
+    }
 
     #[test]
     fn a_silent_extension_times_out_and_stays_failed() {
