@@ -18,8 +18,8 @@
 //!    (`repository`, `automation`) fills: `config/unknown-placeholder`, a warning with
 //!    a did-you-mean, located at the placeholder (in the config, or in the prompt
 //!    file). A trigger that lists **no** prompt fields is taken not to know its fields
-//!    in advance (`local-queue`'s come from each queue line), so its prompts are not
-//!    checked;
+//!    in advance (`local-queue`'s come from each queue line), so only the placeholders
+//!    that look like a misspelt host variable (`${automaton}`) are warned about there;
 //! 6. every started extension is shut down; a failure there is
 //!    `config/extension-failed`.
 //!
@@ -151,13 +151,11 @@ fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
             .iter()
             .map(|f| f.key.as_str())
             .collect();
-        if !fields.is_empty() {
-            let warnings = unknown_placeholders(config, automation, &at, &template, &fields);
-            if let (Some(file), false) = (&automation.prompt_file, warnings.is_empty()) {
-                report.add_source(display_path(file), automation.prompt.clone());
-            }
-            report.extend(warnings);
+        let warnings = unknown_placeholders(config, automation, &at, &template, &fields);
+        if let (Some(file), false) = (&automation.prompt_file, warnings.is_empty()) {
+            report.add_source(display_path(file), automation.prompt.clone());
         }
+        report.extend(warnings);
     }
     for error in extensions.shutdown_all() {
         report.push(extension_diagnostic(
@@ -191,6 +189,8 @@ fn prompt_pointer(automation: &Automation, at: &JsonPointer) -> JsonPointer {
 }
 
 /// One warning per placeholder that neither a prompt field nor a host variable fills.
+/// When the trigger lists no prompt fields (it cannot know them in advance), only the
+/// placeholders close to a host variable are warned about: any other may be a field.
 fn unknown_placeholders(
     config: &Config,
     automation: &Automation,
@@ -206,16 +206,31 @@ fn unknown_placeholders(
         if known.contains(&key) {
             continue;
         }
-        let hint = did_you_mean(key, known.iter().copied())
+        let close = did_you_mean(key, known.iter().copied());
+        let hint = close
             .map(|close| format!("; did you mean `${{{close}}}`?"))
             .unwrap_or_default();
-        let message = format!(
-            "automation `{}`: the placeholder `{}` is filled by no prompt field of its trigger \
-             ({}) and no host variable (repository, automation), so it stays as written{hint}",
-            automation.name,
-            placeholder.as_written(),
-            fields.join(", ")
-        );
+        let message = if fields.is_empty() {
+            if close.is_none() {
+                continue;
+            }
+            format!(
+                "automation `{}`: the placeholder `{}` is no host variable (repository, \
+                 automation), and its trigger lists no prompt fields, so it is filled only if \
+                 an item has that key{hint}",
+                automation.name,
+                placeholder.as_written(),
+            )
+        } else {
+            format!(
+                "automation `{}`: the placeholder `{}` is filled by no prompt field of its \
+                 trigger ({}) and no host variable (repository, automation), so it stays as \
+                 written{hint}",
+                automation.name,
+                placeholder.as_written(),
+                fields.join(", ")
+            )
+        };
         let diagnostic = match &automation.prompt_file {
             Some(file) => {
                 let span = placeholder.span();

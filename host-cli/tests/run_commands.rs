@@ -246,6 +246,36 @@ fn validate_needs_a_repository_only_where_the_prompt_uses_it() {
 }
 
 #[test]
+fn without_prompt_fields_only_a_misspelt_host_variable_is_warned_about() {
+    let project = Project::new();
+    project.write("t.jsonl", "{\"issue\": \"1\"}\n");
+    project.write(
+        "curupira.toml",
+        "[settings]\nrepository = \"github.com/acme/widgets\"\n[settings.agent]\ncommand = [\"true\"]\n\n\
+         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+         [automations.fix]\ntrigger = \"jsonl\"\n\
+         prompt = \"Fix ${issue} in ${repository} for ${automaton}\"\narguments = { path = \"t.jsonl\" }\n",
+    );
+    let run = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        diagnostics(&run),
+        [(
+            "warning".into(),
+            "config/unknown-placeholder".into(),
+            "/automations/fix/prompt".into()
+        )]
+    );
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let message = report["diagnostics"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`${automaton}`") && message.ends_with("did you mean `${automation}`?"),
+        "{message}"
+    );
+    assert_eq!(report["diagnostics"][0]["column"], 45, "at the `$` of the placeholder");
+}
+
+#[test]
 fn plugins_list_reads_manifests_without_sending_a_frame() {
     if !have_python() {
         return;
