@@ -272,7 +272,10 @@ fn without_prompt_fields_only_a_misspelt_host_variable_is_warned_about() {
         message.contains("`${automaton}`") && message.ends_with("did you mean `${automation}`?"),
         "{message}"
     );
-    assert_eq!(report["diagnostics"][0]["column"], 45, "at the `$` of the placeholder");
+    assert_eq!(
+        report["diagnostics"][0]["column"], 45,
+        "at the `$` of the placeholder"
+    );
 }
 
 #[test]
