@@ -52,6 +52,11 @@
 //!
 //! Everything about extensions (their manifests, which trigger types they offer) is
 //! checked by [`crate::resolve`]; this module only reads the file and the prompt files.
+//!
+//! A file with errors still gives a [partial](Loaded::partial) config: the settings
+//! (defaults where a value is wrong) and the extensions and automations with no error
+//! in their own table, plus what is known of the others ([`Unusable`]), so that
+//! resolution and `validate`'s live checks report their problems in the same pass.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -169,12 +174,48 @@ pub struct Config {
     pub dir: PathBuf,
     /// `[settings]`.
     pub settings: Settings,
-    /// `[extensions.*]`, in file order.
+    /// `[extensions.*]`, in file order: those with no error in their own table.
     pub extensions: Vec<ExtensionConfig>,
-    /// `[automations.*]`, in file order.
+    /// `[automations.*]`, in file order: those with no error in their own table.
     pub automations: Vec<Automation>,
+    /// The parts of a [partial](Loaded::partial) config that could not be read (all
+    /// empty in a complete one).
+    pub unusable: Unusable,
+    /// Whether the file has no error (warnings allowed): only a complete config runs.
+    complete: bool,
+    /// Every `[automations.*]` key, usable or not, in file order.
+    order: Vec<String>,
     text: String,
     source_map: SourceMap,
+}
+
+/// What a config with errors could not give: a part is unusable when an error points
+/// into it (`/automations/NAME/…`, `/extensions/NAME/…`, `/settings/agent/…`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Unusable {
+    /// `settings.repository`, `[settings.protocol]`, `[settings.timeouts]` (or
+    /// `[settings]` as a whole) has an error: talking to extensions would use values the
+    /// user did not write, so `validate` does not start any.
+    pub connection: bool,
+    /// `[settings.agent]` (or `[settings]` as a whole) has an error, so an automation
+    /// without an agent of its own cannot be said to have none.
+    pub agent: bool,
+    /// The extensions with an error in their own table, in file order.
+    pub extensions: Vec<String>,
+    /// The automations with an error in their own table, in file order.
+    pub automations: Vec<UnusableAutomation>,
+}
+
+/// An automation whose own table has an error: what is still known about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnusableAutomation {
+    /// The table's key.
+    pub name: String,
+    /// `trigger`, when that key could be read (so it can still be resolved).
+    pub trigger: Option<TriggerRef>,
+    /// Neither its own `agent` nor `[settings.agent]` gives a command (both read
+    /// without error), so `config/missing-agent` applies to it too.
+    pub without_agent: bool,
 }
 
 /// `[settings]`, with defaults filled in.
@@ -304,13 +345,27 @@ pub struct UnknownAutomation {
     pub suggestion: Option<String>,
 }
 
-/// The outcome of [`load`]: the config when it has no error, and every diagnostic.
+/// The outcome of [`load`]: the config when it has no error, else what could be read
+/// of it, and every diagnostic. At most one of `config` and `partial` is set; neither
+/// when the file is not UTF-8 TOML.
 #[derive(Debug, Clone)]
 pub struct Loaded {
     /// The config, when there is no error (warnings allowed).
     pub config: Option<Config>,
+    /// When the file is TOML but has errors: the parts that could be read, so that
+    /// what depends only on them (trigger resolution, manifests, `validate`'s live
+    /// checks) is still checked in the same pass. [`Config::unusable`] lists what is
+    /// missing; [`Config::is_complete`] is false. Never run it.
+    pub partial: Option<Config>,
     /// Every diagnostic, with the file texts for rendering.
     pub report: Report,
+}
+
+impl Loaded {
+    /// The config as far as it could be read: complete, or else partial.
+    pub fn readable(&self) -> Option<&Config> {
+        self.config.as_ref().or(self.partial.as_ref())
+    }
 }
 
 /// Reads and checks a config file. The file name in diagnostics is `path` as given.
@@ -356,6 +411,7 @@ pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
             );
             return Loaded {
                 config: None,
+                partial: None,
                 report,
             };
         }
@@ -367,6 +423,7 @@ pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
             report.extend(diagnostics);
             return Loaded {
                 config: None,
+                partial: None,
                 report,
             };
         }
@@ -382,6 +439,7 @@ pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
             ));
             return Loaded {
                 config: None,
+                partial: None,
                 report,
             };
         }
@@ -392,21 +450,81 @@ pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
     };
     let parts = checker.config(&root);
     let diagnostics = checker.collector.finish();
-    let has_errors = diagnostics.iter().any(Diagnostic::is_error);
-    report.extend(diagnostics);
-    let config = match parts {
-        Some((settings, extensions, automations)) if !has_errors => Some(Config {
-            file: file.to_owned(),
-            dir: dir.to_owned(),
-            settings,
-            extensions,
-            automations,
-            text: text.to_owned(),
-            source_map: document.source_map,
-        }),
-        _ => None,
+    let errors: Vec<&JsonPointer> = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| &d.path)
+        .collect();
+    let broken = |at: &JsonPointer| errors.iter().any(|error| within(error, at));
+    let complete = errors.is_empty();
+    let settings_at = JsonPointer::root().key("settings");
+    let whole_settings = errors.contains(&&settings_at);
+    let mut unusable = Unusable {
+        connection: whole_settings
+            || ["repository", "protocol", "timeouts"]
+                .iter()
+                .any(|key| broken(&settings_at.key(key))),
+        agent: whole_settings || broken(&settings_at.key("agent")),
+        ..Unusable::default()
     };
-    Loaded { config, report }
+    let mut extensions = Vec::new();
+    for (name, extension) in parts.extensions {
+        match extension {
+            Some(extension) if !broken(&JsonPointer::root().key("extensions").key(&name)) => {
+                extensions.push(extension);
+            }
+            _ => unusable.extensions.push(name),
+        }
+    }
+    let mut automations = Vec::new();
+    let mut order = Vec::new();
+    for read in parts.automations {
+        order.push(read.name.clone());
+        match read.automation {
+            Some(automation)
+                if !broken(&JsonPointer::root().key("automations").key(&read.name)) =>
+            {
+                automations.push(automation);
+            }
+            _ => unusable.automations.push(UnusableAutomation {
+                without_agent: !read.own_agent && parts.default_agent.is_none() && !unusable.agent,
+                name: read.name,
+                trigger: read.trigger,
+            }),
+        }
+    }
+    report.extend(diagnostics);
+    let config = Config {
+        file: file.to_owned(),
+        dir: dir.to_owned(),
+        settings: parts.settings,
+        extensions,
+        automations,
+        unusable,
+        complete,
+        order,
+        text: text.to_owned(),
+        source_map: document.source_map,
+    };
+    let (config, partial) = if complete {
+        (Some(config), None)
+    } else {
+        (None, Some(config))
+    };
+    Loaded {
+        config,
+        partial,
+        report,
+    }
+}
+
+/// Whether `pointer` is `at` or inside it.
+fn within(pointer: &JsonPointer, at: &JsonPointer) -> bool {
+    pointer == at
+        || pointer
+            .as_str()
+            .strip_prefix(at.as_str())
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 impl Config {
@@ -457,9 +575,33 @@ impl Config {
         self.automations.iter().find(|a| a.name == name)
     }
 
-    /// The automations `names` selects (`run --automation NAME`…), in file order; every
-    /// automation when `names` is empty. A name that is not in the config selects
-    /// nothing: [`Config::check_selection`] reports it.
+    /// Whether the file has no error (warnings allowed). A [partial](Loaded::partial)
+    /// config is not complete, and nothing may run from it.
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Every automation whose `trigger` could be read, usable or not, in file order,
+    /// with that trigger: what [`crate::resolve`] resolves.
+    pub fn triggers(&self) -> Vec<(&str, &TriggerRef)> {
+        self.order
+            .iter()
+            .filter_map(|name| match self.automation(name) {
+                Some(automation) => Some((name.as_str(), &automation.trigger)),
+                None => self
+                    .unusable
+                    .automations
+                    .iter()
+                    .find(|a| &a.name == name)
+                    .and_then(|a| a.trigger.as_ref())
+                    .map(|trigger| (name.as_str(), trigger)),
+            })
+            .collect()
+    }
+
+    /// The usable automations `names` selects (`run --automation NAME`…), in file
+    /// order; every usable automation when `names` is empty. A name that is not in the
+    /// config selects nothing: [`Config::check_selection`] reports it.
     pub fn selected(&self, names: &[String]) -> Vec<&Automation> {
         self.automations
             .iter()
@@ -470,40 +612,45 @@ impl Config {
     /// An error for the first of `names` that is not an automation of this config,
     /// with a did-you-mean.
     pub fn check_selection(&self, names: &[String]) -> Result<(), UnknownAutomation> {
-        let known: Vec<&str> = self.automations.iter().map(|a| a.name.as_str()).collect();
-        match names.iter().find(|name| self.automation(name).is_none()) {
+        match names.iter().find(|name| !self.order.contains(name)) {
             None => Ok(()),
             Some(name) => Err(UnknownAutomation {
                 name: name.clone(),
                 file: self.file.clone(),
-                suggestion: did_you_mean(name, known.iter().copied()).map(str::to_owned),
-                known: known.into_iter().map(str::to_owned).collect(),
+                suggestion: did_you_mean(name, self.order.iter().map(String::as_str))
+                    .map(str::to_owned),
+                known: self.order.clone(),
             }),
         }
     }
 
-    /// One `config/missing-agent` error for each automation among `selected` that has
-    /// no agent command.
-    pub fn missing_agents<'a>(
-        &self,
-        selected: impl IntoIterator<Item = &'a Automation>,
-    ) -> Vec<Diagnostic> {
-        selected
-            .into_iter()
-            .filter(|automation| automation.agent.is_none())
-            .map(|automation| {
+    /// One `config/missing-agent` error for each automation that `names` selects
+    /// (every one when `names` is empty), usable or not, that has no agent command, in
+    /// file order. An automation whose agent could not be read is not reported again.
+    pub fn missing_agents(&self, names: &[String]) -> Vec<Diagnostic> {
+        self.order
+            .iter()
+            .filter(|name| names.is_empty() || names.contains(name))
+            .filter(|name| match self.automation(name) {
+                Some(automation) => automation.agent.is_none() && !self.unusable.agent,
+                None => self
+                    .unusable
+                    .automations
+                    .iter()
+                    .any(|a| &a.name == *name && a.without_agent),
+            })
+            .map(|name| {
                 self.diagnostic(
                     Severity::Error,
                     codes::MISSING_AGENT,
                     &JsonPointer::root()
                         .key("automations")
-                        .key(&automation.name)
+                        .key(name)
                         .key("agent")
                         .key("command"),
                     format!(
-                        "automation `{}` has no agent command: set `command` in \
-                         `[settings.agent]` or `agent = {{ command = [...] }}` in the automation",
-                        automation.name
+                        "automation `{name}` has no agent command: set `command` in \
+                         `[settings.agent]` or `agent = {{ command = [...] }}` in the automation"
                     ),
                 )
             })
@@ -537,10 +684,30 @@ struct PollingOverride {
     interval_seconds: Option<f64>,
 }
 
-type Parts = (Settings, Vec<ExtensionConfig>, Vec<Automation>);
+/// What [`Checker::config`] read, before the errors decide what is usable.
+struct Parts {
+    settings: Settings,
+    /// `[settings.agent] command`, when it is set and readable.
+    default_agent: Option<Vec<String>>,
+    /// Every `[extensions.*]` key in file order, with the extension when its source
+    /// could be read.
+    extensions: Vec<(String, Option<ExtensionConfig>)>,
+    /// Every `[automations.*]` key in file order.
+    automations: Vec<ReadAutomation>,
+}
+
+/// One `[automations.NAME]` as far as it could be read.
+struct ReadAutomation {
+    name: String,
+    trigger: Option<TriggerRef>,
+    /// The automation, when its trigger, prompt and arguments could be read.
+    automation: Option<Automation>,
+    /// Whether it gives an agent command of its own (readable or not).
+    own_agent: bool,
+}
 
 impl Checker<'_> {
-    fn config(&mut self, root: &toml::Table) -> Option<Parts> {
+    fn config(&mut self, root: &toml::Table) -> Parts {
         let at = JsonPointer::root();
         self.unknown_keys(root, &at, &["settings", "extensions", "automations"]);
 
@@ -566,7 +733,12 @@ impl Checker<'_> {
                  `[automations.NAME]` table",
             );
         }
-        Some((settings, extensions, automations))
+        Parts {
+            settings,
+            default_agent,
+            extensions,
+            automations,
+        }
     }
 
     fn settings(
@@ -696,7 +868,7 @@ impl Checker<'_> {
         (command.len() == items.len()).then_some(command)
     }
 
-    fn extensions(&mut self, table: &toml::Table) -> Vec<ExtensionConfig> {
+    fn extensions(&mut self, table: &toml::Table) -> Vec<(String, Option<ExtensionConfig>)> {
         let at = JsonPointer::root().key("extensions");
         let mut extensions = Vec::new();
         for name in self.file_order(table, &at) {
@@ -705,6 +877,7 @@ impl Checker<'_> {
             };
             let at = at.key(&name);
             let Some(ext) = self.table(value, &at) else {
+                extensions.push((name, None));
                 continue;
             };
             if name.is_empty() || name.contains(':') {
@@ -767,9 +940,11 @@ impl Checker<'_> {
                     }
                 }
             };
-            if let Some(source) = source {
-                extensions.push(ExtensionConfig { name, source });
-            }
+            let extension = source.map(|source| ExtensionConfig {
+                name: name.clone(),
+                source,
+            });
+            extensions.push((name, extension));
         }
         extensions
     }
@@ -779,7 +954,7 @@ impl Checker<'_> {
         table: &toml::Table,
         default_polling: PollingOverride,
         default_agent: Option<&Vec<String>>,
-    ) -> Vec<Automation> {
+    ) -> Vec<ReadAutomation> {
         let at = JsonPointer::root().key("automations");
         let mut automations = Vec::new();
         for name in self.file_order(table, &at) {
@@ -788,6 +963,12 @@ impl Checker<'_> {
             };
             let at = at.key(&name);
             let Some(auto) = self.table(value, &at) else {
+                automations.push(ReadAutomation {
+                    name,
+                    trigger: None,
+                    automation: None,
+                    own_agent: false,
+                });
                 continue;
             };
             self.unknown_keys(
@@ -840,24 +1021,34 @@ impl Checker<'_> {
                         .unwrap_or(DEFAULT_INTERVAL_SECONDS),
                 ),
             };
+            let own_agent = match auto.get("agent") {
+                Some(TomlValue::Table(agent)) => agent.contains_key("command"),
+                Some(_) => true,
+                None => false,
+            };
             let agent = match self.table_member(auto, &at, "agent") {
                 Some(agent) => self.agent(agent, &at.key("agent")),
                 None => None,
             }
             .or_else(|| default_agent.cloned());
-            if let (Some(trigger), Some((prompt, prompt_file)), Some(arguments)) =
-                (trigger, prompt, arguments)
-            {
-                automations.push(Automation {
-                    name,
-                    trigger,
+            let automation = match (&trigger, prompt, arguments) {
+                (Some(trigger), Some((prompt, prompt_file)), Some(arguments)) => Some(Automation {
+                    name: name.clone(),
+                    trigger: trigger.clone(),
                     prompt,
                     prompt_file,
                     arguments,
                     polling,
                     agent,
-                });
-            }
+                }),
+                _ => None,
+            };
+            automations.push(ReadAutomation {
+                name,
+                trigger,
+                automation,
+                own_agent,
+            });
         }
         automations
     }

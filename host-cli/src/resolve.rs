@@ -30,7 +30,7 @@ use crate::supervisor::LaunchCommand;
 pub struct Plan {
     /// The configured extensions, in file order.
     pub extensions: Vec<PlannedExtension>,
-    /// Each automation's extension and trigger type, in file order.
+    /// Each resolved automation's extension and trigger type, in file order.
     pub automations: Vec<PlannedAutomation>,
 }
 
@@ -79,23 +79,33 @@ impl Plan {
     }
 }
 
-/// Loads every extension's manifest and resolves every automation's trigger. The plan
-/// is `None` when the report has an error.
-pub fn resolve(config: &Config, host_exe: &Path) -> (Option<Plan>, Report) {
+/// Loads every usable extension's manifest and resolves the trigger of every
+/// automation whose `trigger` could be read ([`Config::triggers`]), so that a partial
+/// config gets every resolution problem too. The plan holds what resolved: only a
+/// report without errors (and a complete config) makes it runnable.
+///
+/// An extension whose table or manifest is broken has its own errors reported; an
+/// automation that may use it (it names it, or its trigger is found nowhere else) gets
+/// no second error.
+pub fn resolve(config: &Config, host_exe: &Path) -> (Plan, Report) {
     let (extensions, broken, mut report) = load_extensions(config, host_exe);
-    let broken: Vec<&str> = broken.iter().map(String::as_str).collect();
+    let broken: Vec<&str> = broken
+        .iter()
+        .chain(&config.unusable.extensions)
+        .map(String::as_str)
+        .collect();
 
     let mut automations = Vec::new();
-    for automation in &config.automations {
+    for (name, trigger) in config.triggers() {
         let at = JsonPointer::root()
             .key("automations")
-            .key(&automation.name)
+            .key(name)
             .key("trigger");
-        let wanted = &automation.trigger.trigger_type;
+        let wanted = &trigger.trigger_type;
         let error = |code: &'static str, message: String| {
             config.diagnostic(Severity::Error, code, &at, message)
         };
-        match &automation.trigger.extension {
+        match &trigger.extension {
             Some(named) => {
                 if broken.contains(&named.as_str()) {
                     continue; // its own errors are already reported
@@ -110,7 +120,7 @@ pub fn resolve(config: &Config, host_exe: &Path) -> (Option<Plan>, Report) {
                         format!(
                             "automation `{}` names the extension `{named}`, which is not \
                              configured in `[extensions]`{hint}",
-                            automation.name
+                            name
                         ),
                     ));
                     continue;
@@ -130,7 +140,7 @@ pub fn resolve(config: &Config, host_exe: &Path) -> (Option<Plan>, Report) {
                     continue;
                 }
                 automations.push(PlannedAutomation {
-                    name: automation.name.clone(),
+                    name: name.to_owned(),
                     extension: named.clone(),
                     trigger_type: wanted.clone(),
                 });
@@ -142,7 +152,7 @@ pub fn resolve(config: &Config, host_exe: &Path) -> (Option<Plan>, Report) {
                     .collect();
                 match candidates.as_slice() {
                     [one] => automations.push(PlannedAutomation {
-                        name: automation.name.clone(),
+                        name: name.to_owned(),
                         extension: one.name.clone(),
                         trigger_type: wanted.clone(),
                     }),
@@ -168,7 +178,7 @@ pub fn resolve(config: &Config, host_exe: &Path) -> (Option<Plan>, Report) {
                             format!(
                                 "no extension offers the trigger `{wanted}` used by automation \
                                  `{}` ({offered}){hint}",
-                                automation.name
+                                name
                             ),
                         ));
                     }
@@ -184,7 +194,7 @@ pub fn resolve(config: &Config, host_exe: &Path) -> (Option<Plan>, Report) {
                             format!(
                                 "the trigger `{wanted}` of automation `{}` is offered by the \
                                  extensions {}; write {} to choose",
-                                automation.name,
+                                name,
                                 join_and(&names),
                                 join_or(&forms)
                             ),
@@ -195,10 +205,10 @@ pub fn resolve(config: &Config, host_exe: &Path) -> (Option<Plan>, Report) {
         }
     }
 
-    let plan = (!report.has_errors()).then_some(Plan {
+    let plan = Plan {
         extensions,
         automations,
-    });
+    };
     (plan, report)
 }
 

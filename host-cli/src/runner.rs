@@ -137,14 +137,16 @@ pub struct RunOptions {
 
 /// What `run` checks before starting anything, after the config file itself: every
 /// extension's manifest and every automation's trigger ([`resolve`]), and, unless
-/// `dry_run`, that each selected automation has an agent command. The plan is `None`
-/// when the report has an error.
+/// `dry_run`, that each selected automation has an agent command. A partial config
+/// (see [`crate::config::Loaded::partial`]) is checked as far as it goes, so the report
+/// lists every problem; the plan is `None` when the report has an error or the config
+/// is not complete.
 pub fn check(config: &Config, host_exe: &Path, options: &RunOptions) -> (Option<Plan>, Report) {
     let (plan, mut report) = resolve(config, host_exe);
     if !options.dry_run {
-        report.extend(config.missing_agents(config.selected(&options.automations)));
+        report.extend(config.missing_agents(&options.automations));
     }
-    let plan = plan.filter(|_| !report.has_errors());
+    let plan = (config.is_complete() && !report.has_errors()).then_some(plan);
     (plan, report)
 }
 
@@ -340,17 +342,34 @@ pub struct Prepared {
     pub schema: TriggerSchema,
 }
 
+/// Why [`prepare`] failed, with the schema when `trigger/schema` had answered (so
+/// that `validate` can still check the prompt's placeholders against it).
+pub struct Unprepared {
+    /// The failed call.
+    pub error: CallError,
+    /// What `trigger/schema` returned, when the failure came after it.
+    pub schema: Option<Box<TriggerSchema>>,
+}
+
 /// Step 2 of SPEC section 1 for one automation: schema, defaults, validate.
 pub fn prepare(
     process: &mut ExtensionProcess,
     trigger_type: &str,
     automation: &Automation,
-) -> Result<Prepared, CallError> {
-    let schema = protocol::schema(process, trigger_type)?;
+) -> Result<Prepared, Unprepared> {
+    let schema = protocol::schema(process, trigger_type).map_err(|error| Unprepared {
+        error,
+        schema: None,
+    })?;
     let mut arguments = automation.arguments.clone();
     crate::defaults::apply_defaults(&schema.schema, &mut arguments);
-    protocol::validate(process, trigger_type, &arguments)?;
-    Ok(Prepared { arguments, schema })
+    match protocol::validate(process, trigger_type, &arguments) {
+        Ok(()) => Ok(Prepared { arguments, schema }),
+        Err(error) => Err(Unprepared {
+            error,
+            schema: Some(Box::new(schema)),
+        }),
+    }
 }
 
 /// The value of `${repository}`: `settings.repository`, else the forge identity of the
@@ -442,6 +461,7 @@ pub fn run<W: Write>(
                     );
                 }
                 prepare(ready.process, &planned.trigger_type, automation)
+                    .map_err(|unprepared| unprepared.error)
             });
         match prepared {
             Ok(prepared) => runs.push(AutomationRun {

@@ -14,7 +14,8 @@
 //!    gives one `config/trigger-rejected` per reported error, at
 //!    `/automations/NAME/arguments` + the error's path; any other failure is
 //!    `config/trigger-failed`;
-//! 5. prompt placeholders that no prompt field of the trigger and no host variable
+//! 5. once `trigger/schema` answered (even if `trigger/validate` then failed), prompt
+//!    placeholders that no prompt field of the trigger and no host variable
 //!    (`repository`, `automation`) fills: `config/unknown-placeholder`, a warning with
 //!    a did-you-mean, located at the placeholder (in the config, or in the prompt
 //!    file). A trigger that lists **no** prompt fields is taken not to know its fields
@@ -24,7 +25,7 @@
 //!    `config/extension-failed`.
 //!
 //! The config file itself is checked by [`crate::config::load`]; [`check`] starts from
-//! a config that loaded.
+//! what of it could be read (complete or partial), so one run reports every problem.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -36,21 +37,24 @@ use curupira_template::Template;
 use crate::config::{Automation, Config, codes};
 use crate::protocol::validation_errors;
 use crate::resolve::{Plan, display_path, resolve};
-use crate::runner::{self, Extensions, prepare, repository_missing, uses_repository};
+use crate::runner::{self, Extensions, Unprepared, prepare, repository_missing, uses_repository};
 
 /// Steps 1 (after the config file itself) to 6: the manifests, the triggers and the
-/// agents, then, when those have no error, a conversation with every extension an
-/// automation uses.
+/// agents, then a conversation with every extension a usable, resolved automation
+/// uses. `config` may be [partial](crate::config::Loaded::partial): every automation
+/// and extension that is itself fine is checked all the way, whatever errors the
+/// others have; only an error in the settings used to talk to extensions
+/// (`repository`, `[settings.protocol]`, `[settings.timeouts]`) skips steps 2 to 6.
 pub fn check(config: &Config, host_exe: &Path) -> Report {
     let (plan, mut report) = resolve(config, host_exe);
-    report.extend(config.missing_agents(&config.automations));
-    if let Some(plan) = plan {
+    report.extend(config.missing_agents(&[]));
+    if !config.unusable.connection {
         check_live(config, &plan, &mut report);
     }
     report
 }
 
-/// Steps 2 to 6: talks to the extensions.
+/// Steps 2 to 6: talks to the extensions of the automations `plan` resolved.
 fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
     let repository = runner::repository(config);
     let mut extensions = Extensions::new(plan);
@@ -101,9 +105,9 @@ fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
                 ));
             }
         }
-        let prepared = match prepare(ready.process, &planned.trigger_type, automation) {
-            Ok(prepared) => prepared,
-            Err(error) => {
+        let schema = match prepare(ready.process, &planned.trigger_type, automation) {
+            Ok(prepared) => prepared.schema,
+            Err(Unprepared { error, schema }) => {
                 let rejected = validation_errors(error.data.as_ref());
                 if error.code == ErrorCode::CONFIGURATION_INVALID
                     && error.method == "trigger/validate"
@@ -142,11 +146,14 @@ fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
                         format!("automation `{}`: {error}", automation.name),
                     ));
                 }
-                continue;
+                // The placeholders need only the schema: check them whenever it came.
+                let Some(schema) = schema else {
+                    continue;
+                };
+                *schema
             }
         };
-        let fields: Vec<&str> = prepared
-            .schema
+        let fields: Vec<&str> = schema
             .prompt_fields
             .iter()
             .map(|f| f.key.as_str())

@@ -541,3 +541,124 @@ fn probe_fails_a_broken_extension_and_still_shuts_it_down() {
         nothing.stdout
     );
 }
+
+/// The example of the one-pass rule: `b` has a structural error and an unknown trigger;
+/// both are reported at once, `a` is still checked live, and `run` starts nothing.
+#[test]
+fn validate_reports_structure_and_resolution_problems_in_one_pass() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
+    project.write(
+        "curupira.toml",
+        "[settings.agent]\ncommand = [\"cat\"]\n[extensions.local]\nbuiltin = \"local-queue\"\n\
+         [automations.a]\ntrigger = \"jsonl\"\nprompt = \"x\"\narguments = { path = \"tasks.jsonl\" }\n\
+         [automations.b]\ntrigger = \"github-issue\"\nprompt = \"x\"\nprompt_file = \"y.md\"\n",
+    );
+    let run = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        diagnostics(&run),
+        [
+            (
+                "error".into(),
+                "config/prompt-conflict".into(),
+                "/automations/b/prompt_file".into()
+            ),
+            (
+                "error".into(),
+                "config/unknown-trigger".into(),
+                "/automations/b/trigger".into()
+            ),
+        ]
+    );
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["diagnostics"][1]["line"], 10);
+    assert!(
+        report["diagnostics"][1]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("no extension offers the trigger `github-issue` used by automation `b`"),
+        "{report}"
+    );
+
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(run.stdout, "", "no event: nothing started");
+    assert!(
+        run.stderr.contains("error[config/prompt-conflict]")
+            && run.stderr.contains("error[config/unknown-trigger]"),
+        "{}",
+        run.stderr
+    );
+    assert!(!project.exists("done.jsonl"), "no task ran");
+}
+
+#[test]
+fn a_structural_error_elsewhere_does_not_skip_the_live_checks() {
+    let project = Project::new();
+    project.write(
+        "curupira.toml",
+        "[settings.agent]\ncommand = [\"cat\"]\n\n[extensions.local]\nbuiltin = \"local-queue\"\n\n\
+         [extensions.bad]\npath = \"\"\n\n\
+         [automations.broken]\ntrigger = \"jsonl\"\nprompt = \"x\"\npolling = { batch_size = 0 }\n\n\
+         [automations.a]\ntrigger = \"jsonl\"\nprompt = \"x\"\narguments = { path = 5 }\n",
+    );
+    let run = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        diagnostics(&run),
+        [
+            (
+                "error".into(),
+                "config/invalid-value".into(),
+                "/extensions/bad/path".into()
+            ),
+            (
+                "error".into(),
+                "config/batch-size".into(),
+                "/automations/broken/polling/batch_size".into()
+            ),
+            (
+                "error".into(),
+                "config/trigger-rejected".into(),
+                "/automations/a/arguments/path".into()
+            ),
+        ],
+        "`broken` is not checked live, `a` is; `bad` hides no trigger `jsonl` offers"
+    );
+}
+
+#[test]
+fn rejected_arguments_do_not_hide_a_misspelt_placeholder() {
+    let project = Project::new();
+    project.write(
+        "curupira.toml",
+        "[settings.agent]\ncommand = [\"cat\"]\n\n[extensions.local]\nbuiltin = \"local-queue\"\n\n\
+         [automations.a]\ntrigger = \"jsonl\"\nprompt = \"Do it for ${automaton}\"\narguments = { path = 5 }\n",
+    );
+    let run = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(
+        diagnostics(&run),
+        [
+            (
+                "error".into(),
+                "config/trigger-rejected".into(),
+                "/automations/a/arguments/path".into()
+            ),
+            (
+                "warning".into(),
+                "config/unknown-placeholder".into(),
+                "/automations/a/prompt".into()
+            ),
+        ]
+    );
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        report["diagnostics"][1]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("did you mean `${automation}`?"),
+        "{report}"
+    );
+}

@@ -77,7 +77,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Loads and checks the config, the manifests and the selected automation names.
-/// Prints the diagnostics on stderr; `None` when there is an error (exit 2).
+/// Prints the diagnostics on stderr (every problem, even in a config with errors);
+/// `None` when there is an error (exit 2).
 fn load(
     path: &Path,
     host_exe: &Path,
@@ -85,20 +86,20 @@ fn load(
 ) -> anyhow::Result<Option<(Config, Plan)>> {
     let loaded = config::load(path)?;
     let mut report = loaded.report;
-    let checked = loaded.config.map(|config| {
+    let checked = loaded.config.or(loaded.partial).map(|config| {
         let (plan, found) = runner::check(&config, host_exe, options);
         report.append(found);
         (config, plan)
     });
-    if checked.is_none() || !report.diagnostics().is_empty() {
+    if !report.diagnostics().is_empty() {
         print_report(&report)?;
     }
     match checked {
-        Some((config, plan)) => {
+        Some((config, Some(plan))) => {
             config.check_selection(&options.automations)?;
-            Ok(plan.map(|plan| (config, plan)))
+            Ok(Some((config, plan)))
         }
-        None => Ok(None),
+        _ => Ok(None),
     }
 }
 

@@ -2,7 +2,8 @@
 //! does before the first poll, reported as diagnostics (SPEC section 7): the config,
 //! the manifests, trigger resolution and agents, then each extension an automation
 //! uses is started and asked for its trigger's schema and to validate the arguments.
-//! Every problem is reported in one pass; the steps and their codes are
+//! Every problem is reported in one pass, even when the config has errors: whatever
+//! could be read is resolved and checked live; the steps and their codes are
 //! `curupira_host::validate`.
 //!
 //! Exit codes: 0 no error (warnings allowed), 1 errors, 2 the config cannot be read.
@@ -35,9 +36,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     curupira_host::logging::init(args.verbose);
     let host_exe = runner::host_executable().context("cannot find the curupira executable")?;
     let loaded = config::load(&args.config)?;
+    let found = loaded
+        .readable()
+        .map(|config| validate::check(config, &host_exe));
     let mut report = loaded.report;
-    if let Some(config) = &loaded.config {
-        report.append(validate::check(config, &host_exe));
+    if let Some(found) = found {
+        report.append(found);
     }
     write_stdout(&report_output(&report, args.format))
         .context("cannot write the report to standard output")?;

@@ -423,7 +423,7 @@ fn missing_agents_are_found_per_automation() {
         "",
     );
     let config = check(&text).config.unwrap();
-    let missing = config.missing_agents(&config.automations);
+    let missing = config.missing_agents(&[]);
     let at: Vec<(&str, &str)> = missing
         .iter()
         .map(|d| (d.code.as_ref(), d.path.as_str()))
@@ -624,4 +624,147 @@ fn the_documentation_lists_every_code_in_order() {
         .map(|(code, severity)| ((*code).to_owned(), severity.as_str().to_owned()))
         .collect();
     assert_eq!(documented, declared);
+}
+
+#[test]
+fn a_config_with_errors_keeps_what_could_be_read() {
+    let text = VALID
+        .replacen(
+            "prompt = \"Do ${title}.\"",
+            "prompt = \"Do ${title}.\"\nprompt_file = \"x.md\"",
+            1,
+        )
+        .replacen("path = \"extensions/acme\"", "path = \"\"", 1);
+    let loaded = check(&text);
+    assert!(loaded.config.is_none());
+    assert_eq!(
+        found(&loaded)
+            .into_iter()
+            .map(|(code, pointer, _)| (code, pointer))
+            .collect::<Vec<_>>(),
+        [
+            (
+                "config/invalid-value".to_owned(),
+                "/extensions/acme/path".to_owned()
+            ),
+            (
+                "config/prompt-conflict".to_owned(),
+                "/automations/queue/prompt_file".to_owned()
+            ),
+        ]
+    );
+    let partial = loaded.partial.as_ref().unwrap();
+    assert!(std::ptr::eq(loaded.readable().unwrap(), partial));
+    assert!(!partial.is_complete());
+    let names = |extensions: &[ExtensionConfig]| -> Vec<String> {
+        extensions.iter().map(|e| e.name.clone()).collect()
+    };
+    assert_eq!(names(&partial.extensions), ["local"]);
+    let automations: Vec<&str> = partial
+        .automations
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect();
+    assert_eq!(automations, ["fix-bugs"]);
+    assert_eq!(
+        partial.unusable,
+        Unusable {
+            connection: false,
+            agent: false,
+            extensions: vec!["acme".into()],
+            automations: vec![UnusableAutomation {
+                name: "queue".into(),
+                trigger: Some(TriggerRef {
+                    extension: None,
+                    trigger_type: "jsonl".into()
+                }),
+                without_agent: false,
+            }],
+        }
+    );
+    let triggers: Vec<(&str, String)> = partial
+        .triggers()
+        .into_iter()
+        .map(|(name, trigger)| (name, trigger.to_string()))
+        .collect();
+    assert_eq!(
+        triggers,
+        [
+            ("fix-bugs", "acme:github-issue".to_owned()),
+            ("queue", "jsonl".to_owned())
+        ],
+        "usable or not, in file order"
+    );
+    assert_eq!(partial.check_selection(&["queue".to_owned()]), Ok(()));
+    assert!(check(VALID).config.unwrap().is_complete());
+}
+
+#[test]
+fn a_partial_config_knows_which_agents_are_missing() {
+    // No agent anywhere: the unusable automation misses one too.
+    let text = replaced(
+        "[settings.agent]\ncommand = [\"my-agent\", \"--print\"]\n",
+        "",
+    )
+    .replacen("trigger = \"jsonl\"", "trigger = 5", 1);
+    let partial = check(&text).partial.unwrap();
+    assert_eq!(
+        partial.unusable.automations,
+        [UnusableAutomation {
+            name: "queue".into(),
+            trigger: None,
+            without_agent: true,
+        }]
+    );
+    assert!(partial.triggers().iter().all(|(name, _)| *name != "queue"));
+    let missing: Vec<String> = partial
+        .missing_agents(&[])
+        .iter()
+        .map(|d| d.path.to_string())
+        .collect();
+    assert_eq!(missing, ["/automations/queue/agent/command"]);
+
+    // A broken `[settings.agent]` is reported once, not again as a missing agent.
+    let text = replaced("command = [\"my-agent\", \"--print\"]", "command = []");
+    let partial = check(&text).partial.unwrap();
+    assert!(partial.unusable.agent && !partial.unusable.connection);
+    assert_eq!(
+        partial.automations.len(),
+        2,
+        "the automations themselves are fine"
+    );
+    assert!(partial.missing_agents(&[]).is_empty());
+
+    // Timeouts are needed to talk to extensions.
+    let text = replaced("request = 3.5", "request = 0");
+    let partial = check(&text).partial.unwrap();
+    assert!(partial.unusable.connection && !partial.unusable.agent);
+}
+
+#[test]
+fn a_part_that_is_not_a_table_is_unusable() {
+    let text = VALID.replacen(
+        "[extensions.local]",
+        "[automations]\nodd = \"x\"\n\n[extensions.local]",
+        1,
+    );
+    let loaded = check(&text);
+    assert_eq!(
+        found(&loaded),
+        [(
+            "config/invalid-type".to_owned(),
+            "/automations/odd".to_owned(),
+            23
+        )]
+    );
+    let partial = loaded.partial.unwrap();
+    assert_eq!(
+        partial.unusable.automations,
+        [UnusableAutomation {
+            name: "odd".into(),
+            trigger: None,
+            without_agent: false,
+        }]
+    );
+    assert_eq!(partial.automations.len(), 2);
 }
