@@ -279,6 +279,34 @@ fn without_prompt_fields_only_a_misspelt_host_variable_is_warned_about() {
 }
 
 #[test]
+fn plugins_list_still_lists_the_good_extensions_of_a_config_with_errors() {
+    let project = Project::new();
+    project.write(
+        "curupira.toml",
+        "[extensions.local]\nbuiltin = \"local-queue\"\n\n[extensions.bad]\npath = 5\n",
+    );
+    let run = project.curupira(&["plugins", "list", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let listing: Value = serde_json::from_str(&run.stdout).unwrap();
+    let names: Vec<&str> = listing["extensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["extension"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["local"]);
+    assert_eq!(listing["errors"], 1);
+    let errors: Vec<&str> = listing["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| d["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(errors, ["/extensions/bad/path"]);
+}
+
+#[test]
 fn plugins_list_reads_manifests_without_sending_a_frame() {
     if !have_python() {
         return;

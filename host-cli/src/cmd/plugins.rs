@@ -12,8 +12,9 @@
 //! A run that fails (cannot start, times out, exits non-zero, prints no valid
 //! manifest) is a `config/extension-failed` error (or the printed manifest's own
 //! `manifest/…` errors, under the file name `NAME --curupira-print-manifest`).
-//! Exit codes: 0 every extension listed (warnings allowed), 1 errors, 2 the config
-//! cannot be read.
+//! A config with errors still lists every extension whose own table is fine, beside
+//! the config's diagnostics. Exit codes: 0 every extension listed (warnings allowed),
+//! 1 errors, 2 the config cannot be read.
 
 use std::io;
 use std::path::PathBuf;
@@ -64,13 +65,13 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     curupira_host::logging::init(args.verbose);
     let host_exe = runner::host_executable().context("cannot find the curupira executable")?;
     let loaded = config::load(&args.config)?;
+    // A config with errors still lists the extensions whose own tables are fine.
+    let (listed, checked) = match loaded.readable() {
+        Some(config) => plugins::list(config, &host_exe),
+        None => (Vec::new(), Default::default()),
+    };
     let mut report = loaded.report;
-    let mut listed = Vec::new();
-    if let Some(config) = &loaded.config {
-        let (found, checked) = plugins::list(config, &host_exe);
-        listed = found;
-        report.append(checked);
-    }
+    report.append(checked);
     let output = match args.format {
         Format::Json => render_json(&listed, &report) + "\n",
         Format::Human => render_human(&listed, &report, color_enabled(&io::stdout())),
