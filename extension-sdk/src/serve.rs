@@ -166,7 +166,7 @@ fn send<W: Write>(
     options: &ServeOptions,
 ) -> Result<(), ServeError> {
     let id = reply.id.clone();
-    let mut body = encode(&Message::from(reply));
+    let mut body = Message::from(reply).to_vec();
     if body.len() > options.max_frame_bytes {
         let message = format!(
             "the reply is {} bytes, more than the maximum frame size of {} bytes",
@@ -174,16 +174,10 @@ fn send<W: Write>(
             options.max_frame_bytes
         );
         options.log(&message);
-        body = encode(&Message::from(Response::internal_error(id, message)));
+        body = Message::from(Response::internal_error(id, message)).to_vec();
     }
     output.write_frame(&body).map_err(ServeError::Write)?;
     output.flush().map_err(ServeError::Write)
-}
-
-/// The compact JSON of a message: the bytes of [`Message::to_vec`], serialized straight
-/// into a `Vec` rather than through `Display`.
-fn encode(message: &Message) -> Vec<u8> {
-    serde_json::to_vec(message).unwrap_or_else(|_| message.to_vec())
 }
 
 struct Session<'a, T: ?Sized> {
@@ -400,29 +394,4 @@ fn to_value(value: &impl serde::Serialize) -> Result<Value, ErrorObject> {
     serde_json::to_value(value).map_err(|err| {
         ErrorObject::internal_error(format!("cannot write the result as JSON: {err}"))
     })
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-
-    #[test]
-    fn encode_writes_the_bytes_of_to_vec() {
-        let messages = [
-            Message::from(Response::ok(7, json!({"values": null}))),
-            Message::from(Response::ok(
-                "a\"b",
-                json!({"values": [{"key": "t", "value": "é \n \u{1F600} \\"}], "n": 1.5}),
-            )),
-            Message::from(Response::err(
-                curupira_jsonrpc::Id::Null,
-                ErrorObject::invalid_params("bad").with_data(json!({"errors": []})),
-            )),
-        ];
-        for message in messages {
-            assert_eq!(encode(&message), message.to_vec(), "{message}");
-        }
-    }
 }

@@ -340,8 +340,7 @@ impl ExtensionProcess {
         let id = self.next_id;
         self.next_id += 1;
         let request = Message::from(Request::new(id, method, params));
-        // The bytes of `Message::to_vec`, serialized straight into a `Vec`.
-        let body = serde_json::to_vec(&request).unwrap_or_else(|_| request.to_vec());
+        let body = request.to_vec();
         if let Err(err) = self.encoder.header(body.len()) {
             return Err(CallError::new(
                 &self.name,

@@ -421,6 +421,29 @@ mod tests {
     }
 
     #[test]
+    fn to_vec_writes_the_bytes_of_display() {
+        let messages = [
+            Message::from(Response::ok(7, json!({"values": null}))),
+            Message::from(Response::ok(
+                "a\"b",
+                json!({"values": [{"key": "t", "value": "é \n \u{1F600} \\"}], "n": 1.5}),
+            )),
+            Message::from(Response::err(
+                Id::Null,
+                ErrorObject::invalid_params("bad").with_data(json!({"errors": []})),
+            )),
+            Message::from(Request::new(1, "describe", None)),
+        ];
+        for message in messages {
+            assert_eq!(
+                message.to_vec(),
+                message.to_string().into_bytes(),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
     fn requests_always_carry_the_version_and_omit_absent_params() {
         assert_eq!(
             Message::from(Request::new(1, "describe", None)).to_string(),
