@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cli_support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
@@ -20,19 +22,7 @@ fn curupira(args: &[&str]) -> Command {
     command
 }
 
-/// Runs with `input` on stdin (then closed) and collects everything.
-fn run(args: &[&str], input: &[u8]) -> Output {
-    let mut child = curupira(args).spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let feeder = thread::spawn(move || {
-        // The child may exit before reading everything; that is not our failure.
-        let _ = stdin.write_all(&input);
-    });
-    let output = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    output
-}
+use cli_support::run_with_stdin as run;
 
 fn stderr(output: &Output) -> String {
     String::from_utf8(output.stderr.clone()).unwrap()

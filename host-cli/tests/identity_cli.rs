@@ -2,20 +2,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod cli_support;
+
+use std::process::Output;
+
+use cli_support::run_with_stdin;
 
 fn identity(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_curupira"))
-        .arg("identity")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
+    let args: Vec<&str> = ["identity"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .collect();
+    run_with_stdin(&args, stdin)
 }
 
 /// The same list as `CANONICAL`, laid out freely and with members in another order.

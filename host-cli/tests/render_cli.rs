@@ -2,22 +2,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod cli_support;
+
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+
+use cli_support::run_with_stdin;
 
 fn render(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_curupira"))
-        .arg("render")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
+    let args: Vec<&str> = ["render"].into_iter().chain(args.iter().copied()).collect();
+    run_with_stdin(&args, stdin)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
