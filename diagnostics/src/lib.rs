@@ -19,6 +19,14 @@
 //! the text that records those spans (`serde_json` keeps none), after which a
 //! validator can check the `serde_json::Value` by pointers alone.
 //!
+//! That scan is `json::parse` (feature `json`), used for `package.json`,
+//! `cli-hooks.json` and `entry.json`: a strict RFC 8259 reader, about as fast as
+//! `serde_json::from_str`, that returns the same `serde_json::Value` plus a compact
+//! record of every span, turned into a [`SourceMap`] by `JsonDocument::source_map` only
+//! when a validator has something to report. A syntax error is one diagnostic with its
+//! line and column; a member repeated within one object keeps its last value, as
+//! `JSON.parse` does, and each repetition is reported at its key.
+//!
 //! It also holds the value rules the three validators share: SemVer versions with hints
 //! for npm-style spellings ([`version`]), npm package names ([`npm`]) and did-you-mean
 //! suggestions ([`did_you_mean`]).
@@ -50,7 +58,10 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod diagnostic;
+#[cfg(feature = "json")]
+pub mod json;
 mod lines;
+pub mod names;
 pub mod npm;
 mod pointer;
 mod render;

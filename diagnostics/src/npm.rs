@@ -260,8 +260,8 @@ pub fn check_package_name(name: &str) -> NameCheck {
     if length > MAX_NAME_LENGTH {
         check.warnings.push(NameProblem::TooLong { length });
     }
-    if lower != name {
-        if let Some(offset) = name
+    if lower != name
+        && let Some(offset) = name
             .char_indices()
             .find(|(_, c)| c.to_lowercase().ne([*c]))
             .map(|(i, _)| i)
@@ -270,7 +270,6 @@ pub fn check_package_name(name: &str) -> NameCheck {
                 .warnings
                 .push(NameProblem::Uppercase(at(name, offset)));
         }
-    }
     let last_part_start = name.rfind('/').map_or(0, |slash| slash + 1);
     if let Some(offset) = first_offset(&name[last_part_start..], |c| "~'!()*".contains(c)) {
         check.warnings.push(NameProblem::SpecialCharacter(at(

@@ -90,8 +90,8 @@ pub(crate) fn initialize(params: Option<Params>) -> Result<InitializeParams, Err
             ));
         };
         for member in ["name", "version"] {
-            if let Some(value) = host.get(member) {
-                if !value.is_string() {
+            if let Some(value) = host.get(member)
+                && !value.is_string() {
                     return Err(invalid(
                         METHOD,
                         format!(
@@ -100,7 +100,6 @@ pub(crate) fn initialize(params: Option<Params>) -> Result<InitializeParams, Err
                         ),
                     ));
                 }
-            }
         }
     }
     Ok(InitializeParams {

@@ -63,11 +63,10 @@ fn fill(schema: &Value, object: &mut Map<String, Value>, depth: usize) {
         return;
     };
     for (key, subschema) in properties {
-        if !object.contains_key(key) {
-            if let Some(default) = subschema.get("default") {
+        if !object.contains_key(key)
+            && let Some(default) = subschema.get("default") {
                 object.insert(key.clone(), default.clone());
             }
-        }
         if let Some(Value::Object(member)) = object.get_mut(key) {
             fill(subschema, member, depth + 1);
         }

@@ -387,11 +387,10 @@ impl LocalQueue {
             Ok(None) => return Err(cannot_open(io::ErrorKind::NotFound.into())),
             Err(err) => return Err(cannot_open(err)),
         };
-        if let Some(snapshot) = self.queue_files.get(path) {
-            if snapshot.is_current(Some(stamp)) {
+        if let Some(snapshot) = self.queue_files.get(path)
+            && snapshot.is_current(Some(stamp)) {
                 return Ok(snapshot.read);
             }
-        }
         let file = File::open(path).map_err(cannot_open)?;
         let value = read_queue(path, file)?;
         self.reads += 1;
@@ -412,11 +411,10 @@ impl LocalQueue {
         let stamp = stamp_of(done_path).map_err(|err| {
             TriggerError::internal(format!("cannot read the done file `{done_path}`: {err}"))
         })?;
-        if let Some(snapshot) = self.done_files.get(done_path) {
-            if snapshot.is_current(stamp) {
+        if let Some(snapshot) = self.done_files.get(done_path)
+            && snapshot.is_current(stamp) {
                 return Ok(snapshot.read);
             }
-        }
         let value = self.read_done(done_path)?;
         self.reads += 1;
         let snapshot = Snapshot {
@@ -552,15 +550,14 @@ fn queue_from(arguments: &Arguments) -> Result<Queue, Vec<ValidationError>> {
             ));
         }
     }
-    if let (Some(path), Some(done_path)) = (&path, &done_path) {
-        if path == done_path {
+    if let (Some(path), Some(done_path)) = (&path, &done_path)
+        && path == done_path {
             errors.push(ValidationError::member(
                 "done_path",
                 "`done_path` must differ from `path`, or finished items would be appended to \
                  the queue itself",
             ));
         }
-    }
     match path {
         Some(path) if errors.is_empty() => Ok(Queue {
             done_path: done_path.unwrap_or_else(|| format!("{path}.done")),

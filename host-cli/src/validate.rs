@@ -94,8 +94,8 @@ fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
                 continue;
             }
         };
-        if let Some(mismatch) = &ready.mismatch {
-            if reported_extensions.insert(planned.extension.clone()) {
+        if let Some(mismatch) = &ready.mismatch
+            && reported_extensions.insert(planned.extension.clone()) {
                 report.push(extension_diagnostic(
                     config,
                     Severity::Warning,
@@ -104,7 +104,6 @@ fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
                     mismatch.clone(),
                 ));
             }
-        }
         let schema = match prepare(ready.process, &planned.trigger_type, automation) {
             Ok(prepared) => prepared.schema,
             Err(Unprepared { error, schema }) => {

@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use curupira_diagnostics::Severity;
+use curupira_diagnostics::names::{self, ValueProblem};
 use curupira_diagnostics::npm::check_package_name;
 
 use crate::codes;
@@ -32,66 +33,17 @@ impl Problem {
     }
 }
 
-fn is_lower_alnum(c: char) -> bool {
-    c.is_ascii_lowercase() || c.is_ascii_digit()
-}
-
-fn is_separator(c: char) -> bool {
-    matches!(c, '.' | '_' | '-')
-}
-
-fn char_range(text: &str, offset: usize) -> Range<usize> {
-    let len = text[offset..].chars().next().map_or(0, char::len_utf8);
-    offset..offset + len
-}
-
-fn char_index(text: &str, offset: usize) -> usize {
-    text[..offset].chars().count() + 1
-}
-
-/// The first character outside `[a-z0-9._-]`, described, plus how many more there are.
-fn bad_character(value: &str, code: &'static str) -> Option<Problem> {
-    let mut bad = value
-        .char_indices()
-        .filter(|&(_, c)| !is_lower_alnum(c) && !is_separator(c));
-    let (offset, c) = bad.next()?;
-    let more = bad.count();
-    let others = match more {
-        0 => String::new(),
-        1 => " (and 1 more such character)".to_owned(),
-        n => format!(" (and {n} more such characters)"),
-    };
-    let mut text = format!(
-        "has `{}` at character {}{others}; only lowercase letters, digits, `.`, `_` and `-` are allowed",
-        c.escape_debug(),
-        char_index(value, offset)
-    );
-    let lower = value.to_lowercase();
-    if lower != value && lower.chars().all(|c| is_lower_alnum(c) || is_separator(c)) {
-        text.push_str(&format!("; did you mean `{lower}`?"));
-    }
-    Some(Problem::error(code, text, Some(char_range(value, offset))))
+fn from_shared(code: &'static str, problems: Vec<ValueProblem>) -> Vec<Problem> {
+    problems
+        .into_iter()
+        .map(|p| Problem::error(code, p.text, p.range))
+        .collect()
 }
 
 /// `^[a-z0-9][a-z0-9._-]*$`, at most 214 characters.
 pub(crate) fn name_problems(name: &str) -> Vec<Problem> {
     let code = codes::INVALID_NAME;
-    let Some(first) = name.chars().next() else {
-        return vec![Problem::error(
-            code,
-            "is empty; a name needs at least one lowercase letter or digit".to_owned(),
-            None,
-        )];
-    };
-    let mut problems = Vec::new();
-    if is_separator(first) {
-        problems.push(Problem::error(
-            code,
-            format!("starts with `{first}`; a name must start with a lowercase letter or digit"),
-            Some(0..1),
-        ));
-    }
-    problems.extend(bad_character(name, code));
+    let mut problems = from_shared(code, names::lowercase_name(name, "a name"));
     let length = name.chars().count();
     if length > MAX_NAME_CHARS {
         problems.push(Problem::error(
@@ -105,50 +57,10 @@ pub(crate) fn name_problems(name: &str) -> Vec<Problem> {
 
 /// `^[a-z0-9]+(?:[._-][a-z0-9]+)*$`.
 pub(crate) fn trigger_type_problems(value: &str) -> Vec<Problem> {
-    let code = codes::INVALID_TRIGGER_TYPE;
-    let Some(first) = value.chars().next() else {
-        return vec![Problem::error(
-            code,
-            "is empty; write a name such as `github-issue`".to_owned(),
-            None,
-        )];
-    };
-    let mut problems = Vec::new();
-    problems.extend(bad_character(value, code));
-    if is_separator(first) {
-        problems.push(Problem::error(
-            code,
-            format!(
-                "starts with `{first}`; a trigger type starts with a lowercase letter or digit"
-            ),
-            Some(0..1),
-        ));
-    }
-    let doubled = value
-        .char_indices()
-        .zip(value.chars().skip(1))
-        .find(|&((_, a), b)| is_separator(a) && is_separator(b));
-    if let Some(((offset, a), b)) = doubled {
-        problems.push(Problem::error(
-            code,
-            format!(
-                "has `{a}{b}` at character {}; `.`, `_` and `-` must stand between letters or digits",
-                char_index(value, offset)
-            ),
-            Some(offset..offset + 2),
-        ));
-    }
-    if let Some(last) = value.chars().last() {
-        if is_separator(last) && value.len() > 1 {
-            let offset = value.len() - 1;
-            problems.push(Problem::error(
-                code,
-                format!("ends with `{last}`; a trigger type ends with a lowercase letter or digit"),
-                Some(offset..offset + 1),
-            ));
-        }
-    }
-    problems
+    from_shared(
+        codes::INVALID_TRIGGER_TYPE,
+        names::identifier(value, "a trigger type", "github-issue"),
+    )
 }
 
 /// npm's errors for a package name (invalid for any package).
@@ -223,25 +135,6 @@ mod tests {
             texts(name_problems(&"a".repeat(215))),
             ["is 215 characters long; the limit is 214"]
         );
-    }
-
-    #[test]
-    fn trigger_types_follow_the_pattern() {
-        for good in ["github-issue", "a", "a.b_c-d", "x1-2"] {
-            assert!(trigger_type_problems(good).is_empty(), "{good}");
-        }
-        let ranges = |value: &str| -> Vec<_> {
-            trigger_type_problems(value)
-                .into_iter()
-                .map(|p| p.range)
-                .collect()
-        };
-        assert_eq!(ranges("-a"), [Some(0..1)]);
-        assert_eq!(ranges("a-"), [Some(1..2)]);
-        assert_eq!(ranges("a--b"), [Some(1..3)]);
-        assert_eq!(ranges("Github"), [Some(0..1)]);
-        assert_eq!(ranges(""), [None]);
-        assert_eq!(ranges("-"), [Some(0..1)]);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod plugins;
 pub mod probe;
 pub mod render;
 pub mod run;
+pub mod spirit;
 pub mod validate;
 
 use std::io::{self, Write};

@@ -1,0 +1,406 @@
+//! `curupira spirit check|install|list|remove|tools`: Spirit extension packages
+//! (SPEC section 3). Every rule lives in `spirit-manifest`; this module only reads
+//! arguments, calls it, and prints.
+//!
+//! - `check PATH [--registry] [--host cli|desktop] [--format human|json]`: PATH is a
+//!   package folder (everything is checked, files included), a `.zip` or marketplace
+//!   `.tgz` (recognised by their first bytes, checked without unpacking), a
+//!   `package.json` file or `-` for standard input (structure rules only: give the
+//!   folder to check the files too). Exit 0 no error, 1 errors, 2 unreadable.
+//! - `install ARCHIVE --data-dir DIR --host H [--replace]`: unpacks into
+//!   `DIR/extensions/H/<package name>/`, or refuses with the reason and leaves nothing.
+//!   Exit 0 installed, 1 refused (invalid package or archive, already installed),
+//!   2 I/O.
+//! - `list --data-dir DIR [--host H] [--format human|json]`: every installed package,
+//!   and which no longer validate (exit 1 when one does not).
+//! - `remove ID --data-dir DIR --host H`: exit 0 removed, 2 not installed or a bad id.
+//! - `tools PATH [--format human|json]`: each tool as the model sees it: invocation
+//!   name, description, input schema. Exit 1 (with the diagnostics) when the package
+//!   has errors.
+
+use std::fmt::Write as _;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use curupira_diagnostics::Report;
+use curupira_diagnostics::{Diagnostic, JsonPointer};
+use serde_json::json;
+use spirit_manifest::archive::Format as ArchiveFormat;
+use spirit_manifest::files::MAX_JSON_BYTES;
+use spirit_manifest::install::{self, InstallError, InstallOptions, InstalledPackage};
+use spirit_manifest::{Checked, Host, Options, invocation_name};
+
+use super::{Format, report_output, write_stdout};
+
+/// Arguments of `curupira spirit`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Check a package folder, `package.json`, `.zip` or `.tgz` and report every problem.
+    Check(CheckArgs),
+    /// Install a package from a `.zip` or marketplace `.tgz` into a Spirit data folder.
+    Install(InstallArgs),
+    /// List the packages installed in a Spirit data folder.
+    List(ListArgs),
+    /// Remove an installed package.
+    Remove(RemoveArgs),
+    /// Show each tool as the model sees it: invocation name, description, input schema.
+    Tools(ToolsArgs),
+}
+
+/// `cli` or `desktop`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum HostArg {
+    /// The terminal app.
+    Cli,
+    /// The desktop app.
+    Desktop,
+}
+
+impl From<HostArg> for Host {
+    fn from(host: HostArg) -> Self {
+        match host {
+            HostArg::Cli => Host::Cli,
+            HostArg::Desktop => Host::Desktop,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// A package folder, a `package.json`, a `.zip`, a `.tgz`, or `-` for standard input.
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+    /// Registry-strict mode: what the registry builder requires.
+    #[arg(long)]
+    registry: bool,
+    /// The host the package is meant for: `supportedHosts` must list it.
+    #[arg(long, value_enum)]
+    host: Option<HostArg>,
+    /// How to print the diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+struct InstallArgs {
+    /// The `.zip` or marketplace `.tgz`.
+    #[arg(value_name = "ARCHIVE")]
+    archive: PathBuf,
+    /// The Spirit data folder (`{spiritDataDir}`).
+    #[arg(long, value_name = "DIR")]
+    data_dir: PathBuf,
+    /// The host to install for.
+    #[arg(long, value_enum)]
+    host: HostArg,
+    /// Replace a package already installed under the same id.
+    #[arg(long)]
+    replace: bool,
+    /// How to print a refusal's diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+struct ListArgs {
+    /// The Spirit data folder.
+    #[arg(long, value_name = "DIR")]
+    data_dir: PathBuf,
+    /// Only this host's packages.
+    #[arg(long, value_enum)]
+    host: Option<HostArg>,
+    /// How to print the list.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+struct RemoveArgs {
+    /// The extension id (its npm package name).
+    #[arg(value_name = "ID")]
+    id: String,
+    /// The Spirit data folder.
+    #[arg(long, value_name = "DIR")]
+    data_dir: PathBuf,
+    /// The host it is installed for.
+    #[arg(long, value_enum)]
+    host: HostArg,
+}
+
+#[derive(clap::Args)]
+struct ToolsArgs {
+    /// A package folder, a `package.json`, a `.zip`, a `.tgz`, or `-`.
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+    /// How to print the tools.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+/// Runs `curupira spirit …`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Command::Check(args) => check(&args),
+        Command::Install(args) => install(&args),
+        Command::List(args) => list(&args),
+        Command::Remove(args) => remove(&args),
+        Command::Tools(args) => tools(&args),
+    }
+}
+
+/// Checks whatever `path` is: standard input, a folder, an archive, or a text file.
+fn check_path(path: &Path, options: &Options) -> anyhow::Result<Checked> {
+    if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .context("could not read package.json from standard input")?;
+        return Ok(spirit_manifest::check_bytes(&bytes, "<stdin>", options));
+    }
+    let unreadable = || format!("could not read `{}`", path.display());
+    if std::fs::metadata(path).with_context(unreadable)?.is_dir() {
+        return Ok(spirit_manifest::check_folder(path, options)?);
+    }
+    let file = std::fs::File::open(path).with_context(unreadable)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_JSON_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(unreadable)?;
+    if ArchiveFormat::of(&bytes).is_some() {
+        return Ok(spirit_manifest::check_archive(path, options)?);
+    }
+    if bytes.len() as u64 > MAX_JSON_BYTES {
+        anyhow::bail!(
+            "`{}` is larger than {MAX_JSON_BYTES} bytes, and neither a ZIP nor a `.tgz`; give a package folder, a `package.json` or an archive",
+            path.display()
+        );
+    }
+    Ok(spirit_manifest::check_bytes(
+        &bytes,
+        &path.display().to_string(),
+        options,
+    ))
+}
+
+fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
+    let options = Options {
+        registry_strict: args.registry,
+        host: args.host.map(Host::from),
+    };
+    let checked = check_path(&args.path, &options)?;
+    write_stdout(&report_output(&checked.report, args.format))
+        .context("could not write the report to standard output")?;
+    Ok(ExitCode::from(checked.report.exit_code()))
+}
+
+fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
+    let checked = check_path(&args.path, &Options::default())?;
+    let Some(package) = checked.package else {
+        write_stdout(&report_output(&checked.report, args.format))
+            .context("could not write the report to standard output")?;
+        return Ok(ExitCode::from(1));
+    };
+    let output = match args.format {
+        Format::Json => {
+            let tools: Vec<_> = package
+                .tools()
+                .iter()
+                .map(|tool| {
+                    let mut object = json!({
+                        "name": invocation_name(&package.name, &tool.name),
+                        "tool": tool.name,
+                        "description": tool.description,
+                        "input_schema": tool.input_schema,
+                    });
+                    if let (Some(map), Some(output)) = (object.as_object_mut(), &tool.output_schema)
+                    {
+                        map.insert("output_schema".to_owned(), output.clone());
+                    }
+                    object
+                })
+                .collect();
+            json!({ "package": package.name, "tools": tools }).to_string() + "\n"
+        }
+        Format::Human => {
+            let mut out = String::new();
+            if package.tools().is_empty() {
+                let _ = writeln!(out, "{} contributes no tool", package.name);
+            }
+            for tool in package.tools() {
+                let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
+                let _ = writeln!(out, "{}", invocation_name(&package.name, &tool.name));
+                let _ = writeln!(out, "  tool:        {}", tool.name);
+                let _ = writeln!(out, "  description: {}", tool.description.escape_debug());
+                let _ = writeln!(out, "  input schema:");
+                for line in schema.lines() {
+                    let _ = writeln!(out, "    {line}");
+                }
+            }
+            if checked.report.warnings() > 0 {
+                out.push('\n');
+                out.push_str(&report_output(&checked.report, Format::Human));
+            }
+            out
+        }
+    };
+    write_stdout(&output).context("could not write the tools to standard output")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn install(args: &InstallArgs) -> anyhow::Result<ExitCode> {
+    let mut options = InstallOptions::new(&args.data_dir, args.host.into());
+    options.replace = args.replace;
+    let refusal = match install::install(&args.archive, &options) {
+        Ok(installed) => {
+            let replaced = if installed.replaced {
+                " (the previous copy was replaced)"
+            } else {
+                ""
+            };
+            write_stdout(&format!(
+                "installed `{}` {} for {} in {}{replaced}\n",
+                installed.id,
+                installed.version,
+                options.host,
+                installed.path.display()
+            ))
+            .context("could not write to standard output")?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(InstallError::Invalid { report, .. }) => report,
+        Err(error @ InstallError::AlreadyInstalled { .. }) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(1));
+        }
+        Err(InstallError::Archive { archive, source }) => match source.code() {
+            Some(code) => {
+                let file = archive.display().to_string();
+                let mut report = Report::new();
+                report.add_file(file.clone());
+                report.push(Diagnostic::error(
+                    code,
+                    file,
+                    JsonPointer::root(),
+                    source.to_string(),
+                ));
+                report
+            }
+            None => return Err(InstallError::Archive { archive, source }.into()),
+        },
+        Err(error) => return Err(error.into()),
+    };
+    write_stdout(&report_output(&refusal, args.format))
+        .context("could not write the report to standard output")?;
+    eprintln!(
+        "error: `{}` was not installed; nothing was written",
+        args.archive.display()
+    );
+    Ok(ExitCode::from(1))
+}
+
+fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let packages = install::list(&args.data_dir, args.host.map(Host::from))?;
+    let output = match args.format {
+        Format::Json => list_json(&packages),
+        Format::Human => list_human(&packages),
+    };
+    write_stdout(&output).context("could not write the list to standard output")?;
+    let all_valid = packages.iter().all(InstalledPackage::is_valid);
+    Ok(ExitCode::from(if all_valid { 0 } else { 1 }))
+}
+
+fn list_json(packages: &[InstalledPackage]) -> String {
+    let packages: Vec<_> = packages
+        .iter()
+        .map(|installed| {
+            let package = installed.package();
+            json!({
+                "id": installed.id,
+                "host": installed.host.as_str(),
+                "path": installed.path.display().to_string(),
+                "version": package.map(|p| p.version.as_str()),
+                "display_name": package.map(|p| p.spirit_extension.display_name.as_str()),
+                "supported_hosts": package.map(|p| p.spirit_extension.supported_hosts.iter().map(|h| h.as_str()).collect::<Vec<_>>()),
+                "valid": installed.is_valid(),
+                "problems": installed.problems,
+                "diagnostics": installed.checked.diagnostics(),
+            })
+        })
+        .collect();
+    json!({ "packages": packages }).to_string() + "\n"
+}
+
+fn list_human(packages: &[InstalledPackage]) -> String {
+    let mut out = String::new();
+    if packages.is_empty() {
+        out.push_str("no Spirit extension is installed\n");
+        return out;
+    }
+    let mut invalid = Vec::new();
+    for installed in packages {
+        match installed.package().filter(|_| installed.is_valid()) {
+            Some(package) => {
+                let hosts: Vec<&str> = package
+                    .spirit_extension
+                    .supported_hosts
+                    .iter()
+                    .map(|h| h.as_str())
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "{:<8} {} {}  \"{}\"  supports {}",
+                    installed.host.as_str(),
+                    installed.id,
+                    package.version,
+                    package.spirit_extension.display_name.escape_debug(),
+                    hosts.join(", ")
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "{:<8} {}  INVALID: {}",
+                    installed.host.as_str(),
+                    installed.id,
+                    installed.path.display()
+                );
+                invalid.push(installed);
+            }
+        }
+    }
+    for installed in invalid {
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "`{}` ({}) no longer validates:",
+            installed.id, installed.host
+        );
+        for problem in &installed.problems {
+            let _ = writeln!(out, "  {problem}");
+        }
+        if !installed.checked.diagnostics().is_empty() {
+            out.push_str(&installed.checked.report.render_human(false));
+        }
+    }
+    out
+}
+
+fn remove(args: &RemoveArgs) -> anyhow::Result<ExitCode> {
+    let host = Host::from(args.host);
+    let path = install::remove(&args.data_dir, host, &args.id)?;
+    write_stdout(&format!(
+        "removed `{}` for {host} from {}\n",
+        args.id,
+        path.display()
+    ))
+    .context("could not write to standard output")?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,203 @@
+//! Spirit extension packages: `package.json` with its `spiritExtension` object, package
+//! folders and archives, checked against every rule of the Spirit extension format; the
+//! settings and secrets rules a Spirit host applies at run time; the tool names a model
+//! sees; and (feature `install`) a safe install from a ZIP or marketplace `.tgz`.
+//!
+//! The checker reports **every** problem in one pass, each as a
+//! [`Diagnostic`](curupira_diagnostics::Diagnostic) with a stable code (see [`codes`] and
+//! `docs/DIAGNOSTICS.md`), the file, an RFC 6901 pointer and the line and column. Only a
+//! package without errors becomes a [`PackageJson`]; warnings (unknown members, a
+//! capability requested for nothing) do not stop it.
+//!
+//! ```
+//! use spirit_manifest::{check_str, Options};
+//!
+//! let text = r#"{
+//!   "name": "@acme/Lookup",
+//!   "version": "1.0.0",
+//!   "main": "../index.js",
+//!   "spiritExtension": {
+//!     "displayName": "Lookup",
+//!     "supportedHosts": ["cli", "web"],
+//!     "requestedCapabilities": ["system-prompt"],
+//!     "colour": "red"
+//!   }
+//! }"#;
+//! let checked = check_str(text, "package.json", &Options::default());
+//! assert!(checked.package.is_none());
+//! let found: Vec<_> = checked
+//!     .report
+//!     .diagnostics()
+//!     .iter()
+//!     .map(|d| (d.code.as_ref(), d.path.as_str(), d.line().unwrap_or(0)))
+//!     .collect();
+//! assert_eq!(
+//!     found,
+//!     [
+//!         ("spirit/invalid-name", "/name", 2),
+//!         ("spirit/invalid-path", "/main", 4),
+//!         ("spirit/unknown-value", "/spiritExtension/supportedHosts/1", 7),
+//!         ("spirit/unknown-key", "/spiritExtension/colour", 9),
+//!     ]
+//! );
+//! ```
+//!
+//! Three inputs, one set of rules:
+//! - [`check_str`] / [`check_bytes`]: a `package.json` text alone (structure rules);
+//! - [`check_folder`]: a package folder — also every path the manifest names must be a
+//!   regular file inside the folder (no symlink out of it), and the CLI hooks file is
+//!   read and checked under its own name;
+//! - `check_archive` (feature `archive`): a ZIP (exactly one `package.json`, whose
+//!   folder is the root) or a marketplace `.tgz` (`package/` at the root), checked
+//!   without unpacking.
+//!
+//! [`Options`] add registry-strict mode and the host the package is meant for.
+//!
+//! At run time a host calls [`settings::check_values`] / [`settings::check_update`],
+//! [`settings::with_defaults`], [`settings::check_secret_key`] and [`invocation_name`].
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+#[cfg(feature = "archive")]
+pub mod archive;
+pub mod codes;
+pub mod files;
+#[cfg(feature = "install")]
+pub mod install;
+mod invocation;
+mod model;
+mod paths;
+mod schema;
+pub mod settings;
+mod validate;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use curupira_diagnostics::{Diagnostic, JsonPointer, Report};
+
+pub use files::{FileKind, Folder, PackageFiles};
+pub use invocation::{MAX_INVOCATION_NAME, invocation_name};
+pub use model::{
+    ActivationEvent, ApprovalMode, Capability, CliContribution, CliHook, Contributes,
+    DesktopContribution, ExecutionMode, HooksFile, HooksRef, Host, Other, PackageJson, Person,
+    Repository, SCHEMA_VERSION, SecretSlot, SelectOption, SettingDef, SettingType, SettingsPage,
+    Slot, SpiritExtension, Stylesheet, TokenRole, Tokens, Tool, Variant,
+};
+pub use paths::{PathProblem, RelativePath};
+
+/// The package's own file.
+pub const PACKAGE_JSON: &str = "package.json";
+
+/// How strictly to check, and for which host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Registry-strict mode: `schemaVersion`, `displayName`, `supportedHosts` and
+    /// `requestedCapabilities` must be written out, and a declared `icon` must be in
+    /// the package (checked when the package's files are at hand).
+    pub registry_strict: bool,
+    /// The host the package is checked or installed for: `supportedHosts` must list it.
+    pub host: Option<Host>,
+}
+
+/// The outcome of checking one package.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The package, when there is no error (warnings allowed).
+    pub package: Option<PackageJson>,
+    /// The CLI hooks file, when the package names one, its files were at hand, and it
+    /// has no error.
+    pub hooks: Option<HooksFile>,
+    /// Every diagnostic (file order within each file), with the texts for rendering.
+    pub report: Report,
+}
+
+impl Checked {
+    /// The diagnostics.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        self.report.diagnostics()
+    }
+}
+
+/// Why a package could not be checked at all (as opposed to a package with problems,
+/// which is a [`Checked`] with errors).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// A file could not be read.
+    #[error("could not read `{}`", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+}
+
+/// Checks a `package.json` text (structure rules only); `file` is the name diagnostics
+/// show (`<stdin>` for standard input).
+pub fn check_str(text: &str, file: &str, options: &Options) -> Checked {
+    validate::check_text(text, file, options, None)
+}
+
+/// Checks `package.json` bytes: text that is not UTF-8 is one `spirit/encoding` error
+/// at the first bad byte; a leading byte-order mark is ignored.
+pub fn check_bytes(bytes: &[u8], file: &str, options: &Options) -> Checked {
+    match decode(bytes, file) {
+        Ok(text) => check_str(text, file, options),
+        Err(report) => Checked {
+            package: None,
+            hooks: None,
+            report,
+        },
+    }
+}
+
+/// Checks a package folder: the structure rules, every path the manifest names, and
+/// the CLI hooks file.
+pub fn check_folder(dir: &Path, options: &Options) -> Result<Checked, CheckError> {
+    check_package(&Folder::new(dir), options).map_err(|source| CheckError::Read {
+        path: dir.join(PACKAGE_JSON),
+        source,
+    })
+}
+
+/// Checks the package whose files `files` gives: its `package.json` at the root, every
+/// path the manifest names, and the CLI hooks file. A missing `package.json` is a
+/// `spirit/missing-file` error; an `Err` means a file could not be read.
+pub fn check_package(files: &dyn PackageFiles, options: &Options) -> io::Result<Checked> {
+    validate::check_package(files, options)
+}
+
+/// Checks a ZIP or marketplace `.tgz` without unpacking it; a layout or safety problem
+/// of the archive is reported as a diagnostic (`spirit/archive-…`).
+#[cfg(feature = "archive")]
+pub fn check_archive(path: &Path, options: &Options) -> Result<Checked, CheckError> {
+    archive::check(path, options)
+}
+
+/// UTF-8 text without its byte-order mark, or a report with the one encoding error.
+pub(crate) fn decode<'b>(bytes: &'b [u8], file: &str) -> Result<&'b str, Report> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(text.strip_prefix('\u{feff}').unwrap_or(text)),
+        Err(error) => {
+            let offset = error.valid_up_to();
+            let lossy = String::from_utf8_lossy(bytes).into_owned();
+            let position = curupira_diagnostics::LineIndex::new(&lossy).position(offset);
+            let bad = bytes.get(offset).copied().unwrap_or_default();
+            let diagnostic = Diagnostic::error(
+                codes::ENCODING,
+                file,
+                JsonPointer::root(),
+                format!(
+                    "the file is not UTF-8: byte 0x{bad:02X} at line {}, column {} does not start a valid UTF-8 character; save the file as UTF-8",
+                    position.line, position.column
+                ),
+            )
+            .with_location(offset..offset + 3, position);
+            let mut report = Report::new();
+            report.add_source(file, lossy);
+            report.push(diagnostic);
+            Err(report)
+        }
+    }
+}

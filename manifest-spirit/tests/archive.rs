@@ -1,0 +1,775 @@
+//! Archives: layout, unsafe entries, limits and reading in place (feature `archive`).
+
+#![cfg(feature = "archive")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "archives/support.rs"]
+mod support;
+
+use std::path::Path;
+use std::time::Instant;
+
+use spirit_manifest::archive::{Archive, ArchiveError, Format, Limits, MAX_ENTRIES};
+use spirit_manifest::{FileKind, Options, PackageFiles, RelativePath, check_archive, codes};
+use support::*;
+
+fn open(path: &Path) -> Result<Archive, ArchiveError> {
+    Archive::open(path, Limits::default())
+}
+
+fn rel(path: &str) -> RelativePath {
+    RelativePath::parse(path).unwrap()
+}
+
+/// `check_archive` gives exactly one diagnostic with `code`, on the archive, at the root.
+fn assert_one_archive_diagnostic(path: &Path, code: &str) -> String {
+    let checked = check_archive(path, &Options::default()).unwrap();
+    assert!(checked.package.is_none());
+    let diagnostics = checked.diagnostics();
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    let diagnostic = &diagnostics[0];
+    assert_eq!(diagnostic.code, code, "{}", diagnostic.message);
+    assert_eq!(diagnostic.file, path.display().to_string());
+    assert!(diagnostic.path.is_root());
+    assert_eq!(diagnostic.line(), None);
+    assert_eq!(diagnostic.column(), None);
+    diagnostic.message.clone()
+}
+
+// ---- layout -------------------------------------------------------------------------
+
+#[test]
+fn zip_with_two_package_json_is_a_layout_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = zip(
+        dir.path(),
+        "two.zip",
+        &[file("a/package.json", HELLO), file("b/package.json", HELLO)],
+    );
+    match open(&path) {
+        Err(ArchiveError::SeveralPackageJson { entries }) => {
+            assert_eq!(entries, ["a/package.json", "b/package.json"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let message = assert_one_archive_diagnostic(&path, codes::ARCHIVE_LAYOUT);
+    assert!(
+        message.contains("`a/package.json`, `b/package.json`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn zip_without_package_json_is_a_layout_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = zip(dir.path(), "none.zip", &[file("README.md", "hi")]);
+    assert!(matches!(
+        open(&path),
+        Err(ArchiveError::NoPackageJson {
+            format: Format::Zip
+        })
+    ));
+    assert_one_archive_diagnostic(&path, codes::ARCHIVE_LAYOUT);
+}
+
+#[test]
+fn empty_zip_is_a_layout_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = zip(dir.path(), "empty.zip", &[]);
+    assert_eq!(&std::fs::read(&path).unwrap()[..4], b"PK\x05\x06");
+    assert_one_archive_diagnostic(&path, codes::ARCHIVE_LAYOUT);
+}
+
+#[test]
+fn zip_package_json_in_a_subfolder_is_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = with_main("@acme/hello", "1.0.0");
+    let path = zip(
+        dir.path(),
+        "ext.zip",
+        &[
+            dir_item("hello/"),
+            file("hello/package.json", &manifest),
+            file("hello/dist/index.js", INDEX_JS),
+            file("__MACOSX/hello/._package.json", "junk"),
+            file("notes.txt", "not part of the package"),
+        ],
+    );
+    let archive = open(&path).unwrap();
+    assert_eq!(archive.format(), Format::Zip);
+    assert_eq!(archive.root(), "hello/");
+    let paths: Vec<(&str, bool)> = archive.paths().collect();
+    assert_eq!(
+        paths,
+        [
+            ("dist", true),
+            ("dist/index.js", false),
+            ("package.json", false)
+        ]
+    );
+    assert_eq!(archive.kind(&rel("package.json")), FileKind::File);
+    assert_eq!(archive.kind(&rel("dist")), FileKind::Folder);
+    assert_eq!(archive.kind(&rel("notes.txt")), FileKind::Missing);
+    assert_eq!(archive.kind(&rel("__MACOSX")), FileKind::Missing);
+    assert_eq!(
+        archive.read(&rel("package.json"), 1 << 20).unwrap(),
+        manifest.as_bytes()
+    );
+    assert!(archive.read(&rel("package.json"), 10).is_err());
+    assert_eq!(
+        archive.display_name(&rel("package.json")),
+        format!("{}:package.json", path.display())
+    );
+
+    let checked = check_archive(&path, &Options::default()).unwrap();
+    assert!(
+        checked.diagnostics().is_empty(),
+        "{:?}",
+        checked.diagnostics()
+    );
+    assert_eq!(checked.package.unwrap().name, "@acme/hello");
+
+    let out = tempfile::tempdir().unwrap();
+    archive.extract(out.path()).unwrap();
+    assert_eq!(
+        names_in(out.path()),
+        ["dist".to_owned(), "package.json".to_owned()]
+    );
+}
+
+fn dir_item(name: &str) -> Item {
+    support::dir(name)
+}
+
+#[test]
+fn check_archive_on_a_good_zip_and_a_good_tgz_gives_no_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = with_main("@acme/hello", "1.0.0");
+    let zip_path = zip(
+        dir.path(),
+        "good.zip",
+        &[
+            file("package.json", &manifest),
+            file("dist/index.js", INDEX_JS),
+        ],
+    );
+    let tgz_path = tgz(
+        dir.path(),
+        "good.tgz",
+        &[
+            dir_item("package/"),
+            file("package/package.json", &manifest),
+            file("package/dist/index.js", INDEX_JS),
+        ],
+    );
+    for path in [&zip_path, &tgz_path] {
+        let checked = check_archive(path, &Options::default()).unwrap();
+        assert!(
+            checked.diagnostics().is_empty(),
+            "{:?}",
+            checked.diagnostics()
+        );
+        let package = checked.package.unwrap();
+        assert_eq!(package.name, "@acme/hello");
+    }
+    let archive = open(&tgz_path).unwrap();
+    assert_eq!(archive.format(), Format::TarGz);
+    assert_eq!(archive.root(), "package/");
+    assert_eq!(
+        archive.read(&rel("dist/index.js"), 1 << 20).unwrap(),
+        INDEX_JS.as_bytes()
+    );
+}
+
+#[test]
+fn check_archive_reports_a_missing_main_in_the_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = zip(
+        dir.path(),
+        "nomain.zip",
+        &[file("package.json", with_main("@acme/hello", "1.0.0"))],
+    );
+    let checked = check_archive(&path, &Options::default()).unwrap();
+    assert!(checked.package.is_none());
+    assert!(
+        checked
+            .diagnostics()
+            .iter()
+            .any(|d| d.code == codes::MISSING_FILE),
+        "{:?}",
+        checked.diagnostics()
+    );
+}
+
+#[test]
+fn tgz_without_package_folder_is_a_layout_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tgz(dir.path(), "flat.tgz", &[file("package.json", HELLO)]);
+    match open(&path) {
+        Err(ArchiveError::OutsidePackage { entries }) => assert_eq!(entries, ["package.json"]),
+        other => panic!("{other:?}"),
+    }
+    assert_one_archive_diagnostic(&path, codes::ARCHIVE_LAYOUT);
+
+    let path = tgz(
+        dir.path(),
+        "other.tgz",
+        &[file("hello/package.json", HELLO)],
+    );
+    assert!(matches!(
+        open(&path),
+        Err(ArchiveError::OutsidePackage { .. })
+    ));
+
+    let path = tgz(dir.path(), "nojson.tgz", &[file("package/index.js", "x")]);
+    assert!(matches!(
+        open(&path),
+        Err(ArchiveError::NoPackageJson {
+            format: Format::TarGz
+        })
+    ));
+    assert_one_archive_diagnostic(&path, codes::ARCHIVE_LAYOUT);
+}
+
+#[test]
+fn tgz_entry_outside_package_is_a_layout_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tgz(
+        dir.path(),
+        "extra.tgz",
+        &[file("package/package.json", HELLO), file("extra.txt", "x")],
+    );
+    match open(&path) {
+        Err(ArchiveError::OutsidePackage { entries }) => assert_eq!(entries, ["extra.txt"]),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn tgz_long_names_and_pax_global_headers_are_fine() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = format!("package/{}/file.txt", "deep".repeat(40));
+    let path = tgz_with(dir.path(), "long.tgz", |builder| {
+        // A pax global header, as `git archive` writes.
+        let comment = b"52 comment=0123456789012345678901234567890123456789\n";
+        let header = raw_header(
+            "pax_global_header",
+            tar::EntryType::XGlobalHeader,
+            comment.len() as u64,
+            0o644,
+        );
+        builder.append(&header, &comment[..]).unwrap();
+        append_items(builder, &[file("package/package.json", HELLO)]);
+        let mut header = tar::Header::new_gnu();
+        header.set_size(5);
+        header.set_mode(0o644);
+        header.set_entry_type(tar::EntryType::Regular);
+        builder
+            .append_data(&mut header, &long, &b"hello"[..])
+            .unwrap();
+    });
+    let archive = open(&path).unwrap();
+    let relative = long.strip_prefix("package/").unwrap();
+    assert_eq!(archive.read(&rel(relative), 100).unwrap(), b"hello");
+    let out = tempfile::tempdir().unwrap();
+    assert_eq!(
+        archive.extract(out.path()).unwrap(),
+        (HELLO.len() + 5) as u64
+    );
+    assert_eq!(std::fs::read(out.path().join(relative)).unwrap(), b"hello");
+}
+
+// ---- unsafe entries -----------------------------------------------------------------
+
+#[test]
+fn zip_unsafe_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (index, name) in ["../evil.txt", "/abs", "C:\\x", "a\\b", "a/../../evil.txt"]
+        .into_iter()
+        .enumerate()
+    {
+        let path = zip(
+            dir.path(),
+            &format!("slip{index}.zip"),
+            &[file("package.json", HELLO), file(name, "evil")],
+        );
+        match open(&path) {
+            Err(ArchiveError::UnsafeName { entry, .. }) => assert_eq!(entry, name),
+            other => panic!("{name}: {other:?}"),
+        }
+        let message = assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
+        assert!(message.contains(name), "{message}");
+    }
+}
+
+#[test]
+fn tgz_unsafe_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (index, name) in ["package/../../evil.txt", "/etc/evil", "package\\evil"]
+        .into_iter()
+        .enumerate()
+    {
+        let path = tgz(
+            dir.path(),
+            &format!("slip{index}.tgz"),
+            &[file("package/package.json", HELLO), file(name, "evil")],
+        );
+        match open(&path) {
+            Err(ArchiveError::UnsafeName { entry, .. }) => assert_eq!(entry, name),
+            other => panic!("{name}: {other:?}"),
+        }
+        assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
+    }
+}
+
+#[test]
+fn zip_symlink_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = zip(
+        dir.path(),
+        "link.zip",
+        &[
+            file("package.json", HELLO),
+            Item::Symlink("index.js".to_owned(), "/etc/passwd".to_owned()),
+        ],
+    );
+    match open(&path) {
+        Err(ArchiveError::Link {
+            entry, hard: false, ..
+        }) => assert_eq!(entry, "index.js"),
+        other => panic!("{other:?}"),
+    }
+    assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
+}
+
+#[test]
+fn tgz_symlink_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tgz(
+        dir.path(),
+        "link.tgz",
+        &[
+            file("package/package.json", HELLO),
+            Item::Symlink("package/index.js".to_owned(), "../../etc/passwd".to_owned()),
+        ],
+    );
+    match open(&path) {
+        Err(ArchiveError::Link {
+            entry,
+            hard: false,
+            target,
+        }) => {
+            assert_eq!(entry, "package/index.js");
+            assert_eq!(target.as_deref(), Some("../../etc/passwd"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let message = assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
+    assert!(message.contains("symbolic link"), "{message}");
+}
+
+#[test]
+fn tgz_hard_link_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tgz(
+        dir.path(),
+        "hard.tgz",
+        &[
+            file("package/package.json", HELLO),
+            Item::HardLink(
+                "package/copy.json".to_owned(),
+                "package/package.json".to_owned(),
+            ),
+        ],
+    );
+    match open(&path) {
+        Err(ArchiveError::Link {
+            entry, hard: true, ..
+        }) => assert_eq!(entry, "package/copy.json"),
+        other => panic!("{other:?}"),
+    }
+    let message = assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
+    assert!(message.contains("hard link"), "{message}");
+}
+
+#[test]
+fn tgz_fifo_and_char_device_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = tgz(
+        dir.path(),
+        "fifo.tgz",
+        &[
+            file("package/package.json", HELLO),
+            Item::Fifo("package/pipe".to_owned()),
+        ],
+    );
+    match open(&fifo) {
+        Err(ArchiveError::Special { entry, kind }) => {
+            assert_eq!(entry, "package/pipe");
+            assert_eq!(kind, "a FIFO");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_one_archive_diagnostic(&fifo, codes::ARCHIVE_ENTRY);
+    let device = tgz(
+        dir.path(),
+        "char.tgz",
+        &[
+            file("package/package.json", HELLO),
+            Item::CharDevice("package/null".to_owned()),
+        ],
+    );
+    assert!(matches!(open(&device), Err(ArchiveError::Special { .. })));
+    assert_one_archive_diagnostic(&device, codes::ARCHIVE_ENTRY);
+}
+
+#[test]
+fn zip_fifo_mode_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = zip(
+        dir.path(),
+        "fifo.zip",
+        &[file("package.json", HELLO), file("pipe", "")],
+    );
+    // External attributes: S_IFIFO | 0o644 in the high 16 bits.
+    patch_zip_entry(&path, "pipe", |bytes, central, _| {
+        let attributes = (0o010_644u32) << 16;
+        bytes[central + 38..central + 42].copy_from_slice(&attributes.to_le_bytes());
+        bytes[central + 5] = 3; // made by Unix
+    });
+    match open(&path) {
+        Err(ArchiveError::Special { entry, kind }) => {
+            assert_eq!(entry, "pipe");
+            assert_eq!(kind, "a FIFO");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn zip_name_given_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = zip(
+        dir.path(),
+        "twice.zip",
+        &[
+            file("package.json", HELLO),
+            file("a.txt", "one"),
+            file("b.txt", "two"),
+        ],
+    );
+    rename_zip_entry(&path, "b.txt", "a.txt");
+    match open(&path) {
+        Err(ArchiveError::Duplicate { entry, .. }) => assert_eq!(entry, "a.txt"),
+        other => panic!("{other:?}"),
+    }
+    assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
+
+    // Two spellings of one path.
+    let path = zip(
+        dir.path(),
+        "spellings.zip",
+        &[
+            file("package.json", HELLO),
+            file("a/b.txt", "one"),
+            file("a//b.txt", "two"),
+        ],
+    );
+    match open(&path) {
+        Err(ArchiveError::Duplicate { entry, first, path }) => {
+            assert_eq!(
+                (entry.as_str(), first.as_str(), path.as_str()),
+                ("a//b.txt", "a/b.txt", "a/b.txt")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn tgz_name_given_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tgz(
+        dir.path(),
+        "twice.tgz",
+        &[
+            file("package/package.json", HELLO),
+            file("package/index.js", "one"),
+            file("./package/index.js", "two"),
+        ],
+    );
+    assert!(matches!(open(&path), Err(ArchiveError::Duplicate { .. })));
+    assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
+}
+
+#[test]
+fn a_file_used_as_a_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tgz(
+        dir.path(),
+        "both.tgz",
+        &[
+            file("package/package.json", HELLO),
+            file("package/lib", "a file"),
+            file("package/lib/index.js", "inside it"),
+        ],
+    );
+    match open(&path) {
+        Err(ArchiveError::FileAndFolder { file, .. }) => assert_eq!(file, "package/lib"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn unknown_and_corrupt_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("ext.zip");
+    std::fs::write(&text, "not an archive").unwrap();
+    match open(&text) {
+        Err(error @ ArchiveError::UnknownFormat { .. }) => {
+            assert!(error.to_string().contains("`6e 6f 74 20`"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_one_archive_diagnostic(&text, codes::ARCHIVE_CORRUPT);
+
+    let empty = dir.path().join("empty.tgz");
+    std::fs::write(&empty, "").unwrap();
+    assert!(matches!(
+        open(&empty),
+        Err(ArchiveError::UnknownFormat { .. })
+    ));
+
+    let good = zip(dir.path(), "good.zip", &[file("package.json", HELLO)]);
+    let bytes = std::fs::read(&good).unwrap();
+    let truncated = dir.path().join("truncated.zip");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 30]).unwrap();
+    assert!(matches!(
+        open(&truncated),
+        Err(ArchiveError::Corrupt {
+            format: Format::Zip,
+            ..
+        })
+    ));
+    assert_one_archive_diagnostic(&truncated, codes::ARCHIVE_CORRUPT);
+
+    let good = tgz(
+        dir.path(),
+        "good.tgz",
+        &[file("package/package.json", HELLO)],
+    );
+    let bytes = std::fs::read(&good).unwrap();
+    let truncated = dir.path().join("truncated.tgz");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    assert!(matches!(
+        open(&truncated),
+        Err(ArchiveError::Corrupt {
+            format: Format::TarGz,
+            ..
+        })
+    ));
+    assert_one_archive_diagnostic(&truncated, codes::ARCHIVE_CORRUPT);
+}
+
+#[test]
+fn a_missing_archive_is_a_read_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.zip");
+    assert!(matches!(open(&missing), Err(ArchiveError::Read { .. })));
+    assert!(check_archive(&missing, &Options::default()).is_err());
+}
+
+// ---- limits -------------------------------------------------------------------------
+
+#[test]
+fn too_many_entries_with_lowered_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        max_entries: 10,
+        ..Limits::default()
+    };
+    let mut items = vec![file("package.json", HELLO)];
+    items.extend((0..10).map(|i| file(&format!("f{i}.txt"), "x")));
+    let zip_path = zip(dir.path(), "many.zip", &items);
+    assert!(matches!(
+        Archive::open(&zip_path, limits),
+        Err(ArchiveError::TooManyEntries { limit: 10 })
+    ));
+    let ok = Limits {
+        max_entries: 11,
+        ..limits
+    };
+    assert!(Archive::open(&zip_path, ok).is_ok());
+
+    let mut items = vec![file("package/package.json", HELLO)];
+    items.extend((0..10).map(|i| file(&format!("package/f{i}.txt"), "x")));
+    let tgz_path = tgz(dir.path(), "many.tgz", &items);
+    assert!(matches!(
+        Archive::open(&tgz_path, limits),
+        Err(ArchiveError::TooManyEntries { limit: 10 })
+    ));
+    assert!(Archive::open(&tgz_path, ok).is_ok());
+}
+
+#[test]
+fn ten_thousand_and_one_entries_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tgz_with(dir.path(), "huge.tgz", |builder| {
+        append_items(builder, &[file("package/package.json", HELLO)]);
+        for i in 0..MAX_ENTRIES {
+            let header = raw_header(&format!("package/f{i}"), tar::EntryType::Regular, 0, 0o644);
+            builder.append(&header, std::io::empty()).unwrap();
+        }
+    });
+    let start = Instant::now();
+    assert!(matches!(
+        open(&path),
+        Err(ArchiveError::TooManyEntries { limit: MAX_ENTRIES })
+    ));
+    let message = assert_one_archive_diagnostic(&path, codes::ARCHIVE_LIMIT);
+    assert!(message.contains("10000"), "{message}");
+    assert!(start.elapsed().as_secs() < 10);
+
+    let mut items = vec![file("package.json", HELLO)];
+    items.extend((0..MAX_ENTRIES).map(|i| file(&format!("f{i}"), "")));
+    let path = zip(dir.path(), "huge.zip", &items);
+    assert!(matches!(
+        open(&path),
+        Err(ArchiveError::TooManyEntries { limit: MAX_ENTRIES })
+    ));
+}
+
+const MIB: u64 = 1024 * 1024;
+
+fn one_mib() -> Limits {
+    Limits {
+        max_unpacked_bytes: MIB,
+        ..Limits::default()
+    }
+}
+
+#[test]
+fn zip_bomb_declaring_its_size_is_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = zip_with_zeros(
+        dir.path(),
+        "bomb.zip",
+        &[file("package.json", HELLO)],
+        "zeros.bin",
+        50 * MIB,
+    );
+    assert!(std::fs::metadata(&path).unwrap().len() < 500 * 1024);
+    match Archive::open(&path, one_mib()) {
+        Err(ArchiveError::TooLarge { limit, entry }) => {
+            assert_eq!(limit, MIB);
+            assert_eq!(entry.as_deref(), Some("zeros.bin"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn zip_bomb_lying_about_its_size_stops_while_unpacking() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = zip_with_zeros(
+        dir.path(),
+        "liar.zip",
+        &[file("package.json", HELLO)],
+        "zeros.bin",
+        50 * MIB,
+    );
+    lie_about_size(&path, "zeros.bin", 1000);
+    let archive = Archive::open(&path, one_mib()).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    match archive.extract(out.path()) {
+        Err(ArchiveError::TooLarge { limit, entry }) => {
+            assert_eq!(limit, MIB);
+            assert_eq!(entry.as_deref(), Some("zeros.bin"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // It stopped at the limit: never more than the limit on disk.
+    let written = std::fs::metadata(out.path().join("zeros.bin"))
+        .unwrap()
+        .len();
+    assert!(written <= MIB, "{written}");
+    // Reading in place is bounded too.
+    assert!(archive.read(&rel("zeros.bin"), 4096).is_err());
+}
+
+#[test]
+fn gzip_bomb_is_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tgz_with(dir.path(), "bomb.tgz", |builder| {
+        append_items(builder, &[file("package/package.json", HELLO)]);
+        append_zeros(builder, "package/zeros.bin", 50 * MIB);
+    });
+    assert!(std::fs::metadata(&path).unwrap().len() < 500 * 1024);
+    assert!(matches!(
+        Archive::open(&path, one_mib()),
+        Err(ArchiveError::TooLarge { limit: MIB, .. })
+    ));
+
+    // Declared sizes are not trusted: many entries each under the limit.
+    let path = tgz_with(dir.path(), "many.tgz", |builder| {
+        append_items(builder, &[file("package/package.json", HELLO)]);
+        for i in 0..4 {
+            append_zeros(builder, &format!("package/zeros{i}.bin"), MIB / 2);
+        }
+    });
+    match Archive::open(&path, one_mib()) {
+        Err(error @ ArchiveError::TooLarge { .. }) => {
+            assert_eq!(error.code(), Some(codes::ARCHIVE_LIMIT));
+            assert!(error.to_string().contains("1048576"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+// ---- unpacking ----------------------------------------------------------------------
+
+#[cfg(unix)]
+#[test]
+fn extract_sanitises_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+
+    let path = tgz(
+        dir.path(),
+        "modes.tgz",
+        &[
+            dir_item("package/"),
+            file("package/package.json", HELLO),
+            file_mode("package/bin/run", "#!/bin/sh\n", 0o4777),
+            file_mode("package/world.txt", "w", 0o666),
+            file_mode("package/private.txt", "p", 0o400),
+        ],
+    );
+    let out = tempfile::tempdir().unwrap();
+    open(&path).unwrap().extract(out.path()).unwrap();
+    assert_eq!(mode(&out.path().join("bin/run")), 0o775);
+    assert_eq!(mode(&out.path().join("world.txt")), 0o664);
+    assert_eq!(mode(&out.path().join("private.txt")), 0o600);
+    assert_eq!(mode(&out.path().join("package.json")), 0o644);
+    assert_eq!(mode(&out.path().join("bin")), 0o755);
+
+    let path = zip(
+        dir.path(),
+        "modes.zip",
+        &[
+            file("package.json", HELLO),
+            file_mode("run.sh", "#!/bin/sh\n", 0o777),
+            file_mode("tool", "t", 0o755),
+        ],
+    );
+    // Set the setuid bit by hand (the ZIP writer keeps only 0o777).
+    patch_zip_entry(&path, "tool", |bytes, central, _| {
+        let attributes = (0o104_755u32) << 16;
+        bytes[central + 38..central + 42].copy_from_slice(&attributes.to_le_bytes());
+    });
+    let out = tempfile::tempdir().unwrap();
+    open(&path).unwrap().extract(out.path()).unwrap();
+    assert_eq!(mode(&out.path().join("run.sh")), 0o775);
+    assert_eq!(mode(&out.path().join("tool")), 0o755);
+}

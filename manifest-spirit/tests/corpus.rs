@@ -1,0 +1,125 @@
+//! The text corpus: each `corpus/text/*.json` gives exactly the diagnostics in its
+//! sibling `.expected` file, one per line (`error spirit/missing-key /name 3:5`), and
+//! the human rendering of each quotes the right line.
+//!
+//! Set `UPDATE_EXPECTED=1` to rewrite the `.expected` files from the current output
+//! (then read the diff: it is the review).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use curupira_diagnostics::Diagnostic;
+use spirit_manifest::{Checked, Options, check_bytes};
+
+fn corpus() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/text");
+    let mut files: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn describe(diagnostic: &Diagnostic) -> String {
+    let position = diagnostic
+        .position
+        .map_or("-".to_owned(), |p| format!("{}:{}", p.line, p.column));
+    let path = if diagnostic.path.is_root() {
+        "\"\""
+    } else {
+        diagnostic.path.as_str()
+    };
+    format!(
+        "{} {} {path} {position}",
+        diagnostic.severity, diagnostic.code
+    )
+}
+
+fn check(path: &Path) -> Checked {
+    let name = path.file_name().unwrap().to_str().unwrap();
+    check_bytes(&fs::read(path).unwrap(), name, &Options::default())
+}
+
+#[test]
+fn every_file_gives_exactly_its_expected_diagnostics() {
+    let files = corpus();
+    assert!(files.len() >= 5);
+    for path in files {
+        let checked = check(&path);
+        let actual: Vec<String> = checked.diagnostics().iter().map(describe).collect();
+        let expected_path = path.with_extension("expected");
+        if std::env::var_os("UPDATE_EXPECTED").is_some() {
+            fs::write(&expected_path, actual.join("\n") + "\n").unwrap();
+            continue;
+        }
+        let expected = fs::read_to_string(&expected_path).unwrap();
+        let expected: Vec<&str> = expected.lines().collect();
+        assert_eq!(
+            actual,
+            expected,
+            "{}:\n{}",
+            path.display(),
+            checked.report.render_human(false)
+        );
+        assert!(checked.package.is_none(), "{}", path.display());
+    }
+}
+
+#[test]
+fn a_duplicate_member_is_an_error_at_the_second_one() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/text/duplicate-member.json");
+    let checked = check(&path);
+    let first = &checked.diagnostics()[0];
+    assert_eq!(first.code, "spirit/duplicate-key");
+    assert_eq!(first.path.as_str(), "/spiritExtension/displayName");
+    assert_eq!((first.line(), first.column()), (Some(7), Some(5)));
+    assert!(
+        first.message.contains("first at line 5, column 5"),
+        "{}",
+        first.message
+    );
+}
+
+#[test]
+fn a_syntax_error_has_its_line_and_column() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/text/syntax-trailing-comma.json");
+    let checked = check(&path);
+    assert_eq!(checked.diagnostics().len(), 1);
+    let error = &checked.diagnostics()[0];
+    assert_eq!(error.code, "spirit/syntax");
+    assert_eq!((error.line(), error.column()), (Some(7), Some(3)));
+    let human = checked.report.render_human(false);
+    assert!(
+        human.contains("--> syntax-trailing-comma.json:7:3"),
+        "{human}"
+    );
+    assert!(human.contains("7 |   }"), "{human}");
+}
+
+#[test]
+fn many_problems_are_reported_in_one_pass() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/text/many-problems.json");
+    let checked = check(&path);
+    assert!(
+        checked.report.errors() >= 15,
+        "{}",
+        checked.report.render_human(false)
+    );
+    // The bad schema's diagnostic points inside the schema.
+    assert!(checked.diagnostics().iter().any(|d| d.path.as_str()
+        == "/spiritExtension/contributes/tools/0/inputSchema/properties/id/type"
+        && d.code == "spirit/invalid-schema"));
+    // The uppercase letter of the scope is underlined, not the whole name.
+    let name = checked
+        .diagnostics()
+        .iter()
+        .find(|d| d.path.as_str() == "/name")
+        .unwrap();
+    assert_eq!((name.line(), name.column()), (Some(2), Some(13)));
+}

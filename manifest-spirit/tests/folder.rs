@@ -1,0 +1,275 @@
+//! Package folders: the seed's example as a real folder, and every way a path the
+//! manifest names can fail on disk — missing, a folder, a symlink out of the package
+//! (to a file or through a folder), a dangling link — plus the CLI hooks file checked
+//! under its own name.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use spirit_manifest::{Options, Slot, check_folder, codes};
+use tempfile::TempDir;
+
+fn seed_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/seed-example")
+}
+
+/// A copy of the seed's folder to break.
+fn copy_of_seed() -> TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&seed_dir(), tmp.path());
+    tmp
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// (code, file name relative to the package, pointer) of every diagnostic.
+fn found(dir: &Path) -> Vec<(String, String, String)> {
+    let checked = check_folder(dir, &Options::default()).unwrap();
+    let prefix = format!("{}/", dir.display());
+    checked
+        .diagnostics()
+        .iter()
+        .map(|d| {
+            let file = d.file.strip_prefix(&prefix).unwrap_or(&d.file).to_owned();
+            (d.code.to_string(), file, d.path.to_string())
+        })
+        .collect()
+}
+
+fn one(code: &str, file: &str, path: &str) -> Vec<(String, String, String)> {
+    vec![(code.to_owned(), file.to_owned(), path.to_owned())]
+}
+
+#[test]
+fn the_seed_example_folder_passes_with_no_diagnostics() {
+    let checked = check_folder(
+        &seed_dir(),
+        &Options {
+            registry_strict: true,
+            host: None,
+        },
+    )
+    .unwrap();
+    // package.json and cli-hooks.json were both read.
+    assert_eq!(
+        checked.report.render_human(false).lines().last(),
+        Some("ok: no problems in 2 files")
+    );
+    assert!(checked.diagnostics().is_empty());
+    let hooks = checked.hooks.unwrap();
+    assert_eq!(hooks.hooks[0].slot, Slot::InputFrame);
+    assert_eq!(checked.package.unwrap().name, "@example/spirit-extension");
+}
+
+#[test]
+fn a_missing_file_and_a_folder_where_a_file_should_be() {
+    let tmp = copy_of_seed();
+    fs::remove_file(tmp.path().join("assets/icon.svg")).unwrap();
+    fs::remove_file(tmp.path().join("styles/desktop.css")).unwrap();
+    fs::create_dir(tmp.path().join("styles/desktop.css")).unwrap();
+    assert_eq!(
+        found(tmp.path()),
+        [
+            (
+                codes::MISSING_FILE.to_owned(),
+                "package.json".to_owned(),
+                "/spiritExtension/icon".to_owned()
+            ),
+            (
+                codes::NOT_A_FILE.to_owned(),
+                "package.json".to_owned(),
+                "/spiritExtension/contributes/desktop/css/0/path".to_owned()
+            ),
+        ]
+    );
+    fs::remove_file(tmp.path().join("dist/index.js")).unwrap();
+    assert!(found(tmp.path()).contains(&(
+        codes::MISSING_FILE.to_owned(),
+        "package.json".to_owned(),
+        "/main".to_owned()
+    )));
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_may_not_lead_out_of_the_package() {
+    use std::os::unix::fs::symlink;
+
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(
+        outside.path().join("index.js"),
+        "export function activate() {}\n",
+    )
+    .unwrap();
+
+    // A file that is a link to a file outside.
+    let tmp = copy_of_seed();
+    fs::remove_file(tmp.path().join("dist/index.js")).unwrap();
+    symlink(
+        outside.path().join("index.js"),
+        tmp.path().join("dist/index.js"),
+    )
+    .unwrap();
+    assert_eq!(
+        found(tmp.path()),
+        one(codes::PATH_ESCAPES, "package.json", "/main")
+    );
+
+    // A folder that is a link to a folder outside.
+    let tmp = copy_of_seed();
+    fs::remove_dir_all(tmp.path().join("dist")).unwrap();
+    symlink(outside.path(), tmp.path().join("dist")).unwrap();
+    assert_eq!(
+        found(tmp.path()),
+        one(codes::PATH_ESCAPES, "package.json", "/main")
+    );
+
+    // A relative link climbing out, whose target does not even exist.
+    let tmp = copy_of_seed();
+    fs::remove_file(tmp.path().join("assets/icon.svg")).unwrap();
+    symlink("../../../nowhere.svg", tmp.path().join("assets/icon.svg")).unwrap();
+    assert_eq!(
+        found(tmp.path()),
+        one(codes::PATH_ESCAPES, "package.json", "/spiritExtension/icon")
+    );
+
+    // A link that stays inside is fine; one whose target is missing inside is missing.
+    let tmp = copy_of_seed();
+    fs::rename(
+        tmp.path().join("assets/icon.svg"),
+        tmp.path().join("styles/icon.svg"),
+    )
+    .unwrap();
+    symlink("../styles/icon.svg", tmp.path().join("assets/icon.svg")).unwrap();
+    assert_eq!(found(tmp.path()), []);
+    fs::remove_file(tmp.path().join("styles/icon.svg")).unwrap();
+    assert_eq!(
+        found(tmp.path()),
+        one(codes::MISSING_FILE, "package.json", "/spiritExtension/icon")
+    );
+}
+
+#[test]
+fn the_hooks_file_is_checked_under_its_own_name() {
+    let tmp = copy_of_seed();
+    fs::write(
+        tmp.path().join("cli-hooks.json"),
+        "{\n  \"hooks\": [\n    { \"slot\": \"input.frames\", \"variant\": \"loud\", \"tokens\": { \"border\": \"red\", \"fill\": \"accent\" } },\n    { \"prefix\": 1 }\n  ]\n}\n",
+    )
+    .unwrap();
+    let checked = check_folder(tmp.path(), &Options::default()).unwrap();
+    let hooks_file = format!("{}/cli-hooks.json", tmp.path().display());
+    let found: Vec<_> = checked
+        .diagnostics()
+        .iter()
+        .map(|d| {
+            (
+                d.code.as_ref(),
+                d.file.as_str(),
+                d.path.as_str(),
+                d.line().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                codes::UNKNOWN_VALUE,
+                hooks_file.as_str(),
+                "/hooks/0/slot",
+                3
+            ),
+            (
+                codes::UNKNOWN_VALUE,
+                hooks_file.as_str(),
+                "/hooks/0/variant",
+                3
+            ),
+            (
+                codes::UNKNOWN_VALUE,
+                hooks_file.as_str(),
+                "/hooks/0/tokens/border",
+                3
+            ),
+            (
+                codes::UNKNOWN_KEY,
+                hooks_file.as_str(),
+                "/hooks/0/tokens/fill",
+                3
+            ),
+            (codes::MISSING_KEY, hooks_file.as_str(), "/hooks/1/slot", 4),
+            (
+                codes::INVALID_TYPE,
+                hooks_file.as_str(),
+                "/hooks/1/prefix",
+                4
+            ),
+        ]
+    );
+    assert!(
+        checked.diagnostics()[0]
+            .message
+            .contains("did you mean `input.frame`?")
+    );
+    assert!(
+        checked.package.is_none(),
+        "errors in the hooks file make the package invalid"
+    );
+
+    fs::write(tmp.path().join("cli-hooks.json"), "{ \"hooks\": { } }").unwrap();
+    assert_eq!(
+        found_codes(tmp.path()),
+        [(
+            codes::INVALID_TYPE.to_owned(),
+            "cli-hooks.json".to_owned(),
+            "/hooks".to_owned()
+        )]
+    );
+    fs::write(tmp.path().join("cli-hooks.json"), "[").unwrap();
+    assert_eq!(
+        found_codes(tmp.path()),
+        [(
+            codes::SYNTAX.to_owned(),
+            "cli-hooks.json".to_owned(),
+            String::new()
+        )]
+    );
+    fs::remove_file(tmp.path().join("cli-hooks.json")).unwrap();
+    assert_eq!(
+        found_codes(tmp.path()),
+        one(
+            codes::MISSING_FILE,
+            "package.json",
+            "/spiritExtension/contributes/cli/hooks/path"
+        )
+    );
+}
+
+fn found_codes(dir: &Path) -> Vec<(String, String, String)> {
+    found(dir)
+}
+
+#[test]
+fn a_folder_without_package_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert_eq!(
+        found(tmp.path()),
+        one(codes::MISSING_FILE, "package.json", "")
+    );
+    let checked = check_folder(&tmp.path().join("nope"), &Options::default()).unwrap();
+    assert_eq!(checked.diagnostics()[0].code, codes::MISSING_FILE);
+}
