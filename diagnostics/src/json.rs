@@ -1247,6 +1247,23 @@ mod tests {
     }
 
     #[test]
+    fn names_across_pieces_of_the_text_are_decoded() {
+        for pad in 490..530 {
+            let text = format!(
+                "{{\"pad\": \"{}\", \"k\\u00e9y/\\n\": [{{\"\u{1f600}\": 1}}]}}",
+                "x".repeat(pad)
+            );
+            let document = parse_ok(&text);
+            let map = document.source_map();
+            let element = JsonPointer::root().key("k\u{e9}y/\n").index(0);
+            let spans = map.get(&element.key("\u{1f600}")).unwrap();
+            assert_eq!(&text[spans.key.clone().unwrap()], "\"\u{1f600}\"");
+            assert_eq!(&text[spans.value.clone()], "1");
+            assert_eq!(map.len(), 5);
+        }
+    }
+
+    #[test]
     fn discarded_members_leave_no_spans() {
         let document = parse_ok(r#"{"a":{"x":1},"b":[1],"a":{"y":2}}"#);
         let map = document.source_map();

@@ -57,6 +57,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod code;
 mod diagnostic;
 #[cfg(feature = "json")]
 pub mod json;
@@ -72,10 +73,11 @@ mod suggest;
 pub mod toml;
 pub mod version;
 
+pub use code::Code;
 pub use diagnostic::{Diagnostic, Position, Severity};
 pub use lines::LineIndex;
 pub use pointer::{JsonPointer, PointerError};
 pub use render::color_enabled;
-pub use report::Report;
+pub use report::{Report, decode_utf8};
 pub use source_map::{Anchor, Collector, SourceMap, Spans};
 pub use suggest::did_you_mean;

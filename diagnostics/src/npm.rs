@@ -265,11 +265,11 @@ pub fn check_package_name(name: &str) -> NameCheck {
             .char_indices()
             .find(|(_, c)| c.to_lowercase().ne([*c]))
             .map(|(i, _)| i)
-        {
-            check
-                .warnings
-                .push(NameProblem::Uppercase(at(name, offset)));
-        }
+    {
+        check
+            .warnings
+            .push(NameProblem::Uppercase(at(name, offset)));
+    }
     let last_part_start = name.rfind('/').map_or(0, |slash| slash + 1);
     if let Some(offset) = first_offset(&name[last_part_start..], |c| "~'!()*".contains(c)) {
         check.warnings.push(NameProblem::SpecialCharacter(at(

@@ -54,12 +54,13 @@ impl JsonPointer {
     /// Parses an escaped pointer, checking the leading `/` and every `~` escape.
     pub fn parse(text: &str) -> Result<Self, PointerError> {
         if let Some(first) = text.chars().next()
-            && first != '/' {
-                return Err(PointerError::MissingLeadingSlash {
-                    pointer: text.to_owned(),
-                    first,
-                });
-            }
+            && first != '/'
+        {
+            return Err(PointerError::MissingLeadingSlash {
+                pointer: text.to_owned(),
+                first,
+            });
+        }
         let bytes = text.as_bytes();
         for (offset, byte) in bytes.iter().enumerate() {
             if *byte == b'~' && !matches!(bytes.get(offset + 1), Some(b'0' | b'1')) {

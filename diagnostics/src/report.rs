@@ -156,3 +156,48 @@ impl FromIterator<Diagnostic> for Report {
         report
     }
 }
+
+/// The UTF-8 text of a file without its byte-order mark, or a report holding the one
+/// error (`code`) at the first byte that is not UTF-8, with the text (bad bytes shown
+/// as U+FFFD) to quote from.
+///
+/// ```
+/// use curupira_diagnostics::decode_utf8;
+///
+/// assert_eq!(decode_utf8(b"\xef\xbb\xbfname = 1", "f.toml", "demo/encoding").unwrap(), "name = 1");
+/// let report = decode_utf8(b"a\nb\xff", "f.toml", "demo/encoding").unwrap_err();
+/// let error = &report.diagnostics()[0];
+/// assert_eq!((error.line(), error.column()), (Some(2), Some(2)));
+/// assert!(error.message.starts_with("the file is not UTF-8: byte 0xFF at line 2, column 2"));
+/// ```
+pub fn decode_utf8<'b>(
+    bytes: &'b [u8],
+    file: &str,
+    code: impl Into<std::borrow::Cow<'static, str>>,
+) -> Result<&'b str, Report> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(text.strip_prefix('\u{feff}').unwrap_or(text)),
+        Err(error) => {
+            let offset = error.valid_up_to();
+            let lossy = String::from_utf8_lossy(bytes).into_owned();
+            // Up to `offset` the lossy text is the same bytes; the bad sequence became
+            // U+FFFD (3 bytes).
+            let position = crate::LineIndex::new(&lossy).position(offset);
+            let bad = bytes.get(offset).copied().unwrap_or_default();
+            let diagnostic = Diagnostic::error(
+                code,
+                file,
+                crate::JsonPointer::root(),
+                format!(
+                    "the file is not UTF-8: byte 0x{bad:02X} at line {}, column {} does not start a valid UTF-8 character; save the file as UTF-8",
+                    position.line, position.column
+                ),
+            )
+            .with_location(offset..offset + 3, position);
+            let mut report = Report::new();
+            report.add_source(file, lossy);
+            report.push(diagnostic);
+            Err(report)
+        }
+    }
+}

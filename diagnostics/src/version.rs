@@ -74,13 +74,14 @@ pub fn parse_version(text: &str) -> Result<Version, VersionError> {
         (false, false) => None,
     };
     if let Some(what) = what
-        && Version::parse(without_prefix).is_ok() {
-            return Err(VersionError::NpmStyle {
-                given: text.to_owned(),
-                what,
-                suggestion: without_prefix.to_owned(),
-            });
-        }
+        && Version::parse(without_prefix).is_ok()
+    {
+        return Err(VersionError::NpmStyle {
+            given: text.to_owned(),
+            what,
+            suggestion: without_prefix.to_owned(),
+        });
+    }
     if let Some(suggestion) = complete(without_prefix) {
         return Err(VersionError::Incomplete {
             given: text.to_owned(),

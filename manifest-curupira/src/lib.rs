@@ -58,7 +58,7 @@ mod validate;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use curupira_diagnostics::{Collector, Diagnostic, JsonPointer, Report};
+use curupira_diagnostics::{Collector, Diagnostic, Report};
 
 pub use model::{
     ExtensionName, InvalidValue, Kind, Launch, MANIFEST_VERSION, Manifest, NpmPackageName,
@@ -147,30 +147,12 @@ pub fn check_str(text: &str, file: &str) -> Checked {
 /// Checks manifest bytes: text that is not UTF-8 is one `manifest/encoding` error at
 /// the first bad byte.
 pub fn check_bytes(bytes: &[u8], file: &str) -> Checked {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => check_str(text.strip_prefix('\u{feff}').unwrap_or(text), file),
-        Err(error) => {
-            let offset = error.valid_up_to();
-            let lossy = String::from_utf8_lossy(bytes).into_owned();
-            // Up to `offset` the lossy text is the same bytes; the bad sequence became
-            // U+FFFD (3 bytes).
-            let position = curupira_diagnostics::LineIndex::new(&lossy).position(offset);
-            let bad = bytes.get(offset).copied().unwrap_or_default();
-            let diagnostic = Diagnostic::error(
-                codes::ENCODING,
-                file,
-                JsonPointer::root(),
-                format!("the file is not UTF-8: byte 0x{bad:02X} at line {}, column {} does not start a valid UTF-8 character; save the file as UTF-8", position.line, position.column),
-            )
-            .with_location(offset..offset + 3, position);
-            let mut report = Report::new();
-            report.add_source(file, lossy);
-            report.push(diagnostic);
-            Checked {
-                manifest: None,
-                report,
-            }
-        }
+    match curupira_diagnostics::decode_utf8(bytes, file, codes::ENCODING) {
+        Ok(text) => check_str(text, file),
+        Err(report) => Checked {
+            manifest: None,
+            report,
+        },
     }
 }
 

@@ -542,13 +542,14 @@ impl Validator<'_, '_> {
                 let pointer = at.key("version");
                 let parsed = self.version(value, &pointer);
                 if let (Some(launch), Some(manifest)) = (&parsed, version)
-                    && launch != manifest {
-                        self.out.warning(
+                    && launch != manifest
+                {
+                    self.out.warning(
                             codes::VERSION_MISMATCH,
                             &pointer,
                             format!("`launch.version` {launch} differs from `version` {manifest}; the host would list {manifest} and run {launch}"),
                         );
-                    }
+                }
                 parsed
             }
             None => {

@@ -277,6 +277,22 @@ pub enum ArchiveError {
 }
 
 impl ArchiveError {
+    /// A report of this problem as one diagnostic about the archive `path` (file = the
+    /// path as given, pointer `""`), when it is about the archive rather than I/O.
+    pub fn report(&self, path: &Path) -> Option<Report> {
+        let code = self.code()?;
+        let file = path.display().to_string();
+        let mut report = Report::new();
+        report.add_file(file.clone());
+        report.push(Diagnostic::error(
+            code,
+            file,
+            JsonPointer::root(),
+            self.to_string(),
+        ));
+        Some(report)
+    }
+
     /// The diagnostic code (`spirit/archive-…`) of a problem of the archive itself, or
     /// `None` for an I/O error.
     pub fn code(&self) -> Option<&'static str> {
@@ -696,23 +712,12 @@ pub(crate) fn check(path: &Path, options: &Options) -> Result<Checked, CheckErro
             path: path.to_owned(),
             source,
         }),
-        Err(error) => match error.code() {
-            Some(code) => {
-                let file = path.display().to_string();
-                let mut report = Report::new();
-                report.add_file(file.clone());
-                report.push(Diagnostic::error(
-                    code,
-                    file,
-                    JsonPointer::root(),
-                    error.to_string(),
-                ));
-                Ok(Checked {
-                    package: None,
-                    hooks: None,
-                    report,
-                })
-            }
+        Err(error) => match error.report(path) {
+            Some(report) => Ok(Checked {
+                package: None,
+                hooks: None,
+                report,
+            }),
             None => match error {
                 ArchiveError::Read { path, source } | ArchiveError::Write { path, source } => {
                     Err(CheckError::Read { path, source })

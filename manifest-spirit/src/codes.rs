@@ -1,33 +1,9 @@
 //! The stable diagnostic codes of this crate. `docs/DIAGNOSTICS.md` lists the same
 //! table for users; a test keeps the two in step.
 
-use curupira_diagnostics::Severity;
+pub use curupira_diagnostics::Code;
 
-/// A diagnostic code with its severity and what it means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Code {
-    /// The code, e.g. `spirit/unknown-key`.
-    pub code: &'static str,
-    /// Whether it is an error or a warning.
-    pub severity: Severity,
-    /// One line for the documentation.
-    pub meaning: &'static str,
-}
-
-macro_rules! codes {
-    ($( $(#[$doc:meta])* $name:ident = $code:literal, $severity:ident, $meaning:literal; )*) => {
-        $(
-            $(#[$doc])*
-            pub const $name: &str = $code;
-        )*
-        /// Every code this crate emits, in documentation order.
-        pub const ALL: &[Code] = &[
-            $( Code { code: $code, severity: Severity::$severity, meaning: $meaning }, )*
-        ];
-    };
-}
-
-codes! {
+curupira_diagnostics::codes! {
     /// The file is not UTF-8.
     ENCODING = "spirit/encoding", Error,
         "The file is not valid UTF-8; the position is the first invalid byte.";

@@ -74,7 +74,7 @@ mod validate;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use curupira_diagnostics::{Diagnostic, JsonPointer, Report};
+use curupira_diagnostics::{Diagnostic, Report};
 
 pub use files::{FileKind, Folder, PackageFiles};
 pub use invocation::{MAX_INVOCATION_NAME, invocation_name};
@@ -85,6 +85,11 @@ pub use model::{
     Slot, SpiritExtension, Stylesheet, TokenRole, Tokens, Tool, Variant,
 };
 pub use paths::{PathProblem, RelativePath};
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 
 /// The package's own file.
 pub const PACKAGE_JSON: &str = "package.json";
@@ -177,27 +182,5 @@ pub fn check_archive(path: &Path, options: &Options) -> Result<Checked, CheckErr
 
 /// UTF-8 text without its byte-order mark, or a report with the one encoding error.
 pub(crate) fn decode<'b>(bytes: &'b [u8], file: &str) -> Result<&'b str, Report> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Ok(text.strip_prefix('\u{feff}').unwrap_or(text)),
-        Err(error) => {
-            let offset = error.valid_up_to();
-            let lossy = String::from_utf8_lossy(bytes).into_owned();
-            let position = curupira_diagnostics::LineIndex::new(&lossy).position(offset);
-            let bad = bytes.get(offset).copied().unwrap_or_default();
-            let diagnostic = Diagnostic::error(
-                codes::ENCODING,
-                file,
-                JsonPointer::root(),
-                format!(
-                    "the file is not UTF-8: byte 0x{bad:02X} at line {}, column {} does not start a valid UTF-8 character; save the file as UTF-8",
-                    position.line, position.column
-                ),
-            )
-            .with_location(offset..offset + 3, position);
-            let mut report = Report::new();
-            report.add_source(file, lossy);
-            report.push(diagnostic);
-            Err(report)
-        }
-    }
+    curupira_diagnostics::decode_utf8(bytes, file, codes::ENCODING)
 }

@@ -245,7 +245,7 @@ fn default_of(def: &SettingDef) -> Option<&Value> {
 }
 
 /// The JSON type of `value`, as a message names it.
-fn json_type(value: &Value) -> &'static str {
+pub(crate) fn json_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -257,7 +257,7 @@ fn json_type(value: &Value) -> &'static str {
 }
 
 /// What a value of a setting of type `kind` must be.
-fn expectation(kind: SettingType) -> &'static str {
+pub(crate) fn expectation(kind: SettingType) -> &'static str {
     match kind {
         SettingType::String => "a string",
         SettingType::Number => "a number",

@@ -20,6 +20,7 @@ use crate::model::{
     ActivationEvent, ApprovalMode, Capability, ExecutionMode, HooksFile, Host, PackageJson,
     SCHEMA_VERSION, SettingType, Slot, TokenRole, Variant, keys,
 };
+use crate::settings::{expectation, json_type};
 use crate::{Checked, Options, PACKAGE_JSON, RelativePath, codes, schema};
 
 /// Longest package name npm publishes.
@@ -419,17 +420,6 @@ impl Facts {
     }
 }
 
-fn a_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
     let names: Vec<String> = names
         .into_iter()
@@ -449,7 +439,7 @@ impl Checker<'_> {
         let message = format!(
             "{} must be {expected}, but it is {}",
             at.quoted(),
-            a_type(value)
+            json_type(value)
         );
         self.out.error(codes::INVALID_TYPE, at, message);
     }
@@ -1390,15 +1380,10 @@ impl Checker<'_> {
             _ => false,
         };
         if !fits {
-            let expected = match kind {
-                SettingType::String => "a string",
-                SettingType::Boolean => "`true` or `false`",
-                SettingType::Number => "a number",
-                SettingType::Select => "one of the options' values (a string)",
-            };
+            let expected = expectation(kind);
             let message = format!(
                 "`defaultValue` is {} but the setting's type is `{kind}`; it must be {expected}",
-                a_type(value)
+                json_type(value)
             );
             self.out.error(codes::INVALID_DEFAULT, at, message);
         }

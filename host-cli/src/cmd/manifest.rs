@@ -6,13 +6,12 @@
 //! reads standard input, shown as `<stdin>` in diagnostics. Output goes to stdout;
 //! human output is coloured only on a terminal and never with `NO_COLOR` set.
 
-use std::io::{self, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 
-use super::{Format, report_output, write_stdout};
+use super::{Format, read_stdin, report_output, write_stdout};
 
 /// Arguments of `curupira manifest`.
 #[derive(clap::Args)]
@@ -46,12 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     let checked = if args.path.as_os_str() == "-" {
-        let mut bytes = Vec::new();
-        io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .context("could not read the manifest from standard input")?;
-        curupira_manifest::check_bytes(&bytes, "<stdin>")
+        curupira_manifest::check_bytes(&read_stdin("the manifest")?, "<stdin>")
     } else {
         curupira_manifest::check_path(&args.path)?
     };

@@ -12,7 +12,7 @@ pub mod run;
 pub mod spirit;
 pub mod validate;
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 
 use curupira_diagnostics::{Report, color_enabled};
 
@@ -39,4 +39,25 @@ pub fn write_stdout(text: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()
+}
+
+/// The most bytes a checking command reads from standard input: far above any real
+/// manifest or `package.json`, checked before more memory is spent.
+pub const MAX_STDIN_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads all of standard input, refusing more than [`MAX_STDIN_BYTES`]; `what` names
+/// the document in the error (`the manifest`, `package.json`).
+pub fn read_stdin(what: &str) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    io::stdin()
+        .lock()
+        .take(MAX_STDIN_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| anyhow::anyhow!("could not read {what} from standard input: {error}"))?;
+    if bytes.len() as u64 > MAX_STDIN_BYTES {
+        anyhow::bail!(
+            "{what} on standard input is larger than {MAX_STDIN_BYTES} bytes; no such file is that large"
+        );
+    }
+    Ok(bytes)
 }

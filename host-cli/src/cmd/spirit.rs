@@ -19,20 +19,18 @@
 //!   has errors.
 
 use std::fmt::Write as _;
-use std::io::{self, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use curupira_diagnostics::Report;
-use curupira_diagnostics::{Diagnostic, JsonPointer};
 use serde_json::json;
 use spirit_manifest::archive::Format as ArchiveFormat;
 use spirit_manifest::files::MAX_JSON_BYTES;
 use spirit_manifest::install::{self, InstallError, InstallOptions, InstalledPackage};
 use spirit_manifest::{Checked, Host, Options, invocation_name};
 
-use super::{Format, report_output, write_stdout};
+use super::{Format, read_stdin, report_output, write_stdout};
 
 /// Arguments of `curupira spirit`.
 #[derive(clap::Args)]
@@ -158,11 +156,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// Checks whatever `path` is: standard input, a folder, an archive, or a text file.
 fn check_path(path: &Path, options: &Options) -> anyhow::Result<Checked> {
     if path.as_os_str() == "-" {
-        let mut bytes = Vec::new();
-        io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .context("could not read package.json from standard input")?;
+        let bytes = read_stdin("package.json")?;
         return Ok(spirit_manifest::check_bytes(&bytes, "<stdin>", options));
     }
     let unreadable = || format!("could not read `{}`", path.display());
@@ -280,19 +274,8 @@ fn install(args: &InstallArgs) -> anyhow::Result<ExitCode> {
             eprintln!("error: {error}");
             return Ok(ExitCode::from(1));
         }
-        Err(InstallError::Archive { archive, source }) => match source.code() {
-            Some(code) => {
-                let file = archive.display().to_string();
-                let mut report = Report::new();
-                report.add_file(file.clone());
-                report.push(Diagnostic::error(
-                    code,
-                    file,
-                    JsonPointer::root(),
-                    source.to_string(),
-                ));
-                report
-            }
+        Err(InstallError::Archive { archive, source }) => match source.report(&archive) {
+            Some(report) => report,
             None => return Err(InstallError::Archive { archive, source }.into()),
         },
         Err(error) => return Err(error.into()),

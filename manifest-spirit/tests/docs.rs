@@ -1,0 +1,29 @@
+//! `docs/DIAGNOSTICS.md` lists every code of this crate, with its severity and meaning,
+//! exactly as `codes::ALL` has them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use spirit_manifest::codes;
+
+#[test]
+fn the_code_table_matches_the_crate() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/DIAGNOSTICS.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let rows: Vec<&str> = doc
+        .lines()
+        .filter(|line| line.starts_with("| `spirit/"))
+        .collect();
+    let expected: Vec<String> = codes::ALL.iter().map(|c| c.doc_row()).collect();
+    assert_eq!(rows, expected);
+}
+
+#[test]
+fn codes_are_unique_and_namespaced() {
+    let mut seen = std::collections::HashSet::new();
+    for code in codes::ALL {
+        assert!(code.code.starts_with("spirit/"), "{}", code.code);
+        assert!(seen.insert(code.code), "{} twice", code.code);
+    }
+}
