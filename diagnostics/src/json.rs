@@ -57,7 +57,7 @@ const MAX_DEPTH: usize = 128;
 /// let second = map.get(&JsonPointer::parse("/files/1").unwrap()).unwrap();
 /// assert_eq!((second.key.clone(), &text[second.value.clone()]), (None, "\"b\""));
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct JsonDocument {
     /// The document, as `serde_json::from_str` would return it (for a repeated member,
     /// the last value).
@@ -186,6 +186,17 @@ impl Slot {
             }
             Slot::Root | Slot::Element(_) => None,
         }
+    }
+}
+
+impl std::fmt::Debug for JsonDocument {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonDocument")
+            .field("value", &self.value)
+            .field("duplicates", &self.duplicates)
+            .field("text_len", &self.text.len())
+            .field("nodes", &self.nodes.len())
+            .finish()
     }
 }
 

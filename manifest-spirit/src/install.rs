@@ -95,7 +95,7 @@ impl InstalledPackage {
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
     /// The archive was refused or could not be read or unpacked.
-    #[error("the archive `{}` cannot be installed: {source}", archive.display())]
+    #[error("the archive `{}` cannot be installed", archive.display())]
     Archive {
         /// The archive.
         archive: PathBuf,
@@ -213,6 +213,9 @@ pub fn install(archive: &Path, options: &InstallOptions) -> Result<Installed, In
         return Err(InstallError::AlreadyInstalled { id, host, path });
     }
 
+    // Folders this install creates are removed again if it fails (declared before the
+    // temporary folder, so dropped after it).
+    let mut created = CreatedFolders::missing_up_to(&host_dir);
     fs::create_dir_all(&host_dir).map_err(io_error("create the folder", &host_dir))?;
     let unpacked = tempfile::Builder::new()
         .prefix(".spirit-install-")
@@ -252,6 +255,7 @@ pub fn install(archive: &Path, options: &InstallOptions) -> Result<Installed, In
         Ok(replaced) => {
             // The folder is in place: nothing left to clean up.
             let _ = unpacked.keep();
+            created.keep();
             Ok(Installed {
                 id,
                 version: package.version,
@@ -273,6 +277,35 @@ pub fn install(archive: &Path, options: &InstallOptions) -> Result<Installed, In
                 },
                 Placed::Io(error) => error,
             })
+        }
+    }
+}
+
+/// The folders an install had to create (`<data_dir>/extensions/<host>` and whichever
+/// of its parents were missing), removed on drop — each only if empty — unless kept.
+struct CreatedFolders(Vec<PathBuf>);
+
+impl CreatedFolders {
+    /// `folder` and its missing ancestors, deepest first.
+    fn missing_up_to(folder: &Path) -> Self {
+        let missing = folder
+            .ancestors()
+            .take_while(|ancestor| !ancestor.as_os_str().is_empty() && !exists(ancestor))
+            .map(Path::to_path_buf)
+            .collect();
+        Self(missing)
+    }
+
+    fn keep(&mut self) {
+        self.0.clear();
+    }
+}
+
+impl Drop for CreatedFolders {
+    fn drop(&mut self) {
+        for folder in &self.0 {
+            // Fails, harmlessly, when something else put a file there meanwhile.
+            let _ = fs::remove_dir(folder);
         }
     }
 }

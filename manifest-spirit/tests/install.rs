@@ -236,6 +236,8 @@ fn install_that_fails_validation_leaves_nothing() {
         other => panic!("{other:?}"),
     }
     assert_nothing_installed(data.path(), Host::Cli);
+    // Not even the folders the install had to create are left.
+    assert_eq!(names_in(data.path()), Vec::<String>::new());
     // The same package installs for the desktop.
     install(&archive, &options(data.path(), Host::Desktop)).unwrap();
 }
