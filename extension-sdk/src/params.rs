@@ -91,15 +91,16 @@ pub(crate) fn initialize(params: Option<Params>) -> Result<InitializeParams, Err
         };
         for member in ["name", "version"] {
             if let Some(value) = host.get(member)
-                && !value.is_string() {
-                    return Err(invalid(
-                        METHOD,
-                        format!(
-                            "`/host/{member}` must be a string, found {}",
-                            describe(value)
-                        ),
-                    ));
-                }
+                && !value.is_string()
+            {
+                return Err(invalid(
+                    METHOD,
+                    format!(
+                        "`/host/{member}` must be a string, found {}",
+                        describe(value)
+                    ),
+                ));
+            }
         }
     }
     Ok(InitializeParams {

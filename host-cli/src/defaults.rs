@@ -64,9 +64,10 @@ fn fill(schema: &Value, object: &mut Map<String, Value>, depth: usize) {
     };
     for (key, subschema) in properties {
         if !object.contains_key(key)
-            && let Some(default) = subschema.get("default") {
-                object.insert(key.clone(), default.clone());
-            }
+            && let Some(default) = subschema.get("default")
+        {
+            object.insert(key.clone(), default.clone());
+        }
         if let Some(Value::Object(member)) = object.get_mut(key) {
             fill(subschema, member, depth + 1);
         }

@@ -388,9 +388,10 @@ impl LocalQueue {
             Err(err) => return Err(cannot_open(err)),
         };
         if let Some(snapshot) = self.queue_files.get(path)
-            && snapshot.is_current(Some(stamp)) {
-                return Ok(snapshot.read);
-            }
+            && snapshot.is_current(Some(stamp))
+        {
+            return Ok(snapshot.read);
+        }
         let file = File::open(path).map_err(cannot_open)?;
         let value = read_queue(path, file)?;
         self.reads += 1;
@@ -412,9 +413,10 @@ impl LocalQueue {
             TriggerError::internal(format!("cannot read the done file `{done_path}`: {err}"))
         })?;
         if let Some(snapshot) = self.done_files.get(done_path)
-            && snapshot.is_current(stamp) {
-                return Ok(snapshot.read);
-            }
+            && snapshot.is_current(stamp)
+        {
+            return Ok(snapshot.read);
+        }
         let value = self.read_done(done_path)?;
         self.reads += 1;
         let snapshot = Snapshot {
@@ -551,13 +553,14 @@ fn queue_from(arguments: &Arguments) -> Result<Queue, Vec<ValidationError>> {
         }
     }
     if let (Some(path), Some(done_path)) = (&path, &done_path)
-        && path == done_path {
-            errors.push(ValidationError::member(
-                "done_path",
-                "`done_path` must differ from `path`, or finished items would be appended to \
+        && path == done_path
+    {
+        errors.push(ValidationError::member(
+            "done_path",
+            "`done_path` must differ from `path`, or finished items would be appended to \
                  the queue itself",
-            ));
-        }
+        ));
+    }
     match path {
         Some(path) if errors.is_empty() => Ok(Queue {
             done_path: done_path.unwrap_or_else(|| format!("{path}.done")),

@@ -95,15 +95,16 @@ fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
             }
         };
         if let Some(mismatch) = &ready.mismatch
-            && reported_extensions.insert(planned.extension.clone()) {
-                report.push(extension_diagnostic(
-                    config,
-                    Severity::Warning,
-                    codes::DESCRIBE_MISMATCH,
-                    &planned.extension,
-                    mismatch.clone(),
-                ));
-            }
+            && reported_extensions.insert(planned.extension.clone())
+        {
+            report.push(extension_diagnostic(
+                config,
+                Severity::Warning,
+                codes::DESCRIBE_MISMATCH,
+                &planned.extension,
+                mismatch.clone(),
+            ));
+        }
         let schema = match prepare(ready.process, &planned.trigger_type, automation) {
             Ok(prepared) => prepared.schema,
             Err(Unprepared { error, schema }) => {

@@ -53,9 +53,10 @@ fn nearby(pairs: Vec<Pair>) -> impl Strategy<Value = Vec<Pair>> {
                 1 => {
                     // Move the value's last char to the next pair's key.
                     if let Some(c) = out[i].value.pop()
-                        && let Some(next) = out.get_mut(i + 1) {
-                            next.key.insert(0, c);
-                        }
+                        && let Some(next) = out.get_mut(i + 1)
+                    {
+                        next.key.insert(0, c);
+                    }
                 }
                 2 => {
                     let p = out.remove(i);
