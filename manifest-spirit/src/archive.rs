@@ -695,7 +695,8 @@ impl PackageFiles for Archive {
     fn read(&self, path: &RelativePath, limit: u64) -> io::Result<Vec<u8>> {
         self.read_entry(path, limit).map_err(|error| match error {
             ArchiveError::Read { source, .. } | ArchiveError::Write { source, .. } => source,
-            other => io::Error::new(io::ErrorKind::InvalidData, other.to_string()),
+            // Kept whole, so that `check` can tell a corrupt entry from a failing disk.
+            other => io::Error::new(io::ErrorKind::InvalidData, other),
         })
     }
 
@@ -708,10 +709,26 @@ impl PackageFiles for Archive {
 /// itself is one `spirit/archive-…` diagnostic on the archive.
 pub(crate) fn check(path: &Path, options: &Options) -> Result<Checked, CheckError> {
     match Archive::open(path, Limits::default()) {
-        Ok(archive) => crate::check_package(&archive, options).map_err(|source| CheckError::Read {
-            path: path.to_owned(),
-            source,
-        }),
+        Ok(archive) => match crate::check_package(&archive, options) {
+            Ok(checked) => Ok(checked),
+            // An entry that lists fine but does not unpack (a bad checksum, a truncated
+            // stream) is a problem of the archive, reported like the others.
+            Err(source) => match source
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<ArchiveError>())
+                .and_then(|error| error.report(path))
+            {
+                Some(report) => Ok(Checked {
+                    package: None,
+                    hooks: None,
+                    report,
+                }),
+                None => Err(CheckError::Read {
+                    path: path.to_owned(),
+                    source,
+                }),
+            },
+        },
         Err(error) => match error.report(path) {
             Some(report) => Ok(Checked {
                 package: None,

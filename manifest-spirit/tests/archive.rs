@@ -773,3 +773,23 @@ fn extract_sanitises_permissions() {
     assert_eq!(mode(&out.path().join("run.sh")), 0o775);
     assert_eq!(mode(&out.path().join("tool")), 0o755);
 }
+
+/// An entry whose listing is fine but whose bytes fail their CRC-32 (found by the
+/// `spirit_archive_listing` fuzz target) is a `spirit/archive-corrupt` diagnostic, not
+/// an I/O error.
+#[test]
+fn a_zip_entry_with_a_bad_checksum_is_an_archive_problem() {
+    let hex = "504b03041400000000000000215ce63fa02275000000750000000c0000007061636b6167652e6a736f6e7b226e616d65223a224062636d652f68656c6c6f222c2276657273696f6e223a22312e302e30222c22737069726974457874656e73696f6e223a7b22646973706c61794e616d65223a2248656c6c6f222c22737570706f72746564486f737473223a5b22636c69222c226465736b746f70225d7d7d504b010214031400000000000000215ce63fa02275000000750000000c00000000000000000000008001000000007061636b6167652e6a736f6e504b050600000000010001003a0000009f0000000000";
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad-crc.zip");
+    std::fs::write(&path, bytes).unwrap();
+    let checked = spirit_manifest::check_archive(&path, &spirit_manifest::Options::default()).unwrap();
+    let codes: Vec<&str> = checked.diagnostics().iter().map(|d| d.code.as_ref()).collect();
+    assert_eq!(codes, [spirit_manifest::codes::ARCHIVE_CORRUPT]);
+    assert!(checked.diagnostics()[0].message.contains("checksum"), "{}", checked.diagnostics()[0].message);
+    assert!(checked.package.is_none());
+}
