@@ -84,6 +84,28 @@ fn others(value: Option<&Value>, known: &[&str]) -> Other {
     }
 }
 
+/// Each tool's `inputSchema` and `outputSchema`, taken out of the document (a `null`
+/// left in their place).
+fn take_schemas(value: &mut Value) -> Vec<(Value, Option<Value>)> {
+    let tools = value
+        .pointer_mut("/spiritExtension/contributes/tools")
+        .and_then(Value::as_array_mut);
+    let Some(tools) = tools else {
+        return Vec::new();
+    };
+    tools
+        .iter_mut()
+        .map(|tool| {
+            let input = tool
+                .get_mut("inputSchema")
+                .map(Value::take)
+                .unwrap_or_default();
+            let output = tool.get_mut("outputSchema").map(Value::take);
+            (input, output)
+        })
+        .collect()
+}
+
 /// The elements of `value` (an array), or none.
 fn items(value: Option<&Value>) -> &[Value] {
     value.and_then(Value::as_array).map_or(&[], Vec::as_slice)
@@ -620,10 +642,22 @@ impl PackageJson {
     /// subtree (tool schemas included) to find the unknown members, so the known
     /// members are read by serde and the `other` maps are filled here from the
     /// document, which costs nothing when there are none.
-    pub(crate) fn from_checked(value: Value) -> Result<Self, serde_json::Error> {
+    ///
+    /// The tool schemas, the bulk of a package, are moved into the model rather than
+    /// rebuilt by serde node by node.
+    pub(crate) fn from_checked(mut value: Value) -> Result<Self, serde_json::Error> {
         let found = Others::of_package(&value);
+        let schemas = take_schemas(&mut value);
         let mut package: PackageJson = serde_json::from_value(value)?;
         found.attach(&mut package);
+        if let Some(contributes) = &mut package.spirit_extension.contributes {
+            for (tool, (input, output)) in contributes.tools.iter_mut().zip(schemas) {
+                tool.input_schema = input;
+                if output.is_some() {
+                    tool.output_schema = output;
+                }
+            }
+        }
         Ok(package)
     }
 

@@ -171,10 +171,12 @@ pub(crate) fn check_text(
     files: Option<&dyn PackageFiles>,
 ) -> Checked {
     let mut report = Report::new();
-    report.add_source(file, text);
+    // The text is kept for quoting only when there is something to quote.
+    report.add_file(file);
     let document = match json::parse(text, file, codes::SYNTAX, codes::DUPLICATE_KEY) {
         Ok(document) => document,
         Err(diagnostic) => {
+            report.add_source(file, text);
             report.push(diagnostic);
             return Checked {
                 package: None,
@@ -186,10 +188,11 @@ pub(crate) fn check_text(
     let mut checker = Checker {
         out: Sink::default(),
         options,
-        paths: Vec::new(),
+        paths: files.map(|_| Vec::new()),
     };
     checker.package(&document.value);
     let Checker { mut out, paths, .. } = checker;
+    let paths = paths.unwrap_or_default();
     let mut hooks = None;
     let mut hooks_report = None;
     if let Some(files) = files {
@@ -215,7 +218,11 @@ pub(crate) fn check_text(
             }
         }
     }
-    report.extend(out.finish(file, text, &document));
+    let diagnostics = out.finish(file, text, &document);
+    if !diagnostics.is_empty() {
+        report.add_source(file, text);
+    }
+    report.extend(diagnostics);
     if let Some(hooks_report) = hooks_report {
         report.append(hooks_report);
     }
@@ -303,10 +310,11 @@ fn read_hooks(
         Err(report) => return Ok((None, report)),
     };
     let mut report = Report::new();
-    report.add_source(file.clone(), text);
+    report.add_file(file.clone());
     let document = match json::parse(text, &file, codes::SYNTAX, codes::DUPLICATE_KEY) {
         Ok(document) => document,
         Err(diagnostic) => {
+            report.add_source(file.clone(), text);
             report.push(diagnostic);
             return Ok((None, report));
         }
@@ -315,10 +323,14 @@ fn read_hooks(
     let mut checker = Checker {
         out: Sink::default(),
         options: &options,
-        paths: Vec::new(),
+        paths: None,
     };
     checker.hooks_file(&document.value);
-    report.extend(checker.out.finish(&file, text, &document));
+    let diagnostics = checker.out.finish(&file, text, &document);
+    if !diagnostics.is_empty() {
+        report.add_source(file.clone(), text);
+    }
+    report.extend(diagnostics);
     let hooks = if report.has_errors() {
         None
     } else {
@@ -392,8 +404,9 @@ impl PathKind {
 struct Checker<'o> {
     out: Sink,
     options: &'o Options,
-    /// The package paths found valid, to check against the files when they are at hand.
-    paths: Vec<(PathKind, RelativePath, JsonPointer)>,
+    /// The package paths found valid, to check against the files when they are at hand
+    /// (`None` when they are not: then nothing is recorded).
+    paths: Option<Vec<(PathKind, RelativePath, JsonPointer)>>,
 }
 
 /// What the walk of `spiritExtension` learnt, for the rules that span members.
@@ -655,7 +668,11 @@ impl Checker<'_> {
             return;
         };
         match RelativePath::parse(text) {
-            Ok(path) => self.paths.push((kind, path, at.pointer())),
+            Ok(path) => {
+                if let Some(paths) = &mut self.paths {
+                    paths.push((kind, path, at.pointer()));
+                }
+            }
             Err(problem) => {
                 let message = format!(
                     "{} is `{}`, which is not a relative path inside the package: {problem}",

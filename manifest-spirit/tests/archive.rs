@@ -787,9 +787,18 @@ fn a_zip_entry_with_a_bad_checksum_is_an_archive_problem() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad-crc.zip");
     std::fs::write(&path, bytes).unwrap();
-    let checked = spirit_manifest::check_archive(&path, &spirit_manifest::Options::default()).unwrap();
-    let codes: Vec<&str> = checked.diagnostics().iter().map(|d| d.code.as_ref()).collect();
+    let checked =
+        spirit_manifest::check_archive(&path, &spirit_manifest::Options::default()).unwrap();
+    let codes: Vec<&str> = checked
+        .diagnostics()
+        .iter()
+        .map(|d| d.code.as_ref())
+        .collect();
     assert_eq!(codes, [spirit_manifest::codes::ARCHIVE_CORRUPT]);
-    assert!(checked.diagnostics()[0].message.contains("checksum"), "{}", checked.diagnostics()[0].message);
+    assert!(
+        checked.diagnostics()[0].message.contains("checksum"),
+        "{}",
+        checked.diagnostics()[0].message
+    );
     assert!(checked.package.is_none());
 }
