@@ -15,7 +15,10 @@ pub enum PathProblem {
     /// `C:\x`, `C:x`: a Windows drive letter.
     #[error("it starts with the drive letter `{0}:`")]
     DriveLetter(char),
-    /// `\\host\share`, `\x`, `a\b`: Windows separators (also the start of UNC paths).
+    /// `\\host\share\x`: a Windows network (UNC) path.
+    #[error("it is a Windows network path (starts with `\\\\`)")]
+    Unc,
+    /// `\x`, `a\b`: a Windows separator.
     #[error("it has a backslash at character {0}; use `/` between folders")]
     Backslash(usize),
     /// `a/../../x`: a `..` that climbs above the package root.
@@ -44,6 +47,9 @@ impl RelativePath {
     pub fn parse(text: &str) -> Result<Self, PathProblem> {
         if text.contains('\0') {
             return Err(PathProblem::Nul);
+        }
+        if text.starts_with("\\\\") {
+            return Err(PathProblem::Unc);
         }
         if text.starts_with('/') {
             return Err(PathProblem::Absolute);
@@ -112,7 +118,7 @@ mod tests {
         );
         assert_eq!(
             RelativePath::parse("\\\\host\\share\\x"),
-            Err(PathProblem::Backslash(1))
+            Err(PathProblem::Unc)
         );
         assert_eq!(
             RelativePath::parse("dist\\index.js"),

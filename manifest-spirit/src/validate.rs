@@ -433,7 +433,17 @@ impl Facts {
     }
 }
 
+/// `` `a`, `b` or `c` ``: the alternatives of a closed set.
 fn list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
+    joined(names, "or")
+}
+
+/// `` `a`, `b` and `c` ``.
+fn list_all<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
+    joined(names, "and")
+}
+
+fn joined<S: AsRef<str>>(names: impl IntoIterator<Item = S>, last: &str) -> String {
     let names: Vec<String> = names
         .into_iter()
         .map(|n| format!("`{}`", n.as_ref()))
@@ -441,7 +451,7 @@ fn list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
     match names.len() {
         0 => String::new(),
         1 => names[0].clone(),
-        n => format!("{} or {}", names[..n - 1].join(", "), names[n - 1]),
+        n => format!("{} {last} {}", names[..n - 1].join(", "), names[n - 1]),
     }
 }
 
@@ -563,7 +573,7 @@ impl Checker<'_> {
                     "unknown member `{}` in {} is ignored; known members are {}",
                     key.escape_debug(),
                     at.quoted(),
-                    list(known)
+                    list_all(known)
                 ),
             };
             self.out.push(
@@ -995,7 +1005,7 @@ impl Checker<'_> {
                 let listed: Vec<&str> = found.iter().map(|(h, _)| h.as_str()).collect();
                 let message = format!(
                     "the package supports {} only, not `{host}`, the host it is checked for",
-                    list(&listed)
+                    list_all(&listed)
                 );
                 self.out.error(codes::UNSUPPORTED_HOST, at, message);
             }
@@ -1468,7 +1478,7 @@ impl Checker<'_> {
                 .collect();
             let message = format!(
                 "`contributes.tools` needs the capabilities `tool-definitions` and `tool-execution`; add {} to `requestedCapabilities`",
-                list(&missing)
+                list_all(&missing)
             );
             self.out.error(
                 codes::CAPABILITY_MISMATCH,
