@@ -4,7 +4,7 @@
 //! sees; and (feature `install`) a safe install from a ZIP or marketplace `.tgz`.
 //!
 //! The checker reports **every** problem in one pass, each as a
-//! [`Diagnostic`](curupira_diagnostics::Diagnostic) with a stable code (see [`codes`] and
+//! [`Diagnostic`] with a stable code (see [`codes`] and
 //! `docs/DIAGNOSTICS.md`), the file, an RFC 6901 pointer and the line and column. Only a
 //! package without errors becomes a [`PackageJson`]; warnings (unknown members, a
 //! capability requested for nothing) do not stop it.
