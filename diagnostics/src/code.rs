@@ -29,6 +29,23 @@ impl Code {
     }
 }
 
+/// The rows of a Markdown code table (as in `docs/DIAGNOSTICS.md`) whose code starts
+/// with `namespace` (`"spirit/"`), in document order: what a validator's test compares
+/// with its `ALL` mapped through [`Code::doc_row`].
+///
+/// ```
+/// use curupira_diagnostics::doc_table_rows;
+///
+/// let doc = "| code | severity | meaning |\n|---|---|---|\n| `demo/x` | error | An x. |\n";
+/// assert_eq!(doc_table_rows(doc, "demo/"), ["| `demo/x` | error | An x. |"]);
+/// ```
+pub fn doc_table_rows<'d>(doc: &'d str, namespace: &str) -> Vec<&'d str> {
+    let start = format!("| `{namespace}");
+    doc.lines()
+        .filter(|line| line.starts_with(&start))
+        .collect()
+}
+
 /// Declares a validator's codes: one `pub const NAME: &str` per code (with its doc
 /// comment) and `pub const ALL: &[Code]`, every code in documentation order.
 ///

@@ -73,7 +73,7 @@ mod suggest;
 pub mod toml;
 pub mod version;
 
-pub use code::Code;
+pub use code::{Code, doc_table_rows};
 pub use diagnostic::{Diagnostic, Position, Severity};
 pub use lines::LineIndex;
 pub use pointer::{JsonPointer, PointerError};

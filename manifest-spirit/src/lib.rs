@@ -144,6 +144,25 @@ pub fn check_str(text: &str, file: &str, options: &Options) -> Checked {
     validate::check_text(text, file, options, None)
 }
 
+/// Checks a `package.json` that is already a JSON value — a published manifest inside
+/// an npm package document, say — with the structure rules; diagnostics have pointers
+/// but no line and column, and `file` names the value (`npm:@acme/lookup@1.0.0`).
+///
+/// ```
+/// use serde_json::json;
+/// use spirit_manifest::{check_value, Options};
+///
+/// let published = json!({"name": "lookup", "version": "1.0.0",
+///     "spiritExtension": {"displayName": "Lookup", "supportedHosts": ["cli"]}});
+/// let strict = Options { registry_strict: true, host: None };
+/// let checked = check_value(published, "npm:lookup@1.0.0", &strict);
+/// let paths: Vec<_> = checked.diagnostics().iter().map(|d| d.path.as_str()).collect();
+/// assert_eq!(paths, ["/spiritExtension/schemaVersion", "/spiritExtension/requestedCapabilities"]);
+/// ```
+pub fn check_value(value: serde_json::Value, file: &str, options: &Options) -> Checked {
+    validate::check_value(value, file, options)
+}
+
 /// Checks `package.json` bytes: text that is not UTF-8 is one `spirit/encoding` error
 /// at the first bad byte; a leading byte-order mark is ignored.
 pub fn check_bytes(bytes: &[u8], file: &str, options: &Options) -> Checked {

@@ -163,6 +163,34 @@ impl Sink {
 
 // ----- entry points -----------------------------------------------------------------
 
+/// Checks a `package.json` that is already a JSON value (a published manifest inside
+/// an npm package document): the structure rules, with pointers but no positions.
+pub(crate) fn check_value(value: serde_json::Value, file: &str, options: &Options) -> Checked {
+    let mut checker = Checker {
+        out: Sink::default(),
+        options,
+        paths: None,
+    };
+    checker.package(&value);
+    let mut report = Report::new();
+    report.add_file(file);
+    let mut collector = Collector::without_source(file);
+    for p in checker.out.pending {
+        collector.push(p.severity, p.code, &p.path, p.anchor, p.message);
+    }
+    report.extend(collector.finish());
+    let package = if report.has_errors() {
+        None
+    } else {
+        PackageJson::from_checked(value).ok()
+    };
+    Checked {
+        package,
+        hooks: None,
+        report,
+    }
+}
+
 /// Checks `package.json` text; with `files`, also the paths it names and the hooks file.
 pub(crate) fn check_text(
     text: &str,

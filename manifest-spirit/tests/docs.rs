@@ -5,18 +5,15 @@
 
 use std::path::Path;
 
+use curupira_diagnostics::{Code, doc_table_rows};
 use spirit_manifest::codes;
 
 #[test]
 fn the_code_table_matches_the_crate() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/DIAGNOSTICS.md");
     let doc = std::fs::read_to_string(&path).unwrap();
-    let rows: Vec<&str> = doc
-        .lines()
-        .filter(|line| line.starts_with("| `spirit/"))
-        .collect();
-    let expected: Vec<String> = codes::ALL.iter().map(|c| c.doc_row()).collect();
-    assert_eq!(rows, expected);
+    let expected: Vec<String> = codes::ALL.iter().map(Code::doc_row).collect();
+    assert_eq!(doc_table_rows(&doc, "spirit/"), expected);
 }
 
 #[test]
