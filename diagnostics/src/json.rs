@@ -28,6 +28,8 @@
 //! element, no pointer strings); [`JsonDocument::source_map`] builds the
 //! [`SourceMap`], with its pointers, only when a validator has something to report.
 
+pub use crate::deferred::{Deferred, Place};
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;

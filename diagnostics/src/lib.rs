@@ -57,7 +57,10 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod closed_set;
 mod code;
+#[cfg(feature = "json")]
+mod deferred;
 mod diagnostic;
 #[cfg(feature = "json")]
 pub mod json;

@@ -1,6 +1,6 @@
 //! All diagnostics of one check, with the texts needed to show them, and the counts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -27,6 +27,9 @@ pub struct Report {
     diagnostics: Vec<Diagnostic>,
     /// Checked files in the order they were added, with their text when there is one.
     files: Vec<String>,
+    /// The same names, to add a file in constant time (a registry check names tens of
+    /// thousands).
+    known_files: HashSet<String>,
     sources: BTreeMap<String, String>,
 }
 
@@ -46,7 +49,8 @@ impl Report {
     /// Records that `file` was checked, with no text to quote.
     pub fn add_file(&mut self, file: impl Into<String>) {
         let file = file.into();
-        if !self.files.contains(&file) {
+        if !self.known_files.contains(&file) {
+            self.known_files.insert(file.clone());
             self.files.push(file);
         }
     }

@@ -37,6 +37,8 @@ enum Command {
     Render(cmd::render::Args),
     /// Check a `curupira-extension.toml` manifest.
     Manifest(cmd::manifest::Args),
+    /// Check, build and add to the Spirit marketplace registry.
+    Registry(cmd::registry::Args),
     /// Check, install, list and remove Spirit extension packages; show their tools.
     Spirit(cmd::spirit::Args),
     /// Run an extension built into this executable (used by the host itself).
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         Command::Identity(args) => cmd::identity::run(args),
         Command::Render(args) => cmd::render::run(args),
         Command::Manifest(args) => cmd::manifest::run(args),
+        Command::Registry(args) => cmd::registry::run(args),
         Command::Spirit(args) => cmd::spirit::run(args),
         Command::Builtin(args) => cmd::builtin::run(args),
     };

@@ -112,8 +112,9 @@ pub enum InstallError {
         archive: PathBuf,
         /// The host installed for.
         host: Host,
-        /// Every diagnostic, files named `<archive>:<path>`.
-        report: Report,
+        /// Every diagnostic, files named `<archive>:<path>` (boxed: it is large, and
+        /// the other errors are small).
+        report: Box<Report>,
     },
     /// The id is installed and replacing was not asked for.
     #[error(
@@ -240,7 +241,7 @@ pub fn install(archive: &Path, options: &InstallOptions) -> Result<Installed, In
         return Err(InstallError::Invalid {
             archive: archive.to_owned(),
             host,
-            report: rename_files(checked.report, unpacked.path(), archive),
+            report: Box::new(rename_files(checked.report, unpacked.path(), archive)),
         });
     };
     let id = package.name;

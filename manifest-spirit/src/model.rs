@@ -6,7 +6,6 @@
 //! inside `spiritExtension`; top-level ones are ordinary npm fields such as `scripts`).
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -220,43 +219,7 @@ fn default_schema_version() -> u64 {
     SCHEMA_VERSION
 }
 
-macro_rules! closed_set {
-    ($(#[$doc:meta])* $name:ident { $( $(#[$vdoc:meta])* $variant:ident = $text:literal, )* }) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-        pub enum $name {
-            $( $(#[$vdoc])* #[serde(rename = $text)] $variant, )*
-        }
-
-        impl $name {
-            /// Every value, in the order the Spirit documentation lists them.
-            pub const ALL: &[$name] = &[$( $name::$variant, )*];
-
-            /// The value as written in `package.json`.
-            pub fn as_str(self) -> &'static str {
-                match self { $( $name::$variant => $text, )* }
-            }
-
-            /// The value written as `text`, if it is one.
-            pub fn from_name(text: &str) -> Option<Self> {
-                match text { $( $text => Some($name::$variant), )* _ => None }
-            }
-
-            /// Every value as written, for messages and did-you-mean.
-            pub fn names() -> impl Iterator<Item = &'static str> + Clone {
-                Self::ALL.iter().map(|v| v.as_str())
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-closed_set! {
+curupira_diagnostics::closed_set! {
     /// A Spirit host an extension is installed for.
     Host {
         /// The terminal app.
@@ -266,7 +229,7 @@ closed_set! {
     }
 }
 
-closed_set! {
+curupira_diagnostics::closed_set! {
     /// When Spirit calls an extension's `activate`.
     ActivationEvent {
         /// The host warms up.
@@ -288,7 +251,7 @@ closed_set! {
     }
 }
 
-closed_set! {
+curupira_diagnostics::closed_set! {
     /// What an extension asks its host for.
     Capability {
         /// Expose `contributes.tools` to the model (with `tool-execution`).
@@ -314,7 +277,7 @@ closed_set! {
     }
 }
 
-closed_set! {
+curupira_diagnostics::closed_set! {
     /// Whether a tool call needs the user first.
     ApprovalMode {
         /// Runs without asking.
@@ -326,7 +289,7 @@ closed_set! {
     }
 }
 
-closed_set! {
+curupira_diagnostics::closed_set! {
     /// Whether the model waits for a tool.
     ExecutionMode {
         /// The model waits for the result.
@@ -336,7 +299,7 @@ closed_set! {
     }
 }
 
-closed_set! {
+curupira_diagnostics::closed_set! {
     /// The type of a setting.
     SettingType {
         /// Free text.
@@ -350,7 +313,7 @@ closed_set! {
     }
 }
 
-closed_set! {
+curupira_diagnostics::closed_set! {
     /// A slot of the CLI's terminal UI that a hook styles.
     Slot {
         /// A message the user sent.
@@ -376,7 +339,7 @@ closed_set! {
     }
 }
 
-closed_set! {
+curupira_diagnostics::closed_set! {
     /// How a CLI hook styles its slot.
     Variant {
         /// As the theme has it.
@@ -394,7 +357,7 @@ closed_set! {
     }
 }
 
-closed_set! {
+curupira_diagnostics::closed_set! {
     /// A theme colour role for a CLI hook's tokens.
     TokenRole {
         /// The default colour.

@@ -1,18 +1,17 @@
 //! The validator: one walk over the parsed `package.json` (and the CLI hooks file) that
 //! reports every problem.
 //!
-//! Places are tracked as a [`Loc`] chain on the stack and become JSON Pointers only
+//! Places are tracked as a [`Place`] chain on the stack and become JSON Pointers only
 //! when something is reported, and the pointer → span map of the document is built
 //! only when there is something to locate: a clean package costs a parse and a walk.
 
 use std::collections::HashMap;
 use std::io;
-use std::ops::Range;
 
-use curupira_diagnostics::json::{self, JsonDocument};
+use curupira_diagnostics::json::{self, Deferred, Place};
 use curupira_diagnostics::names::{self, ValueProblem};
 use curupira_diagnostics::version::parse_version;
-use curupira_diagnostics::{Anchor, Collector, Diagnostic, JsonPointer, Report, Severity};
+use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Report, Severity};
 use serde_json::{Map, Value};
 
 use crate::files::{FileKind, MAX_JSON_BYTES, PackageFiles};
@@ -26,159 +25,20 @@ use crate::{Checked, Options, PACKAGE_JSON, RelativePath, codes, schema};
 /// Longest package name npm publishes.
 const MAX_NAME_CHARS: usize = 214;
 
-// ----- places ---------------------------------------------------------------------
-
-/// A place in the document, as a chain of parents on the stack.
-#[derive(Debug, Clone, Copy)]
-enum Loc<'a> {
-    Root,
-    Key(&'a Loc<'a>, &'a str),
-    Index(&'a Loc<'a>, usize),
-}
-
-impl<'a> Loc<'a> {
-    fn key(&'a self, key: &'a str) -> Loc<'a> {
-        Loc::Key(self, key)
-    }
-
-    fn index(&'a self, index: usize) -> Loc<'a> {
-        Loc::Index(self, index)
-    }
-
-    fn pointer(&self) -> JsonPointer {
-        match self {
-            Loc::Root => JsonPointer::root(),
-            Loc::Key(parent, key) => parent.pointer().key(key),
-            Loc::Index(parent, index) => parent.pointer().index(*index),
-        }
-    }
-
-    /// `spiritExtension.contributes.tools[0].name`, for messages.
-    fn dotted(&self) -> String {
-        match self {
-            Loc::Root => "the document".to_owned(),
-            Loc::Key(Loc::Root, key) => (*key).to_owned(),
-            Loc::Key(parent, key) => format!("{}.{key}", parent.dotted()),
-            Loc::Index(parent, index) => format!("{}[{index}]", parent.dotted()),
-        }
-    }
-
-    /// `` `spiritExtension.displayName` `` in backquotes, or "the document".
-    fn quoted(&self) -> String {
-        match self {
-            Loc::Root => "the document".to_owned(),
-            _ => format!("`{}`", self.dotted()),
-        }
-    }
-}
-
-// ----- pending diagnostics ----------------------------------------------------------
-
-struct Pending {
-    severity: Severity,
-    code: &'static str,
-    path: JsonPointer,
-    anchor: Anchor,
-    /// The decoded string and the byte range in it to point at.
-    within: Option<(String, Range<usize>)>,
-    message: String,
-}
-
-/// Diagnostics of one file, located only at the end (and only if there are some).
-#[derive(Default)]
-struct Sink {
-    pending: Vec<Pending>,
-}
-
-impl Sink {
-    fn push(
-        &mut self,
-        severity: Severity,
-        code: &'static str,
-        at: &Loc<'_>,
-        anchor: Anchor,
-        message: String,
-    ) {
-        self.pending.push(Pending {
-            severity,
-            code,
-            path: at.pointer(),
-            anchor,
-            within: None,
-            message,
-        });
-    }
-
-    fn error(&mut self, code: &'static str, at: &Loc<'_>, message: String) {
-        self.push(Severity::Error, code, at, Anchor::Value, message);
-    }
-
-    fn warning(&mut self, code: &'static str, at: &Loc<'_>, message: String) {
-        self.push(Severity::Warning, code, at, Anchor::Value, message);
-    }
-
-    fn error_in_string(
-        &mut self,
-        code: &'static str,
-        at: &Loc<'_>,
-        value: &str,
-        range: Option<Range<usize>>,
-        message: String,
-    ) {
-        self.pending.push(Pending {
-            severity: Severity::Error,
-            code,
-            path: at.pointer(),
-            anchor: Anchor::Value,
-            within: range.map(|range| (value.to_owned(), range)),
-            message,
-        });
-    }
-
-    /// The located diagnostics, in file order, with the parser's duplicate-member errors.
-    fn finish(self, file: &str, text: &str, document: &JsonDocument) -> Vec<Diagnostic> {
-        if self.pending.is_empty() && document.duplicates.is_empty() {
-            return Vec::new();
-        }
-        let map = if self.pending.is_empty() {
-            Default::default()
-        } else {
-            document.source_map()
-        };
-        let mut collector = Collector::new(file, text, map);
-        for duplicate in &document.duplicates {
-            collector.push_located(duplicate.clone(), duplicate.span.clone());
-        }
-        for p in self.pending {
-            match p.within {
-                Some((value, range)) => {
-                    collector.push_in_string(p.severity, p.code, &p.path, &value, range, p.message)
-                }
-                None => collector.push(p.severity, p.code, &p.path, p.anchor, p.message),
-            }
-        }
-        collector.finish()
-    }
-}
-
 // ----- entry points -----------------------------------------------------------------
 
 /// Checks a `package.json` that is already a JSON value (a published manifest inside
 /// an npm package document): the structure rules, with pointers but no positions.
 pub(crate) fn check_value(value: serde_json::Value, file: &str, options: &Options) -> Checked {
     let mut checker = Checker {
-        out: Sink::default(),
+        out: Deferred::new(),
         options,
         paths: None,
     };
     checker.package(&value);
     let mut report = Report::new();
     report.add_file(file);
-    let mut collector = Collector::without_source(file);
-    for p in checker.out.pending {
-        collector.push(p.severity, p.code, &p.path, p.anchor, p.message);
-    }
-    report.extend(collector.finish());
+    report.extend(checker.out.finish_without_source(file));
     let package = if report.has_errors() {
         None
     } else {
@@ -214,7 +74,7 @@ pub(crate) fn check_text(
         }
     };
     let mut checker = Checker {
-        out: Sink::default(),
+        out: Deferred::new(),
         options,
         paths: files.map(|_| Vec::new()),
     };
@@ -235,14 +95,13 @@ pub(crate) fn check_text(
                     hooks = file_hooks;
                     hooks_report = Some(file_report);
                 }
-                Err(error) => out.pending.push(Pending {
-                    severity: Severity::Error,
-                    code: codes::MISSING_FILE,
-                    path: pointer_of(&paths, PathKind::Hooks),
-                    anchor: Anchor::Value,
-                    within: None,
-                    message: format!("the hooks file `{path}` could not be read: {error}"),
-                }),
+                Err(error) => out.push_at(
+                    Severity::Error,
+                    codes::MISSING_FILE,
+                    pointer_of(&paths, PathKind::Hooks),
+                    Anchor::Value,
+                    format!("the hooks file `{path}` could not be read: {error}"),
+                ),
             }
         }
     }
@@ -349,7 +208,7 @@ fn read_hooks(
     };
     let options = Options::default();
     let mut checker = Checker {
-        out: Sink::default(),
+        out: Deferred::new(),
         options: &options,
         paths: None,
     };
@@ -370,7 +229,7 @@ fn read_hooks(
 /// Checks that the file a manifest path names is a regular file inside the package.
 fn check_file(
     files: &dyn PackageFiles,
-    out: &mut Sink,
+    out: &mut Deferred,
     kind: PathKind,
     path: &RelativePath,
     pointer: &JsonPointer,
@@ -397,14 +256,13 @@ fn check_file(
             ),
         ),
     };
-    out.pending.push(Pending {
-        severity: Severity::Error,
+    out.push_at(
+        Severity::Error,
         code,
-        path: pointer.clone(),
-        anchor: Anchor::Value,
-        within: None,
+        pointer.clone(),
+        Anchor::Value,
         message,
-    });
+    );
 }
 
 // ----- the checker ------------------------------------------------------------------
@@ -430,7 +288,7 @@ impl PathKind {
 }
 
 struct Checker<'o> {
-    out: Sink,
+    out: Deferred,
     options: &'o Options,
     /// The package paths found valid, to check against the files when they are at hand
     /// (`None` when they are not: then nothing is recorded).
@@ -486,7 +344,7 @@ fn joined<S: AsRef<str>>(names: impl IntoIterator<Item = S>, last: &str) -> Stri
 impl Checker<'_> {
     // ----- types ------------------------------------------------------------------
 
-    fn wrong_type(&mut self, value: &Value, at: &Loc<'_>, expected: &str) {
+    fn wrong_type(&mut self, value: &Value, at: &Place<'_>, expected: &str) {
         let message = format!(
             "{} must be {expected}, but it is {}",
             at.quoted(),
@@ -495,7 +353,7 @@ impl Checker<'_> {
         self.out.error(codes::INVALID_TYPE, at, message);
     }
 
-    fn object<'v>(&mut self, value: &'v Value, at: &Loc<'_>) -> Option<&'v Map<String, Value>> {
+    fn object<'v>(&mut self, value: &'v Value, at: &Place<'_>) -> Option<&'v Map<String, Value>> {
         match value {
             Value::Object(map) => Some(map),
             _ => {
@@ -505,7 +363,7 @@ impl Checker<'_> {
         }
     }
 
-    fn array<'v>(&mut self, value: &'v Value, at: &Loc<'_>, of: &str) -> Option<&'v [Value]> {
+    fn array<'v>(&mut self, value: &'v Value, at: &Place<'_>, of: &str) -> Option<&'v [Value]> {
         match value {
             Value::Array(items) => Some(items),
             _ => {
@@ -515,7 +373,7 @@ impl Checker<'_> {
         }
     }
 
-    fn string<'v>(&mut self, value: &'v Value, at: &Loc<'_>) -> Option<&'v str> {
+    fn string<'v>(&mut self, value: &'v Value, at: &Place<'_>) -> Option<&'v str> {
         match value {
             Value::String(text) => Some(text),
             _ => {
@@ -526,7 +384,7 @@ impl Checker<'_> {
     }
 
     /// A string that must have content (not only whitespace).
-    fn text<'v>(&mut self, value: &'v Value, at: &Loc<'_>) -> Option<&'v str> {
+    fn text<'v>(&mut self, value: &'v Value, at: &Place<'_>) -> Option<&'v str> {
         let text = self.string(value, at)?;
         if text.trim().is_empty() {
             self.out.error(
@@ -539,7 +397,7 @@ impl Checker<'_> {
         Some(text)
     }
 
-    fn boolean(&mut self, value: &Value, at: &Loc<'_>) -> Option<bool> {
+    fn boolean(&mut self, value: &Value, at: &Place<'_>) -> Option<bool> {
         match value {
             Value::Bool(b) => Some(*b),
             _ => {
@@ -549,7 +407,7 @@ impl Checker<'_> {
         }
     }
 
-    fn optional_string(&mut self, object: &Map<String, Value>, at: &Loc<'_>, key: &str) {
+    fn optional_string(&mut self, object: &Map<String, Value>, at: &Place<'_>, key: &str) {
         if let Some(value) = object.get(key) {
             self.string(value, &at.key(key));
         }
@@ -558,7 +416,7 @@ impl Checker<'_> {
     fn required<'v>(
         &mut self,
         object: &'v Map<String, Value>,
-        at: &Loc<'_>,
+        at: &Place<'_>,
         key: &str,
         hint: &str,
     ) -> Option<&'v Value> {
@@ -566,7 +424,7 @@ impl Checker<'_> {
             Some(value) => Some(value),
             None => {
                 let message = match at {
-                    Loc::Root => format!("required member `{key}` is missing; {hint}"),
+                    Place::Root => format!("required member `{key}` is missing; {hint}"),
                     _ => format!("{} has no `{key}`; {hint}", at.quoted()),
                 };
                 self.out.error(codes::MISSING_KEY, &at.key(key), message);
@@ -575,7 +433,7 @@ impl Checker<'_> {
         }
     }
 
-    fn unknown_keys(&mut self, object: &Map<String, Value>, at: &Loc<'_>, known: &[&str]) {
+    fn unknown_keys(&mut self, object: &Map<String, Value>, at: &Place<'_>, known: &[&str]) {
         self.unknown_keys_but(object, at, known, "");
     }
 
@@ -583,7 +441,7 @@ impl Checker<'_> {
     fn unknown_keys_but(
         &mut self,
         object: &Map<String, Value>,
-        at: &Loc<'_>,
+        at: &Place<'_>,
         known: &[&str],
         reported: &str,
     ) {
@@ -618,7 +476,7 @@ impl Checker<'_> {
     fn closed<T: Copy>(
         &mut self,
         value: &Value,
-        at: &Loc<'_>,
+        at: &Place<'_>,
         from_name: fn(&str) -> Option<T>,
         names: impl Iterator<Item = &'static str> + Clone,
     ) -> Option<T> {
@@ -648,7 +506,7 @@ impl Checker<'_> {
     fn closed_list<T: Copy + PartialEq>(
         &mut self,
         value: &Value,
-        at: &Loc<'_>,
+        at: &Place<'_>,
         of: &str,
         unique: bool,
         from_name: fn(&str) -> Option<T>,
@@ -686,7 +544,7 @@ impl Checker<'_> {
     fn problems(
         &mut self,
         code: &'static str,
-        at: &Loc<'_>,
+        at: &Place<'_>,
         value: &str,
         what: &str,
         problems: Vec<ValueProblem>,
@@ -701,7 +559,7 @@ impl Checker<'_> {
     }
 
     /// A relative path inside the package; remembered for the file checks.
-    fn package_path(&mut self, value: &Value, at: &Loc<'_>, kind: PathKind) {
+    fn package_path(&mut self, value: &Value, at: &Place<'_>, kind: PathKind) {
         let Some(text) = self.string(value, at) else {
             return;
         };
@@ -725,7 +583,7 @@ impl Checker<'_> {
     // ----- package.json -----------------------------------------------------------
 
     fn package(&mut self, value: &Value) {
-        let root = Loc::Root;
+        let root = Place::Root;
         let Some(object) = self.object(value, &root) else {
             return;
         };
@@ -793,7 +651,7 @@ impl Checker<'_> {
         self.pairing(&facts, main.is_some(), &at);
     }
 
-    fn name(&mut self, value: &Value, at: &Loc<'_>) {
+    fn name(&mut self, value: &Value, at: &Place<'_>) {
         let Some(name) = self.string(value, at) else {
             return;
         };
@@ -848,7 +706,7 @@ impl Checker<'_> {
         self.problems(codes::INVALID_NAME, at, name, "`name`", problems);
     }
 
-    fn author(&mut self, value: &Value, at: &Loc<'_>) {
+    fn author(&mut self, value: &Value, at: &Place<'_>) {
         match value {
             Value::String(_) => {}
             Value::Object(object) => {
@@ -865,7 +723,7 @@ impl Checker<'_> {
         }
     }
 
-    fn repository(&mut self, value: &Value, at: &Loc<'_>) {
+    fn repository(&mut self, value: &Value, at: &Place<'_>) {
         match value {
             Value::String(_) => {}
             Value::Object(object) => {
@@ -886,7 +744,7 @@ impl Checker<'_> {
 
     // ----- spiritExtension --------------------------------------------------------
 
-    fn spirit_extension(&mut self, object: &Map<String, Value>, at: &Loc<'_>) -> Facts {
+    fn spirit_extension(&mut self, object: &Map<String, Value>, at: &Place<'_>) -> Facts {
         let mut facts = Facts::default();
         if object.contains_key("main") {
             let message =
@@ -1002,7 +860,7 @@ impl Checker<'_> {
         facts
     }
 
-    fn registry_required(&mut self, at: &Loc<'_>, key: &str, write: &str) {
+    fn registry_required(&mut self, at: &Place<'_>, key: &str, write: &str) {
         let message = format!(
             "registry-strict mode needs `spiritExtension.{key}` written out explicitly; add {write}"
         );
@@ -1010,7 +868,7 @@ impl Checker<'_> {
             .error(codes::REGISTRY_REQUIRED, &at.key(key), message);
     }
 
-    fn supported_hosts(&mut self, value: &Value, at: &Loc<'_>) {
+    fn supported_hosts(&mut self, value: &Value, at: &Place<'_>) {
         let Some(found) =
             self.closed_list(value, at, "hosts", true, Host::from_name, Host::names())
         else {
@@ -1040,7 +898,7 @@ impl Checker<'_> {
         }
     }
 
-    fn contributes(&mut self, object: &Map<String, Value>, at: &Loc<'_>, facts: &mut Facts) {
+    fn contributes(&mut self, object: &Map<String, Value>, at: &Place<'_>, facts: &mut Facts) {
         self.unknown_keys(object, at, &keys::CONTRIBUTES);
         if let Some(value) = object.get("tools") {
             let here = at.key("tools");
@@ -1078,7 +936,7 @@ impl Checker<'_> {
     fn tool<'v>(
         &mut self,
         object: &'v Map<String, Value>,
-        at: &Loc<'_>,
+        at: &Place<'_>,
         index: usize,
         names: &mut HashMap<&'v str, usize>,
     ) {
@@ -1150,7 +1008,7 @@ impl Checker<'_> {
     }
 
     /// An object that is a valid JSON Schema; true when it is.
-    fn json_schema(&mut self, value: &Value, at: &Loc<'_>) -> bool {
+    fn json_schema(&mut self, value: &Value, at: &Place<'_>) -> bool {
         if !value.is_object() {
             self.wrong_type(value, at, "a JSON Schema object");
             return false;
@@ -1165,19 +1023,18 @@ impl Checker<'_> {
                 at.quoted(),
                 problem.message
             );
-            self.out.pending.push(Pending {
-                severity: Severity::Error,
-                code: codes::INVALID_SCHEMA,
+            self.out.push_at(
+                Severity::Error,
+                codes::INVALID_SCHEMA,
                 path,
-                anchor: Anchor::Value,
-                within: None,
+                Anchor::Value,
                 message,
-            });
+            );
         }
         valid
     }
 
-    fn desktop(&mut self, object: &Map<String, Value>, at: &Loc<'_>) {
+    fn desktop(&mut self, object: &Map<String, Value>, at: &Place<'_>) {
         self.unknown_keys(object, at, &keys::DESKTOP);
         if let Some(value) = object.get("css") {
             let here = at.key("css");
@@ -1217,7 +1074,7 @@ impl Checker<'_> {
         }
     }
 
-    fn cli(&mut self, object: &Map<String, Value>, at: &Loc<'_>) {
+    fn cli(&mut self, object: &Map<String, Value>, at: &Place<'_>) {
         self.unknown_keys(object, at, &keys::CLI);
         let Some(value) = object.get("hooks") else {
             return;
@@ -1243,7 +1100,7 @@ impl Checker<'_> {
         }
     }
 
-    fn settings_schema(&mut self, value: &Value, at: &Loc<'_>) {
+    fn settings_schema(&mut self, value: &Value, at: &Place<'_>) {
         let Some(items) = self.array(value, at, "setting objects") else {
             return;
         };
@@ -1340,7 +1197,7 @@ impl Checker<'_> {
     }
 
     /// The values of a select's options, when they could all be read.
-    fn select_options(&mut self, value: &Value, at: &Loc<'_>) -> Option<Vec<String>> {
+    fn select_options(&mut self, value: &Value, at: &Place<'_>) -> Option<Vec<String>> {
         let items = self.array(value, at, "`{ \"value\", \"label\" }` objects")?;
         if items.is_empty() {
             self.out.error(
@@ -1402,7 +1259,7 @@ impl Checker<'_> {
         kind: SettingType,
         value: &Value,
         options: Option<&[String]>,
-        at: &Loc<'_>,
+        at: &Place<'_>,
     ) {
         let fits = match (kind, value) {
             (_, Value::Null) => true,
@@ -1445,7 +1302,7 @@ impl Checker<'_> {
     }
 
     /// Checks `secretSlots`; returns how many there are, if it is an array.
-    fn secret_slots(&mut self, value: &Value, at: &Loc<'_>) -> Option<usize> {
+    fn secret_slots(&mut self, value: &Value, at: &Place<'_>) -> Option<usize> {
         let items = self.array(value, at, "secret slot objects")?;
         let mut keys: HashMap<&str, usize> = HashMap::new();
         for (index, item) in items.iter().enumerate() {
@@ -1487,7 +1344,7 @@ impl Checker<'_> {
 
     // ----- rules across members ---------------------------------------------------
 
-    fn pairing(&mut self, facts: &Facts, has_main: bool, at: &Loc<'_>) {
+    fn pairing(&mut self, facts: &Facts, has_main: bool, at: &Place<'_>) {
         let caps = at.key("requestedCapabilities");
         let contributes = at.key("contributes");
         let defs = facts.capability(Capability::ToolDefinitions);
@@ -1598,7 +1455,7 @@ impl Checker<'_> {
                     reasons.join(" and ")
                 );
                 self.out
-                    .error(codes::MAIN_REQUIRED, &Loc::Root.key("main"), message);
+                    .error(codes::MAIN_REQUIRED, &Place::Root.key("main"), message);
             }
         }
     }
@@ -1606,7 +1463,7 @@ impl Checker<'_> {
     // ----- the hooks file ---------------------------------------------------------
 
     fn hooks_file(&mut self, value: &Value) {
-        let root = Loc::Root;
+        let root = Place::Root;
         let Some(object) = self.object(value, &root) else {
             return;
         };

@@ -7,6 +7,7 @@ pub mod identity;
 pub mod manifest;
 pub mod plugins;
 pub mod probe;
+pub mod registry;
 pub mod render;
 pub mod run;
 pub mod spirit;

@@ -269,7 +269,7 @@ fn install(args: &InstallArgs) -> anyhow::Result<ExitCode> {
             .context("could not write to standard output")?;
             return Ok(ExitCode::SUCCESS);
         }
-        Err(InstallError::Invalid { report, .. }) => report,
+        Err(InstallError::Invalid { report, .. }) => *report,
         Err(error @ InstallError::AlreadyInstalled { .. }) => {
             eprintln!("error: {error}");
             return Ok(ExitCode::from(1));
