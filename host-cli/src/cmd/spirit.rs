@@ -300,25 +300,51 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(if all_valid { 0 } else { 1 }))
 }
 
+/// One installed package in `list --format json`; a struct, so members keep this order
+/// and the diagnostics keep theirs (SPEC section 7's).
+#[derive(serde::Serialize)]
+struct Listed<'a> {
+    id: &'a str,
+    host: &'static str,
+    path: String,
+    version: Option<&'a str>,
+    display_name: Option<&'a str>,
+    supported_hosts: Option<Vec<&'static str>>,
+    valid: bool,
+    problems: &'a [String],
+    diagnostics: &'a [curupira_diagnostics::Diagnostic],
+}
+
 fn list_json(packages: &[InstalledPackage]) -> String {
-    let packages: Vec<_> = packages
+    let packages: Vec<Listed<'_>> = packages
         .iter()
         .map(|installed| {
             let package = installed.package();
-            json!({
-                "id": installed.id,
-                "host": installed.host.as_str(),
-                "path": installed.path.display().to_string(),
-                "version": package.map(|p| p.version.as_str()),
-                "display_name": package.map(|p| p.spirit_extension.display_name.as_str()),
-                "supported_hosts": package.map(|p| p.spirit_extension.supported_hosts.iter().map(|h| h.as_str()).collect::<Vec<_>>()),
-                "valid": installed.is_valid(),
-                "problems": installed.problems,
-                "diagnostics": installed.checked.diagnostics(),
-            })
+            Listed {
+                id: &installed.id,
+                host: installed.host.as_str(),
+                path: installed.path.display().to_string(),
+                version: package.map(|p| p.version.as_str()),
+                display_name: package.map(|p| p.spirit_extension.display_name.as_str()),
+                supported_hosts: package.map(|p| {
+                    p.spirit_extension
+                        .supported_hosts
+                        .iter()
+                        .map(|h| h.as_str())
+                        .collect()
+                }),
+                valid: installed.is_valid(),
+                problems: &installed.problems,
+                diagnostics: installed.checked.diagnostics(),
+            }
         })
         .collect();
-    json!({ "packages": packages }).to_string() + "\n"
+    #[derive(serde::Serialize)]
+    struct List<'a> {
+        packages: Vec<Listed<'a>>,
+    }
+    // Strings, options, vectors and diagnostics always serialize.
+    serde_json::to_string(&List { packages }).unwrap_or_default() + "\n"
 }
 
 fn list_human(packages: &[InstalledPackage]) -> String {
