@@ -699,6 +699,7 @@ fn tools_json_gives_the_name_tool_description_and_input_schema() {
                 "description": "Look up an item by id.",
                 "input_schema": schema,
             }],
+            "diagnostics": [],
         })
     );
 }
@@ -712,7 +713,10 @@ fn tools_of_a_package_without_tools_or_with_warnings() {
     assert_eq!(none.stdout, "hello contributes no tool\n");
     let none_json = spirit(tmp.path(), &["tools", "cli", "--format", "json"], b"");
     assert_eq!(none_json.code, Some(0));
-    assert_eq!(none_json.stdout, "{\"package\":\"hello\",\"tools\":[]}\n");
+    assert_eq!(
+        none_json.stdout,
+        "{\"package\":\"hello\",\"tools\":[],\"diagnostics\":[]}\n"
+    );
 
     // A warning does not stop the tools; the human output lists it after them.
     let text = fs::read_to_string(seed().join("package.json"))
@@ -742,16 +746,17 @@ fn tools_of_a_package_without_tools_or_with_warnings() {
         "{}",
         run.stdout
     );
-    // The JSON output has the tools only (no warnings member).
-    let json = json_of(&spirit(
-        tmp.path(),
-        &["tools", "warned", "--format", "json"],
-        b"",
-    ));
+    // The JSON output carries the warning too, as a diagnostic in SPEC section 7's shape.
+    let run = spirit(tmp.path(), &["tools", "warned", "--format", "json"], b"");
+    let json = json_of(&run);
     assert_eq!(json["tools"][0]["name"], INVOCATION);
-    assert_eq!(
-        json.as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["package", "tools"]
+    assert_eq!(json["diagnostics"][0]["code"], "spirit/unknown-key");
+    assert_eq!(json["diagnostics"][0]["path"], "/spiritExtension/colour");
+    assert!(
+        run.stdout
+            .contains("\"diagnostics\":[{\"severity\":\"warning\",\"code\":"),
+        "{}",
+        run.stdout
     );
 }
 

@@ -15,8 +15,10 @@
 //!   and which no longer validate (exit 1 when one does not).
 //! - `remove ID --data-dir DIR --host H`: exit 0 removed, 2 not installed or a bad id.
 //! - `tools PATH [--format human|json]`: each tool as the model sees it: invocation
-//!   name, description, input schema. Exit 1 (with the diagnostics) when the package
-//!   has errors.
+//!   name, description, input schema (JSON: `{"package", "tools": [{"name", "tool",
+//!   "description", "input_schema", "output_schema"?}], "diagnostics"}`, the
+//!   diagnostics being the package's warnings). Exit 1 (with the diagnostics) when the
+//!   package has errors.
 
 use std::fmt::Write as _;
 use std::io::Read;
@@ -24,7 +26,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use serde_json::json;
 use spirit_manifest::archive::Format as ArchiveFormat;
 use spirit_manifest::files::MAX_JSON_BYTES;
 use spirit_manifest::install::{self, InstallError, InstallOptions, InstalledPackage};
@@ -195,6 +196,26 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(checked.report.exit_code()))
 }
 
+/// `tools --format json`: the package, each tool as the model sees it, and the
+/// package's warnings.
+#[derive(serde::Serialize)]
+struct ToolsJson<'a> {
+    package: &'a str,
+    tools: Vec<ToolJson<'a>>,
+    diagnostics: &'a [curupira_diagnostics::Diagnostic],
+}
+
+/// One tool in `tools --format json`.
+#[derive(serde::Serialize)]
+struct ToolJson<'a> {
+    name: String,
+    tool: &'a str,
+    description: &'a str,
+    input_schema: &'a serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_schema: Option<&'a serde_json::Value>,
+}
+
 fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     let checked = check_path(&args.path, &Options::default())?;
     let Some(package) = checked.package else {
@@ -204,24 +225,24 @@ fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     };
     let output = match args.format {
         Format::Json => {
-            let tools: Vec<_> = package
+            let tools: Vec<ToolJson<'_>> = package
                 .tools()
                 .iter()
-                .map(|tool| {
-                    let mut object = json!({
-                        "name": invocation_name(&package.name, &tool.name),
-                        "tool": tool.name,
-                        "description": tool.description,
-                        "input_schema": tool.input_schema,
-                    });
-                    if let (Some(map), Some(output)) = (object.as_object_mut(), &tool.output_schema)
-                    {
-                        map.insert("output_schema".to_owned(), output.clone());
-                    }
-                    object
+                .map(|tool| ToolJson {
+                    name: invocation_name(&package.name, &tool.name),
+                    tool: &tool.name,
+                    description: &tool.description,
+                    input_schema: &tool.input_schema,
+                    output_schema: tool.output_schema.as_ref(),
                 })
                 .collect();
-            json!({ "package": package.name, "tools": tools }).to_string() + "\n"
+            let listing = ToolsJson {
+                package: &package.name,
+                tools,
+                diagnostics: checked.report.diagnostics(),
+            };
+            // Strings, JSON values and diagnostics always serialize.
+            serde_json::to_string(&listing).unwrap_or_default() + "\n"
         }
         Format::Human => {
             let mut out = String::new();
