@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Fails when a resolved dependency declares a `rust-version` above the workspace's.
 
-Reads `cargo metadata` offline (the dependencies are already fetched by the build
-steps before it), so it checks exactly what `Cargo.lock` resolves to, for every
-target platform. A dependency without `rust-version` is not checked.
+Reads `cargo metadata` offline, so it checks exactly what `Cargo.lock` resolves to, for
+every target platform; `.ci/run` runs `cargo fetch --locked` first, since a build
+fetches only the current platform's dependencies. A dependency without `rust-version`
+is not checked.
 """
 import json
 import subprocess
