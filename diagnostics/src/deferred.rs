@@ -6,7 +6,9 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use crate::json::JsonDocument;
-use crate::{Anchor, Collector, Diagnostic, JsonPointer, Severity};
+use serde_json::{Map, Value};
+
+use crate::{Anchor, Collector, Diagnostic, JsonPointer, Severity, all_of, did_you_mean, one_of};
 
 /// A place in a JSON document, as a chain of parents on the stack: free to make, turned
 /// into a [`JsonPointer`] or a readable name only when something is reported there.
@@ -69,6 +71,18 @@ impl<'a> Place<'a> {
             Place::Root => "the document".to_owned(),
             _ => format!("`{}`", self.dotted()),
         }
+    }
+}
+
+/// The JSON type of `value` as a message names it: "a string", "an array", "null".
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -167,6 +181,64 @@ impl Deferred {
             within: range.map(|range| (value.to_owned(), range)),
             message,
         });
+    }
+
+    /// A warning (`code`) at the key of every member of `object` (at `at`) that is not in
+    /// `known` and not `skip` (which the caller reports itself), suggesting the closest
+    /// known member or listing them all.
+    pub fn unknown_members(
+        &mut self,
+        code: &'static str,
+        object: &Map<String, Value>,
+        at: &Place<'_>,
+        known: &[&str],
+        skip: &str,
+    ) {
+        for key in object.keys() {
+            if known.contains(&key.as_str()) || key == skip {
+                continue;
+            }
+            let message = match did_you_mean(key, known.iter().copied()) {
+                Some(suggestion) => format!(
+                    "unknown member `{}` in {}; did you mean `{suggestion}`?",
+                    key.escape_debug(),
+                    at.quoted()
+                ),
+                None => format!(
+                    "unknown member `{}` in {} is ignored; known members are {}",
+                    key.escape_debug(),
+                    at.quoted(),
+                    all_of(known)
+                ),
+            };
+            self.push(Severity::Warning, code, &at.key(key), Anchor::Key, message);
+        }
+    }
+
+    /// An error (`code`) for the string `text` at `at`, which is none of `names` (a
+    /// closed set), suggesting the closest.
+    pub fn not_one_of(
+        &mut self,
+        code: &'static str,
+        at: &Place<'_>,
+        text: &str,
+        names: impl Iterator<Item = &'static str> + Clone,
+    ) {
+        let message = match did_you_mean(text, names.clone()) {
+            Some(suggestion) => format!(
+                "{} is `{}`, which is not one of {}; did you mean `{suggestion}`?",
+                at.quoted(),
+                text.escape_debug(),
+                one_of(names)
+            ),
+            None => format!(
+                "{} is `{}`; expected {}",
+                at.quoted(),
+                text.escape_debug(),
+                one_of(names)
+            ),
+        };
+        self.error(code, at, message);
     }
 
     /// Whether nothing was reported.

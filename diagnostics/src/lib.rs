@@ -83,4 +83,4 @@ pub use pointer::{JsonPointer, PointerError};
 pub use render::color_enabled;
 pub use report::{Report, decode_utf8};
 pub use source_map::{Anchor, Collector, SourceMap, Spans};
-pub use suggest::did_you_mean;
+pub use suggest::{all_of, did_you_mean, one_of};

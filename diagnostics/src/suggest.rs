@@ -36,6 +36,35 @@ pub fn did_you_mean<'k>(
     best.map(|(_, candidate)| candidate)
 }
 
+/// `` `a`, `b` or `c` ``: the alternatives of a closed set, for messages.
+///
+/// ```
+/// use curupira_diagnostics::{all_of, one_of};
+///
+/// assert_eq!(one_of(["cli", "desktop"]), "`cli` or `desktop`");
+/// assert_eq!(all_of(["a", "b", "c"]), "`a`, `b` and `c`");
+/// ```
+pub fn one_of<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
+    joined(names, "or")
+}
+
+/// `` `a`, `b` and `c` ``: every member of a list, for messages.
+pub fn all_of<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
+    joined(names, "and")
+}
+
+fn joined<S: AsRef<str>>(names: impl IntoIterator<Item = S>, last: &str) -> String {
+    let names: Vec<String> = names
+        .into_iter()
+        .map(|n| format!("`{}`", n.as_ref().escape_debug()))
+        .collect();
+    match names.len() {
+        0 => String::new(),
+        1 => names[0].clone(),
+        n => format!("{} {last} {}", names[..n - 1].join(", "), names[n - 1]),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

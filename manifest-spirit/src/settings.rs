@@ -56,6 +56,7 @@
 //! ```
 
 use curupira_diagnostics::did_you_mean;
+use curupira_diagnostics::json::type_name;
 use serde_json::Value;
 
 use crate::model::{SecretSlot, SettingDef, SettingType};
@@ -234,7 +235,7 @@ fn check_one(schema: &[SettingDef], key: &str, value: &Value) -> Option<SettingE
         _ => Some(SettingError::WrongType {
             key: key.to_owned(),
             expected: def.kind,
-            found: json_type(value),
+            found: type_name(value),
         }),
     }
 }
@@ -242,18 +243,6 @@ fn check_one(schema: &[SettingDef], key: &str, value: &Value) -> Option<SettingE
 /// The setting's `defaultValue`, unless it has none (a `null` default counts as none).
 fn default_of(def: &SettingDef) -> Option<&Value> {
     def.default_value.as_ref().filter(|value| !value.is_null())
-}
-
-/// The JSON type of `value`, as a message names it.
-pub(crate) fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// What a value of a setting of type `kind` must be.

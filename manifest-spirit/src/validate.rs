@@ -8,10 +8,10 @@
 use std::collections::HashMap;
 use std::io;
 
-use curupira_diagnostics::json::{self, Deferred, Place};
+use curupira_diagnostics::json::{self, Deferred, Place, type_name};
 use curupira_diagnostics::names::{self, ValueProblem};
 use curupira_diagnostics::version::parse_version;
-use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Report, Severity};
+use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Report, Severity, all_of};
 use serde_json::{Map, Value};
 
 use crate::files::{FileKind, MAX_JSON_BYTES, PackageFiles};
@@ -19,7 +19,7 @@ use crate::model::{
     ActivationEvent, ApprovalMode, Capability, ExecutionMode, HooksFile, Host, PackageJson,
     SCHEMA_VERSION, SettingType, Slot, TokenRole, Variant, keys,
 };
-use crate::settings::{expectation, json_type};
+use crate::settings::expectation;
 use crate::{Checked, Options, PACKAGE_JSON, RelativePath, codes, schema};
 
 /// Longest package name npm publishes.
@@ -319,28 +319,6 @@ impl Facts {
     }
 }
 
-/// `` `a`, `b` or `c` ``: the alternatives of a closed set.
-fn list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
-    joined(names, "or")
-}
-
-/// `` `a`, `b` and `c` ``.
-fn list_all<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
-    joined(names, "and")
-}
-
-fn joined<S: AsRef<str>>(names: impl IntoIterator<Item = S>, last: &str) -> String {
-    let names: Vec<String> = names
-        .into_iter()
-        .map(|n| format!("`{}`", n.as_ref()))
-        .collect();
-    match names.len() {
-        0 => String::new(),
-        1 => names[0].clone(),
-        n => format!("{} {last} {}", names[..n - 1].join(", "), names[n - 1]),
-    }
-}
-
 impl Checker<'_> {
     // ----- types ------------------------------------------------------------------
 
@@ -348,7 +326,7 @@ impl Checker<'_> {
         let message = format!(
             "{} must be {expected}, but it is {}",
             at.quoted(),
-            json_type(value)
+            type_name(value)
         );
         self.out.error(codes::INVALID_TYPE, at, message);
     }
@@ -445,31 +423,8 @@ impl Checker<'_> {
         known: &[&str],
         reported: &str,
     ) {
-        for key in object.keys() {
-            if known.contains(&key.as_str()) || key == reported {
-                continue;
-            }
-            let message = match curupira_diagnostics::did_you_mean(key, known.iter().copied()) {
-                Some(suggestion) => format!(
-                    "unknown member `{}` in {}; did you mean `{suggestion}`?",
-                    key.escape_debug(),
-                    at.quoted()
-                ),
-                None => format!(
-                    "unknown member `{}` in {} is ignored; known members are {}",
-                    key.escape_debug(),
-                    at.quoted(),
-                    list_all(known)
-                ),
-            };
-            self.out.push(
-                Severity::Warning,
-                codes::UNKNOWN_KEY,
-                &at.key(key),
-                Anchor::Key,
-                message,
-            );
-        }
+        self.out
+            .unknown_members(codes::UNKNOWN_KEY, object, at, known, reported);
     }
 
     /// A value of a closed set, with did-you-mean.
@@ -484,21 +439,7 @@ impl Checker<'_> {
         if let Some(found) = from_name(text) {
             return Some(found);
         }
-        let message = match curupira_diagnostics::did_you_mean(text, names.clone()) {
-            Some(suggestion) => format!(
-                "{} is `{}`, which is not one of {}; did you mean `{suggestion}`?",
-                at.quoted(),
-                text.escape_debug(),
-                list(names)
-            ),
-            None => format!(
-                "{} is `{}`; expected {}",
-                at.quoted(),
-                text.escape_debug(),
-                list(names)
-            ),
-        };
-        self.out.error(codes::UNKNOWN_VALUE, at, message);
+        self.out.not_one_of(codes::UNKNOWN_VALUE, at, text, names);
         None
     }
 
@@ -891,7 +832,7 @@ impl Checker<'_> {
                 let listed: Vec<&str> = found.iter().map(|(h, _)| h.as_str()).collect();
                 let message = format!(
                     "the package supports {} only, not `{host}`, the host it is checked for",
-                    list_all(&listed)
+                    all_of(&listed)
                 );
                 self.out.error(codes::UNSUPPORTED_HOST, at, message);
             }
@@ -1295,7 +1236,7 @@ impl Checker<'_> {
             let expected = expectation(kind);
             let message = format!(
                 "`defaultValue` is {} but the setting's type is `{kind}`; it must be {expected}",
-                json_type(value)
+                type_name(value)
             );
             self.out.error(codes::INVALID_DEFAULT, at, message);
         }
@@ -1363,7 +1304,7 @@ impl Checker<'_> {
                 .collect();
             let message = format!(
                 "`contributes.tools` needs the capabilities `tool-definitions` and `tool-execution`; add {} to `requestedCapabilities`",
-                list_all(&missing)
+                all_of(&missing)
             );
             self.out.error(
                 codes::CAPABILITY_MISMATCH,

@@ -25,12 +25,12 @@
 use std::collections::HashMap;
 use std::collections::hash_map;
 
-use curupira_diagnostics::json::{self, Deferred, Place};
+use curupira_diagnostics::json::{self, Deferred, Place, type_name};
 use curupira_diagnostics::names::ValueProblem;
 use curupira_diagnostics::npm::{self, NameProblem};
 use curupira_diagnostics::version::parse_version;
 use curupira_diagnostics::{
-    Anchor, Diagnostic, JsonPointer, Report, Severity, decode_utf8, did_you_mean,
+    Diagnostic, JsonPointer, Report, all_of, decode_utf8, did_you_mean, one_of,
 };
 use semver::{BuildMetadata, Version};
 use serde_json::{Map, Value};
@@ -170,39 +170,6 @@ pub fn check_entry_bytes(bytes: &[u8], file: &str) -> CheckedEntry {
 }
 
 // ----- messages ---------------------------------------------------------------------
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// `` `a`, `b` or `c` ``: the alternatives of a closed set.
-fn list<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
-    joined(names, "or")
-}
-
-/// `` `a`, `b` and `c` ``.
-fn list_all<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
-    joined(names, "and")
-}
-
-fn joined<S: AsRef<str>>(names: impl IntoIterator<Item = S>, last: &str) -> String {
-    let names: Vec<String> = names
-        .into_iter()
-        .map(|n| format!("`{}`", n.as_ref().escape_debug()))
-        .collect();
-    match names.len() {
-        0 => String::new(),
-        1 => names[0].clone(),
-        n => format!("{} {last} {}", names[..n - 1].join(", "), names[n - 1]),
-    }
-}
 
 /// A version without its build metadata: what makes two listed versions the same.
 fn identity(version: &Version) -> Version {
@@ -353,7 +320,7 @@ impl Checker {
         let message = format!(
             "{} must be {expected}, but it is {}",
             at.quoted(),
-            json_type(value)
+            type_name(value)
         );
         self.out.error(codes::INVALID_TYPE, at, message);
     }
@@ -460,31 +427,8 @@ impl Checker {
     }
 
     fn unknown_keys(&mut self, object: &Map<String, Value>, at: &Place<'_>, known: &[&str]) {
-        for key in object.keys() {
-            if known.contains(&key.as_str()) {
-                continue;
-            }
-            let message = match did_you_mean(key, known.iter().copied()) {
-                Some(suggestion) => format!(
-                    "unknown member `{}` in {}; did you mean `{suggestion}`?",
-                    key.escape_debug(),
-                    at.quoted()
-                ),
-                None => format!(
-                    "unknown member `{}` in {} is ignored; known members are {}",
-                    key.escape_debug(),
-                    at.quoted(),
-                    list_all(known)
-                ),
-            };
-            self.out.push(
-                Severity::Warning,
-                codes::UNKNOWN_KEY,
-                &at.key(key),
-                Anchor::Key,
-                message,
-            );
-        }
+        self.out
+            .unknown_members(codes::UNKNOWN_KEY, object, at, known, "");
     }
 
     /// A value of a closed set, with did-you-mean.
@@ -499,21 +443,7 @@ impl Checker {
         if let Some(found) = from_name(text) {
             return Some(found);
         }
-        let message = match did_you_mean(text, names.clone()) {
-            Some(suggestion) => format!(
-                "{} is `{}`, which is not one of {}; did you mean `{suggestion}`?",
-                at.quoted(),
-                text.escape_debug(),
-                list(names)
-            ),
-            None => format!(
-                "{} is `{}`; expected {}",
-                at.quoted(),
-                text.escape_debug(),
-                list(names)
-            ),
-        };
-        self.out.error(codes::UNKNOWN_VALUE, at, message);
+        self.out.not_one_of(codes::UNKNOWN_VALUE, at, text, names);
         None
     }
 
@@ -576,7 +506,7 @@ impl Checker {
             &root,
             known,
             "status",
-            Hint::OneOf(|| list(Status::names())),
+            Hint::OneOf(|| one_of(Status::names())),
         ) {
             self.closed(
                 value,
@@ -615,7 +545,7 @@ impl Checker {
             &root,
             known,
             "defaultReviewStatus",
-            Hint::OneOf(|| list(ReviewStatus::names())),
+            Hint::OneOf(|| one_of(ReviewStatus::names())),
         ) {
             self.closed(
                 value,
@@ -780,7 +710,7 @@ impl Checker {
                 &here,
                 known,
                 "channel",
-                Hint::OneOf(|| list(Channel::names())),
+                Hint::OneOf(|| one_of(Channel::names())),
             ) {
                 self.closed(
                     value,
@@ -794,7 +724,7 @@ impl Checker {
                 &here,
                 known,
                 "reviewStatus",
-                Hint::OneOf(|| list(ReviewStatus::names())),
+                Hint::OneOf(|| one_of(ReviewStatus::names())),
             ) {
                 self.closed(
                     value,
@@ -841,7 +771,7 @@ impl Checker {
         }
         let more = shown.len().saturating_sub(SHOWN_VERSIONS);
         shown.truncate(SHOWN_VERSIONS);
-        let mut listing = list_all(&shown);
+        let mut listing = all_of(&shown);
         if more > 0 {
             listing.push_str(&format!(" and {more} more"));
         }
