@@ -84,12 +84,14 @@ pub(crate) fn check_text(
     let mut hooks = None;
     let mut hooks_report = None;
     if let Some(files) = files {
+        // Each path's kind is asked once; the hooks file is read only when it is a file.
+        let mut hooks_path = None;
         for (kind, path, pointer) in &paths {
-            check_file(files, &mut out, *kind, path, pointer);
+            if check_file(files, &mut out, *kind, path, pointer) && *kind == PathKind::Hooks {
+                hooks_path = Some(path);
+            }
         }
-        if let Some((_, path, _)) = paths.iter().find(|(kind, _, _)| *kind == PathKind::Hooks)
-            && files.kind(path) == FileKind::File
-        {
+        if let Some(path) = hooks_path {
             match read_hooks(files, path) {
                 Ok((file_hooks, file_report)) => {
                     hooks = file_hooks;
@@ -226,17 +228,18 @@ fn read_hooks(
     Ok((hooks, report))
 }
 
-/// Checks that the file a manifest path names is a regular file inside the package.
+/// Checks that the file a manifest path names is a regular file inside the package;
+/// true when it is.
 fn check_file(
     files: &dyn PackageFiles,
     out: &mut Deferred,
     kind: PathKind,
     path: &RelativePath,
     pointer: &JsonPointer,
-) {
+) -> bool {
     let what = kind.what();
     let (code, message) = match files.kind(path) {
-        FileKind::File => return,
+        FileKind::File => return true,
         FileKind::Missing => (
             codes::MISSING_FILE,
             format!("{what} `{path}` does not exist in the package"),
@@ -263,6 +266,7 @@ fn check_file(
         Anchor::Value,
         message,
     );
+    false
 }
 
 // ----- the checker ------------------------------------------------------------------

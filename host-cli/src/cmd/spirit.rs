@@ -164,14 +164,19 @@ fn check_path(path: &Path, options: &Options) -> anyhow::Result<Checked> {
     if std::fs::metadata(path).with_context(unreadable)?.is_dir() {
         return Ok(spirit_manifest::check_folder(path, options)?);
     }
-    let file = std::fs::File::open(path).with_context(unreadable)?;
+    let mut file = std::fs::File::open(path).with_context(unreadable)?;
+    // The first four bytes say whether it is an archive; only a text is read whole.
     let mut bytes = Vec::new();
-    file.take(MAX_JSON_BYTES + 1)
+    (&mut file)
+        .take(4)
         .read_to_end(&mut bytes)
         .with_context(unreadable)?;
     if ArchiveFormat::of(&bytes).is_some() {
         return Ok(spirit_manifest::check_archive(path, options)?);
     }
+    file.take(MAX_JSON_BYTES + 1 - bytes.len() as u64)
+        .read_to_end(&mut bytes)
+        .with_context(unreadable)?;
     if bytes.len() as u64 > MAX_JSON_BYTES {
         anyhow::bail!(
             "`{}` is larger than {MAX_JSON_BYTES} bytes, and neither a ZIP nor a `.tgz`; give a package folder, a `package.json` or an archive",
