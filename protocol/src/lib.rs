@@ -1,0 +1,76 @@
+//! The vocabulary of Curupira protocol 2, with one copy of each of its rules.
+//!
+//! A host and an extension trade JSON-RPC 2.0 messages (`curupira-jsonrpc`) in frames
+//! (`curupira-framing`); this crate says what those messages mean: the method names
+//! and their params and result types ([`method`]), the protocol version and the one
+//! compatibility rule ([`ProtocolVersion`], [`check_compatible`]), the item rules every
+//! polled item obeys ([`check_item`], [`RESERVED_KEYS`]), and the -32003 validation
+//! data ([`ValidationError`]). Every type reads strictly ([`Wire::read`]), with a
+//! [`ShapeError`] that names the offending member by its JSON Pointer.
+//!
+//! The Rust SDK reads params and writes results with it; the host writes params and
+//! reads results with it; the Curupira manifest validator reads `protocol_version`
+//! with it. No I/O, no processes: see `curupira-client` for driving an extension.
+//!
+//! ```
+//! use curupira_protocol::method::{Method, Poll};
+//! use curupira_protocol::{ItemProblem, Problem, Wire};
+//! use serde_json::json;
+//!
+//! // A host reads what `trigger/poll` answered.
+//! let result = json!({"values": [{"key": "issue", "value": "7"}]});
+//! let item = <Poll as Method>::Result::read(Some(&result))?;
+//! assert_eq!(item.values.unwrap()[0].value, "7");
+//!
+//! // Nothing found is `null`; a reserved key is refused, naming the pair.
+//! assert_eq!(<Poll as Method>::Result::read(Some(&json!({"values": null})))?.values, None);
+//! let error = <Poll as Method>::Result::read(Some(&json!({
+//!     "values": [{"key": "repository", "value": "x"}]
+//! })))
+//! .unwrap_err();
+//! assert_eq!(error.pointer, "/values/0");
+//! assert!(matches!(
+//!     error.problem,
+//!     Problem::Item(ref item) if item.problem == ItemProblem::ReservedKey("repository".into())
+//! ));
+//! # Ok::<(), curupira_protocol::ShapeError>(())
+//! ```
+//!
+//! # Decisions where the specification is silent
+//!
+//! - A version is a non-negative integer or a string `MAJOR` / `MAJOR.MINOR` of
+//!   digits; only majors are compared (`"3.0.1"` is not a version anywhere).
+//! - Members a definition does not name are ignored; a pair has exactly `key` and
+//!   `value`. Optional strings are absent or strings (`null` is refused).
+//! - `describe`'s `type` and `trigger/schema`'s `prompt_fields[].key` are non-empty;
+//!   `schema` is an object or a boolean; `prompt_fields` may be absent.
+//! - The results of `trigger/validate`, `trigger/onStarted`, `trigger/onFinished` and
+//!   `shutdown` are accepted whatever they are ([`Ack`]).
+
+mod item;
+mod messages;
+pub mod method;
+mod shape;
+mod validation;
+mod version;
+
+pub use curupira_task_identity::Pair;
+pub use item::{ItemError, ItemProblem, RESERVED_KEYS, check_item, is_reserved};
+pub use messages::{
+    Ack, Arguments, ArgumentsParams, DescribeResult, HostInfo, InitializeParams, InitializeResult,
+    NoParams, PollResult, PromptField, SchemaParams, TaskParams, TriggerDescription, TriggerSchema,
+    Wire,
+};
+pub use shape::{Problem, Root, ShapeError};
+pub use validation::{ValidationError, rejection_message, validation_data, validation_errors};
+pub use version::{
+    PROTOCOL_VERSION, Peer, ProtocolVersion, VersionError, VersionMismatch, check_compatible,
+};
+
+/// Writes a params or result value as JSON.
+///
+/// Fails only if a value inside (an argument, a schema) cannot be written as JSON,
+/// which a `serde_json::Value` always can.
+pub fn to_json<T: Wire>(value: &T) -> Result<serde_json::Value, serde_json::Error> {
+    serde_json::to_value(value)
+}
