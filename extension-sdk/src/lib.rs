@@ -3,7 +3,8 @@
 //! A Curupira extension is a separate process that speaks JSON-RPC 2.0 in
 //! length-prefixed frames on its stdin/stdout (`docs/PROTOCOL.md`). This crate does
 //! everything but the trigger itself: framing (`curupira-framing`), message parsing
-//! (`curupira-jsonrpc`), `initialize` and the version check, params checking, error
+//! (`curupira-jsonrpc`), `initialize` and the version check, params checking by the rules
+//! of `curupira-protocol` (whose types it re-exports), error
 //! replies, `shutdown`, and `--curupira-print-manifest`.
 //!
 //! ```
@@ -80,8 +81,8 @@
 //! - `initialize` must be the first request. `describe` and the `trigger/*` methods
 //!   before it get protocol or version failure (-32001) `` `initialize` must come
 //!   first``; a second `initialize` is refused the same way. `shutdown` works any time.
-//! - `protocol_version` is a non-negative integer or a string of dot-separated digits
-//!   (`"2"`, `"2.1"`); only the major part is compared with [`PROTOCOL_VERSION`]. Another
+//! - `protocol_version` is a non-negative integer or a string `MAJOR` or `MAJOR.MINOR`
+//!   (`"2"`, `"2.1"`; `"3.0.1"` is not a version); only the major part is compared with [`PROTOCOL_VERSION`]. Another
 //!   major is -32001 naming both versions; a missing or malformed version is invalid
 //!   params (-32602). `host` is optional; when present its `name` and `version` must be
 //!   strings.
@@ -107,16 +108,15 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-mod params;
 mod run;
 mod serve;
 mod trigger;
 
 pub use curupira_jsonrpc::ErrorCode;
-pub use params::PROTOCOL_VERSION;
+pub use curupira_protocol::{
+    Arguments, PROTOCOL_VERSION, Pair, PromptField, TriggerDescription, TriggerSchema,
+    ValidationError,
+};
 pub use run::{ManifestInfoError, Mode, PRINT_MANIFEST_FLAG, print_manifest, run, run_as};
 pub use serve::{ServeError, ServeOptions, ServeOutcome, serve};
-pub use trigger::{
-    Arguments, Pair, PromptField, Trigger, TriggerDescription, TriggerError, TriggerSchema,
-    ValidateError, ValidationError,
-};
+pub use trigger::{Trigger, TriggerError, ValidateError};

@@ -1,14 +1,18 @@
 //! The serve loop: frames in, one reply per request out.
 
-use std::collections::HashSet;
 use std::io::{Read, Write};
 
 use curupira_framing::{DEFAULT_MAX_BODY, DecodeError, EncodeError, FrameReader, FrameWriter};
-use curupira_jsonrpc::{ErrorCode, ErrorObject, Message, Params, Request, Response, parse_message};
-use serde_json::{Value, json};
+use curupira_jsonrpc::{ErrorCode, ErrorObject, Message, Request, Response, parse_message};
+use curupira_protocol::method::{self, Method};
+use curupira_protocol::{
+    Ack, ArgumentsParams, DescribeResult, InitializeResult, NoParams, Pair, Peer, PollResult,
+    ProtocolVersion, SchemaParams, ShapeError, TaskParams, ValidationError, Wire, check_compatible,
+    check_item, validation_data,
+};
+use serde_json::Value;
 
-use crate::params::{self, PROTOCOL_VERSION};
-use crate::trigger::{Pair, Trigger, ValidateError};
+use crate::trigger::{Trigger, ValidateError};
 
 /// How [`serve`] runs: what `initialize` reports and how large a frame may be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,21 +193,22 @@ struct Session<'a, T: ?Sized> {
 impl<T: Trigger + ?Sized> Session<'_, T> {
     fn handle(&mut self, request: Request) -> Response {
         let Request { id, method, params } = request;
-        let result = match method.as_str() {
-            "shutdown" => Ok(Value::Null),
-            "initialize" => self.initialize(params),
-            "describe" | "trigger/schema" | "trigger/validate" | "trigger/poll"
-            | "trigger/onStarted" | "trigger/onFinished" => {
-                if self.initialized {
-                    self.call(&method, params)
-                } else {
-                    Err(ErrorObject::new(
-                        ErrorCode::PROTOCOL_FAILURE,
-                        format!("`initialize` must come first: received `{method}` before it"),
-                    ))
-                }
+        let params = params.map(Value::from);
+        let result = if method == method::Shutdown::NAME {
+            Ok(Value::Null)
+        } else if method == method::Initialize::NAME {
+            self.initialize(params.as_ref())
+        } else if method::requires_initialize(&method) {
+            if self.initialized {
+                self.call(&method, params.as_ref())
+            } else {
+                Err(ErrorObject::new(
+                    ErrorCode::PROTOCOL_FAILURE,
+                    format!("`initialize` must come first: received `{method}` before it"),
+                ))
             }
-            _ => Err(ErrorObject::method_not_found(&method)),
+        } else {
+            Err(ErrorObject::method_not_found(&method))
         };
         match result {
             Ok(value) => Response::ok(id, value),
@@ -211,98 +216,91 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
         }
     }
 
-    fn initialize(&mut self, params: Option<Params>) -> Result<Value, ErrorObject> {
-        let params = params::initialize(params)?;
+    fn initialize(&mut self, params: Option<&Value>) -> Result<Value, ErrorObject> {
+        let params = read::<method::Initialize>(params)?;
         if self.initialized {
             return Err(ErrorObject::new(
                 ErrorCode::PROTOCOL_FAILURE,
                 "`initialize` was already received; send it once per process",
             ));
         }
-        if params.major != PROTOCOL_VERSION {
-            return Err(ErrorObject::new(
-                ErrorCode::PROTOCOL_FAILURE,
-                format!(
-                    "protocol version mismatch: the host speaks protocol version {}, this \
-                     extension speaks protocol version {PROTOCOL_VERSION} (only the major \
-                     version is compared)",
-                    params.version_text
-                ),
-            ));
-        }
+        check_compatible(params.protocol_version, Peer::Host).map_err(|mismatch| {
+            ErrorObject::new(ErrorCode::PROTOCOL_FAILURE, mismatch.to_string())
+        })?;
         self.initialized = true;
-        let mut result = json!({ "protocol_version": PROTOCOL_VERSION });
-        if let Some(name) = &self.options.name {
-            result["name"] = Value::from(name.as_str());
-        }
-        if let Some(version) = &self.options.version {
-            result["version"] = Value::from(version.as_str());
-        }
-        Ok(result)
+        to_value(&InitializeResult {
+            protocol_version: ProtocolVersion::CURRENT,
+            name: self.options.name.clone(),
+            version: self.options.version.clone(),
+        })
     }
 
     /// A method that needs `initialize` first.
-    fn call(&mut self, method: &str, params: Option<Params>) -> Result<Value, ErrorObject> {
-        if method == "describe" {
-            params::none_or_object(method, params)?;
-            return Ok(json!({ "triggers": self.trigger.describe() }));
+    fn call(&mut self, name: &str, params: Option<&Value>) -> Result<Value, ErrorObject> {
+        if name == method::Describe::NAME {
+            let NoParams = read::<method::Describe>(params)?;
+            return to_value(&DescribeResult {
+                triggers: self.trigger.describe(),
+            });
         }
-        let mut map = match method {
-            "trigger/schema" => params::object(method, params, "with `trigger_type`"),
-            "trigger/validate" | "trigger/poll" => {
-                params::object(method, params, "with `trigger_type` and `arguments`")
+        if name == method::Schema::NAME {
+            let SchemaParams { trigger_type } = read::<method::Schema>(params)?;
+            self.check_known(&trigger_type)?;
+            let schema = self
+                .trigger
+                .schema(&trigger_type)
+                .map_err(|err| err.into_error_object())?;
+            return to_value(&schema);
+        }
+        if name == method::Validate::NAME {
+            let ArgumentsParams {
+                trigger_type,
+                arguments,
+            } = read::<method::Validate>(params)?;
+            self.check_known(&trigger_type)?;
+            return match self.trigger.validate(&trigger_type, &arguments) {
+                Ok(()) => to_value(&Ack),
+                Err(ValidateError::Invalid(errors)) => {
+                    Err(invalid_arguments(&trigger_type, &errors))
+                }
+                Err(ValidateError::Failed(err)) => Err(err.into_error_object()),
+            };
+        }
+        if name == method::Poll::NAME {
+            let ArgumentsParams {
+                trigger_type,
+                arguments,
+            } = read::<method::Poll>(params)?;
+            self.check_known(&trigger_type)?;
+            let values = self
+                .trigger
+                .poll(&trigger_type, &arguments)
+                .map_err(|err| err.into_error_object())?;
+            if let Some(pairs) = &values {
+                refuse_bad_item(&trigger_type, pairs).inspect_err(|err| {
+                    self.options.log(&err.message);
+                })?;
             }
-            _ => params::object(method, params, "with `trigger_type` and `values`"),
-        }?;
-        let trigger_type = params::trigger_type(method, &map)?;
+            return to_value(&PollResult { values });
+        }
+        // `trigger/onStarted` and `trigger/onFinished` take the same params.
+        let started = name == method::OnStarted::NAME;
+        let TaskParams {
+            trigger_type,
+            values,
+        } = if started {
+            read::<method::OnStarted>(params)?
+        } else {
+            read::<method::OnFinished>(params)?
+        };
         self.check_known(&trigger_type)?;
-        let trigger = &mut *self.trigger;
-        match method {
-            "trigger/schema" => {
-                let schema = trigger
-                    .schema(&trigger_type)
-                    .map_err(|err| err.into_error_object())?;
-                to_value(&schema)
-            }
-            "trigger/validate" => {
-                let arguments = params::arguments(method, &mut map)?;
-                match trigger.validate(&trigger_type, &arguments) {
-                    Ok(()) => Ok(json!({})),
-                    Err(ValidateError::Invalid(errors)) => Err(invalid_arguments(
-                        &trigger_type,
-                        &errors,
-                        to_value(&errors)?,
-                    )),
-                    Err(ValidateError::Failed(err)) => Err(err.into_error_object()),
-                }
-            }
-            "trigger/poll" => {
-                let arguments = params::arguments(method, &mut map)?;
-                let item = trigger
-                    .poll(&trigger_type, &arguments)
-                    .map_err(|err| err.into_error_object())?;
-                if let Some(pairs) = &item {
-                    check_item(&trigger_type, pairs).inspect_err(|err| {
-                        self.options.log(&err.message);
-                    })?;
-                }
-                Ok(json!({ "values": item }))
-            }
-            "trigger/onStarted" => {
-                let values = params::values(method, &map)?;
-                trigger
-                    .on_started(&trigger_type, &values)
-                    .map_err(|err| err.into_error_object())?;
-                Ok(json!({}))
-            }
-            _ => {
-                let values = params::values(method, &map)?;
-                trigger
-                    .on_finished(&trigger_type, &values)
-                    .map_err(|err| err.into_error_object())?;
-                Ok(json!({}))
-            }
-        }
+        let done = if started {
+            self.trigger.on_started(&trigger_type, &values)
+        } else {
+            self.trigger.on_finished(&trigger_type, &values)
+        };
+        done.map_err(|err| err.into_error_object())?;
+        to_value(&Ack)
     }
 
     fn check_known(&self, trigger_type: &str) -> Result<(), ErrorObject> {
@@ -331,12 +329,16 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
     }
 }
 
+/// A method's params read by the protocol's rules; a misfit is -32602 naming the
+/// method and the member.
+fn read<M: Method>(params: Option<&Value>) -> Result<M::Params, ErrorObject> {
+    M::Params::read(params).map_err(|error: ShapeError| {
+        ErrorObject::invalid_params(format!("invalid params for `{}`: {error}", M::NAME))
+    })
+}
+
 /// The -32003 reply: every problem in the message too, so a log line is enough.
-fn invalid_arguments(
-    trigger_type: &str,
-    errors: &[crate::ValidationError],
-    errors_value: Value,
-) -> ErrorObject {
+fn invalid_arguments(trigger_type: &str, errors: &[ValidationError]) -> ErrorObject {
     let listed = errors
         .iter()
         .map(ToString::to_string)
@@ -357,37 +359,18 @@ fn invalid_arguments(
             Value::from(trigger_type)
         )
     };
-    ErrorObject::new(ErrorCode::CONFIGURATION_INVALID, message)
-        .with_data(json!({ "errors": errors_value }))
+    ErrorObject::new(ErrorCode::CONFIGURATION_INVALID, message).with_data(validation_data(errors))
 }
 
-/// Refuses an item the host would reject, so the author sees the mistake here.
-fn check_item(trigger_type: &str, pairs: &[Pair]) -> Result<(), ErrorObject> {
-    let mut seen = HashSet::new();
-    for (index, pair) in pairs.iter().enumerate() {
-        let problem = if pair.key.is_empty() {
-            Some("has an empty key".to_owned())
-        } else if pair.key == "repository" || pair.key == "automation" {
-            Some(format!(
-                "uses the key {}, which the host reserves for itself",
-                Value::from(pair.key.as_str())
-            ))
-        } else if !seen.insert(pair.key.as_str()) {
-            Some(format!(
-                "has the key {} more than once",
-                Value::from(pair.key.as_str())
-            ))
-        } else {
-            None
-        };
-        if let Some(problem) = problem {
-            return Err(ErrorObject::internal_error(format!(
-                "trigger type {} polled an item the host would reject: pair {index} {problem}",
-                Value::from(trigger_type)
-            )));
-        }
-    }
-    Ok(())
+/// Refuses an item the host would reject (the protocol's item rules), so the author
+/// sees the mistake here.
+fn refuse_bad_item(trigger_type: &str, pairs: &[Pair]) -> Result<(), ErrorObject> {
+    check_item(pairs).map_err(|error| {
+        ErrorObject::internal_error(format!(
+            "trigger type {} polled an item the host would reject: {error}",
+            Value::from(trigger_type)
+        ))
+    })
 }
 
 fn to_value(value: &impl serde::Serialize) -> Result<Value, ErrorObject> {

@@ -1,16 +1,9 @@
 //! The [`Trigger`] trait an extension implements, and the values it trades with the
 //! serve loop.
 
-use std::fmt;
-
 use curupira_jsonrpc::{ErrorCode, ErrorObject};
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-
-/// The `arguments` object of an automation, exactly as the host sent it (after the
-/// host applied the schema's `default`s). Deserialize it into a struct of your own with
-/// `serde_json::from_value(Value::Object(arguments.clone()))` when that is handier.
-pub type Arguments = Map<String, Value>;
+use curupira_protocol::{Arguments, Pair, TriggerDescription, TriggerSchema, ValidationError};
+use serde_json::Value;
 
 /// What a trigger extension does. The serve loop ([`serve`](crate::serve)) calls these
 /// methods, one request at a time, and turns their results into protocol replies.
@@ -64,128 +57,6 @@ pub trait Trigger {
         let _ = (trigger_type, values);
         Ok(())
     }
-}
-
-/// One field of a work item: `{"key": k, "value": v}` on the wire.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Pair {
-    /// The field's name, such as `issue_number`. Non-empty, unique within an item,
-    /// never `repository` or `automation`.
-    pub key: String,
-    /// The field's value; values are always strings.
-    pub value: String,
-}
-
-impl Pair {
-    /// A pair.
-    pub fn new(key: impl Into<String>, value: impl Into<String>) -> Pair {
-        Pair {
-            key: key.into(),
-            value: value.into(),
-        }
-    }
-}
-
-impl<K: Into<String>, V: Into<String>> From<(K, V)> for Pair {
-    fn from((key, value): (K, V)) -> Self {
-        Pair::new(key, value)
-    }
-}
-
-/// One entry of the `describe` result: `{"type": s, "description"?: s}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TriggerDescription {
-    /// The trigger's local name, such as `github-issue`; it must also be listed in the
-    /// manifest's `trigger_types`.
-    #[serde(rename = "type")]
-    pub trigger_type: String,
-    /// One sentence for people listing triggers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-}
-
-impl TriggerDescription {
-    /// A trigger type with a description.
-    pub fn new(trigger_type: impl Into<String>, description: impl Into<String>) -> Self {
-        TriggerDescription {
-            trigger_type: trigger_type.into(),
-            description: Some(description.into()),
-        }
-    }
-}
-
-/// The `trigger/schema` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TriggerSchema {
-    /// The JSON Schema of the trigger's `arguments` object.
-    pub schema: Value,
-    /// The keys a polled item may carry, for the host to check prompt placeholders
-    /// against. Empty when they are not known in advance.
-    pub prompt_fields: Vec<PromptField>,
-}
-
-/// A key that polled items carry: `{"key": s, "description"?: s}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PromptField {
-    /// The pair key, usable as `${key}` in a prompt.
-    pub key: String,
-    /// What the value holds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-}
-
-impl PromptField {
-    /// A prompt field with a description.
-    pub fn new(key: impl Into<String>, description: impl Into<String>) -> Self {
-        PromptField {
-            key: key.into(),
-            description: Some(description.into()),
-        }
-    }
-}
-
-/// One problem with an automation's arguments: `{"path": pointer, "message": s}` in the
-/// -32003 reply's `data.errors`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ValidationError {
-    /// RFC 6901 JSON Pointer into the `arguments` object (`/labels/0`); a missing
-    /// member is reported at the pointer it would have (`/path`). `""` is the whole
-    /// object.
-    pub path: String,
-    /// One sentence saying what is wrong and what was expected.
-    pub message: String,
-}
-
-impl ValidationError {
-    /// A problem at a JSON Pointer written out by the caller (`"/labels/0"`).
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        ValidationError {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-
-    /// A problem with the top-level member `name`; the pointer is `/name`, with `~`
-    /// and `/` escaped as RFC 6901 requires.
-    pub fn member(name: &str, message: impl Into<String>) -> Self {
-        ValidationError::new(pointer_segment(name), message)
-    }
-}
-
-impl fmt::Display for ValidationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = if self.path.is_empty() {
-            "(root)"
-        } else {
-            &self.path
-        };
-        write!(f, "{at}: {}", self.message)
-    }
-}
-
-/// `"/" + name` with RFC 6901 escapes (`~` → `~0`, `/` → `~1`).
-pub(crate) fn pointer_segment(name: &str) -> String {
-    format!("/{}", name.replace('~', "~0").replace('/', "~1"))
 }
 
 /// Why [`Trigger::validate`] did not accept the arguments.
@@ -292,25 +163,6 @@ impl TriggerError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn member_pointers_are_escaped() {
-        assert_eq!(ValidationError::member("path", "x").path, "/path");
-        assert_eq!(ValidationError::member("a/b~c", "x").path, "/a~1b~0c");
-        assert_eq!(ValidationError::member("", "x").path, "/");
-    }
-
-    #[test]
-    fn validation_error_display_names_the_pointer() {
-        assert_eq!(
-            ValidationError::new("", "must be an object").to_string(),
-            "(root): must be an object"
-        );
-        assert_eq!(
-            ValidationError::member("path", "is required").to_string(),
-            "/path: is required"
-        );
-    }
 
     #[test]
     fn trigger_error_display_shows_code_name_and_number() {

@@ -127,8 +127,8 @@ fn a_whole_conversation() {
         error(
             json!(2),
             -32001,
-            "protocol version mismatch: the host speaks protocol version 3, this extension \
-             speaks protocol version 2 (only the major version is compared)"
+            "protocol version mismatch: the host speaks protocol 3, the extension speaks \
+             protocol 2 (only the major version is compared)"
         )
     );
     assert_eq!(
@@ -351,13 +351,13 @@ fn params_are_checked_strictly() {
         (
             "trigger/poll",
             None,
-            "invalid params for `trigger/poll`: params are missing; expected an object with \
+            "invalid params for `trigger/poll`: the params are missing; expected an object with \
              `trigger_type` and `arguments`",
         ),
         (
             "trigger/poll",
             Some(json!(["alpha"])),
-            "invalid params for `trigger/poll`: params must be an object with `trigger_type` \
+            "invalid params for `trigger/poll`: the params must be an object with `trigger_type` \
              and `arguments`, found an array",
         ),
         (
@@ -394,13 +394,23 @@ fn params_are_checked_strictly() {
         (
             "describe",
             Some(json!([])),
-            "invalid params for `describe`: params must be absent or an object, found an array",
+            "invalid params for `describe`: the params must be absent or an object, found an array",
         ),
         (
             "initialize",
             Some(json!({"protocol_version": "v2"})),
-            "invalid params for `initialize`: `/protocol_version` must be a non-negative \
-             integer or a string of dot-separated digits like \"2\" or \"2.1\", found \"v2\"",
+            "invalid params for `initialize`: `/protocol_version`: \"v2\" is not a protocol \
+             version: write a non-negative integer such as 2, or a string `MAJOR` or \
+             `MAJOR.MINOR` such as \"2.1\"",
+        ),
+        (
+            // One version rule for hosts, extensions and manifests: `"3.0.1"` is not a
+            // version (the SDK used to read it as major 3).
+            "initialize",
+            Some(json!({"protocol_version": "3.0.1"})),
+            "invalid params for `initialize`: `/protocol_version`: \"3.0.1\" is not a \
+             protocol version: write a non-negative integer such as 2, or a string `MAJOR` or \
+             `MAJOR.MINOR` such as \"2.1\"",
         ),
     ];
     for (id, (method, params, message)) in (1..).zip(cases) {
@@ -453,17 +463,19 @@ fn an_item_the_host_would_reject_is_never_sent() {
     let cases: [(&[(&str, &str)], &str); 3] = [
         (
             &[("title", "x"), ("repository", "y")],
-            "trigger type \"alpha\" polled an item the host would reject: pair 1 uses the key \
-             \"repository\", which the host reserves for itself",
+            "trigger type \"alpha\" polled an item the host would reject: pair 1 has the key \
+             \"repository\", which is reserved: the host provides `repository` and \
+             `automation` itself",
         ),
         (
             &[("n", "1"), ("n", "2")],
-            "trigger type \"alpha\" polled an item the host would reject: pair 1 has the key \
-             \"n\" more than once",
+            "trigger type \"alpha\" polled an item the host would reject: pair 1 repeats the \
+             key \"n\"; a key appears once per item",
         ),
         (
             &[("", "1")],
-            "trigger type \"alpha\" polled an item the host would reject: pair 0 has an empty key",
+            "trigger type \"alpha\" polled an item the host would reject: pair 0 has an empty \
+             key; item keys are non-empty",
         ),
     ];
     for (item, message) in cases {

@@ -27,9 +27,10 @@
 //!
 //! Each non-blank line is a JSON object whose members become the item's pairs, in the
 //! order they are written (so `{"b":"1","a":"2"}` and `{"a":"2","b":"1"}` are different
-//! items, as they are different tasks). Every member value must be a string; a member
-//! name must be non-empty, appear once, and not be `repository` or `automation` (the
-//! host provides those). A UTF-8 byte order mark before the first line and a `\r`
+//! items, as they are different tasks). Every member value must be a string, and the
+//! members obey the protocol's item rules (`curupira_protocol::check_item`: a name is
+//! non-empty, appears once, and is not `repository` or `automation`, which the host
+//! provides). A UTF-8 byte order mark before the first line and a `\r`
 //! before a line's `\n` are ignored. A line that breaks a rule is an internal error
 //! (-32603) naming the file, the 1-based line number and the member; lines before it
 //! are still handed out, and every poll that reaches it fails until it is fixed.
@@ -79,6 +80,7 @@ use curupira_extension_sdk::{
     ValidationError,
 };
 use curupira_jsonrpc::describe;
+use curupira_protocol::{ItemError, check_item};
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, json};
@@ -616,9 +618,8 @@ enum LineProblem {
     NotJson(String),
     NotAnObject(String),
     NotAString { member: String, found: String },
-    EmptyName,
-    Repeated(String),
-    Reserved(String),
+    /// The members break the protocol's item rules (`pair N` is the Nth member).
+    Item(ItemError),
 }
 
 impl fmt::Display for LineProblem {
@@ -636,17 +637,7 @@ impl fmt::Display for LineProblem {
                 "member {} must be a string, found {found} (item values are strings)",
                 quoted(member)
             ),
-            LineProblem::EmptyName => {
-                f.write_str("a member has an empty name (item keys are non-empty)")
-            }
-            LineProblem::Repeated(member) => {
-                write!(f, "member {} appears more than once", quoted(member))
-            }
-            LineProblem::Reserved(member) => write!(
-                f,
-                "member {} is reserved: the host provides `repository` and `automation` itself",
-                quoted(member)
-            ),
+            LineProblem::Item(error) => error.fmt(f),
         }
     }
 }
@@ -670,18 +661,8 @@ fn parse_line(line: &Line) -> Result<Option<Vec<Pair>>, LineProblem> {
         Shape::Object(members) => members,
         Shape::Other(found) => return Err(LineProblem::NotAnObject(found)),
     };
-    let mut seen = HashSet::new();
     let mut pairs = Vec::with_capacity(members.len());
     for (name, value) in members {
-        if name.is_empty() {
-            return Err(LineProblem::EmptyName);
-        }
-        if name == "repository" || name == "automation" {
-            return Err(LineProblem::Reserved(name));
-        }
-        if !seen.insert(name.clone()) {
-            return Err(LineProblem::Repeated(name));
-        }
         match value {
             Value::String(value) => pairs.push(Pair::new(name, value)),
             other => {
@@ -692,6 +673,7 @@ fn parse_line(line: &Line) -> Result<Option<Vec<Pair>>, LineProblem> {
             }
         }
     }
+    check_item(&pairs).map_err(LineProblem::Item)?;
     Ok(Some(pairs))
 }
 
@@ -852,16 +834,16 @@ mod tests {
         );
         assert_eq!(
             problem(r#"{"a":"1","a":"2"}"#),
-            "member \"a\" appears more than once"
+            "pair 1 repeats the key \"a\"; a key appears once per item"
         );
         assert_eq!(
             problem(r#"{"repository":"x"}"#),
-            "member \"repository\" is reserved: the host provides `repository` and \
-             `automation` itself"
+            "pair 0 has the key \"repository\", which is reserved: the host provides \
+             `repository` and `automation` itself"
         );
         assert_eq!(
             problem(r#"{"":"x"}"#),
-            "a member has an empty name (item keys are non-empty)"
+            "pair 0 has an empty key; item keys are non-empty"
         );
         assert_eq!(
             problem(r#"{"a" "1"}"#),

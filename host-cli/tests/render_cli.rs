@@ -148,17 +148,31 @@ fn pair_keys_may_not_repeat_or_set_a_var() {
     assert_eq!(code, Some(1));
     assert_eq!(
         message,
-        "error: standard input: the key \"a\" appears in elements 0 and 2; a key may appear once\n"
+        "error: standard input: pair 2 repeats the key \"a\"; a key appears once per item\n"
     );
 
-    let clash = r#"[{"key":"repository","value":"evil"}]"#;
+    // The protocol's item rules: a reserved key is refused even without `--var`.
+    let reserved = r#"[{"key":"repository","value":"evil"}]"#;
+    let (code, message) = failure(&render(
+        &["--template", &template, "--pairs", "-"],
+        reserved.as_bytes(),
+    ));
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        message,
+        "error: standard input: pair 0 has the key \"repository\", which is reserved: the host \
+         provides `repository` and `automation` itself\n"
+    );
+
+    let clash = r#"[{"key":"b","value":"1"},{"key":"team","value":"evil"}]"#;
     let mut args = vec!["--template", &template, "--pairs", "-"];
     args.extend(VARS);
+    args.extend(["--var", "team=core"]);
     let (code, message) = failure(&render(&args, clash.as_bytes()));
     assert_eq!(code, Some(1));
     assert_eq!(
         message,
-        "error: standard input: element 0 has the key \"repository\", which --var also sets; an item cannot set a host variable\n"
+        "error: standard input: pair 1 has the key \"team\", which --var also sets; an item cannot set a host variable\n"
     );
 }
 

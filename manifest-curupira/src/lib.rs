@@ -60,9 +60,10 @@ use std::str::FromStr;
 
 use curupira_diagnostics::{Collector, Diagnostic, Report};
 
+pub use curupira_protocol::PROTOCOL_VERSION;
 pub use model::{
-    ExtensionName, InvalidValue, Kind, Launch, MANIFEST_VERSION, Manifest, NpmPackageName,
-    PROTOCOL_MAJOR, Program, ProtocolVersion, Runtime, TriggerType, TriggerTypes,
+    ExtensionName, InvalidValue, Kind, Launch, MANIFEST_VERSION, Manifest, NpmPackageName, Program,
+    ProtocolVersion, Runtime, TriggerType, TriggerTypes,
 };
 pub use semver::Version;
 

@@ -6,6 +6,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::str::FromStr;
 
+pub use curupira_protocol::ProtocolVersion;
 use semver::Version;
 use serde::{Serialize, Serializer};
 
@@ -13,9 +14,6 @@ use crate::rules;
 
 /// The only manifest format this crate reads: `manifest_version = 1`.
 pub const MANIFEST_VERSION: i64 = 1;
-
-/// The protocol major version this host speaks.
-pub const PROTOCOL_MAJOR: u64 = 2;
 
 /// A value that breaks a manifest rule, with the sentence saying which and where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -105,44 +103,6 @@ impl Launch {
         match self {
             Launch::Npx { .. } => "npx",
             Launch::Command { .. } => "command",
-        }
-    }
-}
-
-/// The `protocol_version` of a manifest: major version 2, with an optional minor.
-///
-/// Written as the integer `2` or the string `"2"` (both read as no minor), or `"2.1"`.
-/// Only the major version is compared with the host's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ProtocolVersion {
-    minor: Option<u64>,
-}
-
-impl ProtocolVersion {
-    /// Protocol 2, written `protocol_version = 2`.
-    pub const V2: Self = Self { minor: None };
-
-    /// Protocol `2.<minor>`, written `protocol_version = "2.<minor>"`.
-    pub fn with_minor(minor: u64) -> Self {
-        Self { minor: Some(minor) }
-    }
-
-    /// Always [`PROTOCOL_MAJOR`].
-    pub fn major(self) -> u64 {
-        PROTOCOL_MAJOR
-    }
-
-    /// The minor version, when one was written.
-    pub fn minor(self) -> Option<u64> {
-        self.minor
-    }
-}
-
-impl fmt::Display for ProtocolVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.minor {
-            None => write!(f, "{PROTOCOL_MAJOR}"),
-            Some(minor) => write!(f, "{PROTOCOL_MAJOR}.{minor}"),
         }
     }
 }
@@ -372,18 +332,11 @@ struct Wire<'a> {
     manifest_version: i64,
     name: &'a ExtensionName,
     version: String,
-    protocol_version: WireProtocol,
+    protocol_version: ProtocolVersion,
     runtime: &'a str,
     kind: &'static str,
     trigger_types: &'a [TriggerType],
     launch: WireLaunch<'a>,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum WireProtocol {
-    Integer(u64),
-    String(String),
 }
 
 #[derive(Serialize)]
@@ -407,10 +360,7 @@ impl Serialize for Manifest {
             manifest_version: MANIFEST_VERSION,
             name: &self.name,
             version: self.version.to_string(),
-            protocol_version: match self.protocol_version.minor() {
-                None => WireProtocol::Integer(PROTOCOL_MAJOR),
-                Some(_) => WireProtocol::String(self.protocol_version.to_string()),
-            },
+            protocol_version: self.protocol_version,
             runtime: self.runtime.as_str(),
             kind: self.kind.as_str(),
             trigger_types: &self.trigger_types,

@@ -5,14 +5,15 @@ use std::collections::HashMap;
 use curupira_diagnostics::toml::TomlDocument;
 use curupira_diagnostics::version::{VersionError, parse_version};
 use curupira_diagnostics::{Anchor, Collector, JsonPointer, Severity, did_you_mean};
+use curupira_protocol::PROTOCOL_VERSION;
 use semver::Version;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::codes;
 use crate::model::{
-    ExtensionName, Kind, Launch, MANIFEST_VERSION, Manifest, NpmPackageName, PROTOCOL_MAJOR,
-    Program, ProtocolVersion, Runtime, TriggerType, TriggerTypes,
+    ExtensionName, Kind, Launch, MANIFEST_VERSION, Manifest, NpmPackageName, Program,
+    ProtocolVersion, Runtime, TriggerType, TriggerTypes,
 };
 use crate::rules::{self, Problem};
 
@@ -287,10 +288,13 @@ impl Validator<'_, '_> {
 
     fn protocol_version(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<ProtocolVersion> {
         const EXPECTED: &str = "write `protocol_version = 2`, or a string such as `\"2.1\"`";
-        let (major, minor, written) = match value.get_ref() {
+        let (version, written) = match value.get_ref() {
             DeValue::Integer(integer) => {
                 match integer_value(integer).and_then(|n| u64::try_from(n).ok()) {
-                    Some(major) => (major, None, format!("is {}", integer_text(integer))),
+                    Some(major) => (
+                        ProtocolVersion::new(major, None),
+                        format!("is {}", integer_text(integer)),
+                    ),
                     None => {
                         self.out.error(
                             codes::INVALID_PROTOCOL_VERSION,
@@ -304,13 +308,12 @@ impl Validator<'_, '_> {
                     }
                 }
             }
-            DeValue::String(text) => match split_protocol(text) {
-                Some((major, minor)) => (
-                    major,
-                    minor,
-                    format!("`\"{text}\"` has major version {major}"),
+            DeValue::String(text) => match text.parse::<ProtocolVersion>() {
+                Ok(version) => (
+                    version,
+                    format!("`\"{text}\"` has major version {}", version.major()),
                 ),
-                None => {
+                Err(_) => {
                     self.out.error(
                         codes::INVALID_PROTOCOL_VERSION,
                         at,
@@ -344,17 +347,17 @@ impl Validator<'_, '_> {
                 return None;
             }
         };
-        if major != PROTOCOL_MAJOR {
+        if !version.is_compatible() {
             self.out.error(
                 codes::UNSUPPORTED_PROTOCOL_VERSION,
                 at,
                 format!(
-                    "`protocol_version` {written}, but this host speaks protocol {PROTOCOL_MAJOR}"
+                    "`protocol_version` {written}, but this host speaks protocol {PROTOCOL_VERSION}"
                 ),
             );
             return None;
         }
-        Some(minor.map_or(ProtocolVersion::V2, ProtocolVersion::with_minor))
+        Some(version)
     }
 
     fn runtime(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<Runtime> {
@@ -674,20 +677,6 @@ fn integer_text(integer: &toml::de::DeInteger<'_>) -> String {
     integer.to_string()
 }
 
-/// `"2"` → (2, None), `"2.1"` → (2, Some(1)); digits only.
-fn split_protocol(text: &str) -> Option<(u64, Option<u64>)> {
-    let number = |part: &str| -> Option<u64> {
-        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        part.parse().ok()
-    };
-    match text.split_once('.') {
-        None => Some((number(text)?, None)),
-        Some((major, minor)) => Some((number(major)?, Some(number(minor)?))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -697,15 +686,5 @@ mod tests {
         let at = JsonPointer::root().key("launch").key("args").index(2);
         assert_eq!(dotted(&at), "launch.args[2]");
         assert_eq!(dotted(&JsonPointer::root().key("a b")), "\"a b\"");
-    }
-
-    #[test]
-    fn protocol_strings() {
-        assert_eq!(split_protocol("2"), Some((2, None)));
-        assert_eq!(split_protocol("2.1"), Some((2, Some(1))));
-        assert_eq!(split_protocol("3.0"), Some((3, Some(0))));
-        for bad in ["", "2.", ".1", "2.1.0", "v2", "+2", " 2", "two"] {
-            assert_eq!(split_protocol(bad), None, "{bad}");
-        }
     }
 }

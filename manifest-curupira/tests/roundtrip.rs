@@ -82,7 +82,7 @@ fn manifest() -> impl Strategy<Value = Manifest> {
             |(name, version, minor, runtime, trigger_types, launch)| Manifest {
                 name: ExtensionName::new(name).unwrap(),
                 version,
-                protocol_version: minor.map_or(ProtocolVersion::V2, ProtocolVersion::with_minor),
+                protocol_version: ProtocolVersion::new(2, minor),
                 runtime,
                 kind: Kind::Trigger,
                 trigger_types,
@@ -134,7 +134,7 @@ fn a_protocol_minor_prints_as_a_string() {
     let mut manifest: Manifest = include_str!("corpus/valid/seed-example.toml")
         .parse()
         .unwrap();
-    manifest.protocol_version = ProtocolVersion::with_minor(7);
+    manifest.protocol_version = ProtocolVersion::new(2, Some(7));
     manifest.launch = Launch::Command {
         command: Program::new("./bin/x").unwrap(),
         args: vec!["a b".to_owned()],

@@ -195,6 +195,8 @@ mod tests {
             json!(-2),
             json!(2.5),
             json!("3.0.1"),
+            json!("2.1.0"),
+            json!("two"),
             json!("v2"),
             json!("+2"),
             json!(" 2"),

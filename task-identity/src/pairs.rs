@@ -31,6 +31,12 @@ impl Pair {
     }
 }
 
+impl<K: Into<String>, V: Into<String>> From<(K, V)> for Pair {
+    fn from((key, value): (K, V)) -> Self {
+        Pair::new(key, value)
+    }
+}
+
 /// Anything that can be read as a pair without copying it: [`Pair`], `(K, V)` tuples of
 /// string-likes such as `(&str, &str)` or `(String, String)`, and references to them.
 pub trait AsPair {

@@ -4,9 +4,10 @@
 //! Values come from the item's pairs (`--pairs`, a JSON pair list as `curupira identity`
 //! reads it; `-` is stdin) and from host variables (`--var`, e.g.
 //! `--var repository=github.com/acme/widgets --var automation=fix-bugs`). Any non-empty
-//! `--var` key is accepted. As in the protocol, where an item may not set the host's
-//! variables, a pair key that a `--var` also sets is an error, and so is a key given by
-//! two pairs (exit 1). A `--var` key given twice is a usage error (exit 2).
+//! `--var` key is accepted. The pairs are an item, so the protocol's item rules apply
+//! (`curupira_protocol::check_item`: no empty, repeated or reserved key); a pair key
+//! that a `--var` also sets is an error too, since an item may not set the host's
+//! variables (exit 1). A `--var` key given twice is a usage error (exit 2).
 //!
 //! Exit codes: 1 when the pairs are not a valid pair list or the template or pairs are
 //! not UTF-8; 2 when a file cannot be read or the arguments are wrong.
@@ -19,6 +20,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use curupira_task_identity::{Pair, parse_pairs};
+use curupira_protocol::check_item;
 use curupira_template::{Chain, Template};
 
 /// Arguments of `curupira render`.
@@ -130,23 +132,18 @@ fn utf8<'b>(bytes: &'b [u8], name: &str) -> Option<&'b str> {
     }
 }
 
-/// A pair key given twice, or also given by `--var`: the value to use would be
-/// ambiguous.
+/// A pair that breaks the item rules, or whose key a `--var` also sets: the value to
+/// use would be ambiguous.
 fn key_problem(pairs: &[Pair], vars: &[(String, String)]) -> Option<String> {
-    let mut first_at: HashMap<&str, usize> = HashMap::new();
-    for (index, pair) in pairs.iter().enumerate() {
-        let key = pair.key.as_str();
-        if let Some(first) = first_at.insert(key, index) {
-            return Some(format!(
-                "the key {key:?} appears in elements {first} and {index}; a key may appear once"
-            ));
-        }
-        if vars.iter().any(|(var, _)| var == key) {
-            return Some(format!(
-                "element {index} has the key {key:?}, which --var also sets; \
-                 an item cannot set a host variable"
-            ));
-        }
+    if let Err(error) = check_item(pairs) {
+        return Some(error.to_string());
     }
-    None
+    let (index, pair) = pairs
+        .iter()
+        .enumerate()
+        .find(|(_, pair)| vars.iter().any(|(var, _)| *var == pair.key))?;
+    Some(format!(
+        "pair {index} has the key {}, which --var also sets; an item cannot set a host variable",
+        serde_json::Value::from(pair.key.as_str())
+    ))
 }
