@@ -617,7 +617,10 @@ enum LineProblem {
     NotUtf8,
     NotJson(String),
     NotAnObject(String),
-    NotAString { member: String, found: String },
+    NotAString {
+        member: String,
+        found: String,
+    },
     /// The members break the protocol's item rules (`pair N` is the Nth member).
     Item(ItemError),
 }

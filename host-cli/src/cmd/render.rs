@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use curupira_task_identity::{Pair, parse_pairs};
 use curupira_protocol::check_item;
+use curupira_task_identity::{Pair, parse_pairs};
 use curupira_template::{Chain, Template};
 
 /// Arguments of `curupira render`.
