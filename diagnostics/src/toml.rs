@@ -1,5 +1,8 @@
 //! TOML sources: parse with `toml`'s spanned document and fill a [`SourceMap`] with the
-//! span of every key and value.
+//! span of every key and value; and the message helpers every TOML checker shares —
+//! [`dotted`] names a place, [`type_name`] a value's type, [`unknown_keys`] warns about
+//! keys a format does not define — so that the manifest and the host config word the
+//! same problem the same way.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -7,7 +10,9 @@ use std::collections::HashSet;
 use ::toml::Spanned;
 use ::toml::de::{DeTable, DeValue};
 
-use crate::{Collector, Diagnostic, JsonPointer, SourceMap};
+use crate::{
+    Anchor, Collector, Diagnostic, JsonPointer, Severity, SourceMap, all_of, did_you_mean,
+};
 
 /// A parsed TOML document and where each of its members is.
 #[derive(Debug)]
@@ -97,6 +102,149 @@ fn add_value(map: &mut SourceMap, at: &JsonPointer, value: &DeValue<'_>) {
     }
 }
 
+/// `launch.args[2]`, `extensions."lo:cal".path`: a pointer as a TOML reader writes the
+/// place, for messages (the name of the JSON checkers' `Place::dotted`).
+///
+/// A token of digits alone is an array index, in brackets, except at the start; a key
+/// that is not a bare TOML key (ASCII letters, digits, `_`, `-`) is quoted. A pointer
+/// does not say whether `0` is an index or a key, so a table key made of digits reads
+/// as an index. The root is the empty string.
+///
+/// ```
+/// use curupira_diagnostics::JsonPointer;
+/// use curupira_diagnostics::toml::dotted;
+///
+/// let at = JsonPointer::root().key("launch").key("args").index(2);
+/// assert_eq!(dotted(&at), "launch.args[2]");
+/// assert_eq!(dotted(&JsonPointer::root().key("extensions").key("lo:cal")), "extensions.\"lo:cal\"");
+/// ```
+pub fn dotted(pointer: &JsonPointer) -> String {
+    let mut out = String::new();
+    for token in pointer.tokens() {
+        let index = !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit());
+        if index && !out.is_empty() {
+            out.push('[');
+            out.push_str(&token);
+            out.push(']');
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('.');
+        }
+        let bare = !token.is_empty()
+            && token
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if bare {
+            out.push_str(&token);
+        } else {
+            out.push('"');
+            out.push_str(&token.escape_debug().to_string());
+            out.push('"');
+        }
+    }
+    out
+}
+
+/// A TOML value whose type [`type_name`] names: a value of a parsed document
+/// ([`DeValue`]) or an owned `toml::Value`.
+pub trait Typed: sealed::Sealed {
+    /// The `toml` crate's own name of the type: `"string"`, `"datetime"`, ….
+    fn type_str(&self) -> &'static str;
+}
+
+impl Typed for DeValue<'_> {
+    fn type_str(&self) -> &'static str {
+        DeValue::type_str(self)
+    }
+}
+
+impl Typed for ::toml::Value {
+    fn type_str(&self) -> &'static str {
+        ::toml::Value::type_str(self)
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for ::toml::de::DeValue<'_> {}
+    impl Sealed for ::toml::Value {}
+}
+
+/// The TOML type of `value` as a message names it: "a string", "an integer", "a
+/// date-time", "a table" (the name of `json::type_name` for JSON values).
+///
+/// ```
+/// use curupira_diagnostics::toml::type_name;
+///
+/// assert_eq!(type_name(&toml::Value::Integer(5)), "an integer");
+/// ```
+pub fn type_name(value: &impl Typed) -> &'static str {
+    match value.type_str() {
+        "string" => "a string",
+        "integer" => "an integer",
+        "float" => "a float",
+        "boolean" => "a boolean",
+        "datetime" => "a date-time",
+        "array" => "an array",
+        "table" => "a table",
+        _ => "a value",
+    }
+}
+
+/// A warning (`code`) at the key of each of `keys` — the keys of the table at `at`, in
+/// any order — that is not in `known`: the key is ignored. The message suggests the
+/// closest known key ([`did_you_mean`]) or, when none is close, lists them all.
+///
+/// A format whose keys mean something else in some places (a key of the other launch
+/// type) reports those itself and leaves them out of `keys`.
+///
+/// ```
+/// use curupira_diagnostics::{Collector, JsonPointer};
+/// use curupira_diagnostics::toml::{parse, unknown_keys};
+///
+/// let text = "[launch]\ntype = \"npx\"\npakage = \"x\"\n";
+/// let document = parse(text, "ext.toml", "demo/syntax").unwrap();
+/// let launch = document.table.get_ref().get("launch").unwrap().get_ref().as_table().unwrap();
+/// let mut out = Collector::new("ext.toml", text, document.source_map.clone());
+/// let at = JsonPointer::root().key("launch");
+/// let keys = launch.keys().map(|key| key.get_ref().as_ref());
+/// unknown_keys(&mut out, "demo/unknown-key", keys, &at, &["type", "package"]);
+/// let warnings = out.finish();
+/// assert_eq!(warnings[0].message, "unknown key `pakage` in `launch`; did you mean `package`?");
+/// assert_eq!((warnings[0].line(), warnings[0].column()), (Some(3), Some(1)));
+/// ```
+pub fn unknown_keys<'k>(
+    out: &mut Collector<'_>,
+    code: &'static str,
+    keys: impl IntoIterator<Item = &'k str>,
+    at: &JsonPointer,
+    known: &[&str],
+) {
+    let place = if at.is_root() {
+        "at the top level".to_owned()
+    } else {
+        format!("in `{}`", dotted(at))
+    };
+    for key in keys {
+        if known.contains(&key) {
+            continue;
+        }
+        let message = match did_you_mean(key, known.iter().copied()) {
+            Some(suggestion) => format!(
+                "unknown key `{}` {place}; did you mean `{suggestion}`?",
+                key.escape_debug()
+            ),
+            None => format!(
+                "unknown key `{}` {place} is ignored; known keys are {}",
+                key.escape_debug(),
+                all_of(known)
+            ),
+        };
+        out.push(Severity::Warning, code, &at.key(key), Anchor::Key, message);
+    }
+}
+
 fn one_line(message: &str) -> String {
     let joined = message.split_whitespace().collect::<Vec<_>>().join(" ");
     joined.trim_end_matches('.').to_owned()
@@ -155,6 +303,107 @@ mod tests {
             errors
                 .iter()
                 .all(|d| d.code == "t/syntax" && d.file == "f.toml")
+        );
+    }
+
+    #[test]
+    fn dotted_reads_like_toml() {
+        let at = |p: &str| dotted(&JsonPointer::parse(p).unwrap());
+        assert_eq!(at(""), "");
+        assert_eq!(
+            at("/settings/timeouts/request"),
+            "settings.timeouts.request"
+        );
+        assert_eq!(at("/launch/args/2"), "launch.args[2]");
+        assert_eq!(at("/arr/0/q/1"), "arr[0].q[1]");
+        assert_eq!(at("/0/x"), "0.x", "a leading token is a key");
+        assert_eq!(at("/a b"), "\"a b\"");
+        assert_eq!(at("/extensions/lo:cal/path"), "extensions.\"lo:cal\".path");
+        assert_eq!(at("/a/"), "a.\"\"", "an empty key is quoted, not an index");
+        assert_eq!(at("/a/x\"y"), "a.\"x\\\"y\"");
+        assert_eq!(at("/a~1b/c~0d"), "\"a/b\".\"c~d\"");
+    }
+
+    #[test]
+    fn type_names_cover_both_value_kinds() {
+        let text = "s = 'x'\ni = 1\nf = 1.5\nb = true\nd = 1979-05-27\na = []\nt = {}\n";
+        let document = parse(text, "f.toml", "t/syntax").unwrap();
+        let owned: ::toml::Table = ::toml::from_str(text).unwrap();
+        let expected = [
+            ("s", "a string"),
+            ("i", "an integer"),
+            ("f", "a float"),
+            ("b", "a boolean"),
+            ("d", "a date-time"),
+            ("a", "an array"),
+            ("t", "a table"),
+        ];
+        for (key, name) in expected {
+            let spanned = document.table.get_ref().get(key).unwrap();
+            assert_eq!(type_name(spanned.get_ref()), name, "{key}");
+            assert_eq!(type_name(&owned[key]), name, "{key}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_suggest_or_list() {
+        let text = "nmae = 1\ncolour = 2\nname = 3\n\"a\\tb\" = 4\n[t]\nx = 5\n";
+        let document = parse(text, "f.toml", "t/syntax").unwrap();
+        let root = document.table.get_ref();
+        let mut out = Collector::new("f.toml", text, document.source_map.clone());
+        let keys = root.keys().map(|key| key.get_ref().as_ref());
+        unknown_keys(
+            &mut out,
+            "t/unknown-key",
+            keys,
+            &JsonPointer::root(),
+            &["name", "t"],
+        );
+        let table = root.get("t").unwrap().get_ref().as_table().unwrap();
+        let keys = table.keys().map(|key| key.get_ref().as_ref());
+        let at = JsonPointer::root().key("t");
+        unknown_keys(&mut out, "t/unknown-key", keys, &at, &["yes"]);
+        let found: Vec<_> = out
+            .finish()
+            .into_iter()
+            .map(|d| {
+                assert_eq!(
+                    (d.severity, d.code.as_ref()),
+                    (Severity::Warning, "t/unknown-key")
+                );
+                (d.path.to_string(), d.line(), d.column(), d.message)
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "/nmae".to_owned(),
+                    Some(1),
+                    Some(1),
+                    "unknown key `nmae` at the top level; did you mean `name`?".to_owned()
+                ),
+                (
+                    "/colour".to_owned(),
+                    Some(2),
+                    Some(1),
+                    "unknown key `colour` at the top level is ignored; known keys are `name` and `t`"
+                        .to_owned()
+                ),
+                (
+                    "/a\tb".to_owned(),
+                    Some(4),
+                    Some(1),
+                    "unknown key `a\\tb` at the top level is ignored; known keys are `name` and `t`"
+                        .to_owned()
+                ),
+                (
+                    "/t/x".to_owned(),
+                    Some(6),
+                    Some(1),
+                    "unknown key `x` in `t` is ignored; known keys are `yes`".to_owned()
+                ),
+            ]
         );
     }
 }

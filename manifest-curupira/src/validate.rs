@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use curupira_diagnostics::toml::TomlDocument;
+use curupira_diagnostics::toml::{TomlDocument, dotted, type_name, unknown_keys};
 use curupira_diagnostics::version::{VersionError, parse_version};
 use curupira_diagnostics::{Anchor, Collector, JsonPointer, Severity, did_you_mean};
 use curupira_protocol::PROTOCOL_VERSION;
@@ -137,54 +137,27 @@ impl Validator<'_, '_> {
         known: &[&str],
         other: &[(&str, &str)],
     ) {
+        let mut rest = Vec::new();
         for (key, _) in table {
             let key = key.get_ref().as_ref();
+            let Some((_, belongs)) = other.iter().find(|(name, _)| *name == key) else {
+                rest.push(key);
+                continue;
+            };
             let pointer = at.key(key);
-            if let Some((_, belongs)) = other.iter().find(|(name, _)| *name == key) {
-                let message = format!(
-                    "`{}` is ignored here; it belongs to `type = \"{belongs}\"`",
-                    dotted(&pointer)
-                );
-                self.out.push(
-                    Severity::Warning,
-                    codes::UNUSED_KEY,
-                    &pointer,
-                    Anchor::Key,
-                    message,
-                );
-                continue;
-            }
-            if known.contains(&key) {
-                continue;
-            }
-            let place = if at.is_root() {
-                String::new()
-            } else {
-                format!(" in `[{}]`", dotted(at))
-            };
-            let message = match did_you_mean(key, known.iter().copied()) {
-                Some(suggestion) => format!(
-                    "unknown key `{}`{place}; did you mean `{suggestion}`?",
-                    key.escape_debug()
-                ),
-                None => format!(
-                    "unknown key `{}`{place} is ignored; known keys are {}",
-                    key.escape_debug(),
-                    known
-                        .iter()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            };
+            let message = format!(
+                "`{}` is ignored here; it belongs to `type = \"{belongs}\"`",
+                dotted(&pointer)
+            );
             self.out.push(
                 Severity::Warning,
-                codes::UNKNOWN_KEY,
+                codes::UNUSED_KEY,
                 &pointer,
                 Anchor::Key,
                 message,
             );
         }
+        unknown_keys(self.out, codes::UNKNOWN_KEY, rest, at, known);
     }
 
     // ----- types --------------------------------------------------------------
@@ -193,7 +166,7 @@ impl Validator<'_, '_> {
         let message = format!(
             "`{}` must be {expected}, but it is {}{hint}",
             dotted(at),
-            a_type(value.get_ref())
+            type_name(value.get_ref())
         );
         self.out.error(codes::INVALID_TYPE, at, message);
     }
@@ -633,42 +606,6 @@ impl Validator<'_, '_> {
     }
 }
 
-/// `launch.package`, `trigger_types[0]`: a pointer as the TOML reader thinks of it.
-fn dotted(pointer: &JsonPointer) -> String {
-    let mut out = String::new();
-    for token in pointer.tokens() {
-        if !out.is_empty() && token.bytes().all(|b| b.is_ascii_digit()) {
-            out.push_str(&format!("[{token}]"));
-            continue;
-        }
-        if !out.is_empty() {
-            out.push('.');
-        }
-        let bare = !token.is_empty()
-            && token
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if bare {
-            out.push_str(&token);
-        } else {
-            out.push_str(&format!("\"{}\"", token.escape_debug()));
-        }
-    }
-    out
-}
-
-fn a_type(value: &DeValue<'_>) -> &'static str {
-    match value {
-        DeValue::String(_) => "a string",
-        DeValue::Integer(_) => "an integer",
-        DeValue::Float(_) => "a float",
-        DeValue::Boolean(_) => "a boolean",
-        DeValue::Datetime(_) => "a date-time",
-        DeValue::Array(_) => "an array",
-        DeValue::Table(_) => "a table",
-    }
-}
-
 fn integer_value(integer: &toml::de::DeInteger<'_>) -> Option<i64> {
     i64::from_str_radix(integer.as_str(), integer.radix()).ok()
 }
@@ -683,6 +620,8 @@ mod tests {
 
     #[test]
     fn dotted_paths_read_like_toml() {
+        // The rule is `curupira_diagnostics::toml::dotted`'s; this is how the manifest
+        // names its places.
         let at = JsonPointer::root().key("launch").key("args").index(2);
         assert_eq!(dotted(&at), "launch.args[2]");
         assert_eq!(dotted(&JsonPointer::root().key("a b")), "\"a b\"");

@@ -1,447 +1,40 @@
-//! `curupira.toml`, the host's configuration (SPEC section 7): typed, and checked so that
-//! every problem is reported in one pass with a stable code, a JSON Pointer, a line
-//! and a column.
-//!
-//! ```toml
-//! [settings]
-//! repository = "github.com/acme/widgets"   # optional; else `git remote get-url origin`
-//! [settings.polling]
-//! batch_size = 10                # polls per round, default 10
-//! interval_seconds = 60          # pause between rounds when running continuously
-//! [settings.agent]
-//! command = ["my-agent", "--print"]
-//! [settings.protocol]
-//! max_frame_bytes = 16777216
-//! [settings.timeouts]            # seconds
-//! initialize = 10
-//! request = 30
-//! shutdown = 5
-//!
-//! [extensions.acme]
-//! path = "extensions/acme"       # or: builtin = "local-queue"
-//!
-//! [automations.fix-bugs]
-//! trigger = "github-issue"       # or "acme:github-issue"
-//! prompt = "Fix issue #${issue_number} in ${repository}."   # or prompt_file = "fix.md"
-//! arguments = { labels = ["bug"] }
-//! polling = { batch_size = 3 }
-//! agent = { command = ["other-agent"] }
-//! ```
-//!
-//! # Decisions where the specification is silent
-//!
-//! - **Paths** (`extensions.*.path`, `prompt_file`) are relative to the folder of the
-//!   config file, whatever the current directory is. That folder is also the working
-//!   directory of every extension and of the agent.
-//! - **Numbers.** `batch_size` is an integer ≥ 1 (`config/batch-size`).
-//!   `interval_seconds` and the timeouts are seconds, integer or fractional
-//!   (`0.5`); timeouts must be > 0, the interval ≥ 0. `max_frame_bytes` is an integer
-//!   from 1 to 4294967295 (what the 8 hex digits of a header can announce).
-//! - **Order.** Automations keep the order in which they appear in the file; `run`
-//!   prepares and polls them in that order.
-//! - **Extension names** are the keys of `[extensions]`; they may not contain `:`
-//!   (which separates `extension:type` in `trigger`).
-//! - **`arguments`** may hold any TOML value; a date-time becomes its RFC 3339 text in
-//!   the JSON sent to the extension. A float that JSON cannot represent (`nan`, `inf`)
-//!   is an error.
-//! - **Unknown keys** are warnings (`config/unknown-key`) with a did-you-mean, except
-//!   inside `arguments`, which belongs to the trigger.
-//! - **The agent command** is optional here: `--dry-run` needs none. `run` and
-//!   `validate` report `config/missing-agent` for an automation that has none, through
-//!   [`Config::missing_agents`].
-//!
-//! Everything about extensions (their manifests, which trigger types they offer) is
-//! checked by [`crate::resolve`]; this module only reads the file and the prompt files.
-//!
-//! A file with errors still gives a [partial](Loaded::partial) config: the settings
-//! (defaults where a value is wrong) and the extensions and automations with no error
-//! in their own table, plus what is known of the others ([`Unusable`]), so that
-//! resolution and `validate`'s live checks report their problems in the same pass.
+//! The checker: turns the TOML of `curupira.toml` into the [model](super::model) and
+//! diagnostics, reporting every problem in one pass. What an error makes unusable is
+//! decided here too ([`Unusable`]), so that a partial config can still be resolved.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use curupira_diagnostics::{
-    Anchor, Collector, Diagnostic, JsonPointer, Position, Report, Severity, SourceMap, did_you_mean,
-};
+use curupira_diagnostics::toml::{dotted, type_name};
+use curupira_diagnostics::{Anchor, Collector, Diagnostic, JsonPointer, Severity, did_you_mean};
 use serde_json::{Map, Value};
 use toml::Value as TomlValue;
 
-/// The stable diagnostic codes of the config file (documented in `docs/DIAGNOSTICS.md`).
-pub mod codes {
-    /// The file is not valid TOML.
-    pub const SYNTAX: &str = "config/syntax";
-    /// The file is not UTF-8.
-    pub const ENCODING: &str = "config/encoding";
-    /// A key the config format does not define (warning).
-    pub const UNKNOWN_KEY: &str = "config/unknown-key";
-    /// A required key is missing.
-    pub const MISSING_KEY: &str = "config/missing-key";
-    /// A value has the wrong TOML type.
-    pub const INVALID_TYPE: &str = "config/invalid-type";
-    /// A value has the right type but is not allowed (empty, out of range, …).
-    pub const INVALID_VALUE: &str = "config/invalid-value";
-    /// `batch_size` is below 1.
-    pub const BATCH_SIZE: &str = "config/batch-size";
-    /// An automation has both `prompt` and `prompt_file`.
-    pub const PROMPT_CONFLICT: &str = "config/prompt-conflict";
-    /// `prompt_file` cannot be read as UTF-8 text.
-    pub const PROMPT_FILE: &str = "config/prompt-file";
-    /// An extension has both `path` and `builtin`.
-    pub const EXTENSION_CONFLICT: &str = "config/extension-conflict";
-    /// `builtin` names no extension built into this host.
-    pub const UNKNOWN_BUILTIN: &str = "config/unknown-builtin";
-    /// An extension folder has no readable `curupira-extension.toml`.
-    pub const MISSING_MANIFEST: &str = "config/missing-manifest";
-    /// An automation has no agent command (neither its own nor `[settings.agent]`).
-    pub const MISSING_AGENT: &str = "config/missing-agent";
-    /// No extension offers the automation's trigger type.
-    pub const UNKNOWN_TRIGGER: &str = "config/unknown-trigger";
-    /// Several extensions offer the trigger type and `trigger` does not say which.
-    pub const AMBIGUOUS_TRIGGER: &str = "config/ambiguous-trigger";
-    /// `trigger = "ext:type"` names an extension that is not configured.
-    pub const UNKNOWN_EXTENSION: &str = "config/unknown-extension";
-    /// The config defines no automation (warning).
-    pub const NO_AUTOMATIONS: &str = "config/no-automations";
-    /// The prompt uses `${repository}` and no repository is known.
-    pub const REPOSITORY: &str = "config/repository";
-    /// An extension failed while being started, initialized, described or shut down.
-    pub const EXTENSION_FAILED: &str = "config/extension-failed";
-    /// `trigger/schema` or `trigger/validate` failed for a reason other than rejection.
-    pub const TRIGGER_FAILED: &str = "config/trigger-failed";
-    /// `trigger/validate` rejected the automation's arguments (one per reported error).
-    pub const TRIGGER_REJECTED: &str = "config/trigger-rejected";
-    /// `describe` and the manifest's `trigger_types` disagree (warning).
-    pub const DESCRIBE_MISMATCH: &str = "config/describe-mismatch";
-    /// A prompt placeholder that no prompt field and no host variable fills (warning).
-    pub const UNKNOWN_PLACEHOLDER: &str = "config/unknown-placeholder";
+use super::codes;
+use super::model::{
+    Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, ExtensionConfig,
+    ExtensionSource, Polling, Settings, Timeouts, TriggerRef, Unusable, UnusableAutomation,
+};
 
-    /// Every code with its severity, in the order of `docs/DIAGNOSTICS.md` (a test
-    /// keeps the two in step).
-    pub const ALL: &[(&str, super::Severity)] = {
-        use super::Severity::{Error, Warning};
-        &[
-            (SYNTAX, Error),
-            (ENCODING, Error),
-            (UNKNOWN_KEY, Warning),
-            (MISSING_KEY, Error),
-            (INVALID_TYPE, Error),
-            (INVALID_VALUE, Error),
-            (BATCH_SIZE, Error),
-            (PROMPT_CONFLICT, Error),
-            (PROMPT_FILE, Error),
-            (EXTENSION_CONFLICT, Error),
-            (UNKNOWN_BUILTIN, Error),
-            (MISSING_MANIFEST, Error),
-            (MISSING_AGENT, Error),
-            (UNKNOWN_TRIGGER, Error),
-            (AMBIGUOUS_TRIGGER, Error),
-            (UNKNOWN_EXTENSION, Error),
-            (NO_AUTOMATIONS, Warning),
-            (REPOSITORY, Error),
-            (EXTENSION_FAILED, Error),
-            (TRIGGER_FAILED, Error),
-            (TRIGGER_REJECTED, Error),
-            (DESCRIBE_MISMATCH, Warning),
-            (UNKNOWN_PLACEHOLDER, Warning),
-        ]
-    };
-}
-
-/// The default config file name, looked up in the current directory.
-pub const FILE_NAME: &str = "curupira.toml";
-/// Polls per round when nothing is configured.
-pub const DEFAULT_BATCH_SIZE: u32 = 10;
-/// Seconds between rounds when nothing is configured.
-pub const DEFAULT_INTERVAL_SECONDS: f64 = 60.0;
-/// Seconds to wait for the `initialize` reply.
-pub const DEFAULT_INITIALIZE_TIMEOUT: f64 = 10.0;
-/// Seconds to wait for the reply to any other request.
-pub const DEFAULT_REQUEST_TIMEOUT: f64 = 30.0;
-/// Seconds to wait for the `shutdown` reply, and again for the process to exit.
-pub const DEFAULT_SHUTDOWN_TIMEOUT: f64 = 5.0;
-/// The names `builtin = "…"` accepts.
-pub const BUILTINS: &[&str] = &["local-queue"];
-
-/// A checked `curupira.toml`.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// The file as the user named it (used in diagnostics).
-    pub file: String,
-    /// The folder that holds the file, absolute: the base of relative paths and the
-    /// working directory of extensions and agents.
-    pub dir: PathBuf,
-    /// `[settings]`.
-    pub settings: Settings,
-    /// `[extensions.*]`, in file order: those with no error in their own table.
-    pub extensions: Vec<ExtensionConfig>,
-    /// `[automations.*]`, in file order: those with no error in their own table.
-    pub automations: Vec<Automation>,
-    /// The parts of a [partial](Loaded::partial) config that could not be read (all
-    /// empty in a complete one).
-    pub unusable: Unusable,
-    /// Whether the file has no error (warnings allowed): only a complete config runs.
-    complete: bool,
-    /// Every `[automations.*]` key, usable or not, in file order.
-    order: Vec<String>,
-    text: String,
-    source_map: SourceMap,
-}
-
-/// What a config with errors could not give: a part is unusable when an error points
-/// into it (`/automations/NAME/…`, `/extensions/NAME/…`, `/settings/agent/…`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Unusable {
-    /// `settings.repository`, `[settings.protocol]`, `[settings.timeouts]` (or
-    /// `[settings]` as a whole) has an error: talking to extensions would use values the
-    /// user did not write, so `validate` does not start any.
-    pub connection: bool,
-    /// `[settings.agent]` (or `[settings]` as a whole) has an error, so an automation
-    /// without an agent of its own cannot be said to have none.
-    pub agent: bool,
-    /// The extensions with an error in their own table, in file order.
-    pub extensions: Vec<String>,
-    /// The automations with an error in their own table, in file order.
-    pub automations: Vec<UnusableAutomation>,
-}
-
-/// An automation whose own table has an error: what is still known about it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UnusableAutomation {
-    /// The table's key.
-    pub name: String,
-    /// `trigger`, when that key could be read (so it can still be resolved).
-    pub trigger: Option<TriggerRef>,
-    /// Neither its own `agent` nor `[settings.agent]` gives a command (both read
-    /// without error), so `config/missing-agent` applies to it too.
-    pub without_agent: bool,
-}
-
-/// `[settings]`, with defaults filled in.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
-    /// `settings.repository`, when set.
-    pub repository: Option<String>,
-    /// `[settings.protocol] max_frame_bytes`.
-    pub max_frame_bytes: usize,
-    /// `[settings.timeouts]`.
-    pub timeouts: Timeouts,
-}
-
-/// `[settings.timeouts]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    /// How long to wait for the `initialize` reply.
-    pub initialize: Duration,
-    /// How long to wait for the reply to any other request but `shutdown`.
-    pub request: Duration,
-    /// How long to wait for the `shutdown` reply, and then for the process to exit.
-    pub shutdown: Duration,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Self {
-            initialize: Duration::from_secs_f64(DEFAULT_INITIALIZE_TIMEOUT),
-            request: Duration::from_secs_f64(DEFAULT_REQUEST_TIMEOUT),
-            shutdown: Duration::from_secs_f64(DEFAULT_SHUTDOWN_TIMEOUT),
-        }
-    }
-}
-
-/// Polling settings of one automation: never sent to the extension.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Polling {
-    /// The most polls in one round.
-    pub batch_size: u32,
-    /// The pause between rounds in continuous mode.
-    pub interval: Duration,
-}
-
-/// One `[extensions.NAME]` table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExtensionConfig {
-    /// The table's key: how automations name it in `ext:type`.
-    pub name: String,
-    /// Where it comes from.
-    pub source: ExtensionSource,
-}
-
-/// Where an extension comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExtensionSource {
-    /// `path = "…"`: a folder with a `curupira-extension.toml`, made absolute.
-    Folder(PathBuf),
-    /// `builtin = "…"`: one of [`BUILTINS`], run from the host's own executable.
-    Builtin(String),
-}
-
-/// One `[automations.NAME]` table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Automation {
-    /// The table's key.
-    pub name: String,
-    /// `trigger`.
-    pub trigger: TriggerRef,
-    /// The prompt template's text (inline, or read from `prompt_file`).
-    pub prompt: String,
-    /// `prompt_file`, made absolute, when the prompt came from a file.
-    pub prompt_file: Option<PathBuf>,
-    /// `arguments`, as the JSON sent to the extension (before schema defaults).
-    pub arguments: Map<String, Value>,
-    /// `polling`, merged over `[settings.polling]`.
-    pub polling: Polling,
-    /// `agent.command`, or `[settings.agent] command`; `None` when neither is set.
-    pub agent: Option<Vec<String>>,
-}
-
-/// An automation's `trigger`: a type, optionally qualified by the extension.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TriggerRef {
-    /// The `ext` of `ext:type`.
-    pub extension: Option<String>,
-    /// The trigger type, as the extension names it.
-    pub trigger_type: String,
-}
-
-impl std::fmt::Display for TriggerRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.extension {
-            Some(extension) => write!(f, "{extension}:{}", self.trigger_type),
-            None => f.write_str(&self.trigger_type),
-        }
-    }
-}
-
-/// Why the config could not be checked at all.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// The file could not be read.
-    #[error("cannot read the config file `{}`: {source}", path.display())]
-    Read {
-        /// The path given.
-        path: PathBuf,
-        /// What the system said.
-        source: std::io::Error,
-    },
-}
-
-/// `run --automation NAME` names an automation the config does not have.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "`--automation {name}`: `{file}` has no automation called `{name}` (it has: {}){}",
-    if .known.is_empty() { "none".to_owned() } else { .known.join(", ") },
-    .suggestion.as_ref().map(|close| format!("; did you mean `{close}`?")).unwrap_or_default()
-)]
-pub struct UnknownAutomation {
-    /// The name given.
-    pub name: String,
-    /// The config file, as the user named it.
-    pub file: String,
-    /// The config's automations, in file order.
-    pub known: Vec<String>,
-    /// The closest known name, when one is close enough.
-    pub suggestion: Option<String>,
-}
-
-/// The outcome of [`load`]: the config when it has no error, else what could be read
-/// of it, and every diagnostic. At most one of `config` and `partial` is set; neither
-/// when the file is not UTF-8 TOML.
-#[derive(Debug, Clone)]
-pub struct Loaded {
-    /// The config, when there is no error (warnings allowed).
-    pub config: Option<Config>,
-    /// When the file is TOML but has errors: the parts that could be read, so that
-    /// what depends only on them (trigger resolution, manifests, `validate`'s live
-    /// checks) is still checked in the same pass. [`Config::unusable`] lists what is
-    /// missing; [`Config::is_complete`] is false. Never run it.
-    pub partial: Option<Config>,
-    /// Every diagnostic, with the file texts for rendering.
-    pub report: Report,
-}
-
-impl Loaded {
-    /// The config as far as it could be read: complete, or else partial.
-    pub fn readable(&self) -> Option<&Config> {
-        self.config.as_ref().or(self.partial.as_ref())
-    }
-}
-
-/// Reads and checks a config file. The file name in diagnostics is `path` as given.
-pub fn load(path: &Path) -> Result<Loaded, LoadError> {
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let dir = dir.canonicalize().map_err(|source| LoadError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
-    Ok(check_bytes(&bytes, &path.display().to_string(), &dir))
-}
-
-/// Checks config bytes; `file` is the name diagnostics show and `dir` the folder
-/// relative paths start from.
-pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
-    let mut report = Report::new();
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text.strip_prefix('\u{feff}').unwrap_or(text),
-        Err(error) => {
-            let offset = error.valid_up_to();
-            let lossy = String::from_utf8_lossy(bytes).into_owned();
-            let position = Position::of(&lossy, offset);
-            report.add_source(file, lossy);
-            report.push(
-                Diagnostic::error(
-                    codes::ENCODING,
-                    file,
-                    JsonPointer::root(),
-                    format!(
-                        "the config is not UTF-8: the byte at line {}, column {} does not start a \
-                         valid UTF-8 character; save the file as UTF-8",
-                        position.line, position.column
-                    ),
-                )
-                .with_location(offset..offset + 1, position),
-            );
-            return Loaded {
-                config: None,
-                partial: None,
-                report,
-            };
-        }
-    };
-    report.add_source(file, text);
+/// Checks the UTF-8 text of a config file; `file` is the name diagnostics show and
+/// `dir` the folder relative paths start from. Returns the config, complete when no
+/// diagnostic is an error and partial otherwise, with every diagnostic; no config when
+/// the text is not TOML.
+pub(super) fn check(text: &str, file: &str, dir: &Path) -> (Option<Config>, Vec<Diagnostic>) {
     let document = match curupira_diagnostics::toml::parse(text, file, codes::SYNTAX) {
         Ok(document) => document,
-        Err(diagnostics) => {
-            report.extend(diagnostics);
-            return Loaded {
-                config: None,
-                partial: None,
-                report,
-            };
-        }
+        Err(diagnostics) => return (None, diagnostics),
     };
     let root: toml::Table = match toml::from_str(text) {
         Ok(root) => root,
         Err(error) => {
-            report.push(Diagnostic::error(
+            let diagnostic = Diagnostic::error(
                 codes::SYNTAX,
                 file,
                 JsonPointer::root(),
                 format!("invalid TOML: {}", error.message()),
-            ));
-            return Loaded {
-                config: None,
-                partial: None,
-                report,
-            };
+            );
+            return (None, vec![diagnostic]);
         }
     };
     let mut checker = Checker {
@@ -493,7 +86,6 @@ pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
             }),
         }
     }
-    report.extend(diagnostics);
     let config = Config {
         file: file.to_owned(),
         dir: dir.to_owned(),
@@ -506,16 +98,7 @@ pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
         text: text.to_owned(),
         source_map: document.source_map,
     };
-    let (config, partial) = if complete {
-        (Some(config), None)
-    } else {
-        (None, Some(config))
-    };
-    Loaded {
-        config,
-        partial,
-        report,
-    }
+    (Some(config), diagnostics)
 }
 
 /// Whether `pointer` is `at` or inside it.
@@ -527,154 +110,10 @@ fn within(pointer: &JsonPointer, at: &JsonPointer) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
-impl Config {
-    /// A diagnostic about this config file at `path`, located by the file's source map
-    /// (a pointer that is not in the file, such as a default-filled argument, is
-    /// located at its nearest enclosing member).
-    pub fn diagnostic(
-        &self,
-        severity: Severity,
-        code: &'static str,
-        path: &JsonPointer,
-        message: impl Into<String>,
-    ) -> Diagnostic {
-        Diagnostic::new(severity, code, self.file.clone(), path.clone(), message).locate(
-            &self.source_map,
-            &self.text,
-            Anchor::Value,
-        )
-    }
-
-    /// A diagnostic about `span` (byte range) inside the string value at `path`, when
-    /// the file spells that string literally between single quotes or double quotes
-    /// without escapes; otherwise about the whole value.
-    pub fn diagnostic_in_string(
-        &self,
-        severity: Severity,
-        code: &'static str,
-        path: &JsonPointer,
-        value: &str,
-        span: std::ops::Range<usize>,
-        message: impl Into<String>,
-    ) -> Diagnostic {
-        Diagnostic::new(severity, code, self.file.clone(), path.clone(), message).locate_in_string(
-            &self.source_map,
-            &self.text,
-            value,
-            span,
-        )
-    }
-
-    /// The text of the config file (for reports that quote it).
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
-    /// The automation called `name`.
-    pub fn automation(&self, name: &str) -> Option<&Automation> {
-        self.automations.iter().find(|a| a.name == name)
-    }
-
-    /// Whether the file has no error (warnings allowed). A [partial](Loaded::partial)
-    /// config is not complete, and nothing may run from it.
-    pub fn is_complete(&self) -> bool {
-        self.complete
-    }
-
-    /// Every automation whose `trigger` could be read, usable or not, in file order,
-    /// with that trigger: what [`crate::resolve`] resolves.
-    pub fn triggers(&self) -> Vec<(&str, &TriggerRef)> {
-        self.order
-            .iter()
-            .filter_map(|name| match self.automation(name) {
-                Some(automation) => Some((name.as_str(), &automation.trigger)),
-                None => self
-                    .unusable
-                    .automations
-                    .iter()
-                    .find(|a| &a.name == name)
-                    .and_then(|a| a.trigger.as_ref())
-                    .map(|trigger| (name.as_str(), trigger)),
-            })
-            .collect()
-    }
-
-    /// The usable automations `names` selects (`run --automation NAME`…), in file
-    /// order; every usable automation when `names` is empty. A name that is not in the
-    /// config selects nothing: [`Config::check_selection`] reports it.
-    pub fn selected(&self, names: &[String]) -> Vec<&Automation> {
-        self.automations
-            .iter()
-            .filter(|a| names.is_empty() || names.contains(&a.name))
-            .collect()
-    }
-
-    /// An error for the first of `names` that is not an automation of this config,
-    /// with a did-you-mean.
-    pub fn check_selection(&self, names: &[String]) -> Result<(), UnknownAutomation> {
-        match names.iter().find(|name| !self.order.contains(name)) {
-            None => Ok(()),
-            Some(name) => Err(UnknownAutomation {
-                name: name.clone(),
-                file: self.file.clone(),
-                suggestion: did_you_mean(name, self.order.iter().map(String::as_str))
-                    .map(str::to_owned),
-                known: self.order.clone(),
-            }),
-        }
-    }
-
-    /// One `config/missing-agent` error for each automation that `names` selects
-    /// (every one when `names` is empty), usable or not, that has no agent command, in
-    /// file order. An automation whose agent could not be read is not reported again.
-    pub fn missing_agents(&self, names: &[String]) -> Vec<Diagnostic> {
-        self.order
-            .iter()
-            .filter(|name| names.is_empty() || names.contains(name))
-            .filter(|name| match self.automation(name) {
-                Some(automation) => automation.agent.is_none() && !self.unusable.agent,
-                None => self
-                    .unusable
-                    .automations
-                    .iter()
-                    .any(|a| &a.name == *name && a.without_agent),
-            })
-            .map(|name| {
-                self.diagnostic(
-                    Severity::Error,
-                    codes::MISSING_AGENT,
-                    &JsonPointer::root()
-                        .key("automations")
-                        .key(name)
-                        .key("agent")
-                        .key("command"),
-                    format!(
-                        "automation `{name}` has no agent command: set `command` in \
-                         `[settings.agent]` or `agent = {{ command = [...] }}` in the automation"
-                    ),
-                )
-            })
-            .collect()
-    }
-}
-
 /// Walks the parsed TOML and records every problem.
 struct Checker<'a> {
     collector: Collector<'a>,
     dir: &'a Path,
-}
-
-/// A TOML type name for messages.
-fn type_name(value: &TomlValue) -> &'static str {
-    match value {
-        TomlValue::String(_) => "a string",
-        TomlValue::Integer(_) => "an integer",
-        TomlValue::Float(_) => "a float",
-        TomlValue::Boolean(_) => "a boolean",
-        TomlValue::Datetime(_) => "a date-time",
-        TomlValue::Array(_) => "an array",
-        TomlValue::Table(_) => "a table",
-    }
 }
 
 /// `[settings.polling]`-shaped values read from one table; `None` where not given.
@@ -1214,28 +653,16 @@ impl Checker<'_> {
         keys.into_iter().map(|(_, key)| key).collect()
     }
 
+    /// Warns about the keys of `table` (at `at`) outside `known`.
     fn unknown_keys(&mut self, table: &toml::Table, at: &JsonPointer, known: &[&str]) {
-        let unknown: BTreeSet<&String> = table
-            .keys()
-            .filter(|key| !known.contains(&key.as_str()))
-            .collect();
-        for key in unknown {
-            let hint = did_you_mean(key, known.iter().copied())
-                .map(|known| format!("; did you mean `{known}`?"))
-                .unwrap_or_default();
-            let place = if at.is_root() {
-                "at the top level".to_owned()
-            } else {
-                format!("in `{}`", dotted(at))
-            };
-            self.collector.push(
-                Severity::Warning,
-                codes::UNKNOWN_KEY,
-                &at.key(key),
-                Anchor::Key,
-                format!("unknown key `{key}` {place} is ignored{hint}"),
-            );
-        }
+        let keys = table.keys().map(String::as_str);
+        curupira_diagnostics::toml::unknown_keys(
+            &mut self.collector,
+            codes::UNKNOWN_KEY,
+            keys,
+            at,
+            known,
+        );
     }
 
     fn table<'v>(&mut self, value: &'v TomlValue, at: &JsonPointer) -> Option<&'v toml::Table> {
@@ -1338,25 +765,3 @@ impl Checker<'_> {
         );
     }
 }
-
-/// `/settings/timeouts/request` → `settings.timeouts.request` (array indexes in
-/// brackets).
-fn dotted(at: &JsonPointer) -> String {
-    let mut out = String::new();
-    for token in at.tokens() {
-        if !out.is_empty() && !token.chars().all(|c| c.is_ascii_digit()) {
-            out.push('.');
-        }
-        if token.chars().all(|c| c.is_ascii_digit()) && !out.is_empty() {
-            out.push('[');
-            out.push_str(&token);
-            out.push(']');
-        } else {
-            out.push_str(&token);
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests;

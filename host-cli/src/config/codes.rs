@@ -1,0 +1,76 @@
+//! The stable diagnostic codes of `curupira.toml`. `docs/DIAGNOSTICS.md` lists the same
+//! table for users, in the same order; a test keeps the two in step.
+
+pub use curupira_diagnostics::Code;
+
+curupira_diagnostics::codes! {
+    /// The file is not valid TOML.
+    SYNTAX = "config/syntax", Error,
+        "The file is not valid TOML (one diagnostic per syntax error the parser finds); no other rule is checked.";
+    /// The file is not UTF-8.
+    ENCODING = "config/encoding", Error,
+        "The file is not valid UTF-8; the position is the first invalid byte.";
+    /// A key the config format does not define (warning).
+    UNKNOWN_KEY = "config/unknown-key", Warning,
+        "A key the config format does not define; ignored. Suggests the closest known key when one is close. Keys inside `arguments` belong to the trigger and are never reported.";
+    /// A required key is missing.
+    MISSING_KEY = "config/missing-key", Error,
+        "A required key is missing: `trigger` or the prompt (`prompt` / `prompt_file`) of an automation, the source (`path` / `builtin`) of an extension.";
+    /// A value has the wrong TOML type.
+    INVALID_TYPE = "config/invalid-type", Error,
+        "A value has the wrong TOML type (a string where a table is expected, an integer in `command`, …).";
+    /// A value has the right type but is not allowed (empty, out of range, …).
+    INVALID_VALUE = "config/invalid-value", Error,
+        "A value of the right type that is not allowed: an empty string or command, a timeout ≤ 0 or an interval < 0 (seconds, below 10^9), `max_frame_bytes` outside 1..4294967295, a `trigger` with an empty side of `:`, an extension name containing `:`, `nan`/`inf` in `arguments`.";
+    /// `batch_size` is below 1.
+    BATCH_SIZE = "config/batch-size", Error,
+        "`batch_size` (in `[settings.polling]` or an automation's `polling`) is below 1.";
+    /// An automation has both `prompt` and `prompt_file`.
+    PROMPT_CONFLICT = "config/prompt-conflict", Error,
+        "An automation has both `prompt` and `prompt_file`; keep exactly one.";
+    /// `prompt_file` cannot be read as UTF-8 text.
+    PROMPT_FILE = "config/prompt-file", Error,
+        "`prompt_file` cannot be read, or is not UTF-8 text.";
+    /// An extension has both `path` and `builtin`.
+    EXTENSION_CONFLICT = "config/extension-conflict", Error,
+        "An extension has both `path` and `builtin`; keep exactly one.";
+    /// `builtin` names no extension built into this host.
+    UNKNOWN_BUILTIN = "config/unknown-builtin", Error,
+        "`builtin` names no extension built into `curupira` (known: `local-queue`); suggests the closest name.";
+    /// An extension folder has no readable `curupira-extension.toml`.
+    MISSING_MANIFEST = "config/missing-manifest", Error,
+        "The folder of a `path` extension has no readable `curupira-extension.toml`.";
+    /// An automation has no agent command (neither its own nor `[settings.agent]`).
+    MISSING_AGENT = "config/missing-agent", Error,
+        "An automation has no agent command: neither `agent = { command = [...] }` nor `[settings.agent] command`. Not checked by `run --dry-run`, which starts no agent.";
+    /// No extension offers the automation's trigger type.
+    UNKNOWN_TRIGGER = "config/unknown-trigger", Error,
+        "No configured extension offers the automation's trigger type, or the extension named in `extension:type` does not offer it. Lists what is offered and suggests the closest type.";
+    /// Several extensions offer the trigger type and `trigger` does not say which.
+    AMBIGUOUS_TRIGGER = "config/ambiguous-trigger", Error,
+        "Several extensions offer the trigger type; the message names them and the `extension:type` forms to choose with.";
+    /// `trigger = "ext:type"` names an extension that is not configured.
+    UNKNOWN_EXTENSION = "config/unknown-extension", Error,
+        "`trigger = \"extension:type\"` names an extension that is not in `[extensions]`; suggests the closest name.";
+    /// The config defines no automation (warning).
+    NO_AUTOMATIONS = "config/no-automations", Warning,
+        "The config defines no automation, so `run` has nothing to do.";
+    /// The prompt uses `${repository}` and no repository is known.
+    REPOSITORY = "config/repository", Error,
+        "`validate` only: the prompt uses `${repository}`, `settings.repository` is not set, and the config's folder has no Git remote `origin` to derive it from. (`run` fails that automation alone, with -32003.)";
+    /// An extension failed while being started, initialized, described or shut down.
+    EXTENSION_FAILED = "config/extension-failed", Error,
+        "`validate` and `plugins list`: an extension could not be started, answered `initialize`/`describe` wrongly, did not shut down cleanly, or could not print its manifest. Reported once per extension, at `/extensions/NAME`; the message is the protocol error (extension, method, code).";
+    /// `trigger/schema` or `trigger/validate` failed for a reason other than rejection.
+    TRIGGER_FAILED = "config/trigger-failed", Error,
+        "`validate` only: `trigger/schema` or `trigger/validate` failed for another reason than a rejection (an error reply, a broken result, a timeout).";
+    /// `trigger/validate` rejected the automation's arguments (one per reported error).
+    TRIGGER_REJECTED = "config/trigger-rejected", Error,
+        "`validate` only: `trigger/validate` rejected the arguments (-32003); one diagnostic per reported error, at `/automations/NAME/arguments` followed by the error's own pointer.";
+    /// `describe` and the manifest's `trigger_types` disagree (warning).
+    DESCRIBE_MISMATCH = "config/describe-mismatch", Warning,
+        "`validate` only: the trigger types `describe` lists differ from the manifest's `trigger_types`.";
+    /// A prompt placeholder that no prompt field and no host variable fills (warning).
+    UNKNOWN_PLACEHOLDER = "config/unknown-placeholder", Warning,
+        "`validate` only: a prompt placeholder that no prompt field of the trigger and no host variable (`repository`, `automation`) fills, so it would stay as written; suggests the closest field. Located at the placeholder, in the config or in the prompt file. When the trigger lists no prompt fields (it cannot know its fields in advance, like `local-queue`), only a placeholder close to a host variable is reported (`${automaton}`: did you mean `${automation}`?).";
+}

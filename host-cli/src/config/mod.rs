@@ -1,0 +1,168 @@
+//! `curupira.toml`, the host's configuration (SPEC section 7): typed, and checked so that
+//! every problem is reported in one pass with a stable code, a JSON Pointer, a line
+//! and a column.
+//!
+//! ```toml
+//! [settings]
+//! repository = "github.com/acme/widgets"   # optional; else `git remote get-url origin`
+//! [settings.polling]
+//! batch_size = 10                # polls per round, default 10
+//! interval_seconds = 60          # pause between rounds when running continuously
+//! [settings.agent]
+//! command = ["my-agent", "--print"]
+//! [settings.protocol]
+//! max_frame_bytes = 16777216
+//! [settings.timeouts]            # seconds
+//! initialize = 10
+//! request = 30
+//! shutdown = 5
+//!
+//! [extensions.acme]
+//! path = "extensions/acme"       # or: builtin = "local-queue"
+//!
+//! [automations.fix-bugs]
+//! trigger = "github-issue"       # or "acme:github-issue"
+//! prompt = "Fix issue #${issue_number} in ${repository}."   # or prompt_file = "fix.md"
+//! arguments = { labels = ["bug"] }
+//! polling = { batch_size = 3 }
+//! agent = { command = ["other-agent"] }
+//! ```
+//!
+//! # Decisions where the specification is silent
+//!
+//! - **Paths** (`extensions.*.path`, `prompt_file`) are relative to the folder of the
+//!   config file, whatever the current directory is. That folder is also the working
+//!   directory of every extension and of the agent.
+//! - **Numbers.** `batch_size` is an integer ≥ 1 (`config/batch-size`).
+//!   `interval_seconds` and the timeouts are seconds, integer or fractional
+//!   (`0.5`); timeouts must be > 0, the interval ≥ 0. `max_frame_bytes` is an integer
+//!   from 1 to 4294967295 (what the 8 hex digits of a header can announce).
+//! - **Order.** Automations keep the order in which they appear in the file; `run`
+//!   prepares and polls them in that order.
+//! - **Extension names** are the keys of `[extensions]`; they may not contain `:`
+//!   (which separates `extension:type` in `trigger`).
+//! - **`arguments`** may hold any TOML value; a date-time becomes its RFC 3339 text in
+//!   the JSON sent to the extension. A float that JSON cannot represent (`nan`, `inf`)
+//!   is an error.
+//! - **Unknown keys** are warnings (`config/unknown-key`) with a did-you-mean, except
+//!   inside `arguments`, which belongs to the trigger.
+//! - **The agent command** is optional here: `--dry-run` needs none. `run` and
+//!   `validate` report `config/missing-agent` for an automation that has none, through
+//!   [`Config::missing_agents`].
+//!
+//! Everything about extensions (their manifests, which trigger types they offer) is
+//! checked by [`crate::resolve`]; this module only reads the file and the prompt files.
+//!
+//! A file with errors still gives a [partial](Loaded::partial) config: the settings
+//! (defaults where a value is wrong) and the extensions and automations with no error
+//! in their own table, plus what is known of the others ([`Unusable`]), so that
+//! resolution and `validate`'s live checks report their problems in the same pass.
+//!
+//! # Layout
+//!
+//! By stage, as the file is read: [`codes`] (what can be reported), `model` (the typed
+//! config and its defaults), `check` (TOML → model and diagnostics), `query` (what
+//! the commands ask of a checked config). The TOML message helpers (`dotted`,
+//! `type_name`, `unknown_keys`) are shared with the manifest validator through
+//! `curupira_diagnostics::toml`.
+
+use std::path::{Path, PathBuf};
+
+use curupira_diagnostics::{Report, decode_utf8};
+
+mod check;
+pub mod codes;
+mod model;
+mod query;
+
+pub use model::{
+    Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INITIALIZE_TIMEOUT,
+    DEFAULT_INTERVAL_SECONDS, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SHUTDOWN_TIMEOUT, ExtensionConfig,
+    ExtensionSource, FILE_NAME, Polling, Settings, Timeouts, TriggerRef, Unusable,
+    UnusableAutomation,
+};
+pub use query::UnknownAutomation;
+
+/// Why the config could not be checked at all.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("cannot read the config file `{}`: {source}", path.display())]
+    Read {
+        /// The path given.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+}
+
+/// The outcome of [`load`]: the config when it has no error, else what could be read
+/// of it, and every diagnostic. At most one of `config` and `partial` is set; neither
+/// when the file is not UTF-8 TOML.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The config, when there is no error (warnings allowed).
+    pub config: Option<Config>,
+    /// When the file is TOML but has errors: the parts that could be read, so that
+    /// what depends only on them (trigger resolution, manifests, `validate`'s live
+    /// checks) is still checked in the same pass. [`Config::unusable`] lists what is
+    /// missing; [`Config::is_complete`] is false. Never run it.
+    pub partial: Option<Config>,
+    /// Every diagnostic, with the file texts for rendering.
+    pub report: Report,
+}
+
+impl Loaded {
+    /// The config as far as it could be read: complete, or else partial.
+    pub fn readable(&self) -> Option<&Config> {
+        self.config.as_ref().or(self.partial.as_ref())
+    }
+}
+
+/// Reads and checks a config file. The file name in diagnostics is `path` as given.
+pub fn load(path: &Path) -> Result<Loaded, LoadError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let dir = dir.canonicalize().map_err(|source| LoadError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(check_bytes(&bytes, &path.display().to_string(), &dir))
+}
+
+/// Checks config bytes; `file` is the name diagnostics show and `dir` the folder
+/// relative paths start from.
+pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
+    let text = match decode_utf8(bytes, file, codes::ENCODING) {
+        Ok(text) => text,
+        Err(report) => {
+            return Loaded {
+                config: None,
+                partial: None,
+                report,
+            };
+        }
+    };
+    let mut report = Report::new();
+    report.add_source(file, text);
+    let (config, diagnostics) = check::check(text, file, dir);
+    report.extend(diagnostics);
+    let (config, partial) = match config {
+        Some(config) if config.is_complete() => (Some(config), None),
+        partial => (None, partial),
+    };
+    Loaded {
+        config,
+        partial,
+        report,
+    }
+}
+
+#[cfg(test)]
+mod tests;
