@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod fakes;
+
 /// `[settings.timeouts]` of every generated config, in seconds.
 const INITIALIZE_TIMEOUT: u64 = 2;
 const REQUEST_TIMEOUT: u64 = 2;
@@ -347,16 +349,7 @@ fn healthy_fake_dispatches() {
 // The harness.
 
 fn fake_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/fake_ext.py")
-}
-
-fn python_available() -> bool {
-    Command::new("python3")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
+    fakes::hostile_script()
 }
 
 /// A TOML basic string: JSON's string escapes are valid TOML ones.
@@ -557,11 +550,7 @@ fn run_host(scene: &Scene) -> Run {
 }
 
 fn check(case: Case) {
-    if !python_available() {
-        eprintln!(
-            "skipped: the hostile-extension case `{}` needs python3 on PATH",
-            case.mode
-        );
+    if !fakes::python_or_skip(&format!("the hostile-extension case `{}`", case.mode)) {
         return;
     }
     let scene = Scene::new(case.mode);

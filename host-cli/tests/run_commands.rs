@@ -1,6 +1,6 @@
 //! End-to-end tests of `curupira validate`, `curupira plugins list` and
 //! `curupira probe`, with the real binary, the built-in `local-queue` and the scripted
-//! fake extension (`tests/fixtures/scripted_ext.py`).
+//! fake extension (`tests/fakes/scripted_ext.py`).
 
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,6 +1,6 @@
 //! End-to-end tests of `curupira run`'s happy paths: the real binary, a temporary
 //! project folder, the built-in `local-queue` and a scripted fake extension
-//! (`tests/fixtures/scripted_ext.py`) that logs every request it receives.
+//! (`tests/fakes/scripted_ext.py`) that logs every request it receives.
 
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]

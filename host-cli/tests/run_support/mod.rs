@@ -1,5 +1,5 @@
 //! What the `run_*` end-to-end tests share: a temporary project folder, fake
-//! extensions driven by `tests/fixtures/scripted_ext.py`, and the real `curupira`
+//! extensions driven by `tests/fakes/scripted_ext.py`, and the real `curupira`
 //! binary run with a watchdog.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "../fakes/mod.rs"]
+mod fakes;
+
 /// A run still going after this is killed and the test fails.
 const WATCHDOG: Duration = Duration::from_secs(60);
 
@@ -21,19 +24,10 @@ pub fn curupira() -> &'static str {
     env!("CARGO_BIN_EXE_curupira")
 }
 
-/// Whether `python3` can run the fake extensions; tests that need it print that they
-/// skipped and pass when it cannot.
+/// Whether `python3` can run the fake extensions (see `tests/fakes/mod.rs`: a test
+/// that needs it skips, saying so, except under CI, where it fails).
 pub fn have_python() -> bool {
-    let ok = Command::new("python3")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !ok {
-        eprintln!("skipped: python3 is not on PATH, and the fake extensions need it");
-    }
-    ok
+    fakes::python_or_skip("this test's fake extension")
 }
 
 /// A temporary project folder holding a `curupira.toml` and whatever else a test writes.
@@ -81,7 +75,7 @@ impl Run {
 
 /// The script of the scripted fake extension.
 pub fn scripted_ext() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scripted_ext.py")
+    fakes::scripted_script()
 }
 
 impl Project {

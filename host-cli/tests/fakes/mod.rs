@@ -1,0 +1,48 @@
+//! The fake extensions the host's tests launch, all in this folder, and the one rule for
+//! when `python3` (which runs them) is missing.
+//!
+//! - `fake_ext.py --mode NAME`: misbehaves in exactly one way (the hostile suite).
+//! - `scripted_ext.py`: does what a script file tells it and logs every request (the
+//!   `run` pipeline tests).
+//!
+//! Both use the Python 3 standard library only. Without `python3` a test that needs
+//! them prints that it skipped and passes, except under CI (`CI` set), where the
+//! missing interpreter fails the test: CI must never pass by skipping.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The hostile fake: `fake_ext.py`.
+pub fn hostile_script() -> PathBuf {
+    folder().join("fake_ext.py")
+}
+
+/// The scripted fake: `scripted_ext.py`.
+pub fn scripted_script() -> PathBuf {
+    folder().join("scripted_ext.py")
+}
+
+fn folder() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes")
+}
+
+/// Whether `python3` runs. When it does not: panics under CI, else prints
+/// `skipped: … needs python3 on PATH` naming `what` and returns `false`.
+pub fn python_or_skip(what: &str) -> bool {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{what} needs python3 on PATH, and CI (`CI` is set) must not skip it"
+        );
+        eprintln!("skipped: {what} needs python3 on PATH");
+    }
+    ok
+}
