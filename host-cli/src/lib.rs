@@ -18,7 +18,6 @@ pub mod config;
 pub mod defaults;
 pub mod events;
 pub mod forge;
-pub mod local_queue;
 pub mod logging;
 pub mod plugins;
 pub mod probe;

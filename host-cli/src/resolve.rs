@@ -287,7 +287,7 @@ pub fn load_extensions(
 /// The manifest of a built-in extension.
 pub fn builtin_manifest(name: &str) -> Option<Manifest> {
     match name {
-        crate::local_queue::NAME => crate::local_queue::MANIFEST.parse().ok(),
+        curupira_local_queue::NAME => curupira_local_queue::MANIFEST.parse().ok(),
         _ => None,
     }
 }

@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use curupira_extension_sdk::Mode;
-use curupira_host::local_queue;
+use curupira_local_queue as local_queue;
 
 /// Arguments of `curupira builtin`.
 #[derive(clap::Args)]
