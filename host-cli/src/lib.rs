@@ -14,6 +14,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod agent;
+pub mod builtin;
 pub mod config;
 pub mod defaults;
 pub mod events;
