@@ -14,7 +14,8 @@
 //! arguments = { path = "tasks.jsonl", done_path = "done.jsonl" }
 //! ```
 //!
-//! [`LocalQueue`] is the [`Trigger`](curupira_extension_sdk::Trigger); driven directly, without the protocol around it:
+//! [`LocalQueue`] is the [`Trigger`](curupira_extension_sdk::Trigger) itself. Driven
+//! directly, without the protocol around it:
 //!
 //! ```
 //! use curupira_extension_sdk::{Arguments, Pair, Trigger};
