@@ -9,8 +9,8 @@
 //!   no agent, no hooks). The files were written more than `SETTLE` ago, as a watched
 //!   queue's usually were, so `local-queue` checks their metadata on each poll and
 //!   does not read them (a file written within the last few seconds is read on every
-//!   poll; see `local_queue`'s docs). That cost is the extension's and is included, as
-//!   a user would see it.
+//!   poll; see `curupira-local-queue`'s docs). That cost is the extension's and is
+//!   included, as a user would see it.
 //! - `raw-frames/local-queue`: the same polls written and read as frames on the bench
 //!   thread, without the supervisor: what the extension itself costs.
 //! - `bare-pipe`: this bench executable re-run as an echo peer (`ROUNDTRIP_ECHO=REQ,RESP`)

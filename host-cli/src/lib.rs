@@ -14,11 +14,11 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod agent;
+pub mod builtin;
 pub mod config;
 pub mod defaults;
 pub mod events;
 pub mod forge;
-pub mod local_queue;
 pub mod logging;
 pub mod plugins;
 pub mod probe;

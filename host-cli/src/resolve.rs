@@ -4,8 +4,9 @@
 //! - `path = "folder"`: the folder's `curupira-extension.toml` is read and checked with
 //!   `curupira-manifest`; its diagnostics join the report under the manifest's own
 //!   file name and codes (`manifest/…`).
-//! - `builtin = "local-queue"`: the manifest is the one compiled into this host, and the
-//!   launch is this host's own executable with `builtin local-queue`.
+//! - `builtin = "local-queue"`: the manifest is the one compiled into this host (the
+//!   table in [`crate::builtin`]), and the launch is this host's own executable with
+//!   `builtin local-queue`.
 //! - Launch (SPEC section 2): `npx` runs `npx --yes <package>@<version>`; `command`
 //!   runs the program with its `args`, a program containing `/` being relative to the
 //!   manifest's folder (otherwise looked up on `PATH`). Every extension runs with the
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 use curupira_diagnostics::{JsonPointer, Report, Severity, did_you_mean};
 use curupira_manifest::{FILE_NAME as MANIFEST_FILE, Launch, Manifest};
 
+use crate::builtin;
 use crate::config::{Config, ExtensionSource, codes};
 use crate::supervisor::LaunchCommand;
 
@@ -225,14 +227,16 @@ pub fn load_extensions(
     for extension in &config.extensions {
         let at = JsonPointer::root().key("extensions").key(&extension.name);
         match &extension.source {
-            ExtensionSource::Builtin(name) => match builtin_manifest(name) {
-                Some(manifest) => extensions.push(PlannedExtension {
+            ExtensionSource::Builtin(name) => match builtin::find(name)
+                .and_then(|builtin| Some((builtin, builtin.parse_manifest()?)))
+            {
+                Some((builtin, manifest)) => extensions.push(PlannedExtension {
                     name: extension.name.clone(),
                     manifest,
                     origin: Origin::Builtin(name.clone()),
                     launch: LaunchCommand {
                         program: host_exe.to_owned(),
-                        args: vec![OsString::from("builtin"), OsString::from(name)],
+                        args: builtin.launch_args(),
                         cwd: config.dir.clone(),
                     },
                 }),
@@ -282,14 +286,6 @@ pub fn load_extensions(
         }
     }
     (extensions, broken, report)
-}
-
-/// The manifest of a built-in extension.
-pub fn builtin_manifest(name: &str) -> Option<Manifest> {
-    match name {
-        crate::local_queue::NAME => crate::local_queue::MANIFEST.parse().ok(),
-        _ => None,
-    }
 }
 
 /// The launch command a manifest describes, run in `cwd`.

@@ -5,47 +5,36 @@
 
 use std::process::ExitCode;
 
+use clap::builder::PossibleValuesParser;
 use curupira_extension_sdk::Mode;
-use curupira_host::local_queue;
+use curupira_host::builtin;
 
 /// Arguments of `curupira builtin`.
 #[derive(clap::Args)]
 pub struct Args {
-    #[command(subcommand)]
-    extension: Extension,
-}
-
-/// The extensions built into `curupira`.
-#[derive(clap::Subcommand)]
-enum Extension {
-    /// The `jsonl` trigger: items from a JSON Lines file, finished ones recorded in
-    /// another.
-    LocalQueue(ExtensionArgs),
-}
-
-#[derive(clap::Args)]
-struct ExtensionArgs {
+    /// The extension to run.
+    #[arg(value_name = "EXTENSION", value_parser = PossibleValuesParser::new(builtin::NAMES))]
+    extension: String,
     /// Print the extension's manifest (TOML) on stdout and exit, running no trigger
     /// code.
     #[arg(long = "curupira-print-manifest")]
     print_manifest: bool,
 }
 
-impl ExtensionArgs {
-    fn mode(&self) -> Mode {
-        if self.print_manifest {
-            Mode::PrintManifest
-        } else {
-            Mode::Serve
-        }
-    }
-}
-
 /// Runs the chosen extension until the host sends `shutdown` or closes stdin. Exit
 /// codes are the SDK's: 0 after a clean end, 1 when the stream broke, 2 when the
 /// manifest could not be printed.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    Ok(match args.extension {
-        Extension::LocalQueue(args) => local_queue::run(args.mode()),
-    })
+    let Some(extension) = builtin::find(&args.extension) else {
+        anyhow::bail!(
+            "`{}` is not an extension built into curupira",
+            args.extension
+        );
+    };
+    let mode = if args.print_manifest {
+        Mode::PrintManifest
+    } else {
+        Mode::Serve
+    };
+    Ok((extension.run)(mode))
 }

@@ -21,7 +21,7 @@ pub const DEFAULT_REQUEST_TIMEOUT: f64 = 30.0;
 /// Seconds to wait for the `shutdown` reply, and again for the process to exit.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: f64 = 5.0;
 /// The names `builtin = "…"` accepts.
-pub const BUILTINS: &[&str] = &["local-queue"];
+pub use crate::builtin::NAMES as BUILTINS;
 
 /// A checked `curupira.toml`.
 #[derive(Debug, Clone)]

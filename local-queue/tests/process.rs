@@ -1,5 +1,6 @@
-//! The built-in `local-queue` extension end to end: the real `curupira builtin
-//! local-queue` as a child process in a temporary folder, spoken to in frames.
+//! The `local-queue` extension end to end: the crate's own executable (the code
+//! `curupira builtin local-queue` runs) as a child process in a temporary folder,
+//! spoken to in frames.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -26,7 +27,10 @@ const TASKS: &str = concat!(
     "{\"title\":\"Add tests\",\"issue\":\"14\"}\n",
 );
 
-/// A running `curupira builtin local-queue`; killed and reaped if a test fails.
+/// The extension's executable, built by Cargo for these tests.
+const EXE: &str = env!("CARGO_BIN_EXE_curupira-local-queue");
+
+/// A running `curupira-local-queue`; killed and reaped if a test fails.
 struct Extension {
     child: Arc<Mutex<Child>>,
     stdin: Option<FrameWriter<ChildStdin>>,
@@ -38,8 +42,7 @@ struct Extension {
 
 impl Extension {
     fn start(dir: &Path) -> Extension {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_curupira"))
-            .args(["builtin", "local-queue"])
+        let mut child = Command::new(EXE)
             .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -416,15 +419,15 @@ fn closing_stdin_ends_the_process_cleanly() {
 
 #[test]
 fn print_manifest_prints_a_manifest_that_checks_clean() {
-    let output = Command::new(env!("CARGO_BIN_EXE_curupira"))
-        .args(["builtin", "local-queue", "--curupira-print-manifest"])
+    let output = Command::new(EXE)
+        .arg("--curupira-print-manifest")
         .stdin(Stdio::null())
         .output()
         .unwrap();
     assert!(output.status.success(), "exit status {}", output.status);
     assert!(output.stderr.is_empty());
     let text = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(text, curupira_host::local_queue::MANIFEST);
+    assert_eq!(text, curupira_local_queue::MANIFEST);
 
     let checked = check_str(&text, "curupira-extension.toml");
     assert_eq!(
