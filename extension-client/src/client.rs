@@ -213,7 +213,12 @@ impl Client {
             )
         })?;
         let result = self.call(M::NAME, Some(params))?;
-        M::Result::read(Some(&result)).map_err(|shape| {
+        self.read_result::<M>(&result)
+    }
+
+    /// Reads the result of a request of method `M`.
+    fn read_result<M: Method>(&self, result: &Value) -> Result<M::Result, CallError> {
+        M::Result::read(Some(result)).map_err(|shape| {
             CallError::new(
                 &self.name,
                 M::NAME,
@@ -438,7 +443,11 @@ impl Client {
             self.finish();
             return Ok(Ending::AlreadyFailed);
         }
-        let outcome = self.request::<Shutdown>(&NoParams).map(drop);
+        // Without params, as the protocol's table shows `shutdown`.
+        let outcome = self
+            .call(Shutdown::NAME, None)
+            .and_then(|result| self.read_result::<Shutdown>(&result))
+            .map(drop);
         if self.fatal.is_some() {
             // Timed out or broke: already killed.
             self.finish();
