@@ -1,10 +1,11 @@
-//! Protocol round-trips per second: `trigger/poll` through the real supervisor
-//! ([`ExtensionProcess`] + the poll checks of [`protocol::poll`]) against the built-in
+//! Protocol round-trips per second: `trigger/poll` through the real client
+//! ([`Client::poll`]: the process transport and the poll result read by
+//! `curupira-protocol`) against the built-in
 //! `local-queue` running as a child process, side by side in the same run with a bare
 //! pipe ping-pong of the same byte counts between two processes (the physical floor:
 //! two pipe writes, two reads and two context switches per round trip).
 //!
-//! - `supervisor/local-queue`: the queue has one item, already done, so every poll
+//! - `client/local-queue`: the queue has one item, already done, so every poll
 //!   answers `{"values": null}`, the steady state of a watched queue (`--dry-run`-like:
 //!   no agent, no hooks). The files were written more than `SETTLE` ago, as a watched
 //!   queue's usually were, so `local-queue` checks their metadata on each poll and
@@ -12,10 +13,10 @@
 //!   poll; see `curupira-local-queue`'s docs). That cost is the extension's and is
 //!   included, as a user would see it.
 //! - `raw-frames/local-queue`: the same polls written and read as frames on the bench
-//!   thread, without the supervisor: what the extension itself costs.
+//!   thread, without the client: what the extension itself costs.
 //! - `bare-pipe`: this bench executable re-run as an echo peer (`ROUNDTRIP_ECHO=REQ,RESP`)
 //!   that reads exactly REQ bytes and answers RESP bytes, the sizes of the frames the
-//!   supervisor exchanges; the parent writes and reads them with plain `std::io`.
+//!   client exchanges; the parent writes and reads them with plain `std::io`.
 //!
 //! `cargo bench -p curupira-host --bench roundtrip -- --warm-up-time 1 --measurement-time 3`
 //!
@@ -32,13 +33,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use curupira_host::config::Timeouts;
-use curupira_host::protocol;
-use curupira_host::supervisor::{ExtensionProcess, LaunchCommand};
+use curupira_client::{Client, LaunchCommand, Options, Timeouts};
+use curupira_host::runner::host_info;
 use curupira_jsonrpc::{Message, Request, Response};
 use serde_json::{Map, Value, json};
 
-/// The id width used to size the frames: the supervisor's ids grow, seven digits is
+/// The id width used to size the frames: the client's ids grow, seven digits is
 /// what a long benchmark reaches.
 const SAMPLE_ID: u64 = 1_000_000;
 
@@ -89,42 +89,36 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("poll_round_trip");
     group.throughput(Throughput::Elements(1));
 
-    // The real supervisor against the built-in extension.
+    // The real client against the built-in extension.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("tasks.jsonl"), "{\"n\":\"1\"}\n").unwrap();
     std::fs::write(dir.path().join("done.jsonl"), "{\"n\":\"1\"}\n").unwrap();
     let written = Instant::now();
-    let launch = LaunchCommand {
-        program: env!("CARGO_BIN_EXE_curupira").into(),
-        args: vec!["builtin".into(), "local-queue".into()],
-        cwd: dir.path().to_owned(),
+    let launch = LaunchCommand::new(env!("CARGO_BIN_EXE_curupira"), dir.path())
+        .args(["builtin", "local-queue"]);
+    let options = Options {
+        timeouts: Timeouts {
+            initialize: Duration::from_secs(10),
+            request: Duration::from_secs(10),
+            shutdown: Duration::from_secs(5),
+        },
+        ..Options::default()
     };
-    let timeouts = Timeouts {
-        initialize: Duration::from_secs(10),
-        request: Duration::from_secs(10),
-        shutdown: Duration::from_secs(5),
-    };
-    let mut process = ExtensionProcess::spawn(
-        "local",
-        &launch,
-        curupira_framing::DEFAULT_MAX_BODY,
-        timeouts,
-    )
-    .unwrap();
-    protocol::initialize(&mut process).unwrap();
+    let mut client = Client::spawn("local", &launch, options).unwrap();
+    client.initialize(Some(host_info())).unwrap();
     let args = arguments();
-    protocol::validate(&mut process, "jsonl", &args).unwrap();
-    assert_eq!(protocol::poll(&mut process, "jsonl", &args).unwrap(), None);
+    client.validate("jsonl", &args).unwrap();
+    assert_eq!(client.poll("jsonl", &args).unwrap(), None);
     std::thread::sleep(SETTLE.saturating_sub(written.elapsed()));
-    group.bench_function("supervisor/local-queue", |b| {
-        b.iter(|| black_box(protocol::poll(&mut process, "jsonl", &args).unwrap()));
+    group.bench_function("client/local-queue", |b| {
+        b.iter(|| black_box(client.poll("jsonl", &args).unwrap()));
     });
-    process.shutdown().unwrap();
+    client.shutdown().unwrap();
 
-    // The same extension driven without the supervisor: frames written and read on
-    // this thread with blocking I/O, the reply neither parsed nor checked. The
-    // difference to the line above is the supervisor's own cost (building and
-    // checking the JSON, the deadline, the `poll(2)` wait).
+    // The same extension driven without the client: frames written and read on this
+    // thread with blocking I/O, the reply neither parsed nor checked. The difference
+    // to the line above is the client's own cost (building and checking the JSON, the
+    // deadline, the `poll(2)` wait).
     let mut raw = launch.command();
     let mut raw = raw
         .stdin(Stdio::piped())

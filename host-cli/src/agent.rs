@@ -13,17 +13,20 @@
 //!   events.
 //! - On Unix the agent runs in a process group of its own, so the first Ctrl-C stops
 //!   the host's loop without killing the task in flight; a second SIGINT/SIGTERM kills
-//!   the agent's group (see [`crate::runner::Stop`]).
+//!   the agent's group (see [`Stop`]). It lives in a [`ProcessGuard`], so whatever
+//!   happens it is killed and reaped, and what it left in its group is killed when it
+//!   exits.
 //! - There is no timeout: a coding agent may legitimately work for a long time.
 
 use std::io::{self, Write};
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{ExitStatus, Stdio};
 use std::thread;
 use std::time::Duration;
 
-use crate::runner::Stop;
-use crate::supervisor::{describe_status, kill_group, own_process_group, try_wait_and_kill_group};
+use curupira_client::{LaunchCommand, ProcessGuard, describe_status};
+
+use crate::stop::Stop;
 
 /// What the agent is given.
 #[derive(Debug, Clone, Copy)]
@@ -89,21 +92,19 @@ fn spawn_and_wait(run: &AgentRun<'_>, stop: &Stop) -> Result<ExitStatus, String>
     } else {
         program_path.to_owned()
     };
-    let mut command = Command::new(&program_path);
-    command
+    let mut command = LaunchCommand::new(program_path, run.cwd)
         .args(args)
-        .current_dir(run.cwd)
         .env("CURUPIRA_AUTOMATION", run.automation)
         .env("CURUPIRA_TASK_ID", run.task_id)
         .env("CURUPIRA_REPOSITORY", run.repository)
+        .command();
+    command
         .stdin(Stdio::piped())
         .stdout(Stdio::from(io::stderr()))
         .stderr(Stdio::from(io::stderr()));
-    own_process_group(&mut command);
-    let mut child = command
-        .spawn()
+    let mut agent = ProcessGuard::spawn(&mut command)
         .map_err(|err| format!("cannot start the agent `{program}`: {err}"))?;
-    let writer = child.stdin.take().map(|mut stdin| {
+    let writer = agent.take_stdin().map(|mut stdin| {
         let prompt = run.prompt.as_bytes().to_vec();
         thread::Builder::new()
             .name("agent-stdin".to_owned())
@@ -114,7 +115,7 @@ fn spawn_and_wait(run: &AgentRun<'_>, stop: &Stop) -> Result<ExitStatus, String>
     });
     let signals_at_start = stop.count();
     let status = loop {
-        match try_wait_and_kill_group(&mut child) {
+        match agent.try_wait() {
             Ok(Some(status)) => break Ok(status),
             Ok(None) => {
                 if stop.count() > signals_at_start.max(1) {
@@ -122,22 +123,18 @@ fn spawn_and_wait(run: &AgentRun<'_>, stop: &Stop) -> Result<ExitStatus, String>
                         "second stop signal: killing the agent of task {}",
                         run.task_id
                     );
-                    kill_group(&child);
-                    let _ = child.kill();
-                    break child
+                    agent.kill();
+                    break agent
                         .wait()
                         .map_err(|err| format!("cannot wait for the agent: {err}"));
                 }
                 thread::sleep(Duration::from_millis(10));
             }
-            Err(err) => {
-                kill_group(&child);
-                let _ = child.kill();
-                let _ = child.wait();
-                break Err(format!("cannot wait for the agent: {err}"));
-            }
+            // Dropping the guard (below) kills and reaps it.
+            Err(err) => break Err(format!("cannot wait for the agent: {err}")),
         }
     };
+    drop(agent);
     // The agent is gone and whatever it started in its group went with it (killed
     // before the agent was reaped), which also unblocks a prompt writer stuck on a
     // pipe held open by a descendant.

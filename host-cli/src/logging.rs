@@ -4,7 +4,7 @@
 //! The level is `RUST_LOG` when set (any `tracing-subscriber` filter, e.g.
 //! `RUST_LOG=curupira::extension=warn`); otherwise `info`, `debug` with `-v`, `trace`
 //! with `-vv` (`trace` shows every frame body sent and received). Extension stderr
-//! lines are logged at `info` with the target [`crate::supervisor::STDERR_TARGET`].
+//! lines are logged at `info` with the target [`curupira_client::STDERR_TARGET`].
 //! Colour only on a terminal and never with `NO_COLOR` set.
 
 use std::io::{self, IsTerminal};

@@ -18,13 +18,13 @@ use std::path::Path;
 use std::process::Stdio;
 use std::thread;
 
+use curupira_client::{ProcessGuard, log_stderr_line};
 use curupira_diagnostics::{JsonPointer, Report, Severity};
 use curupira_manifest::{Launch, Manifest};
 use serde_json::{Value, json};
 
 use crate::config::{Config, codes};
 use crate::resolve::{Origin, PlannedExtension, display_path, load_extensions};
-use crate::supervisor::{ProcessGuard, log_line};
 
 /// Most stdout bytes kept from `--curupira-print-manifest`.
 const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
@@ -72,8 +72,8 @@ fn print_manifest(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let shown = format!("{} --curupira-print-manifest", planned.launch);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
+    let mut guard = match ProcessGuard::spawn(&mut command) {
+        Ok(guard) => guard,
         Err(err) => {
             fail(
                 report,
@@ -85,31 +85,29 @@ fn print_manifest(
             return None;
         }
     };
-    let stdout = child.stdout.take().map(|stdout| {
+    let stdout = guard.take_stdout().map(|stdout| {
         thread::spawn(move || {
             let mut bytes = Vec::new();
             let _ = stdout.take(MAX_MANIFEST_BYTES).read_to_end(&mut bytes);
             bytes
         })
     });
-    let stderr = child.stderr.take().map(|stderr| {
+    let stderr = guard.take_stderr().map(|stderr| {
         let name = planned.name.clone();
         thread::spawn(move || {
             let mut text = String::new();
             let _ = stderr.take(MAX_STDERR_BYTES).read_to_string(&mut text);
             for line in text.lines() {
-                log_line(&name, line);
+                log_stderr_line(&name, line);
             }
             text
         })
     });
-    let mut guard = ProcessGuard::new(child);
     let limit = config.settings.timeouts.initialize;
     let status = guard.wait_for(limit);
     // Killing the group also ends whatever the extension started, which may hold the
     // pipes the readers are waiting on.
-    guard.kill();
-    guard.reap();
+    drop(guard);
     let bytes = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
     let stderr_text = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
     let Some(status) = status else {

@@ -15,16 +15,16 @@
 //!   that `describe` does not list fails `describe`.
 //! - The arguments are `--arguments` (a JSON object, default `{}`) with the schema's
 //!   `default`s applied, exactly as `run` does.
-//! - `shutdown` fails when there is no (or a non-null) reply, or when the process does
-//!   not exit within the timeout after its stdin is closed.
+//! - `shutdown` fails when there is no reply (or an error reply), or when the process
+//!   does not exit within the timeout after its stdin is closed.
 //! - The extension runs in the current directory; every call has the same timeout.
 
+use curupira_client::{CallError, Client, Ending, LaunchCommand, Options};
+use curupira_protocol::Arguments;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::config::Timeouts;
-use crate::protocol;
-use crate::supervisor::{CallError, Ending, ExtensionProcess, LaunchCommand};
+use crate::runner::host_info;
 
 /// The steps, in order.
 pub const STEPS: [&str; 8] = [
@@ -129,11 +129,10 @@ pub struct ProbeOptions {
     /// The trigger type to exercise; the first one listed when `None`.
     pub trigger: Option<String>,
     /// The arguments before defaults.
-    pub arguments: Map<String, Value>,
-    /// The largest frame body accepted.
-    pub max_frame_bytes: usize,
-    /// The timeout of every call, and the grace period after `shutdown`.
-    pub timeouts: Timeouts,
+    pub arguments: Arguments,
+    /// The timeout of every call and the grace period after `shutdown`, and the
+    /// largest frame body accepted.
+    pub client: Options,
 }
 
 /// Runs every step, handing each outcome to `report` as soon as it is known. Returns
@@ -154,13 +153,8 @@ pub fn probe(options: &ProbeOptions, mut report: impl FnMut(&Step)) -> bool {
             detail,
         });
     };
-    let mut process = match ExtensionProcess::spawn(
-        "probe",
-        &options.launch,
-        options.max_frame_bytes,
-        options.timeouts,
-    ) {
-        Ok(process) => process,
+    let mut client = match Client::spawn("probe", &options.launch, options.client) {
+        Ok(client) => client,
         Err(error) => {
             emit("initialize", Err(reason(&error)));
             skip_rest(&mut report, 1, "the extension could not be started");
@@ -173,11 +167,11 @@ pub fn probe(options: &ProbeOptions, mut report: impl FnMut(&Step)) -> bool {
         }
     };
 
-    let done = steps(&mut process, options, &mut emit);
+    let done = steps(&mut client, options, &mut emit);
     if let Some((next, why)) = done {
         skip_rest(&mut report, next, why);
     }
-    let dead = process.is_dead();
+    let dead = client.is_dead();
     let step = if dead {
         Step {
             step: "shutdown",
@@ -185,19 +179,19 @@ pub fn probe(options: &ProbeOptions, mut report: impl FnMut(&Step)) -> bool {
             detail: "the extension had failed and was killed".to_owned(),
         }
     } else {
-        let timeout = options.timeouts.shutdown;
-        match process.shutdown() {
+        let timeout = options.client.timeouts.shutdown;
+        match client.shutdown() {
             Ok(Ending::Exited(how)) => Step {
                 step: "shutdown",
                 status: Status::Pass,
-                detail: format!("replied null, closed stdin, {how}"),
+                detail: format!("replied, closed stdin, {how}"),
             },
             Ok(Ending::Killed) => Step {
                 step: "shutdown",
                 status: Status::Fail,
                 detail: format!(
-                    "it replied but did not exit within {} after its stdin was closed; killed",
-                    crate::supervisor::seconds(timeout)
+                    "it replied but did not exit within {} s after its stdin was closed; killed",
+                    timeout.as_secs_f64()
                 ),
             },
             Ok(Ending::AlreadyFailed) => Step {
@@ -222,12 +216,12 @@ pub fn probe(options: &ProbeOptions, mut report: impl FnMut(&Step)) -> bool {
 /// Runs initialize … onFinished; returns the index of the first step not run and why,
 /// when the sequence stopped early.
 fn steps(
-    process: &mut ExtensionProcess,
+    client: &mut Client,
     options: &ProbeOptions,
     emit: &mut impl FnMut(&'static str, Result<String, String>),
 ) -> Option<(usize, &'static str)> {
     const AFTER_FAILURE: &str = "an earlier step failed";
-    match protocol::initialize(process) {
+    match client.initialize(Some(host_info())) {
         Ok(hello) => {
             let mut detail = format!("protocol {}", hello.protocol_version);
             if let Some(name) = hello.name {
@@ -244,7 +238,7 @@ fn steps(
         }
     }
 
-    let triggers = match protocol::describe(process) {
+    let triggers = match client.describe() {
         Ok(triggers) => triggers,
         Err(error) => {
             emit("describe", Err(reason(&error)));
@@ -278,7 +272,7 @@ fn steps(
         )),
     );
 
-    let schema = match protocol::schema(process, &trigger) {
+    let schema = match client.schema(&trigger) {
         Ok(schema) => schema,
         Err(error) => {
             emit("trigger/schema", Err(reason(&error)));
@@ -306,7 +300,7 @@ fn steps(
         )),
     );
 
-    if let Err(error) = protocol::validate(process, &trigger, &arguments) {
+    if let Err(error) = client.validate(&trigger, &arguments) {
         emit("trigger/validate", Err(reason(&error)));
         return Some((4, AFTER_FAILURE));
     }
@@ -315,7 +309,7 @@ fn steps(
         Ok(format!("arguments {}", Value::Object(arguments.clone()))),
     );
 
-    let pairs = match protocol::poll(process, &trigger, &arguments) {
+    let pairs = match client.poll(&trigger, &arguments) {
         Ok(Some(pairs)) => pairs,
         Ok(None) => {
             emit("trigger/poll", Ok("values: null, nothing to do".to_owned()));
@@ -341,9 +335,9 @@ fn steps(
 
     for (index, method) in [(5, "trigger/onStarted"), (6, "trigger/onFinished")] {
         let result = if index == 5 {
-            protocol::on_started(process, &trigger, &pairs)
+            client.on_started(&trigger, &pairs)
         } else {
-            protocol::on_finished(process, &trigger, &pairs)
+            client.on_finished(&trigger, &pairs)
         };
         match result {
             Ok(()) => emit(method, Ok("with the polled pairs".to_owned())),

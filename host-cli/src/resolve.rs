@@ -17,15 +17,15 @@
 //!   named extension must be configured (`config/unknown-extension`) and offer the
 //!   type (`config/unknown-trigger`).
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use curupira_diagnostics::{JsonPointer, Report, Severity, did_you_mean};
 use curupira_manifest::{FILE_NAME as MANIFEST_FILE, Launch, Manifest};
 
+use curupira_client::LaunchCommand;
+
 use crate::builtin;
 use crate::config::{Config, ExtensionSource, codes};
-use crate::supervisor::LaunchCommand;
 
 /// Everything `run` and `validate` need to start extensions and find triggers.
 #[derive(Debug, Clone)]
@@ -234,11 +234,7 @@ pub fn load_extensions(
                     name: extension.name.clone(),
                     manifest,
                     origin: Origin::Builtin(name.clone()),
-                    launch: LaunchCommand {
-                        program: host_exe.to_owned(),
-                        args: builtin.launch_args(),
-                        cwd: config.dir.clone(),
-                    },
+                    launch: LaunchCommand::new(host_exe, &config.dir).args(builtin.launch_args()),
                 }),
                 None => {
                     broken.push(extension.name.clone());
@@ -291,14 +287,9 @@ pub fn load_extensions(
 /// The launch command a manifest describes, run in `cwd`.
 pub fn launch_command(launch: &Launch, manifest_dir: &Path, cwd: &Path) -> LaunchCommand {
     match launch {
-        Launch::Npx { package, version } => LaunchCommand {
-            program: PathBuf::from("npx"),
-            args: vec![
-                OsString::from("--yes"),
-                OsString::from(format!("{package}@{version}")),
-            ],
-            cwd: cwd.to_owned(),
-        },
+        Launch::Npx { package, version } => LaunchCommand::new("npx", cwd)
+            .arg("--yes")
+            .arg(format!("{package}@{version}")),
         Launch::Command { command, args } => {
             let program = command.as_str();
             let program = if program.contains('/') {
@@ -306,11 +297,7 @@ pub fn launch_command(launch: &Launch, manifest_dir: &Path, cwd: &Path) -> Launc
             } else {
                 PathBuf::from(program)
             };
-            LaunchCommand {
-                program,
-                args: args.iter().map(OsString::from).collect(),
-                cwd: cwd.to_owned(),
-            }
+            LaunchCommand::new(program, cwd).args(args)
         }
     }
 }

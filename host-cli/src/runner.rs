@@ -13,7 +13,7 @@
 //!    `trigger_types`: a difference is logged as a warning); `trigger/schema`; fill the
 //!    arguments with the schema's `default`s ([`crate::defaults`]); `trigger/validate`.
 //! 2. **Rounds.** For each prepared automation: up to `batch_size` polls, stopping at
-//!    the first `null`. Each item is checked ([`crate::protocol::check_poll_result`]),
+//!    the first `null`. Each item is checked ([`curupira_client::Client::poll`]),
 //!    gets its task identity, and is skipped (`task.skipped`) when this process has
 //!    already handled that identity for that automation. Otherwise its prompt is
 //!    rendered with the pairs plus `repository` and `automation`, and the task runs:
@@ -52,77 +52,21 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use curupira_client::{CallError, Client, Ending, Limits, Options, Timeouts};
 use curupira_diagnostics::Report;
 use curupira_jsonrpc::ErrorCode;
+use curupira_protocol::{Arguments, HostInfo, TriggerDescription, TriggerSchema};
 use curupira_task_identity::{Pair, TaskId};
 use curupira_template::{Chain, Template};
-use serde_json::{Map, Value};
 
 use crate::agent::{AgentRun, run_agent};
-use crate::config::{Automation, Config};
+use crate::config::{Automation, Config, Settings};
 use crate::events::{Event, EventWriter};
-use crate::protocol::{self, TriggerInfo, TriggerSchema};
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
-use crate::supervisor::{CallError, Ending, ExtensionProcess};
-
-/// Counts stop signals (SIGINT, SIGTERM) or programmatic stop requests.
-#[derive(Debug, Clone, Default)]
-pub struct Stop {
-    count: Arc<AtomicUsize>,
-}
-
-impl Stop {
-    /// A stop that only [`request`](Self::request) triggers.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Counts SIGINT and SIGTERM from now on (instead of dying on them).
-    pub fn install_signal_handlers(&self) -> io::Result<()> {
-        #[cfg(unix)]
-        {
-            use signal_hook::consts::{SIGINT, SIGTERM};
-            let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
-            let count = Arc::clone(&self.count);
-            thread::Builder::new()
-                .name("signals".to_owned())
-                .spawn(move || {
-                    for signal in signals.forever() {
-                        let seen = count.fetch_add(1, Ordering::SeqCst) + 1;
-                        if seen == 1 {
-                            tracing::warn!(
-                                "received signal {signal}: finishing the task in flight, then \
-                                 shutting down (send it again to kill the agent)"
-                            );
-                        } else {
-                            tracing::warn!("received signal {signal} again");
-                        }
-                    }
-                })?;
-        }
-        Ok(())
-    }
-
-    /// Asks the run to stop, as a signal would.
-    pub fn request(&self) {
-        self.count.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// How many stop requests arrived.
-    pub fn count(&self) -> usize {
-        self.count.load(Ordering::SeqCst)
-    }
-
-    /// Whether a stop was requested.
-    pub fn requested(&self) -> bool {
-        self.count() > 0
-    }
-}
+use crate::stop::Stop;
 
 /// How to run.
 #[derive(Debug, Clone, Default)]
@@ -150,9 +94,34 @@ pub fn check(config: &Config, host_exe: &Path, options: &RunOptions) -> (Option<
     (plan, report)
 }
 
+/// What the host tells an extension about itself in `initialize`.
+pub fn host_info() -> HostInfo {
+    HostInfo {
+        name: Some("curupira".to_owned()),
+        version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+    }
+}
+
+/// The client options of `[settings]`: its timeouts and `max_frame_bytes`.
+pub fn client_options(settings: &Settings) -> Options {
+    let timeouts = settings.timeouts;
+    Options {
+        timeouts: Timeouts {
+            initialize: timeouts.initialize,
+            request: timeouts.request,
+            shutdown: timeouts.shutdown,
+        },
+        limits: Limits {
+            max_frame_bytes: settings.max_frame_bytes,
+            ..Limits::default()
+        },
+    }
+}
+
 /// The started extensions of one host process, started on first use.
 pub struct Extensions<'p> {
     plan: &'p Plan,
+    options: Options,
     slots: Vec<Slot<'p>>,
 }
 
@@ -163,8 +132,8 @@ struct Slot<'p> {
 
 enum SlotState {
     Ready {
-        process: ExtensionProcess,
-        triggers: Vec<TriggerInfo>,
+        client: Client,
+        triggers: Vec<TriggerDescription>,
         mismatch: Option<String>,
     },
     Failed(CallError),
@@ -172,32 +141,28 @@ enum SlotState {
 
 /// A started extension and what `describe` said.
 pub struct Ready<'a> {
-    /// The process.
-    pub process: &'a mut ExtensionProcess,
+    /// The conversation with it.
+    pub client: &'a mut Client,
     /// The triggers `describe` listed.
-    pub triggers: &'a [TriggerInfo],
+    pub triggers: &'a [TriggerDescription],
     /// The manifest's `trigger_types` that `describe` did not list, and the types
     /// `describe` listed that the manifest does not: a warning, not an error.
     pub mismatch: Option<String>,
 }
 
 impl<'p> Extensions<'p> {
-    /// No extension started yet.
-    pub fn new(plan: &'p Plan) -> Self {
+    /// No extension started yet; each will be started with `options`.
+    pub fn new(plan: &'p Plan, options: Options) -> Self {
         Self {
             plan,
+            options,
             slots: Vec::new(),
         }
     }
 
     /// The extension called `name`, started, initialized and described if this is
     /// its first use. A failure is remembered: later uses get the same error.
-    pub fn ready(
-        &mut self,
-        name: &str,
-        max_frame_bytes: usize,
-        timeouts: crate::config::Timeouts,
-    ) -> Result<Ready<'_>, CallError> {
+    pub fn ready(&mut self, name: &str) -> Result<Ready<'_>, CallError> {
         let index = match self.slots.iter().position(|slot| slot.planned.name == name) {
             Some(index) => index,
             None => {
@@ -209,7 +174,7 @@ impl<'p> Extensions<'p> {
                         "the extension is not in the plan",
                     ));
                 };
-                let state = start(planned, max_frame_bytes, timeouts);
+                let state = start(planned, self.options);
                 self.slots.push(Slot { planned, state });
                 self.slots.len() - 1
             }
@@ -218,11 +183,11 @@ impl<'p> Extensions<'p> {
         match &mut slot.state {
             SlotState::Failed(error) => Err(error.clone()),
             SlotState::Ready {
-                process,
+                client,
                 triggers,
                 mismatch,
             } => Ok(Ready {
-                process,
+                client,
                 triggers,
                 mismatch: mismatch.clone(),
             }),
@@ -234,9 +199,9 @@ impl<'p> Extensions<'p> {
     pub fn shutdown_all(&mut self) -> Vec<CallError> {
         let mut failures = Vec::new();
         for slot in self.slots.drain(..) {
-            if let SlotState::Ready { process, .. } = slot.state {
-                let name = process.name().to_owned();
-                match process.shutdown() {
+            if let SlotState::Ready { client, .. } = slot.state {
+                let name = client.name().to_owned();
+                match client.shutdown() {
                     Ok(Ending::Exited(how)) => tracing::debug!("[{name}] shut down: {how}"),
                     Ok(Ending::Killed) => {
                         tracing::debug!("[{name}] shut down: killed after the grace period")
@@ -250,17 +215,12 @@ impl<'p> Extensions<'p> {
     }
 }
 
-fn start(
-    planned: &PlannedExtension,
-    max_frame_bytes: usize,
-    timeouts: crate::config::Timeouts,
-) -> SlotState {
-    let mut process =
-        match ExtensionProcess::spawn(&planned.name, &planned.launch, max_frame_bytes, timeouts) {
-            Ok(process) => process,
-            Err(error) => return SlotState::Failed(error),
-        };
-    let described = protocol::initialize(&mut process).and_then(|hello| {
+fn start(planned: &PlannedExtension, options: Options) -> SlotState {
+    let mut client = match Client::spawn(&planned.name, &planned.launch, options) {
+        Ok(client) => client,
+        Err(error) => return SlotState::Failed(error),
+    };
+    let described = client.initialize(Some(host_info())).and_then(|hello| {
         tracing::debug!(
             "[{}] initialized: protocol {}, name {}, version {}",
             planned.name,
@@ -268,7 +228,7 @@ fn start(
             hello.name.as_deref().unwrap_or("-"),
             hello.version.as_deref().unwrap_or("-"),
         );
-        protocol::describe(&mut process)
+        client.describe()
     });
     match described {
         Ok(triggers) => {
@@ -277,22 +237,25 @@ fn start(
                 tracing::warn!("{mismatch}");
             }
             SlotState::Ready {
-                process,
+                client,
                 triggers,
                 mismatch,
             }
         }
         Err(error) => {
-            if !process.is_dead() {
+            if !client.is_dead() {
                 // The conversation is intact: say goodbye properly (bounded).
-                let _ = process.shutdown();
+                let _ = client.shutdown();
             }
             SlotState::Failed(error)
         }
     }
 }
 
-fn describe_mismatch(planned: &PlannedExtension, triggers: &[TriggerInfo]) -> Option<String> {
+fn describe_mismatch(
+    planned: &PlannedExtension,
+    triggers: &[TriggerDescription],
+) -> Option<String> {
     let described: Vec<&str> = triggers.iter().map(|t| t.trigger_type.as_str()).collect();
     let declared: Vec<&str> = planned
         .manifest
@@ -337,7 +300,7 @@ fn describe_mismatch(planned: &PlannedExtension, triggers: &[TriggerInfo]) -> Op
 /// An automation made ready: its trigger's schema applied and validated.
 pub struct Prepared {
     /// The arguments sent to `trigger/validate` and `trigger/poll` (defaults applied).
-    pub arguments: Map<String, Value>,
+    pub arguments: Arguments,
     /// What `trigger/schema` returned.
     pub schema: TriggerSchema,
 }
@@ -353,17 +316,17 @@ pub struct Unprepared {
 
 /// Step 2 of SPEC section 1 for one automation: schema, defaults, validate.
 pub fn prepare(
-    process: &mut ExtensionProcess,
+    client: &mut Client,
     trigger_type: &str,
     automation: &Automation,
 ) -> Result<Prepared, Unprepared> {
-    let schema = protocol::schema(process, trigger_type).map_err(|error| Unprepared {
+    let schema = client.schema(trigger_type).map_err(|error| Unprepared {
         error,
         schema: None,
     })?;
     let mut arguments = automation.arguments.clone();
     crate::defaults::apply_defaults(&schema.schema, &mut arguments);
-    match protocol::validate(process, trigger_type, &arguments) {
+    match client.validate(trigger_type, &arguments) {
         Ok(()) => Ok(Prepared { arguments, schema }),
         Err(error) => Err(Unprepared {
             error,
@@ -401,7 +364,7 @@ struct AutomationRun<'c> {
     automation: &'c Automation,
     planned: &'c PlannedAutomation,
     template: Template,
-    arguments: Map<String, Value>,
+    arguments: Arguments,
     ledger: HashSet<TaskId>,
     active: bool,
     next_due: Instant,
@@ -419,7 +382,7 @@ pub fn run<W: Write>(
 ) -> io::Result<()> {
     let selected = config.selected(&options.automations);
     let repository = repository(config);
-    let mut extensions = Extensions::new(plan);
+    let mut extensions = Extensions::new(plan, client_options(&config.settings));
     let mut runs = Vec::new();
 
     for automation in selected {
@@ -440,29 +403,23 @@ pub fn run<W: Write>(
             })?;
             continue;
         }
-        let prepared = extensions
-            .ready(
-                &planned.extension,
-                config.settings.max_frame_bytes,
-                config.settings.timeouts,
-            )
-            .and_then(|ready| {
-                if !ready
-                    .triggers
-                    .iter()
-                    .any(|t| t.trigger_type == planned.trigger_type)
-                {
-                    tracing::warn!(
-                        "extension `{}`: `describe` does not list the trigger `{}` used by \
+        let prepared = extensions.ready(&planned.extension).and_then(|ready| {
+            if !ready
+                .triggers
+                .iter()
+                .any(|t| t.trigger_type == planned.trigger_type)
+            {
+                tracing::warn!(
+                    "extension `{}`: `describe` does not list the trigger `{}` used by \
                          automation `{}`; trying it anyway",
-                        planned.extension,
-                        planned.trigger_type,
-                        automation.name
-                    );
-                }
-                prepare(ready.process, &planned.trigger_type, automation)
-                    .map_err(|unprepared| unprepared.error)
-            });
+                    planned.extension,
+                    planned.trigger_type,
+                    automation.name
+                );
+            }
+            prepare(ready.client, &planned.trigger_type, automation)
+                .map_err(|unprepared| unprepared.error)
+        });
         match prepared {
             Ok(prepared) => runs.push(AutomationRun {
                 automation,
@@ -563,16 +520,11 @@ fn round<W: Write>(
         if context.stop.requested() {
             break;
         }
-        let ready = match extensions.ready(
-            &run.planned.extension,
-            config.settings.max_frame_bytes,
-            config.settings.timeouts,
-        ) {
-            Ok(ready) => ready,
+        let client = match extensions.ready(&run.planned.extension) {
+            Ok(ready) => ready.client,
             Err(error) => return Ok(Err(error)),
         };
-        let process = ready.process;
-        let pairs = match protocol::poll(process, trigger_type, &run.arguments) {
+        let pairs = match client.poll(trigger_type, &run.arguments) {
             Ok(Some(pairs)) => pairs,
             Ok(None) => break,
             Err(error) => return Ok(Err(error)),
@@ -605,7 +557,7 @@ fn round<W: Write>(
             task_id: id_text.clone(),
             values: pairs.clone(),
         })?;
-        if let Err(error) = protocol::on_started(process, trigger_type, &pairs) {
+        if let Err(error) = client.on_started(trigger_type, &pairs) {
             return Ok(Err(error));
         }
         let command = run.automation.agent.as_deref().unwrap_or_default();
@@ -623,7 +575,7 @@ fn round<W: Write>(
         if !outcome.succeeded() {
             failed += 1;
         }
-        let finished = protocol::on_finished(process, trigger_type, &pairs);
+        let finished = client.on_finished(trigger_type, &pairs);
         events.emit(&Event::TaskFinished {
             automation: name.clone(),
             task_id: id_text,

@@ -32,12 +32,14 @@ use std::path::Path;
 
 use curupira_diagnostics::{Diagnostic, JsonPointer, Position, Report, Severity, did_you_mean};
 use curupira_jsonrpc::ErrorCode;
+use curupira_protocol::{ValidationError, validation_errors};
 use curupira_template::Template;
 
 use crate::config::{Automation, Config, codes};
-use crate::protocol::validation_errors;
 use crate::resolve::{Plan, display_path, resolve};
-use crate::runner::{self, Extensions, Unprepared, prepare, repository_missing, uses_repository};
+use crate::runner::{
+    self, Extensions, Unprepared, client_options, prepare, repository_missing, uses_repository,
+};
 
 /// Steps 1 (after the config file itself) to 6: the manifests, the triggers and the
 /// agents, then a conversation with every extension a usable, resolved automation
@@ -57,7 +59,7 @@ pub fn check(config: &Config, host_exe: &Path) -> Report {
 /// Steps 2 to 6: talks to the extensions of the automations `plan` resolved.
 fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
     let repository = runner::repository(config);
-    let mut extensions = Extensions::new(plan);
+    let mut extensions = Extensions::new(plan, client_options(&config.settings));
     let mut reported_extensions = HashSet::new();
     for automation in &config.automations {
         let Some(planned) = plan.automation(&automation.name) else {
@@ -74,12 +76,7 @@ fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
                 repository_missing(&automation.name, reason),
             ));
         }
-        let ready = extensions.ready(
-            &planned.extension,
-            config.settings.max_frame_bytes,
-            config.settings.timeouts,
-        );
-        let ready = match ready {
+        let ready = match extensions.ready(&planned.extension) {
             Ok(ready) => ready,
             Err(error) => {
                 if reported_extensions.insert(planned.extension.clone()) {
@@ -105,7 +102,7 @@ fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
                 mismatch.clone(),
             ));
         }
-        let schema = match prepare(ready.process, &planned.trigger_type, automation) {
+        let schema = match prepare(ready.client, &planned.trigger_type, automation) {
             Ok(prepared) => prepared.schema,
             Err(Unprepared { error, schema }) => {
                 let rejected = validation_errors(error.data.as_ref());
@@ -113,7 +110,7 @@ fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
                     && error.method == "trigger/validate"
                     && !rejected.is_empty()
                 {
-                    for (path, message) in rejected {
+                    for ValidationError { path, message } in rejected {
                         let mut pointer = at.key("arguments");
                         if let Ok(inner) = JsonPointer::parse(&path) {
                             for token in inner.tokens() {

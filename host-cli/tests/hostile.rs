@@ -255,7 +255,7 @@ fn number_value() {
         outcome: Outcome::Fails {
             code: PROTOCOL_FAILURE,
             method: Method::Named("trigger/poll"),
-            mentions: &["issue_number"],
+            mentions: &["`/values/0/value` must be a string, found 42"],
         },
         allowed_secs: ENDING,
     });

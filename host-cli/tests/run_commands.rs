@@ -512,7 +512,7 @@ fn probe_fails_a_broken_extension_and_still_shuts_it_down() {
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(
         lines[4],
-        "fail trigger/poll: protocol or version failure (-32001): the result has no `values` member \
+        "fail trigger/poll: protocol or version failure (-32001): member `/values` is required \
          (write `\"values\": null` when nothing was found)"
     );
     assert!(
@@ -550,7 +550,8 @@ fn probe_fails_a_broken_extension_and_still_shuts_it_down() {
     assert_eq!(
         run.stdout.lines().next().unwrap(),
         "fail initialize: protocol or version failure (-32001): protocol version mismatch: the \
-         host speaks version 2, the extension answered \"3.0\" (major 3)"
+         host speaks protocol 2, the extension speaks protocol 3.0 (only the major version is \
+         compared)"
     );
     assert!(
         run.stdout

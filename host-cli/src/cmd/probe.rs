@@ -12,14 +12,12 @@
 //! Exit codes: 0 every step that ran passed, 1 any step failed, 2 bad arguments.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use curupira_host::config::Timeouts;
+use curupira_client::{LaunchCommand, Limits, Options, Timeouts};
 use curupira_host::probe::{ProbeOptions, Step, Tally, probe};
-use curupira_host::supervisor::LaunchCommand;
 use serde_json::{Map, Value};
 
 use super::Format;
@@ -57,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(Value::Object(object)) => object,
         Ok(other) => anyhow::bail!(
             "`--arguments` must be a JSON object, found {}",
-            curupira_host::supervisor::short_json(&other)
+            curupira_jsonrpc::describe(&other)
         ),
         Err(err) => anyhow::bail!("`--arguments` is not valid JSON: {err}"),
     };
@@ -73,18 +71,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let options = ProbeOptions {
-        launch: LaunchCommand {
-            program: PathBuf::from(program),
-            args: rest.iter().map(Into::into).collect(),
-            cwd,
-        },
+        launch: LaunchCommand::new(program, cwd).args(rest),
         trigger: args.trigger,
         arguments,
-        max_frame_bytes: args.max_frame_bytes,
-        timeouts: Timeouts {
-            initialize: timeout,
-            request: timeout,
-            shutdown: timeout,
+        client: Options {
+            timeouts: Timeouts::uniform(timeout),
+            limits: Limits {
+                max_frame_bytes: args.max_frame_bytes,
+                ..Limits::default()
+            },
         },
     };
     let stdout = io::stdout();

@@ -23,7 +23,8 @@ use curupira_diagnostics::{Report, color_enabled};
 use curupira_host::config::{self, Config};
 use curupira_host::events::{EventWriter, Format as EventFormat};
 use curupira_host::resolve::Plan;
-use curupira_host::runner::{self, RunOptions, Stop};
+use curupira_host::runner::{self, RunOptions};
+use curupira_host::stop::Stop;
 
 use super::Format;
 

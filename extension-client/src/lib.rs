@@ -1,0 +1,168 @@
+//! Drive a Curupira extension from any Rust program: start it, speak protocol 2 to it
+//! with a deadline on every call, and never leave its process behind.
+//!
+//! A [`Client`] is one conversation with one extension. [`Client::spawn`] starts the
+//! extension as a child process ([`LaunchCommand`]); [`memory::duplex`] connects to an
+//! extension running in this process, which is how tests talk to a `Trigger` without
+//! a process. Either way the calls are typed: [`Client::request`] sends any method of
+//! [`curupira_protocol::method`] and reads its result strictly, and
+//! [`initialize`](Client::initialize), [`describe`](Client::describe),
+//! [`schema`](Client::schema), [`validate`](Client::validate), [`poll`](Client::poll),
+//! [`on_started`](Client::on_started), [`on_finished`](Client::on_finished) and
+//! [`shutdown`](Client::shutdown) are the protocol's steps by name. Frames are
+//! `curupira-framing`'s, messages `curupira-jsonrpc`'s, the rules about params and
+//! results `curupira-protocol`'s: this crate owns the transport, the deadlines and the
+//! processes.
+//!
+//! ```
+//! use std::io::BufReader;
+//! use std::thread;
+//!
+//! use curupira_client::{Ending, Options, memory};
+//! use curupira_extension_sdk::{
+//!     Arguments, Pair, ServeOptions, Trigger, TriggerDescription, TriggerError,
+//!     TriggerSchema, ValidateError, serve,
+//! };
+//! use serde_json::json;
+//!
+//! /// Hands out a countdown, one number per poll.
+//! struct Countdown(u32);
+//!
+//! impl Trigger for Countdown {
+//!     fn describe(&self) -> Vec<TriggerDescription> {
+//!         vec![TriggerDescription::new("countdown", "Counts down to 1.")]
+//!     }
+//!     fn schema(&self, _: &str) -> Result<TriggerSchema, TriggerError> {
+//!         Ok(TriggerSchema { schema: json!({"type": "object"}), prompt_fields: vec![] })
+//!     }
+//!     fn validate(&self, _: &str, _: &Arguments) -> Result<(), ValidateError> {
+//!         Ok(())
+//!     }
+//!     fn poll(&mut self, _: &str, _: &Arguments) -> Result<Option<Vec<Pair>>, TriggerError> {
+//!         if self.0 == 0 {
+//!             return Ok(None);
+//!         }
+//!         self.0 -= 1;
+//!         Ok(Some(vec![Pair::new("n", (self.0 + 1).to_string())]))
+//!     }
+//! }
+//!
+//! // The extension runs `serve` on its end of the pair, in a thread.
+//! let (mut client, extension) = memory::duplex("countdown", Options::default());
+//! let server = thread::spawn(move || {
+//!     let (reader, writer) = extension.split();
+//!     let options = ServeOptions::new("countdown", "1.0.0");
+//!     serve(&mut Countdown(2), BufReader::new(reader), writer, &options)
+//! });
+//!
+//! let hello = client.initialize(None)?;
+//! assert_eq!(hello.name.as_deref(), Some("countdown"));
+//! assert_eq!(client.describe()?[0].trigger_type, "countdown");
+//! let arguments = Arguments::new();
+//! client.validate("countdown", &arguments)?;
+//! let item = client.poll("countdown", &arguments)?.expect("an item");
+//! assert_eq!((item[0].key.as_str(), item[0].value.as_str()), ("n", "2"));
+//! client.on_started("countdown", &item)?;
+//! client.on_finished("countdown", &item)?;
+//! client.poll("countdown", &arguments)?;
+//! assert_eq!(client.poll("countdown", &arguments)?, None);
+//!
+//! // `shutdown` is answered, then the serve loop returns and drops its end.
+//! assert_eq!(client.shutdown()?, Ending::Exited("closed its end".into()));
+//! server.join().expect("the serve thread")?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! A child process is the same conversation:
+//!
+//! ```no_run
+//! use curupira_client::{Client, LaunchCommand, Options};
+//! use curupira_protocol::HostInfo;
+//!
+//! let launch = LaunchCommand::new("npx", ".").args(["--yes", "@acme/trigger@1.2.0"]);
+//! let mut client = Client::spawn("acme", &launch, Options::default())?;
+//! client.initialize(Some(HostInfo {
+//!     name: Some("my-host".into()),
+//!     version: Some("0.1.0".into()),
+//! }))?;
+//! for trigger in client.describe()? {
+//!     println!("{}", trigger.trigger_type);
+//! }
+//! client.shutdown()?;
+//! # Ok::<(), curupira_client::CallError>(())
+//! ```
+//!
+//! # The conversation
+//!
+//! [`Client::spawn`] starts the extension with three pipes:
+//!
+//! - stdin and stdout carry frames, written and read by the thread that makes the call
+//!   (on Unix: non-blocking pipes and `poll(2)`; elsewhere a reader and a writer
+//!   thread, `ext-NAME-out` and `ext-NAME-in`). Every wait is bounded by the call's
+//!   deadline, so a child that never reads its stdin, or never finishes a reply,
+//!   cannot hold the caller past the timeout. Frames are decoded with
+//!   [`Limits::max_frame_bytes`], and a framing error is final (the decoder is fused).
+//! - `ext-NAME-err`, a thread, drains stderr continuously, in 8 KiB reads, and hands
+//!   each line to a [`StderrSink`] (by default [`log_stderr_line`]: `tracing` target
+//!   [`STDERR_TARGET`], prefixed with `[NAME]`). A line longer than
+//!   [`Limits::stderr_line_bytes`] is cut there (the rest is counted, not kept), so
+//!   20 MB without a newline costs 4 KiB of memory.
+//!
+//! Each call sends a request with a fresh integer id and waits for the reply with a
+//! deadline from [`Timeouts`]: `initialize` for `initialize`, `shutdown` for
+//! `shutdown`, `request` for everything else. The deadline covers the whole exchange:
+//! writing the request and reading every byte of the reply. The memory transport keeps
+//! the same deadlines and reports the same failures.
+//!
+//! # How failures are classified
+//!
+//! Every failure is a [`CallError`] naming the extension, the method and the code:
+//!
+//! | what happened | code | extension afterwards |
+//! |---|---|---|
+//! | no reply before the deadline | -32004 timeout | dead (killed) |
+//! | bad frame header, frame over the maximum, stream ended inside a frame | -32000 transport failure | dead |
+//! | stdout closed (the process exited or crashed), stdin closed, cannot start | -32000 transport failure | dead |
+//! | a body that is not UTF-8 JSON | -32700 parse error | dead |
+//! | JSON that is not a JSON-RPC 2.0 message (`"jsonrpc": "1.0"`, …) | -32600 invalid request | dead |
+//! | a response with another id; a request or notification from the extension | -32001 protocol failure | dead |
+//! | a result of the wrong shape (`` `/values/0/value` must be a string, found 1 ``) | -32001 protocol failure | alive |
+//! | an `initialize` result with another protocol major | -32001 protocol failure | dead |
+//! | an error reply | the reply's code and message (`data` kept) | alive |
+//!
+//! -32700/-32600 are used rather than a blanket -32001 because they are exactly what
+//! the protocol's table says those codes mean, and they tell an extension author more.
+//! "Dead" means the conversation cannot be trusted any more (a reply may have been
+//! lost or mismatched): the process is killed at once and every later call fails
+//! immediately with the same cause.
+//!
+//! # Processes
+//!
+//! On Unix the extension runs in a process group of its own: a Ctrl-C in the terminal
+//! reaches only the host (which then shuts extensions down in order), and killing the
+//! group also kills whatever the extension started (`npx` starts `node`). The child
+//! lives in a [`ProcessGuard`] whose `Drop` kills the group and waits for the child,
+//! so no path, panics included, leaves a zombie or a running extension behind. Any
+//! other child a program starts can live in one too.
+//!
+//! [`Client::shutdown`] follows SPEC section 1: send `shutdown`, wait for the reply
+//! (the shutdown timeout), close stdin, wait the same time again for the process to
+//! exit, then kill; always reap.
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+mod client;
+mod error;
+mod launch;
+pub mod memory;
+mod options;
+mod process;
+mod stderr;
+mod wire;
+
+pub use client::{Client, Ending};
+pub use error::CallError;
+pub use launch::LaunchCommand;
+pub use options::{Limits, Options, Timeouts};
+pub use process::{ProcessGuard, describe_status};
+pub use stderr::{STDERR_TARGET, StderrSink, log_stderr_line};

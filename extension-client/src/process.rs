@@ -1,0 +1,319 @@
+//! A child process that is always killed and reaped: [`ProcessGuard`].
+
+use std::io;
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How often a bounded wait checks on the child.
+const POLL_STEP: Duration = Duration::from_millis(5);
+
+/// Owns a child process, which leads a process group of its own (on Unix): its `Drop`
+/// kills the group and reaps the child, so no path, panics included, leaves a zombie
+/// or a running process behind.
+///
+/// The group matters: an extension started with `npx` starts `node`, and killing only
+/// `npx` would leave `node` running. A Ctrl-C in the terminal reaches only the parent's
+/// group, so the parent decides when its children stop. Whatever the child leaves in
+/// its group when it exits is killed before the child is reaped (see
+/// [`try_wait`](Self::try_wait)).
+///
+/// ```
+/// # #[cfg(unix)] {
+/// use std::process::Command;
+/// use std::time::Duration;
+/// use curupira_client::ProcessGuard;
+///
+/// let mut sleeper = ProcessGuard::spawn(Command::new("sleep").arg("30"))?;
+/// assert_eq!(sleeper.wait_for(Duration::from_millis(20)), None);
+/// drop(sleeper); // killed and reaped
+/// # }
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct ProcessGuard {
+    child: Child,
+    /// Set once the child was reaped.
+    status: Option<ExitStatus>,
+}
+
+impl ProcessGuard {
+    /// Starts `command` in a process group of its own (Unix) and guards the child.
+    pub fn spawn(command: &mut Command) -> io::Result<Self> {
+        own_process_group(command);
+        let child = command.spawn()?;
+        Ok(ProcessGuard {
+            child,
+            status: None,
+        })
+    }
+
+    /// The process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Takes the child's stdin, when it was piped and not taken yet.
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.child.stdin.take()
+    }
+
+    /// Takes the child's stdout, when it was piped and not taken yet.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.child.stdout.take()
+    }
+
+    /// Takes the child's stderr, when it was piped and not taken yet.
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        self.child.stderr.take()
+    }
+
+    /// Kills the process group (Unix) and the child itself. Does nothing once the child
+    /// is reaped: its group was killed then, and its id may since belong to someone
+    /// else.
+    pub fn kill(&mut self) {
+        if self.status.is_none() {
+            kill_group(&self.child);
+            let _ = self.child.kill();
+        }
+    }
+
+    /// The exit status if the child has exited, without blocking. An exited child's
+    /// group is killed before the child is reaped, at the one moment that is safe:
+    /// while the exited leader is a zombie its id cannot be reused, so the signal
+    /// cannot reach a stranger.
+    pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        if self.status.is_some() {
+            return Ok(self.status);
+        }
+        let status = try_wait_and_kill_group(&mut self.child)?;
+        self.status = status;
+        Ok(status)
+    }
+
+    /// Waits at most `limit` for the child to exit (see [`try_wait`](Self::try_wait));
+    /// `None` when it is still running then, or cannot be waited for.
+    pub fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now().checked_add(limit);
+        loop {
+            match self.try_wait() {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) if deadline.is_none_or(|deadline| Instant::now() < deadline) => {
+                    thread::sleep(POLL_STEP);
+                }
+                Ok(None) | Err(_) => return None,
+            }
+        }
+    }
+
+    /// Waits for the child to exit, however long it takes; what it left in its group
+    /// is killed before it is reaped. Call [`kill`](Self::kill) first for a prompt
+    /// end.
+    pub fn wait(&mut self) -> io::Result<ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        #[cfg(unix)]
+        block_until_exited(&self.child);
+        let status = self.child.wait()?;
+        self.status = Some(status);
+        Ok(status)
+    }
+}
+
+impl Drop for ProcessGuard {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = self.wait();
+    }
+}
+
+/// Puts a command's child in a new process group (Unix).
+pub(crate) fn own_process_group(command: &mut Command) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    #[cfg(not(unix))]
+    let _ = command;
+}
+
+/// Blocks until the child has exited, without reaping it, then kills what it left in
+/// its process group. Returns early (leaving the rest to `wait`) if the child cannot be
+/// waited for this way.
+#[cfg(unix)]
+fn block_until_exited(child: &Child) {
+    use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+    let Some(pid) = i32::try_from(child.id()).ok().and_then(Pid::from_raw) else {
+        return;
+    };
+    loop {
+        match waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {
+            Ok(Some(_)) => return kill_group(child),
+            Err(rustix::io::Errno::INTR) => {}
+            // Already reaped, or not ours: let `wait` say so.
+            Ok(None) | Err(_) => return,
+        }
+    }
+}
+
+/// `try_wait` that also kills what the child left in its process group, after it has
+/// exited and before it is reaped. Elsewhere than Unix this is `try_wait`.
+fn try_wait_and_kill_group(child: &mut Child) -> io::Result<Option<ExitStatus>> {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+        let pid = i32::try_from(child.id()).ok().and_then(Pid::from_raw);
+        if let Some(pid) = pid {
+            let peek = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+            match waitid(WaitId::Pid(pid), peek) {
+                Ok(Some(_)) => kill_group(child),
+                Ok(None) => return Ok(None),
+                // Already reaped elsewhere, or not ours: let `try_wait` say so.
+                Err(_) => {}
+            }
+        }
+    }
+    child.try_wait()
+}
+
+/// Sends SIGKILL to the process group a child leads. Does nothing elsewhere than Unix.
+fn kill_group(child: &Child) {
+    #[cfg(unix)]
+    {
+        let pid = i32::try_from(child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw);
+        // Never signal group 1 (`kill(-1)` means "every process").
+        if let Some(pid) = pid.filter(|pid| pid.as_raw_nonzero().get() > 1) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = child;
+}
+
+/// How a process ended, for a message: `exited with status 3`, `was killed by signal
+/// 9`.
+pub fn describe_status(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exited with status {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("was killed by signal {signal}");
+        }
+    }
+    "ended".to_owned()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// Whether a process with this id still exists (a zombie counts).
+    fn exists(pid: u32) -> bool {
+        Path::new(&format!("/proc/{pid}")).exists()
+    }
+
+    /// Whether `/proc/<pid>/stat` says the process is a zombie (dead, not yet reaped).
+    fn is_zombie(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                let after_name = stat.rsplit_once(") ")?.1.to_owned();
+                after_name.chars().next()
+            })
+            .is_some_and(|state| state == 'Z')
+    }
+
+    /// Waits until `pid` is gone or a zombie of someone else's (SIGKILL is delivered
+    /// asynchronously and an orphan is reaped by whoever adopted it).
+    fn assert_ends(pid: u32, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while exists(pid) && !is_zombie(pid) {
+            assert!(Instant::now() < deadline, "{what} survived");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// A shell that starts a background `sleep` in its group, writes its pid, and
+    /// runs `then`.
+    fn straggler_script(pid_file: &Path, then: &str) -> Command {
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(format!(
+            "sleep 30 & echo $! > '{}'; {then}",
+            pid_file.display()
+        ));
+        command
+    }
+
+    fn read_pid(pid_file: &Path) -> u32 {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(pid) = std::fs::read_to_string(pid_file)
+                .ok()
+                .and_then(|text| text.trim().parse().ok())
+            {
+                return pid;
+            }
+            assert!(Instant::now() < deadline, "no pid was written");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn what_a_child_leaves_in_its_group_is_killed_before_it_is_reaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("straggler.pid");
+        let mut guard = ProcessGuard::spawn(&mut straggler_script(&pid_file, "exit 0")).unwrap();
+        let status = guard
+            .wait_for(Duration::from_secs(5))
+            .expect("the shell exits");
+        assert!(status.success());
+        assert_ends(read_pid(&pid_file), "the background `sleep`");
+    }
+
+    #[test]
+    fn a_blocking_wait_also_kills_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("straggler.pid");
+        let mut guard = ProcessGuard::spawn(&mut straggler_script(&pid_file, "exit 4")).unwrap();
+        assert_eq!(guard.wait().unwrap().code(), Some(4));
+        assert_eq!(guard.try_wait().unwrap().and_then(|s| s.code()), Some(4));
+        assert_ends(read_pid(&pid_file), "the background `sleep`");
+    }
+
+    #[test]
+    fn dropping_the_guard_kills_the_group_and_reaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("straggler.pid");
+        let guard = ProcessGuard::spawn(&mut straggler_script(&pid_file, "exec sleep 30")).unwrap();
+        let leader = guard.id();
+        let straggler = read_pid(&pid_file);
+        drop(guard);
+        assert!(!exists(leader), "the child was reaped");
+        assert_ends(straggler, "the background `sleep`");
+    }
+
+    #[test]
+    fn statuses_are_described() {
+        let mut guard = ProcessGuard::spawn(Command::new("sh").args(["-c", "exit 3"])).unwrap();
+        let status = guard.wait().unwrap();
+        assert_eq!(describe_status(status), "exited with status 3");
+        let mut guard = ProcessGuard::spawn(Command::new("sleep").arg("30")).unwrap();
+        guard.kill();
+        assert_eq!(
+            describe_status(guard.wait().unwrap()),
+            "was killed by signal 9"
+        );
+    }
+}

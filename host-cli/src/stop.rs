@@ -1,0 +1,63 @@
+//! Stopping a run: [`Stop`] counts SIGINT/SIGTERM (or programmatic requests), so
+//! that the run loop ([`crate::runner`]) and the agent ([`crate::agent`]) each decide
+//! what a first and a second request mean to them.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+#[cfg(unix)]
+use std::thread;
+
+/// Counts stop signals (SIGINT, SIGTERM) or programmatic stop requests.
+#[derive(Debug, Clone, Default)]
+pub struct Stop {
+    count: Arc<AtomicUsize>,
+}
+
+impl Stop {
+    /// A stop that only [`request`](Self::request) triggers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Counts SIGINT and SIGTERM from now on (instead of dying on them).
+    pub fn install_signal_handlers(&self) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            use signal_hook::consts::{SIGINT, SIGTERM};
+            let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+            let count = Arc::clone(&self.count);
+            thread::Builder::new()
+                .name("signals".to_owned())
+                .spawn(move || {
+                    for signal in signals.forever() {
+                        let seen = count.fetch_add(1, Ordering::SeqCst) + 1;
+                        if seen == 1 {
+                            tracing::warn!(
+                                "received signal {signal}: finishing the task in flight, then \
+                                 shutting down (send it again to kill the agent)"
+                            );
+                        } else {
+                            tracing::warn!("received signal {signal} again");
+                        }
+                    }
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Asks the run to stop, as a signal would.
+    pub fn request(&self) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// How many stop requests arrived.
+    pub fn count(&self) -> usize {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Whether a stop was requested.
+    pub fn requested(&self) -> bool {
+        self.count() > 0
+    }
+}
