@@ -53,8 +53,12 @@ impl Server {
                     thread::spawn(move || {
                         let now = active.fetch_add(1, Ordering::SeqCst) + 1;
                         max_active.fetch_max(now, Ordering::SeqCst);
-                        serve(stream, &seen);
-                        active.fetch_sub(1, Ordering::SeqCst);
+                        // The request stops counting just before its answer is
+                        // written: once the client has the answer it may start the next
+                        // request, which must not meet this one still counted.
+                        serve(stream, &seen, || {
+                            active.fetch_sub(1, Ordering::SeqCst);
+                        });
                     });
                 }
             });
@@ -87,20 +91,24 @@ impl Server {
 /// - `/html-package`: 200 with an HTML page;
 /// - `/pkg-<n>`: a small generated document, after 50 ms;
 /// - otherwise `tests/npm/<path>.json`, the saved documents.
-fn serve(stream: TcpStream, seen: &Mutex<Vec<Seen>>) {
+fn serve(stream: TcpStream, seen: &Mutex<Vec<Seen>>, answering: impl FnOnce()) {
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
     let mut reader = BufReader::new(&stream);
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).is_err() {
+        answering();
         return;
     }
     let mut accept = None;
     loop {
         let mut line = String::new();
         match reader.read_line(&mut line) {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => {
+                answering();
+                return;
+            }
             Ok(_) if line == "\r\n" => break,
             Ok(_) => {
                 if let Some((name, value)) = line.split_once(':')
@@ -121,31 +129,34 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<Seen>>) {
         accept,
     });
     let path = full_path.strip_prefix("/mirror").unwrap_or(&full_path);
-    let mut out = &stream;
-    match path {
-        "/broken-package" => respond(out, "500 Internal Server Error", "text/plain", "oops"),
+    let (status, content_type, body, length) = match path {
+        "/broken-package" => (
+            "500 Internal Server Error",
+            "text/plain",
+            "oops".to_owned(),
+            None,
+        ),
         "/slow-package" => {
             thread::sleep(Duration::from_secs(2));
-            respond(
-                out,
+            (
                 "200 OK",
                 "application/json",
-                r#"{"name":"slow-package"}"#,
-            );
+                r#"{"name":"slow-package"}"#.to_owned(),
+                None,
+            )
         }
-        "/truncated-package" => {
-            let body = &fixture("spirit-weather.json")[..120];
-            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n";
-            let _ = out.write_all(head.as_bytes());
-            let _ = out.write_all(body.as_bytes());
-            let _ = out.flush();
-            // Dropping the stream closes the connection, 4880 bytes short.
-        }
-        "/html-package" => respond(
-            out,
+        // `Content-Length: 5000`, then 120 bytes and the connection closes, 4880 short.
+        "/truncated-package" => (
+            "200 OK",
+            "application/json",
+            fixture("spirit-weather.json")[..120].to_owned(),
+            Some(5000),
+        ),
+        "/html-package" => (
             "200 OK",
             "text/html",
-            "<!doctype html><title>Registry</title><p>Welcome!</p>",
+            "<!doctype html><title>Registry</title><p>Welcome!</p>".to_owned(),
+            None,
         ),
         _ => {
             let name = &path[1..];
@@ -156,30 +167,40 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<Seen>>) {
                 let body = format!(
                     r#"{{"name":"{name}","dist-tags":{{"latest":"1.0.{n}"}},"versions":{{"1.0.{n}":{{"name":"{name}","version":"1.0.{n}"}}}}}}"#
                 );
-                respond(out, "200 OK", "application/json", &body);
+                ("200 OK", "application/json", body, None)
             } else if let Ok(text) =
                 std::fs::read_to_string(fixtures().join(format!("{name}.json")))
             {
-                respond(out, "200 OK", "application/json", &text);
+                ("200 OK", "application/json", text, None)
             } else {
-                respond(
-                    out,
+                (
                     "404 Not Found",
                     "application/json",
-                    r#"{"error":"Not found"}"#,
-                );
+                    r#"{"error":"Not found"}"#.to_owned(),
+                    None,
+                )
             }
         }
-    }
-    let _ = out.flush();
+    };
+    answering();
+    respond(&stream, status, content_type, &body, length);
 }
 
-fn respond(mut out: &TcpStream, status: &str, content_type: &str, body: &str) {
+/// Writes one answer and closes; `length` overrides the `Content-Length` header (to
+/// announce more than is sent).
+fn respond(
+    mut out: &TcpStream,
+    status: &str,
+    content_type: &str,
+    body: &str,
+    length: Option<usize>,
+) {
     let response = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
+        length.unwrap_or(body.len())
     );
     let _ = out.write_all(response.as_bytes());
+    let _ = out.flush();
 }
 
 fn fixture(file: &str) -> String {
