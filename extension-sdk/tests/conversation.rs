@@ -1,39 +1,40 @@
-//! Whole conversations with `serve`: a host on one side of an in-process pipe pair, the
-//! serve loop in a thread on the other, every reply compared as a JSON value.
+//! Whole conversations with `serve`, running in a thread on the extension's ends of
+//! `curupira_client::memory` pipes. The host's side is raw frames where the exact bytes
+//! of a reply (or of a malformed request) are the point, every reply compared as a JSON
+//! value; it is a `curupira_client::Client` where typed calls are.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
 
-use std::thread::{self, JoinHandle};
+use std::thread::JoinHandle;
 
+use curupira_client::memory::{self, PipeReader, PipeWriter};
+use curupira_client::{CallError, Client};
 use curupira_extension_sdk::{
-    ErrorCode, Pair, ServeError, ServeOptions, ServeOutcome, TriggerError, serve,
+    Arguments, ErrorCode, Pair, ServeError, ServeOptions, ServeOutcome, TriggerError, serve,
 };
 use curupira_framing::{FrameReader, FrameWriter};
 use curupira_jsonrpc::parse_message;
+use curupira_protocol::HostInfo;
 use serde_json::{Value, json};
-use support::{FakeTrigger, PipeReader, PipeWriter, pipe};
+use support::{FakeTrigger, Served, connect, hang_up, serve_in_thread};
 
-/// The host's end of a conversation with `serve` running in a thread.
+/// The host's end of a conversation in raw frames, with `serve` running in a thread.
 struct Host {
     to_extension: Option<FrameWriter<PipeWriter>>,
     from_extension: FrameReader<PipeReader>,
-    server: JoinHandle<(Result<ServeOutcome, ServeError>, FakeTrigger)>,
+    server: JoinHandle<Served>,
 }
 
 impl Host {
-    fn start(mut trigger: FakeTrigger, options: ServeOptions) -> Host {
-        let (stdin_reader, stdin_writer) = pipe();
-        let (stdout_reader, stdout_writer) = pipe();
-        let server = thread::spawn(move || {
-            let outcome = serve(&mut trigger, stdin_reader, stdout_writer, &options);
-            (outcome, trigger)
-        });
+    fn start(trigger: FakeTrigger, options: ServeOptions) -> Host {
+        let (stdin_reader, stdin_writer) = memory::pipe();
+        let (stdout_reader, stdout_writer) = memory::pipe();
         Host {
             to_extension: Some(FrameWriter::new(stdin_writer)),
             from_extension: FrameReader::new(stdout_reader),
-            server,
+            server: serve_in_thread(trigger, stdin_reader, stdout_writer, options),
         }
     }
 
@@ -97,6 +98,30 @@ fn ok(id: u64, result: Value) -> Value {
 
 fn error(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// How the client words an error reply: this, then the extension's own message.
+const REPLIED: &str = "the extension replied with an error: ";
+
+/// `initialize` as a host sends it; it must succeed.
+fn initialize(client: &mut Client) {
+    client
+        .initialize(Some(HostInfo {
+            name: Some("test".into()),
+            version: Some("0".into()),
+        }))
+        .expect("initialize succeeds");
+}
+
+/// The error reply a typed call got: its code, the extension's own message and its
+/// data. A failure of the client's own (a timeout, a broken frame) is not one.
+fn refused<T: std::fmt::Debug>(result: Result<T, CallError>) -> (ErrorCode, String, Option<Value>) {
+    let err = result.expect_err("an error reply");
+    let message = err
+        .message
+        .strip_prefix(REPLIED)
+        .unwrap_or_else(|| panic!("not an error reply: {err}"));
+    (err.code, message.to_owned(), err.data)
 }
 
 fn alpha_items() -> FakeTrigger {
@@ -289,58 +314,41 @@ fn an_invalid_request_is_answered_with_its_id() {
 
 #[test]
 fn an_unknown_trigger_type_names_the_known_ones() {
-    let mut host = Host::start(FakeTrigger::default(), ServeOptions::default());
-    host.initialize();
-    for (id, method, params) in [
-        (1, "trigger/schema", json!({"trigger_type": "gamma"})),
-        (
-            2,
-            "trigger/poll",
-            json!({"trigger_type": "gamma", "arguments": {}}),
-        ),
-        (
-            3,
-            "trigger/onFinished",
-            json!({"trigger_type": "gamma", "values": []}),
-        ),
-    ] {
-        assert_eq!(
-            host.call(id, method, Some(params)),
-            error(
-                json!(id),
-                -32602,
-                r#"unknown trigger type "gamma"; this extension offers "alpha", "beta""#
-            )
-        );
-    }
-    let (outcome, trigger) = host.finish();
+    let (mut client, server) = connect(FakeTrigger::default(), ServeOptions::default());
+    initialize(&mut client);
+    let unknown = (
+        ErrorCode::INVALID_PARAMS,
+        r#"unknown trigger type "gamma"; this extension offers "alpha", "beta""#.to_owned(),
+        None,
+    );
+    assert_eq!(refused(client.schema("gamma")), unknown);
+    assert_eq!(refused(client.poll("gamma", &Arguments::new())), unknown);
+    assert_eq!(refused(client.on_finished("gamma", &[])), unknown);
+    let (outcome, trigger) = hang_up(client, server);
     assert_eq!(outcome, ServeOutcome::EndOfInput);
     assert!(trigger.finished.is_empty(), "the trait was not called");
 }
 
 #[test]
 fn validation_errors_are_32003_with_one_entry_per_problem() {
-    let mut host = Host::start(FakeTrigger::default(), ServeOptions::default());
-    host.initialize();
-    let reply = host.call(
-        1,
-        "trigger/validate",
-        Some(json!({"trigger_type": "alpha", "arguments": {"max": "3", "a/b": 1}})),
-    );
+    let (mut client, server) = connect(FakeTrigger::default(), ServeOptions::default());
+    initialize(&mut client);
+    let arguments = serde_json::from_value(json!({"max": "3", "a/b": 1})).unwrap();
     assert_eq!(
-        reply,
-        json!({"jsonrpc": "2.0", "id": 1, "error": {
-            "code": -32003,
-            "message": "the arguments do not fit trigger type \"alpha\" (2 problems): \
-                        /max: `max` must be a non-negative integer, found \"3\"; \
-                        /a~1b: unknown member `a/b`",
-            "data": {"errors": [
+        refused(client.validate("alpha", &arguments)),
+        (
+            ErrorCode::CONFIGURATION_INVALID,
+            "the arguments do not fit trigger type \"alpha\" (2 problems): \
+             /max: `max` must be a non-negative integer, found \"3\"; \
+             /a~1b: unknown member `a/b`"
+                .to_owned(),
+            Some(json!({"errors": [
                 {"path": "/max", "message": "`max` must be a non-negative integer, found \"3\""},
                 {"path": "/a~1b", "message": "unknown member `a/b`"},
-            ]},
-        }})
+            ]})),
+        )
     );
-    assert_eq!(host.finish().0, ServeOutcome::EndOfInput);
+    assert_eq!(hang_up(client, server).0, ServeOutcome::EndOfInput);
 }
 
 #[test]
@@ -441,21 +449,17 @@ fn trigger_errors_keep_their_code_and_data() {
         ),
         ..FakeTrigger::default()
     };
-    let mut host = Host::start(trigger, ServeOptions::default());
-    host.initialize();
+    let (mut client, server) = connect(trigger, ServeOptions::default());
+    initialize(&mut client);
     assert_eq!(
-        host.call(
-            1,
-            "trigger/poll",
-            Some(json!({"trigger_type": "alpha", "arguments": {}}))
-        ),
-        json!({"jsonrpc": "2.0", "id": 1, "error": {
-            "code": ErrorCode::COMMAND_FAILURE.code(),
-            "message": "`gh issue list` exited with status 4",
-            "data": {"status": 4},
-        }})
+        refused(client.poll("alpha", &Arguments::new())),
+        (
+            ErrorCode::COMMAND_FAILURE,
+            "`gh issue list` exited with status 4".to_owned(),
+            Some(json!({"status": 4})),
+        )
     );
-    assert_eq!(host.finish().0, ServeOutcome::EndOfInput);
+    assert_eq!(hang_up(client, server).0, ServeOutcome::EndOfInput);
 }
 
 #[test]
@@ -479,17 +483,14 @@ fn an_item_the_host_would_reject_is_never_sent() {
         ),
     ];
     for (item, message) in cases {
-        let mut host = Host::start(FakeTrigger::with_items(&[item]), ServeOptions::default());
-        host.initialize();
+        let (mut client, server) =
+            connect(FakeTrigger::with_items(&[item]), ServeOptions::default());
+        initialize(&mut client);
         assert_eq!(
-            host.call(
-                1,
-                "trigger/poll",
-                Some(json!({"trigger_type": "alpha", "arguments": {}}))
-            ),
-            error(json!(1), -32603, message)
+            refused(client.poll("alpha", &Arguments::new())),
+            (ErrorCode::INTERNAL_ERROR, message.to_owned(), None)
         );
-        assert_eq!(host.finish().0, ServeOutcome::EndOfInput);
+        assert_eq!(hang_up(client, server).0, ServeOutcome::EndOfInput);
     }
 }
 
@@ -497,21 +498,16 @@ fn an_item_the_host_would_reject_is_never_sent() {
 fn a_reply_over_the_frame_limit_becomes_an_internal_error() {
     let long = "x".repeat(300);
     let trigger = FakeTrigger::with_items(&[&[("title", long.as_str())]]);
-    let mut host = Host::start(trigger, ServeOptions::default().with_max_frame_bytes(200));
-    host.initialize();
-    let reply = host.call(
-        1,
-        "trigger/poll",
-        Some(json!({"trigger_type": "alpha", "arguments": {}})),
-    );
-    let message = reply["error"]["message"].as_str().unwrap();
-    assert_eq!(reply["error"]["code"], json!(-32603));
+    let (mut client, server) = connect(trigger, ServeOptions::default().with_max_frame_bytes(200));
+    initialize(&mut client);
+    let (code, message, _) = refused(client.poll("alpha", &Arguments::new()));
+    assert_eq!(code, ErrorCode::INTERNAL_ERROR);
     assert!(
         message.starts_with("the reply is 3")
             && message.ends_with("maximum frame size of 200 bytes"),
         "{message}"
     );
-    assert_eq!(host.finish().0, ServeOutcome::EndOfInput);
+    assert_eq!(hang_up(client, server).0, ServeOutcome::EndOfInput);
 }
 
 #[test]

@@ -1,23 +1,31 @@
 //! The `local-queue` extension end to end: the crate's own executable (the code
 //! `curupira builtin local-queue` runs) as a child process in a temporary folder,
-//! spoken to in frames.
+//! driven by `curupira_client::Client` as a host drives it. Where neither files nor the
+//! process matter (validation and the schema), `LocalQueue` is served in a thread of
+//! this process over `curupira_client::memory` instead.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
+use std::io::{BufReader, Read};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::Duration;
 
+use curupira_client::{
+    CallError, Client, Ending, LaunchCommand, Options, ProcessGuard, StderrSink, memory,
+};
+use curupira_extension_sdk::{Arguments, Pair, ServeOptions, ServeOutcome, serve};
 use curupira_framing::{FrameReader, FrameWriter};
-use curupira_jsonrpc::{ErrorCode, Message, Params, RemoteError, Request, parse_message};
+use curupira_jsonrpc::ErrorCode;
+use curupira_local_queue::{LocalQueue, MANIFEST, NAME, TRIGGER_TYPE};
 use curupira_manifest::{Launch, check_str};
+use curupira_protocol::{HostInfo, InitializeResult, ProtocolVersion};
 use serde_json::{Value, json};
 
-/// The longest a test waits for the child before killing it.
+/// The longest a test waits for a process to exit by itself.
 const DEADLINE: Duration = Duration::from_secs(30);
 
 const TASKS: &str = concat!(
@@ -30,147 +38,76 @@ const TASKS: &str = concat!(
 /// The extension's executable, built by Cargo for these tests.
 const EXE: &str = env!("CARGO_BIN_EXE_curupira-local-queue");
 
-/// A running `curupira-local-queue`; killed and reaped if a test fails.
-struct Extension {
-    child: Arc<Mutex<Child>>,
-    stdin: Option<FrameWriter<ChildStdin>>,
-    stdout: FrameReader<ChildStdout>,
-    stderr: Option<JoinHandle<String>>,
-    watchdog: Option<mpsc::Sender<()>>,
-    next_id: u64,
-}
+/// How the client words an error reply: this, then the extension's own message.
+const REPLIED: &str = "the extension replied with an error: ";
 
-impl Extension {
-    fn start(dir: &Path) -> Extension {
-        let mut child = Command::new(EXE)
-            .current_dir(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = FrameWriter::new(child.stdin.take().unwrap());
-        let stdout = FrameReader::new(child.stdout.take().unwrap());
-        let mut stderr_pipe = child.stderr.take().unwrap();
-        // Drained all the time: a full stderr pipe would block the child.
-        let stderr = thread::spawn(move || {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut stderr_pipe, &mut text).unwrap();
-            text
-        });
-        let child = Arc::new(Mutex::new(child));
-        let (watchdog, stop) = mpsc::channel::<()>();
-        let watched = Arc::clone(&child);
-        thread::spawn(move || {
-            if stop.recv_timeout(DEADLINE) == Err(RecvTimeoutError::Timeout) {
-                let _ = watched.lock().unwrap().kill();
-            }
-        });
-        let mut extension = Extension {
-            child,
-            stdin: Some(stdin),
-            stdout,
-            stderr: Some(stderr),
-            watchdog: Some(watchdog),
-            next_id: 1,
-        };
-        let reply = extension.result(
-            "initialize",
-            Some(json!({"protocol_version": 2, "host": {"name": "test", "version": "0"}})),
-        );
-        assert_eq!(
-            reply,
-            json!({
-                "protocol_version": 2,
-                "name": "local-queue",
-                "version": env!("CARGO_PKG_VERSION"),
-            })
-        );
-        extension
-    }
+/// What an extension wrote on stderr, line by line.
+type Stderr = Arc<Mutex<Vec<String>>>;
 
-    /// Sends one request and returns its reply's result or error.
-    fn call(&mut self, method: &str, params: Option<Value>) -> Result<Value, RemoteError> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let params = params.map(|p| Params::try_from(p).unwrap());
-        let request = Message::from(Request::new(id, method, params));
-        self.stdin
-            .as_mut()
-            .unwrap()
-            .write_frame(&request.to_vec())
-            .unwrap();
-        let body = self
-            .stdout
-            .read_frame()
-            .unwrap()
-            .unwrap_or_else(|| panic!("no reply to `{method}`"));
-        let Message::Response(response) = parse_message(&body).unwrap() else {
-            panic!("the reply to `{method}` is not a response");
-        };
-        assert_eq!(response.id, id.into());
-        response.into_result()
-    }
-
-    fn result(&mut self, method: &str, params: Option<Value>) -> Value {
-        self.call(method, params)
-            .unwrap_or_else(|err| panic!("`{method}` failed: {err}"))
-    }
-
-    fn poll(&mut self, arguments: Value) -> Value {
-        self.result(
-            "trigger/poll",
-            Some(json!({"trigger_type": "jsonl", "arguments": arguments})),
-        )
-    }
-
-    fn finished(&mut self, values: &Value) {
-        let reply = self.result(
-            "trigger/onFinished",
-            Some(json!({"trigger_type": "jsonl", "values": values})),
-        );
-        assert_eq!(reply, json!({}));
-    }
-
-    /// Sends `shutdown`, checks its `null` reply and that the process exits 0 with
-    /// nothing more on stdout; returns what it logged.
-    fn shutdown(mut self) -> String {
-        assert_eq!(self.result("shutdown", None), Value::Null);
-        self.stdin = None;
-        assert_eq!(self.stdout.read_frame().unwrap(), None);
-        let status = self.wait();
-        assert!(status.success(), "exit status {status}");
-        self.stderr.take().unwrap().join().unwrap()
-    }
-
-    fn wait(&mut self) -> ExitStatus {
-        let status = self.child.lock().unwrap().wait().unwrap();
-        self.watchdog = None;
-        status
-    }
-}
-
-impl Drop for Extension {
-    fn drop(&mut self) {
-        let mut child = self.child.lock().unwrap();
-        if child.try_wait().unwrap().is_none() {
-            let _ = child.kill();
-            let _ = child.wait();
+/// `initialize` as a host sends it; the reply must name this extension. The client
+/// checks every reply's id and shape, and kills the process when dropped.
+fn initialize(client: &mut Client) {
+    let hello = client
+        .initialize(Some(HostInfo {
+            name: Some("test".into()),
+            version: Some("0".into()),
+        }))
+        .unwrap();
+    assert_eq!(
+        hello,
+        InitializeResult {
+            protocol_version: ProtocolVersion::new(2, None),
+            name: Some(NAME.into()),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
         }
-    }
+    );
 }
 
-fn item(pairs: &[(&str, &str)]) -> Value {
-    Value::Array(
-        pairs
-            .iter()
-            .map(|(k, v)| json!({"key": k, "value": v}))
-            .collect(),
-    )
+/// Starts `curupira-local-queue` in `dir` and initializes it; its stderr lines are
+/// collected.
+fn start(dir: &Path) -> (Client, Stderr) {
+    let stderr = Stderr::default();
+    let sink: StderrSink = {
+        let stderr = Arc::clone(&stderr);
+        Box::new(move |line: &str| stderr.lock().unwrap().push(line.to_owned()))
+    };
+    let launch = LaunchCommand::new(EXE, dir);
+    let mut client = Client::spawn_with_stderr(NAME, &launch, Options::default(), sink).unwrap();
+    initialize(&mut client);
+    (client, stderr)
 }
 
-fn queue_args() -> Value {
-    json!({"path": "tasks.jsonl", "done_path": "done.jsonl"})
+/// Shuts the extension down: `shutdown` is answered and the process exits 0. Returns
+/// what it logged, one `\n`-terminated line each.
+fn shutdown(client: Client, stderr: &Stderr) -> String {
+    assert_eq!(
+        client.shutdown(),
+        Ok(Ending::Exited("exited with status 0".to_owned()))
+    );
+    let lines = stderr.lock().unwrap();
+    lines.iter().map(|line| format!("{line}\n")).collect()
+}
+
+/// The error reply a call got: its code and the extension's own message.
+fn refused<T: std::fmt::Debug>(result: Result<T, CallError>) -> (ErrorCode, String) {
+    let err = result.expect_err("an error reply");
+    let message = err
+        .message
+        .strip_prefix(REPLIED)
+        .unwrap_or_else(|| panic!("not an error reply: {err}"));
+    (err.code, message.to_owned())
+}
+
+fn item(pairs: &[(&str, &str)]) -> Vec<Pair> {
+    pairs.iter().map(|&(k, v)| Pair::new(k, v)).collect()
+}
+
+fn arguments(value: Value) -> Arguments {
+    serde_json::from_value(value).unwrap()
+}
+
+fn queue_args() -> Arguments {
+    arguments(json!({"path": "tasks.jsonl", "done_path": "done.jsonl"}))
 }
 
 #[test]
@@ -181,40 +118,43 @@ fn polls_hand_out_lines_in_order_and_a_second_process_skips_done_ones() {
     let second = item(&[("title", "Write docs"), ("issue", "13")]);
     let third = item(&[("title", "Add tests"), ("issue", "14")]);
 
-    let mut extension = Extension::start(dir.path());
+    let (mut client, stderr) = start(dir.path());
+    assert_eq!(client.describe().unwrap()[0].trigger_type, TRIGGER_TYPE);
     assert_eq!(
-        extension.result("describe", None)["triggers"][0]["type"],
-        json!("jsonl")
+        client.poll(TRIGGER_TYPE, &queue_args()),
+        Ok(Some(first.clone()))
     );
-    assert_eq!(extension.poll(queue_args()), json!({"values": first}));
-    assert_eq!(extension.poll(queue_args()), json!({"values": second}));
     assert_eq!(
-        extension.result(
-            "trigger/onStarted",
-            Some(json!({"trigger_type": "jsonl", "values": first}))
-        ),
-        json!({})
+        client.poll(TRIGGER_TYPE, &queue_args()),
+        Ok(Some(second.clone()))
     );
+    client.on_started(TRIGGER_TYPE, &first).unwrap();
     assert!(
         !dir.path().join("done.jsonl").exists(),
         "onStarted records nothing"
     );
-    extension.finished(&first);
+    client.on_finished(TRIGGER_TYPE, &first).unwrap();
     assert_eq!(
         fs::read_to_string(dir.path().join("done.jsonl")).unwrap(),
         "{\"title\":\"Fix the login bug\",\"issue\":\"12\"}\n"
     );
-    let log = extension.shutdown();
+    let log = shutdown(client, &stderr);
     assert_eq!(log, "", "nothing to warn about");
 
     // Line 2 was handed out but never finished: a new process hands it out again.
-    let mut extension = Extension::start(dir.path());
-    assert_eq!(extension.poll(queue_args()), json!({"values": second}));
-    assert_eq!(extension.poll(queue_args()), json!({"values": third}));
-    assert_eq!(extension.poll(queue_args()), json!({"values": null}));
-    extension.finished(&third);
-    extension.finished(&second);
-    extension.shutdown();
+    let (mut client, stderr) = start(dir.path());
+    assert_eq!(
+        client.poll(TRIGGER_TYPE, &queue_args()),
+        Ok(Some(second.clone()))
+    );
+    assert_eq!(
+        client.poll(TRIGGER_TYPE, &queue_args()),
+        Ok(Some(third.clone()))
+    );
+    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
+    client.on_finished(TRIGGER_TYPE, &third).unwrap();
+    client.on_finished(TRIGGER_TYPE, &second).unwrap();
+    shutdown(client, &stderr);
     assert_eq!(
         fs::read_to_string(dir.path().join("done.jsonl")).unwrap(),
         concat!(
@@ -224,9 +164,9 @@ fn polls_hand_out_lines_in_order_and_a_second_process_skips_done_ones() {
         )
     );
 
-    let mut extension = Extension::start(dir.path());
-    assert_eq!(extension.poll(queue_args()), json!({"values": null}));
-    extension.shutdown();
+    let (mut client, stderr) = start(dir.path());
+    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
+    shutdown(client, &stderr);
 }
 
 #[test]
@@ -237,13 +177,13 @@ fn done_path_defaults_to_the_queue_path_with_done_appended() {
         "{\"b\":\"2\",\"a\":\"1\"}\n",
     )
     .unwrap();
-    let mut extension = Extension::start(dir.path());
+    let (mut client, stderr) = start(dir.path());
     let only = item(&[("b", "2"), ("a", "1")]);
-    let args = json!({"path": "tasks.jsonl"});
-    assert_eq!(extension.poll(args.clone()), json!({"values": only}));
-    assert_eq!(extension.poll(args), json!({"values": null}));
-    extension.finished(&only);
-    extension.shutdown();
+    let args = arguments(json!({"path": "tasks.jsonl"}));
+    assert_eq!(client.poll(TRIGGER_TYPE, &args), Ok(Some(only.clone())));
+    assert_eq!(client.poll(TRIGGER_TYPE, &args), Ok(None));
+    client.on_finished(TRIGGER_TYPE, &only).unwrap();
+    shutdown(client, &stderr);
     assert_eq!(
         fs::read_to_string(dir.path().join("tasks.jsonl.done")).unwrap(),
         "{\"b\":\"2\",\"a\":\"1\"}\n"
@@ -258,39 +198,29 @@ fn a_bad_line_is_an_internal_error_naming_the_file_and_line() {
         "{\"title\":\"ok\"}\n\n{\"title\":\"x\",\"priority\":5}\n",
     )
     .unwrap();
-    let mut extension = Extension::start(dir.path());
+    let (mut client, stderr) = start(dir.path());
     assert_eq!(
-        extension.poll(queue_args()),
-        json!({"values": item(&[("title", "ok")])})
+        client.poll(TRIGGER_TYPE, &queue_args()),
+        Ok(Some(item(&[("title", "ok")])))
     );
-    let err = extension
-        .call(
-            "trigger/poll",
-            Some(json!({"trigger_type": "jsonl", "arguments": queue_args()})),
-        )
-        .unwrap_err();
-    assert_eq!(err.0.code, ErrorCode::INTERNAL_ERROR);
     assert_eq!(
-        err.0.message,
-        "`tasks.jsonl` line 3: member \"priority\" must be a string, found 5 (item values are \
-         strings)"
+        refused(client.poll(TRIGGER_TYPE, &queue_args())),
+        (
+            ErrorCode::INTERNAL_ERROR,
+            "`tasks.jsonl` line 3: member \"priority\" must be a string, found 5 (item values \
+             are strings)"
+                .to_owned()
+        )
     );
 
-    let err = extension
-        .call(
-            "trigger/poll",
-            Some(json!({"trigger_type": "jsonl", "arguments": {"path": "missing.jsonl"}})),
-        )
-        .unwrap_err();
-    assert_eq!(err.0.code, ErrorCode::INTERNAL_ERROR);
+    let missing = arguments(json!({"path": "missing.jsonl"}));
+    let (code, message) = refused(client.poll(TRIGGER_TYPE, &missing));
+    assert_eq!(code, ErrorCode::INTERNAL_ERROR);
     assert!(
-        err.0
-            .message
-            .starts_with("cannot open the queue file `missing.jsonl`: "),
-        "{}",
-        err.0.message
+        message.starts_with("cannot open the queue file `missing.jsonl`: "),
+        "{message}"
     );
-    extension.shutdown();
+    shutdown(client, &stderr);
 }
 
 #[test]
@@ -306,16 +236,19 @@ fn a_bad_done_line_matches_nothing_and_is_warned_about_once() {
         ),
     )
     .unwrap();
-    let mut extension = Extension::start(dir.path());
+    let (mut client, stderr) = start(dir.path());
     let first = item(&[("title", "Fix the login bug"), ("issue", "12")]);
     let third = item(&[("title", "Add tests"), ("issue", "14")]);
-    assert_eq!(extension.poll(queue_args()), json!({"values": first}));
-    assert_eq!(extension.poll(queue_args()), json!({"values": third}));
-    assert_eq!(extension.poll(queue_args()), json!({"values": null}));
+    assert_eq!(
+        client.poll(TRIGGER_TYPE, &queue_args()),
+        Ok(Some(first.clone()))
+    );
+    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(Some(third)));
+    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
     // The unterminated last line is taken for someone's interrupted write: our line
     // goes after a newline instead of being glued onto it.
-    extension.finished(&first);
-    let log = extension.shutdown();
+    client.on_finished(TRIGGER_TYPE, &first).unwrap();
+    let log = shutdown(client, &stderr);
     assert_eq!(
         log,
         "local-queue: warning: `done.jsonl` line 1 is skipped: the line is not valid JSON: \
@@ -330,21 +263,33 @@ fn a_bad_done_line_matches_nothing_and_is_warned_about_once() {
     );
 }
 
+/// Validation and the schema read no file: `LocalQueue` is served in a thread, as the
+/// executable serves it (the manifest's name and version), over memory pipes.
 #[test]
 fn validate_reports_every_problem_with_its_pointer() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut extension = Extension::start(dir.path());
-    let validate = |extension: &mut Extension, arguments: Value| {
-        extension.call(
-            "trigger/validate",
-            Some(json!({"trigger_type": "jsonl", "arguments": arguments})),
+    let (mut client, extension) = memory::duplex(NAME, Options::default());
+    let options = ServeOptions::from_manifest(MANIFEST).unwrap();
+    let server = thread::spawn(move || {
+        let (input, output) = extension.split();
+        serve(
+            &mut LocalQueue::default(),
+            BufReader::new(input),
+            output,
+            &options,
         )
-    };
-    assert_eq!(validate(&mut extension, queue_args()).unwrap(), json!({}));
-    let err = validate(&mut extension, json!({"done_path": 5, "pth": "x"})).unwrap_err();
-    assert_eq!(err.0.code, ErrorCode::CONFIGURATION_INVALID);
+    });
+    initialize(&mut client);
+
+    client.validate(TRIGGER_TYPE, &queue_args()).unwrap();
+    let err = client
+        .validate(
+            TRIGGER_TYPE,
+            &arguments(json!({"done_path": 5, "pth": "x"})),
+        )
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::CONFIGURATION_INVALID);
     assert_eq!(
-        err.0.data,
+        err.data,
         Some(json!({"errors": [
             {
                 "path": "/path",
@@ -359,20 +304,23 @@ fn validate_reports_every_problem_with_its_pointer() {
             },
         ]}))
     );
-    let err = validate(&mut extension, json!({"path": ["a"]})).unwrap_err();
+    let err = client
+        .validate(TRIGGER_TYPE, &arguments(json!({"path": ["a"]})))
+        .unwrap_err();
     assert_eq!(
-        err.0.data,
+        err.data,
         Some(json!({"errors": [
             {"path": "/path", "message": "`path` must be a string, found an array"},
         ]}))
     );
 
-    let schema = extension.result("trigger/schema", Some(json!({"trigger_type": "jsonl"})));
-    assert_eq!(schema["prompt_fields"], json!([]));
-    assert_eq!(schema["schema"]["type"], json!("object"));
-    assert_eq!(schema["schema"]["required"], json!(["path"]));
-    assert_eq!(schema["schema"]["additionalProperties"], json!(false));
-    let properties = schema["schema"]["properties"].as_object().unwrap();
+    let schema = client.schema(TRIGGER_TYPE).unwrap();
+    assert_eq!(schema.prompt_fields, []);
+    let schema = schema.schema;
+    assert_eq!(schema["type"], json!("object"));
+    assert_eq!(schema["required"], json!(["path"]));
+    assert_eq!(schema["additionalProperties"], json!(false));
+    let properties = schema["properties"].as_object().unwrap();
     let mut names: Vec<&String> = properties.keys().collect();
     names.sort();
     assert_eq!(names, ["done_path", "path"]);
@@ -380,41 +328,76 @@ fn validate_reports_every_problem_with_its_pointer() {
         assert_eq!(property["type"], json!("string"));
         assert!(property["description"].as_str().unwrap().len() > 20);
     }
-    extension.shutdown();
+
+    assert_eq!(
+        client.shutdown(),
+        Ok(Ending::Exited("closed its end".to_owned()))
+    );
+    assert_eq!(server.join().unwrap().unwrap(), ServeOutcome::Shutdown);
 }
 
 #[test]
 fn on_finished_refuses_values_this_process_did_not_hand_out() {
     let dir = tempfile::tempdir().unwrap();
-    let mut extension = Extension::start(dir.path());
-    let err = extension
-        .call(
-            "trigger/onFinished",
-            Some(json!({"trigger_type": "jsonl", "values": item(&[("a", "1")])})),
-        )
-        .unwrap_err();
-    assert_eq!(err.0.code, ErrorCode::INVALID_PARAMS);
+    let (mut client, stderr) = start(dir.path());
+    let (code, message) = refused(client.on_finished(TRIGGER_TYPE, &item(&[("a", "1")])));
+    assert_eq!(code, ErrorCode::INVALID_PARAMS);
     assert!(
-        err.0
-            .message
-            .contains("not handed out by a poll of this process"),
-        "{}",
-        err.0.message
+        message.contains("not handed out by a poll of this process"),
+        "{message}"
     );
-    extension.shutdown();
+    shutdown(client, &stderr);
     assert!(
         fs::read_dir(dir.path()).unwrap().next().is_none(),
         "no file written"
     );
 }
 
+/// A host always sends `shutdown` before it closes stdin, so `Client` cannot show this:
+/// one `initialize` frame is written by hand, stdin closed, and the whole of stdout
+/// read once the process has exited.
 #[test]
 fn closing_stdin_ends_the_process_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    let mut extension = Extension::start(dir.path());
-    extension.stdin = None;
-    assert_eq!(extension.stdout.read_frame().unwrap(), None);
-    assert!(extension.wait().success());
+    let mut command = Command::new(EXE);
+    command
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    // Killed and reaped when dropped, should the test fail.
+    let mut process = ProcessGuard::spawn(&mut command).unwrap();
+    let mut stdin = FrameWriter::new(process.take_stdin().unwrap());
+    stdin
+        .write_frame(
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":2}}"#,
+        )
+        .unwrap();
+    stdin.flush().unwrap();
+    drop(stdin);
+    let status = process
+        .wait_for(DEADLINE)
+        .expect("it exits once its stdin is closed");
+    assert!(status.success(), "exit status {status}");
+
+    let mut stdout = Vec::new();
+    process
+        .take_stdout()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    let replies: Vec<Value> = FrameReader::new(&stdout[..])
+        .map(|body| serde_json::from_slice(&body.unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        replies,
+        [json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "protocol_version": 2,
+            "name": NAME,
+            "version": env!("CARGO_PKG_VERSION"),
+        }})],
+        "the reply to `initialize`, then nothing"
+    );
 }
 
 #[test]
@@ -427,7 +410,7 @@ fn print_manifest_prints_a_manifest_that_checks_clean() {
     assert!(output.status.success(), "exit status {}", output.status);
     assert!(output.stderr.is_empty());
     let text = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(text, curupira_local_queue::MANIFEST);
+    assert_eq!(text, MANIFEST);
 
     let checked = check_str(&text, "curupira-extension.toml");
     assert_eq!(

@@ -1,72 +1,52 @@
-//! A test trigger and an in-process pipe pair for conversations with `serve`.
-
-#![allow(dead_code)]
+//! What the conversation tests share: a test trigger, and `serve` running it in a
+//! thread on the extension's ends of `curupira_client::memory` pipes.
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::{self, JoinHandle};
 
+use curupira_client::memory::{self, PipeReader, PipeWriter};
+use curupira_client::{Client, Options};
 use curupira_extension_sdk::{
-    Arguments, Pair, PromptField, Trigger, TriggerDescription, TriggerError, TriggerSchema,
-    ValidateError, ValidationError,
+    Arguments, Pair, PromptField, ServeError, ServeOptions, ServeOutcome, Trigger,
+    TriggerDescription, TriggerError, TriggerSchema, ValidateError, ValidationError, serve,
 };
 use serde_json::{Value, json};
 
-/// The reading end of an in-memory pipe: `read` blocks until the writer sends bytes,
-/// and returns 0 (end of file) once the writer is dropped.
-pub struct PipeReader {
-    rx: Receiver<Vec<u8>>,
-    chunk: Vec<u8>,
-    pos: usize,
+/// How `serve` ended, and the trigger as it left it.
+pub type Served = (Result<ServeOutcome, ServeError>, FakeTrigger);
+
+/// Runs `serve` with `trigger` in a thread, reading `input` and writing `output` (the
+/// extension's ends of memory pipes, as stdin and stdout would be).
+pub fn serve_in_thread(
+    mut trigger: FakeTrigger,
+    input: PipeReader,
+    output: PipeWriter,
+    options: ServeOptions,
+) -> JoinHandle<Served> {
+    thread::spawn(move || {
+        let outcome = serve(&mut trigger, input, output, &options);
+        (outcome, trigger)
+    })
 }
 
-/// The writing end of an in-memory pipe; every `write` is one chunk for the reader.
-pub struct PipeWriter {
-    tx: Sender<Vec<u8>>,
+/// A client in conversation with `serve` and `trigger`, which runs in a thread on the
+/// other end of a [`memory::duplex`]. Dropping the client is the end of serve's input.
+pub fn connect(trigger: FakeTrigger, options: ServeOptions) -> (Client, JoinHandle<Served>) {
+    let (client, extension) = memory::duplex("fake", Options::default());
+    let (input, output) = extension.split();
+    (client, serve_in_thread(trigger, input, output, options))
 }
 
-/// An in-memory pipe, like an OS pipe but without its buffer limit.
-pub fn pipe() -> (PipeReader, PipeWriter) {
-    let (tx, rx) = channel();
-    (
-        PipeReader {
-            rx,
-            chunk: Vec::new(),
-            pos: 0,
-        },
-        PipeWriter { tx },
-    )
-}
-
-impl Read for PipeReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.pos == self.chunk.len() {
-            match self.rx.recv() {
-                Ok(chunk) => {
-                    self.chunk = chunk;
-                    self.pos = 0;
-                }
-                Err(_) => return Ok(0),
-            }
-        }
-        let n = buf.len().min(self.chunk.len() - self.pos);
-        buf[..n].copy_from_slice(&self.chunk[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
-    }
-}
-
-impl Write for PipeWriter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.tx
-            .send(buf.to_vec())
-            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+/// Ends a conversation begun with [`connect`]: drops the client, which ends serve's
+/// input, and returns how serve ended (it must not fail) and the trigger it left.
+///
+/// A frame serve sent unasked before this would have been taken for the reply to the
+/// next call, and failed it; `Host::finish` in the raw tests checks the end of the
+/// stream itself.
+pub fn hang_up(client: Client, server: JoinHandle<Served>) -> (ServeOutcome, FakeTrigger) {
+    drop(client);
+    let (outcome, trigger) = server.join().expect("serve does not panic");
+    (outcome.expect("serve ends cleanly"), trigger)
 }
 
 /// A trigger offering two types: `alpha` hands out a fixed queue of items, `beta`
