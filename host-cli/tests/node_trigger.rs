@@ -14,7 +14,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use curupira_framing::FrameReader;
+use curupira_framing::{FrameReader, FrameWriter};
 use curupira_task_identity::TaskId;
 use serde_json::{Value, json};
 
@@ -102,9 +102,9 @@ fn node_extension() -> Command {
 }
 
 fn frame(body: &[u8]) -> Vec<u8> {
-    let mut out = format!("{:08x}", body.len()).into_bytes();
-    out.extend_from_slice(body);
-    out
+    let mut writer = FrameWriter::new(Vec::new());
+    writer.write_frame(body).unwrap();
+    writer.into_inner()
 }
 
 fn request(id: i64, method: &str, params: Value) -> Vec<u8> {
