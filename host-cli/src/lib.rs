@@ -19,6 +19,7 @@ pub mod config;
 pub mod defaults;
 pub mod events;
 pub mod forge;
+pub mod format;
 pub mod logging;
 pub mod plugins;
 pub mod probe;

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use curupira_host::format::Format;
 
-use super::{Format, read_stdin, report_output, write_stdout};
+use super::{read_stdin, report_output, write_stdout};
 
 /// Arguments of `curupira manifest`.
 #[derive(clap::Args)]

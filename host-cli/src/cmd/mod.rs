@@ -16,15 +16,7 @@ pub mod validate;
 use std::io::{self, Read, Write};
 
 use curupira_diagnostics::{Report, color_enabled};
-
-/// The `--format` of every command that reports: readable text, or JSON for tools.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Readable text: rustc-like diagnostics, one sentence per event or step.
-    Human,
-    /// JSON: one object (diagnostics, listings) or one object per line (events, steps).
-    Json,
-}
+use curupira_host::format::Format;
 
 /// A checking command's report for stdout: rustc-like text (coloured only on a
 /// terminal without `NO_COLOR`), or SPEC section 7's JSON object on one line.

@@ -23,10 +23,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use curupira_diagnostics::color_enabled;
 use curupira_host::config;
+use curupira_host::format::Format;
 use curupira_host::plugins::{self, render_human, render_json};
 use curupira_host::runner;
 
-use super::{Format, write_stdout};
+use super::write_stdout;
 
 /// Arguments of `curupira plugins`.
 #[derive(clap::Args)]

@@ -22,9 +22,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use curupira_diagnostics::Report;
+use curupira_host::format::Format;
 use spirit_registry::{FolderSource, MetadataSource, RegistrySource};
 
-use super::{Format, report_output, write_stdout};
+use super::{report_output, write_stdout};
 
 /// Arguments of `curupira registry`.
 #[derive(clap::Args)]

@@ -21,12 +21,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use curupira_diagnostics::{Report, color_enabled};
 use curupira_host::config::{self, Config};
-use curupira_host::events::{EventWriter, Format as EventFormat};
+use curupira_host::events::EventWriter;
+use curupira_host::format::Format;
 use curupira_host::resolve::Plan;
 use curupira_host::runner::{self, RunOptions};
 use curupira_host::stop::Stop;
-
-use super::Format;
 
 /// Arguments of `curupira run`.
 #[derive(clap::Args)]
@@ -67,11 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stop = Stop::new();
     stop.install_signal_handlers()
         .context("cannot install the SIGINT/SIGTERM handlers")?;
-    let format = match args.format {
-        Format::Human => EventFormat::Human,
-        Format::Json => EventFormat::Json,
-    };
-    let mut events = EventWriter::new(io::stdout().lock(), format);
+    let mut events = EventWriter::new(io::stdout().lock(), args.format);
     runner::run(&config, &plan, &options, &stop, &mut events)
         .context("cannot write events to standard output")?;
     Ok(ExitCode::from(u8::from(events.had_failure())))

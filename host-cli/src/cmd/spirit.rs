@@ -26,12 +26,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use curupira_host::format::Format;
 use spirit_manifest::archive::Format as ArchiveFormat;
 use spirit_manifest::files::MAX_JSON_BYTES;
 use spirit_manifest::install::{self, InstallError, InstallOptions, InstalledPackage};
 use spirit_manifest::{Checked, Host, Options, invocation_name};
 
-use super::{Format, read_stdin, report_output, write_stdout};
+use super::{read_stdin, report_output, write_stdout};
 
 /// Arguments of `curupira spirit`.
 #[derive(clap::Args)]

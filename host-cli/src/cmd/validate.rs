@@ -13,9 +13,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use curupira_host::config;
+use curupira_host::format::Format;
 use curupira_host::{runner, validate};
 
-use super::{Format, report_output, write_stdout};
+use super::{report_output, write_stdout};
 
 /// Arguments of `curupira validate`.
 #[derive(clap::Args)]
