@@ -79,13 +79,15 @@ pub struct RunOptions {
     pub automations: Vec<String>,
 }
 
-/// What `run` checks before starting anything, after the config file itself: every
-/// extension's manifest and every automation's trigger ([`resolve`]), and, unless
-/// `dry_run`, that each selected automation has an agent command. A partial config
-/// (see [`crate::config::Loaded::partial`]) is checked as far as it goes, so the report
-/// lists every problem; the plan is `None` when the report has an error or the config
-/// is not complete.
-pub fn check(config: &Config, host_exe: &Path, options: &RunOptions) -> (Option<Plan>, Report) {
+/// The plan `run` follows, and what stands in its way, worked out before anything
+/// starts (after the config file itself): every extension's manifest and every
+/// automation's trigger ([`resolve`]), and, unless `dry_run`, that each selected
+/// automation has an agent command. No extension is started here; that, with the
+/// schema and `trigger/validate` calls, is [`crate::preflight::report`]'s work. A
+/// partial config (see [`crate::config::Loaded::partial`]) is planned as far as it
+/// goes, so the report lists every problem; the plan is `None` when the report has an
+/// error or the config is not complete.
+pub fn plan_run(config: &Config, host_exe: &Path, options: &RunOptions) -> (Option<Plan>, Report) {
     let (plan, mut report) = resolve(config, host_exe);
     if !options.dry_run {
         report.extend(config.missing_agents(&options.automations));

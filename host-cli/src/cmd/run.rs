@@ -83,7 +83,7 @@ fn load(
     let loaded = config::load(path)?;
     let mut report = loaded.report;
     let checked = loaded.config.or(loaded.partial).map(|config| {
-        let (plan, found) = runner::check(&config, host_exe, options);
+        let (plan, found) = runner::plan_run(&config, host_exe, options);
         report.append(found);
         (config, plan)
     });

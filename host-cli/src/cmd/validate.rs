@@ -4,7 +4,7 @@
 //! uses is started and asked for its trigger's schema and to validate the arguments.
 //! Every problem is reported in one pass, even when the config has errors: whatever
 //! could be read is resolved and checked live; the steps and their codes are
-//! `curupira_host::validate`.
+//! `curupira_host::preflight`.
 //!
 //! Exit codes: 0 no error (warnings allowed), 1 errors, 2 the config cannot be read.
 
@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use curupira_host::config;
 use curupira_host::format::Format;
-use curupira_host::{runner, validate};
+use curupira_host::{preflight, runner};
 
 use super::{report_output, write_stdout};
 
@@ -39,7 +39,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let loaded = config::load(&args.config)?;
     let found = loaded
         .readable()
-        .map(|config| validate::check(config, &host_exe));
+        .map(|config| preflight::report(config, &host_exe));
     let mut report = loaded.report;
     if let Some(found) = found {
         report.append(found);

@@ -1,5 +1,8 @@
-//! Everything `run` does before the first poll, reported as diagnostics: the work
-//! behind `curupira validate` (SPEC section 7).
+//! The pre-flight: everything `run` does before the first poll, reported as
+//! diagnostics — the work behind `curupira validate` (SPEC section 7). Not to be
+//! confused with [`crate::runner::plan_run`], which only resolves the plan `run` needs
+//! (no extension is started), nor with the protocol's `trigger/validate`, one of the
+//! calls made here.
 //!
 //! Checked, in one pass, every problem reported:
 //!
@@ -24,7 +27,7 @@
 //! 6. every started extension is shut down; a failure there is
 //!    `config/extension-failed`.
 //!
-//! The config file itself is checked by [`crate::config::load`]; [`check`] starts from
+//! The config file itself is checked by [`crate::config::load`]; [`report`] starts from
 //! what of it could be read (complete or partial), so one run reports every problem.
 
 use std::collections::HashSet;
@@ -47,17 +50,17 @@ use crate::runner::{
 /// and extension that is itself fine is checked all the way, whatever errors the
 /// others have; only an error in the settings used to talk to extensions
 /// (`repository`, `[settings.protocol]`, `[settings.timeouts]`) skips steps 2 to 6.
-pub fn check(config: &Config, host_exe: &Path) -> Report {
+pub fn report(config: &Config, host_exe: &Path) -> Report {
     let (plan, mut report) = resolve(config, host_exe);
     report.extend(config.missing_agents(&[]));
     if !config.unusable.connection {
-        check_live(config, &plan, &mut report);
+        talk_to_extensions(config, &plan, &mut report);
     }
     report
 }
 
 /// Steps 2 to 6: talks to the extensions of the automations `plan` resolved.
-fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
+fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
     let repository = runner::repository(config);
     let mut extensions = Extensions::new(plan, client_options(&config.settings));
     let mut reported_extensions = HashSet::new();
