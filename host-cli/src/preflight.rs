@@ -40,9 +40,7 @@ use curupira_template::Template;
 
 use crate::config::{Automation, Config, codes};
 use crate::resolve::{Plan, display_path, resolve};
-use crate::runner::{
-    self, Extensions, Unprepared, client_options, prepare, repository_missing, uses_repository,
-};
+use crate::runner::{self, Extensions, Unprepared, prepare, repository_missing, uses_repository};
 
 /// Steps 1 (after the config file itself) to 6: the manifests, the triggers and the
 /// agents, then a conversation with every extension a usable, resolved automation
@@ -62,7 +60,7 @@ pub fn report(config: &Config, host_exe: &Path) -> Report {
 /// Steps 2 to 6: talks to the extensions of the automations `plan` resolved.
 fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
     let repository = runner::repository(config);
-    let mut extensions = Extensions::new(plan, client_options(&config.settings));
+    let mut extensions = Extensions::new(plan, config.settings.client_options());
     let mut reported_extensions = HashSet::new();
     for automation in &config.automations {
         let Some(planned) = plan.automation(&automation.name) else {
