@@ -3,9 +3,9 @@
 //! `Subcommand`) for one with subcommands (`curupira manifest check`). An `Err` is
 //! reported by `main` and exits 2.
 //!
-//! What several commands share lives here, once: the `--config` and `-v` arguments and
-//! loading the config behind them, reading `-` as standard input, and printing a
-//! report.
+//! What several commands share lives here, once: the `--config`, `--format` (of a
+//! report) and `-v` arguments and loading the config behind them, reading standard
+//! input (`-`) and its text, and printing a report.
 
 pub mod builtin;
 pub mod frame;
@@ -98,6 +98,32 @@ pub const STDIN_NAME: &str = "<stdin>";
 /// The most bytes a checking command reads from standard input: far above any real
 /// manifest or `package.json`, checked before more memory is spent.
 pub const MAX_STDIN_BYTES: u64 = 16 * 1024 * 1024;
+
+/// All of standard input, however large: for the commands that read a stream of their
+/// own (`identity`, `render --pairs -`), not a document to check.
+pub fn read_all_stdin() -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .context("cannot read standard input")?;
+    Ok(bytes)
+}
+
+/// The text of `bytes`, or `None` after an `error:` line on stderr saying where
+/// `name` stops being UTF-8.
+pub fn utf8_or_report<'b>(bytes: &'b [u8], name: &str) -> Option<&'b str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Some(text),
+        Err(err) => {
+            eprintln!(
+                "error: {name} is not UTF-8 (invalid byte at offset {})",
+                err.valid_up_to()
+            );
+            None
+        }
+    }
+}
 
 /// When `path` is `-`: all of standard input (see [`read_stdin`]); `None` for any
 /// other path, which the caller reads as a file.
