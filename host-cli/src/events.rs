@@ -29,6 +29,8 @@ use std::io::{self, Write};
 use curupira_task_identity::Pair;
 use serde::Serialize;
 
+use crate::format::Format;
+
 /// One thing that happened during a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event")]
@@ -243,15 +245,6 @@ fn pairs_text(values: &[Pair]) -> String {
     format!("({})", items.join(", "))
 }
 
-/// How events are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// One sentence per event.
-    Human,
-    /// One JSON object per line.
-    Json,
-}
-
 /// Writes events to a stream and remembers whether any was a failure.
 pub struct EventWriter<W: Write> {
     out: W,
@@ -260,7 +253,7 @@ pub struct EventWriter<W: Write> {
 }
 
 impl<W: Write> EventWriter<W> {
-    /// A writer in `format`.
+    /// A writer in `format`: one sentence per event, or one JSON object per line.
     pub fn new(out: W, format: Format) -> Self {
         Self {
             out,

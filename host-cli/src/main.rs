@@ -26,21 +26,26 @@ enum Command {
     /// Check the config, its extensions and its automations, without polling.
     Validate(cmd::validate::Args),
     /// List the configured extensions from `--curupira-print-manifest`.
-    Plugins(cmd::plugins::Args),
+    #[command(subcommand)]
+    Plugins(cmd::plugins::Command),
     /// Drive an extension through every protocol step and report its conformance.
     Probe(cmd::probe::Args),
     /// Encode lines into protocol frames, or decode frames into lines.
-    Frame(cmd::frame::Args),
+    #[command(subcommand)]
+    Frame(cmd::frame::Command),
     /// Print the task identity (or canonical JSON) of a pair list read on stdin.
     Identity(cmd::identity::Args),
     /// Render a prompt template against pairs and host variables.
     Render(cmd::render::Args),
     /// Check a `curupira-extension.toml` manifest.
-    Manifest(cmd::manifest::Args),
+    #[command(subcommand)]
+    Manifest(cmd::manifest::Command),
     /// Check, build and add to the Spirit marketplace registry.
-    Registry(cmd::registry::Args),
+    #[command(subcommand)]
+    Registry(cmd::registry::Command),
     /// Check, install, list and remove Spirit extension packages; show their tools.
-    Spirit(cmd::spirit::Args),
+    #[command(subcommand)]
+    Spirit(cmd::spirit::Command),
     /// Run an extension built into this executable (used by the host itself).
     #[command(hide = true)]
     Builtin(cmd::builtin::Args),
@@ -51,14 +56,14 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
         Command::Validate(args) => cmd::validate::run(args),
-        Command::Plugins(args) => cmd::plugins::run(args),
+        Command::Plugins(command) => cmd::plugins::run(command),
         Command::Probe(args) => cmd::probe::run(args),
-        Command::Frame(args) => cmd::frame::run(args),
+        Command::Frame(command) => cmd::frame::run(command),
         Command::Identity(args) => cmd::identity::run(args),
         Command::Render(args) => cmd::render::run(args),
-        Command::Manifest(args) => cmd::manifest::run(args),
-        Command::Registry(args) => cmd::registry::run(args),
-        Command::Spirit(args) => cmd::spirit::run(args),
+        Command::Manifest(command) => cmd::manifest::run(command),
+        Command::Registry(command) => cmd::registry::run(command),
+        Command::Spirit(command) => cmd::spirit::run(command),
         Command::Builtin(args) => cmd::builtin::run(args),
     };
     match result {

@@ -313,31 +313,26 @@ pub fn display_path(path: &Path) -> String {
     }
 }
 
+/// Every trigger type `extensions` offer, with the extension that offers it, in order.
+fn offered(extensions: &[PlannedExtension]) -> impl Iterator<Item = (&PlannedExtension, &str)> {
+    extensions.iter().flat_map(|e| {
+        e.manifest
+            .trigger_types
+            .as_slice()
+            .iter()
+            .map(move |t| (e, t.as_str()))
+    })
+}
+
 fn types_of(extensions: &[PlannedExtension]) -> Vec<String> {
-    extensions
-        .iter()
-        .flat_map(|e| {
-            e.manifest
-                .trigger_types
-                .as_slice()
-                .iter()
-                .map(|t| t.as_str().to_owned())
-        })
-        .collect()
+    offered(extensions).map(|(_, t)| t.to_owned()).collect()
 }
 
 /// `` `acme:a`, `other:b` ``: every trigger type offered, qualified; `no trigger` when
 /// there is none.
 fn offered_list(extensions: &[PlannedExtension]) -> String {
-    let items: Vec<String> = extensions
-        .iter()
-        .flat_map(|e| {
-            e.manifest
-                .trigger_types
-                .as_slice()
-                .iter()
-                .map(move |t| format!("`{}:{t}`", e.name))
-        })
+    let items: Vec<String> = offered(extensions)
+        .map(|(e, t)| format!("`{}:{t}`", e.name))
         .collect();
     if items.is_empty() {
         "no trigger".to_owned()

@@ -55,7 +55,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use curupira_client::{CallError, Client, Ending, Limits, Options, Timeouts};
+use curupira_client::{CallError, Client, Ending, Options};
 use curupira_diagnostics::Report;
 use curupira_jsonrpc::ErrorCode;
 use curupira_protocol::{Arguments, HostInfo, TriggerDescription, TriggerSchema};
@@ -63,7 +63,7 @@ use curupira_task_identity::{Pair, TaskId};
 use curupira_template::{Chain, Template};
 
 use crate::agent::{AgentRun, run_agent};
-use crate::config::{Automation, Config, Settings};
+use crate::config::{Automation, Config};
 use crate::events::{Event, EventWriter};
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
@@ -79,13 +79,15 @@ pub struct RunOptions {
     pub automations: Vec<String>,
 }
 
-/// What `run` checks before starting anything, after the config file itself: every
-/// extension's manifest and every automation's trigger ([`resolve`]), and, unless
-/// `dry_run`, that each selected automation has an agent command. A partial config
-/// (see [`crate::config::Loaded::partial`]) is checked as far as it goes, so the report
-/// lists every problem; the plan is `None` when the report has an error or the config
-/// is not complete.
-pub fn check(config: &Config, host_exe: &Path, options: &RunOptions) -> (Option<Plan>, Report) {
+/// The plan `run` follows, and what stands in its way, worked out before anything
+/// starts (after the config file itself): every extension's manifest and every
+/// automation's trigger ([`resolve`]), and, unless `dry_run`, that each selected
+/// automation has an agent command. No extension is started here; that, with the
+/// schema and `trigger/validate` calls, is [`crate::preflight::report`]'s work. A
+/// partial config (see [`crate::config::Loaded::partial`]) is planned as far as it
+/// goes, so the report lists every problem; the plan is `None` when the report has an
+/// error or the config is not complete.
+pub fn plan_run(config: &Config, host_exe: &Path, options: &RunOptions) -> (Option<Plan>, Report) {
     let (plan, mut report) = resolve(config, host_exe);
     if !options.dry_run {
         report.extend(config.missing_agents(&options.automations));
@@ -99,22 +101,6 @@ pub fn host_info() -> HostInfo {
     HostInfo {
         name: Some("curupira".to_owned()),
         version: Some(env!("CARGO_PKG_VERSION").to_owned()),
-    }
-}
-
-/// The client options of `[settings]`: its timeouts and `max_frame_bytes`.
-pub fn client_options(settings: &Settings) -> Options {
-    let timeouts = settings.timeouts;
-    Options {
-        timeouts: Timeouts {
-            initialize: timeouts.initialize,
-            request: timeouts.request,
-            shutdown: timeouts.shutdown,
-        },
-        limits: Limits {
-            max_frame_bytes: settings.max_frame_bytes,
-            ..Limits::default()
-        },
     }
 }
 
@@ -382,7 +368,7 @@ pub fn run<W: Write>(
 ) -> io::Result<()> {
     let selected = config.selected(&options.automations);
     let repository = repository(config);
-    let mut extensions = Extensions::new(plan, client_options(&config.settings));
+    let mut extensions = Extensions::new(plan, config.settings.client_options());
     let mut runs = Vec::new();
 
     for automation in selected {

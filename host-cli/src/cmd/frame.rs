@@ -13,15 +13,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use curupira_framing::{DEFAULT_MAX_BODY, DecodeError, EncodeError, FrameReader, FrameWriter};
 
-/// Encode lines into protocol frames, or decode frames into lines.
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    command: Command,
-}
-
+/// The subcommands of `curupira frame`.
 #[derive(clap::Subcommand)]
-enum Command {
+pub enum Command {
     /// Read lines on stdin and write each non-empty one as a frame on stdout.
     ///
     /// The line's `\n` (and a `\r` just before it) is not part of the body.
@@ -35,15 +29,15 @@ enum Command {
 }
 
 #[derive(clap::Args)]
-struct Limit {
+pub struct Limit {
     /// Largest frame body accepted, in bytes (the protocol's default is 16 MiB).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BODY)]
     max_frame_bytes: usize,
 }
 
 /// Runs `curupira frame …`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    match args.command {
+pub fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
         Command::Encode(limit) => encode(io::stdin().lock(), limit.max_frame_bytes),
         Command::Decode(limit) => decode(io::stdin().lock(), limit.max_frame_bytes),
     }

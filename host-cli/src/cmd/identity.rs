@@ -6,11 +6,13 @@
 //! bytes that are hashed (no newline added). Input that is not such a list: exit 1 with
 //! one `error:` line on stderr.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use curupira_task_identity::{TaskId, canonical_pairs, parse_pairs};
+
+use super::{read_all_stdin, utf8_or_report};
 
 /// Arguments of `curupira identity`.
 #[derive(clap::Args)]
@@ -22,20 +24,9 @@ pub struct Args {
 
 /// Reads the pair list on stdin and prints its identity or canonical form.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut input = Vec::new();
-    io::stdin()
-        .lock()
-        .read_to_end(&mut input)
-        .context("cannot read standard input")?;
-    let text = match std::str::from_utf8(&input) {
-        Ok(text) => text,
-        Err(err) => {
-            eprintln!(
-                "error: standard input is not UTF-8 (invalid byte at offset {})",
-                err.valid_up_to()
-            );
-            return Ok(ExitCode::from(1));
-        }
+    let input = read_all_stdin()?;
+    let Some(text) = utf8_or_report(&input, "standard input") else {
+        return Ok(ExitCode::from(1));
     };
     let pairs = match parse_pairs(text) {
         Ok(pairs) => pairs,

@@ -9,47 +9,35 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
+use super::{ReportFormat, STDIN_NAME, finish_report, read_if_stdin};
 
-use super::{Format, read_stdin, report_output, write_stdout};
-
-/// Arguments of `curupira manifest`.
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    command: Command,
-}
-
+/// The subcommands of `curupira manifest`.
 #[derive(clap::Subcommand)]
-enum Command {
+pub enum Command {
     /// Check a manifest and report every problem with its line and column.
     Check(CheckArgs),
 }
 
 #[derive(clap::Args)]
-struct CheckArgs {
+pub struct CheckArgs {
     /// The manifest file, or `-` to read standard input.
     #[arg(value_name = "PATH")]
     path: PathBuf,
-    /// How to print the diagnostics.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    #[command(flatten)]
+    report: ReportFormat,
 }
 
 /// Runs `curupira manifest …`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    match args.command {
+pub fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
         Command::Check(args) => check(&args),
     }
 }
 
 fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let checked = if args.path.as_os_str() == "-" {
-        curupira_manifest::check_bytes(&read_stdin("the manifest")?, "<stdin>")
-    } else {
-        curupira_manifest::check_path(&args.path)?
+    let checked = match read_if_stdin(&args.path, "the manifest")? {
+        Some(bytes) => curupira_manifest::check_bytes(&bytes, STDIN_NAME),
+        None => curupira_manifest::check_path(&args.path)?,
     };
-    write_stdout(&report_output(&checked.report, args.format))
-        .context("could not write the report to standard output")?;
-    Ok(ExitCode::from(checked.report.exit_code()))
+    finish_report(&checked.report, args.report.format)
 }

@@ -17,54 +17,42 @@
 //! 1 errors, 2 the config cannot be read.
 
 use std::io;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use curupira_diagnostics::color_enabled;
-use curupira_host::config;
+use curupira_host::format::Format;
 use curupira_host::plugins::{self, render_human, render_json};
-use curupira_host::runner;
 
-use super::{Format, write_stdout};
+use super::{ConfigArg, Verbosity, load_config, write_stdout};
 
-/// Arguments of `curupira plugins`.
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    command: Command,
-}
-
+/// The subcommands of `curupira plugins`.
 #[derive(clap::Subcommand)]
-enum Command {
+pub enum Command {
     /// List the configured extensions from their `--curupira-print-manifest` output.
     List(ListArgs),
 }
 
 #[derive(clap::Args)]
-struct ListArgs {
-    /// The config file.
-    #[arg(long, short = 'c', value_name = "FILE", default_value = config::FILE_NAME)]
-    config: PathBuf,
+pub struct ListArgs {
+    #[command(flatten)]
+    config: ConfigArg,
     /// How to print the list.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
-    /// More log on stderr (-v debug, -vv trace); `RUST_LOG` overrides.
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    verbose: u8,
+    #[command(flatten)]
+    verbosity: Verbosity,
 }
 
 /// Runs `curupira plugins …`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    match args.command {
+pub fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
         Command::List(args) => list(&args),
     }
 }
 
 fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
-    curupira_host::logging::init(args.verbose);
-    let host_exe = runner::host_executable().context("cannot find the curupira executable")?;
-    let loaded = config::load(&args.config)?;
+    let (host_exe, loaded) = load_config(&args.config, &args.verbosity)?;
     // A config with errors still lists the extensions whose own tables are fine.
     let (listed, checked) = match loaded.readable() {
         Some(config) => plugins::list(config, &host_exe),

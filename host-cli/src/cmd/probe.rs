@@ -17,10 +17,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use curupira_client::{LaunchCommand, Limits, Options, Timeouts};
+use curupira_host::format::Format;
 use curupira_host::probe::{ProbeOptions, Step, Tally, probe};
 use serde_json::{Map, Value};
-
-use super::Format;
 
 /// Arguments of `curupira probe`.
 #[derive(clap::Args)]

@@ -22,23 +22,18 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use curupira_diagnostics::Report;
+use curupira_host::format::Format;
 use spirit_registry::{FolderSource, MetadataSource, RegistrySource};
 
-use super::{Format, report_output, write_stdout};
+use super::{ReportFormat, report_output, write_stdout};
 
-/// Arguments of `curupira registry`.
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    command: Command,
-}
-
+/// The subcommands of `curupira registry`.
 #[derive(clap::Subcommand)]
-enum Command {
+pub enum Command {
     /// Check the entries, the registry-wide rules and the derived files.
-    Check(CheckArgs),
+    Check(RootArgs),
     /// Write `catalog.json` and every `detail.json` from the entries and npm metadata.
-    Build(BuildArgs),
+    Build(RootArgs),
     /// Scaffold an entry and README for a published package.
     Add(AddArgs),
 }
@@ -46,7 +41,7 @@ enum Command {
 /// Where npm package documents come from.
 #[derive(clap::Args)]
 #[group(multiple = false)]
-struct Source {
+pub struct Source {
     /// A folder of saved npm package documents (`<url-encoded name>.json`).
     #[arg(long, value_name = "DIR")]
     npm_metadata: Option<PathBuf>,
@@ -71,32 +66,21 @@ impl Source {
     }
 }
 
+/// What `check` and `build` take: the registry, where npm metadata comes from, and
+/// how to print.
 #[derive(clap::Args)]
-struct CheckArgs {
+pub struct RootArgs {
     /// The folder that holds `registry/`.
     #[arg(value_name = "ROOT")]
     root: PathBuf,
     #[command(flatten)]
     source: Source,
-    /// How to print the diagnostics.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
-}
-
-#[derive(clap::Args)]
-struct BuildArgs {
-    /// The folder that holds `registry/`.
-    #[arg(value_name = "ROOT")]
-    root: PathBuf,
     #[command(flatten)]
-    source: Source,
-    /// How to print the diagnostics.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    report: ReportFormat,
 }
 
 #[derive(clap::Args)]
-struct AddArgs {
+pub struct AddArgs {
     /// The folder that holds `registry/`.
     #[arg(value_name = "ROOT")]
     root: PathBuf,
@@ -108,23 +92,27 @@ struct AddArgs {
     id: String,
     #[command(flatten)]
     source: Source,
-    /// How to print the diagnostics.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    #[command(flatten)]
+    report: ReportFormat,
 }
 
 /// Runs `curupira registry …`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    match args.command {
+pub fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
         Command::Check(args) => {
             let source = args.source.open()?;
             let report = spirit_registry::check(&args.root, source.as_deref())?;
-            finish(&report, &[], &args.root, args.format)
+            finish(&report, &[], &args.root, args.report.format)
         }
         Command::Build(args) => {
             let source = args.source.required()?;
             let built = spirit_registry::build(&args.root, source.as_ref())?;
-            finish(&built.report, &built.written, &args.root, args.format)
+            finish(
+                &built.report,
+                &built.written,
+                &args.root,
+                args.report.format,
+            )
         }
         Command::Add(args) => {
             let source = args.source.required()?;
@@ -134,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 &scaffolded.report,
                 &scaffolded.written,
                 &args.root,
-                args.format,
+                args.report.format,
             )
         }
     }

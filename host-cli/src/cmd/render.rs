@@ -14,7 +14,6 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -22,6 +21,8 @@ use anyhow::{Context, bail};
 use curupira_protocol::check_item;
 use curupira_task_identity::{Pair, parse_pairs};
 use curupira_template::{Chain, Template};
+
+use super::{read_all_stdin, utf8_or_report, write_stdout};
 
 /// Arguments of `curupira render`.
 #[derive(clap::Args)]
@@ -57,7 +58,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let template_bytes = fs::read(&args.template)
         .with_context(|| format!("cannot read template {}", args.template.display()))?;
-    let Some(template) = utf8(&template_bytes, &args.template.display().to_string()) else {
+    let Some(template) = utf8_or_report(&template_bytes, &args.template.display().to_string())
+    else {
         return Ok(ExitCode::from(1));
     };
 
@@ -80,7 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .collect();
     let rendered = Template::parse(template).render(&Chain(item.as_slice(), args.vars.as_slice()));
 
-    super::write_stdout(&rendered).context("cannot write to standard output")?;
+    write_stdout(&rendered).context("cannot write to standard output")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -97,16 +99,11 @@ fn source_name(path: &Path) -> String {
 fn read_pairs(path: &Path) -> anyhow::Result<Option<Vec<Pair>>> {
     let name = source_name(path);
     let bytes = if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .context("cannot read standard input")?;
-        bytes
+        read_all_stdin()?
     } else {
         fs::read(path).with_context(|| format!("cannot read pairs {name}"))?
     };
-    let Some(text) = utf8(&bytes, &name) else {
+    let Some(text) = utf8_or_report(&bytes, &name) else {
         return Ok(None);
     };
     match parse_pairs(text) {
@@ -114,20 +111,6 @@ fn read_pairs(path: &Path) -> anyhow::Result<Option<Vec<Pair>>> {
         Err(err) => {
             eprintln!("error: {name}: {err}");
             Ok(None)
-        }
-    }
-}
-
-/// The text of `bytes`, or `None` after reporting where it stops being UTF-8.
-fn utf8<'b>(bytes: &'b [u8], name: &str) -> Option<&'b str> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Some(text),
-        Err(err) => {
-            eprintln!(
-                "error: {name} is not UTF-8 (invalid byte at offset {})",
-                err.valid_up_to()
-            );
-            None
         }
     }
 }

@@ -15,25 +15,25 @@
 //!   signal kills the agent in flight.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use curupira_diagnostics::{Report, color_enabled};
-use curupira_host::config::{self, Config};
-use curupira_host::events::{EventWriter, Format as EventFormat};
+use curupira_host::config::{Config, Loaded};
+use curupira_host::events::EventWriter;
+use curupira_host::format::Format;
 use curupira_host::resolve::Plan;
 use curupira_host::runner::{self, RunOptions};
 use curupira_host::stop::Stop;
 
-use super::Format;
+use super::{ConfigArg, Verbosity, load_config};
 
 /// Arguments of `curupira run`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The config file.
-    #[arg(long, short = 'c', value_name = "FILE", default_value = config::FILE_NAME)]
-    config: PathBuf,
+    #[command(flatten)]
+    config: ConfigArg,
     /// One round per automation, then shut down.
     #[arg(long)]
     once: bool,
@@ -46,56 +46,49 @@ pub struct Args {
     /// How to print events on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
-    /// More log on stderr (-v debug, -vv trace); `RUST_LOG` overrides.
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    verbose: u8,
+    #[command(flatten)]
+    verbosity: Verbosity,
 }
 
 /// Runs `curupira run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    curupira_host::logging::init(args.verbose);
-    let host_exe = runner::host_executable().context("cannot find the curupira executable")?;
+    let (host_exe, loaded) = load_config(&args.config, &args.verbosity)?;
     let options = RunOptions {
         once: args.once,
         dry_run: args.dry_run,
         automations: args.automations,
     };
-    let Some((config, plan)) = load(&args.config, &host_exe, &options)? else {
+    let Some((config, plan)) = plan(loaded, &host_exe, &options)? else {
         return Ok(ExitCode::from(2));
     };
 
     let stop = Stop::new();
     stop.install_signal_handlers()
         .context("cannot install the SIGINT/SIGTERM handlers")?;
-    let format = match args.format {
-        Format::Human => EventFormat::Human,
-        Format::Json => EventFormat::Json,
-    };
-    let mut events = EventWriter::new(io::stdout().lock(), format);
+    let mut events = EventWriter::new(io::stdout().lock(), args.format);
     runner::run(&config, &plan, &options, &stop, &mut events)
         .context("cannot write events to standard output")?;
     Ok(ExitCode::from(u8::from(events.had_failure())))
 }
 
-/// Loads and checks the config, the manifests and the selected automation names.
-/// Prints the diagnostics on stderr (every problem, even in a config with errors);
-/// `None` when there is an error (exit 2).
-fn load(
-    path: &Path,
+/// Plans the run from the loaded config: the manifests, the triggers, the agents and
+/// the selected automation names. Prints the diagnostics on stderr (every problem,
+/// even in a config with errors); `None` when there is an error (exit 2).
+fn plan(
+    loaded: Loaded,
     host_exe: &Path,
     options: &RunOptions,
 ) -> anyhow::Result<Option<(Config, Plan)>> {
-    let loaded = config::load(path)?;
     let mut report = loaded.report;
-    let checked = loaded.config.or(loaded.partial).map(|config| {
-        let (plan, found) = runner::check(&config, host_exe, options);
+    let planned = loaded.config.or(loaded.partial).map(|config| {
+        let (plan, found) = runner::plan_run(&config, host_exe, options);
         report.append(found);
         (config, plan)
     });
     if !report.diagnostics().is_empty() {
-        print_report(&report)?;
+        report_on_stderr(&report)?;
     }
-    match checked {
+    match planned {
         Some((config, Some(plan))) => {
             config.check_selection(&options.automations)?;
             Ok(Some((config, plan)))
@@ -104,7 +97,9 @@ fn load(
     }
 }
 
-fn print_report(report: &Report) -> anyhow::Result<()> {
+/// The diagnostics in human form on stderr, whatever `--format` says: stdout is for
+/// events.
+fn report_on_stderr(report: &Report) -> anyhow::Result<()> {
     let stderr = io::stderr();
     let text = report.render_human(color_enabled(&stderr));
     let mut err = stderr.lock();

@@ -26,22 +26,20 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use curupira_host::format::Format;
 use spirit_manifest::archive::Format as ArchiveFormat;
 use spirit_manifest::files::MAX_JSON_BYTES;
 use spirit_manifest::install::{self, InstallError, InstallOptions, InstalledPackage};
 use spirit_manifest::{Checked, Host, Options, invocation_name};
 
-use super::{Format, read_stdin, report_output, write_stdout};
+use super::{
+    ReportFormat, STDIN_NAME, finish_report, read_if_stdin, report_output, write_report,
+    write_stdout,
+};
 
-/// Arguments of `curupira spirit`.
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    command: Command,
-}
-
+/// The subcommands of `curupira spirit`.
 #[derive(clap::Subcommand)]
-enum Command {
+pub enum Command {
     /// Check a package folder, `package.json`, `.zip` or `.tgz` and report every problem.
     Check(CheckArgs),
     /// Install a package from a `.zip` or marketplace `.tgz` into a Spirit data folder.
@@ -56,7 +54,7 @@ enum Command {
 
 /// `cli` or `desktop`.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum HostArg {
+pub enum HostArg {
     /// The terminal app.
     Cli,
     /// The desktop app.
@@ -73,7 +71,7 @@ impl From<HostArg> for Host {
 }
 
 #[derive(clap::Args)]
-struct CheckArgs {
+pub struct CheckArgs {
     /// A package folder, a `package.json`, a `.zip`, a `.tgz`, or `-` for standard input.
     #[arg(value_name = "PATH")]
     path: PathBuf,
@@ -83,13 +81,12 @@ struct CheckArgs {
     /// The host the package is meant for: `supportedHosts` must list it.
     #[arg(long, value_enum)]
     host: Option<HostArg>,
-    /// How to print the diagnostics.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
+    #[command(flatten)]
+    report: ReportFormat,
 }
 
 #[derive(clap::Args)]
-struct InstallArgs {
+pub struct InstallArgs {
     /// The `.zip` or marketplace `.tgz`.
     #[arg(value_name = "ARCHIVE")]
     archive: PathBuf,
@@ -108,7 +105,7 @@ struct InstallArgs {
 }
 
 #[derive(clap::Args)]
-struct ListArgs {
+pub struct ListArgs {
     /// The Spirit data folder.
     #[arg(long, value_name = "DIR")]
     data_dir: PathBuf,
@@ -121,7 +118,7 @@ struct ListArgs {
 }
 
 #[derive(clap::Args)]
-struct RemoveArgs {
+pub struct RemoveArgs {
     /// The extension id (its npm package name).
     #[arg(value_name = "ID")]
     id: String,
@@ -134,7 +131,7 @@ struct RemoveArgs {
 }
 
 #[derive(clap::Args)]
-struct ToolsArgs {
+pub struct ToolsArgs {
     /// A package folder, a `package.json`, a `.zip`, a `.tgz`, or `-`.
     #[arg(value_name = "PATH")]
     path: PathBuf,
@@ -144,8 +141,8 @@ struct ToolsArgs {
 }
 
 /// Runs `curupira spirit …`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    match args.command {
+pub fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
         Command::Check(args) => check(&args),
         Command::Install(args) => install(&args),
         Command::List(args) => list(&args),
@@ -156,9 +153,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Checks whatever `path` is: standard input, a folder, an archive, or a text file.
 fn check_path(path: &Path, options: &Options) -> anyhow::Result<Checked> {
-    if path.as_os_str() == "-" {
-        let bytes = read_stdin("package.json")?;
-        return Ok(spirit_manifest::check_bytes(&bytes, "<stdin>", options));
+    if let Some(bytes) = read_if_stdin(path, "package.json")? {
+        return Ok(spirit_manifest::check_bytes(&bytes, STDIN_NAME, options));
     }
     let unreadable = || format!("could not read `{}`", path.display());
     if std::fs::metadata(path).with_context(unreadable)?.is_dir() {
@@ -196,9 +192,7 @@ fn check(args: &CheckArgs) -> anyhow::Result<ExitCode> {
         host: args.host.map(Host::from),
     };
     let checked = check_path(&args.path, &options)?;
-    write_stdout(&report_output(&checked.report, args.format))
-        .context("could not write the report to standard output")?;
-    Ok(ExitCode::from(checked.report.exit_code()))
+    finish_report(&checked.report, args.report.format)
 }
 
 /// `tools --format json`: the package, each tool as the model sees it, and the
@@ -224,8 +218,7 @@ struct ToolJson<'a> {
 fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     let checked = check_path(&args.path, &Options::default())?;
     let Some(package) = checked.package else {
-        write_stdout(&report_output(&checked.report, args.format))
-            .context("could not write the report to standard output")?;
+        write_report(&checked.report, args.format)?;
         return Ok(ExitCode::from(1));
     };
     let output = match args.format {
@@ -306,8 +299,7 @@ fn install(args: &InstallArgs) -> anyhow::Result<ExitCode> {
         },
         Err(error) => return Err(error.into()),
     };
-    write_stdout(&report_output(&refusal, args.format))
-        .context("could not write the report to standard output")?;
+    write_report(&refusal, args.format)?;
     eprintln!(
         "error: `{}` was not installed; nothing was written",
         args.archive.display()

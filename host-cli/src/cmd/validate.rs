@@ -4,46 +4,36 @@
 //! uses is started and asked for its trigger's schema and to validate the arguments.
 //! Every problem is reported in one pass, even when the config has errors: whatever
 //! could be read is resolved and checked live; the steps and their codes are
-//! `curupira_host::validate`.
+//! `curupira_host::preflight`.
 //!
 //! Exit codes: 0 no error (warnings allowed), 1 errors, 2 the config cannot be read.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use curupira_host::config;
-use curupira_host::{runner, validate};
+use curupira_host::preflight;
 
-use super::{Format, report_output, write_stdout};
+use super::{ConfigArg, ReportFormat, Verbosity, finish_report, load_config};
 
 /// Arguments of `curupira validate`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The config file.
-    #[arg(long, short = 'c', value_name = "FILE", default_value = config::FILE_NAME)]
-    config: PathBuf,
-    /// How to print the diagnostics.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    format: Format,
-    /// More log on stderr (-v debug, -vv trace); `RUST_LOG` overrides.
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    verbose: u8,
+    #[command(flatten)]
+    config: ConfigArg,
+    #[command(flatten)]
+    report: ReportFormat,
+    #[command(flatten)]
+    verbosity: Verbosity,
 }
 
 /// Runs `curupira validate`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    curupira_host::logging::init(args.verbose);
-    let host_exe = runner::host_executable().context("cannot find the curupira executable")?;
-    let loaded = config::load(&args.config)?;
+    let (host_exe, loaded) = load_config(&args.config, &args.verbosity)?;
     let found = loaded
         .readable()
-        .map(|config| validate::check(config, &host_exe));
+        .map(|config| preflight::report(config, &host_exe));
     let mut report = loaded.report;
     if let Some(found) = found {
         report.append(found);
     }
-    write_stdout(&report_output(&report, args.format))
-        .context("cannot write the report to standard output")?;
-    Ok(ExitCode::from(report.exit_code()))
+    finish_report(&report, args.report.format)
 }

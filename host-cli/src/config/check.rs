@@ -308,13 +308,8 @@ impl Checker<'_> {
     }
 
     fn extensions(&mut self, table: &toml::Table) -> Vec<(String, Option<ExtensionConfig>)> {
-        let at = JsonPointer::root().key("extensions");
         let mut extensions = Vec::new();
-        for name in self.file_order(table, &at) {
-            let Some(value) = table.get(&name) else {
-                continue;
-            };
-            let at = at.key(&name);
+        for (name, at, value) in self.members(table, "extensions") {
             let Some(ext) = self.table(value, &at) else {
                 extensions.push((name, None));
                 continue;
@@ -394,13 +389,8 @@ impl Checker<'_> {
         default_polling: PollingOverride,
         default_agent: Option<&Vec<String>>,
     ) -> Vec<ReadAutomation> {
-        let at = JsonPointer::root().key("automations");
         let mut automations = Vec::new();
-        for name in self.file_order(table, &at) {
-            let Some(value) = table.get(&name) else {
-                continue;
-            };
-            let at = at.key(&name);
+        for (name, at, value) in self.members(table, "automations") {
             let Some(auto) = self.table(value, &at) else {
                 automations.push(ReadAutomation {
                     name,
@@ -651,6 +641,24 @@ impl Checker<'_> {
             .collect();
         keys.sort();
         keys.into_iter().map(|(_, key)| key).collect()
+    }
+
+    /// The members of the section `table` (`[extensions]`, `[automations]`), in file
+    /// order, each with its pointer.
+    fn members<'t>(
+        &self,
+        table: &'t toml::Table,
+        section: &str,
+    ) -> Vec<(String, JsonPointer, &'t TomlValue)> {
+        let at = JsonPointer::root().key(section);
+        self.file_order(table, &at)
+            .into_iter()
+            .filter_map(|name| {
+                let value = table.get(&name)?;
+                let at = at.key(&name);
+                Some((name, at, value))
+            })
+            .collect()
     }
 
     /// Warns about the keys of `table` (at `at`) outside `known`.

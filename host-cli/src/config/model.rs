@@ -90,7 +90,8 @@ pub struct Settings {
     pub timeouts: Timeouts,
 }
 
-/// `[settings.timeouts]`.
+/// `[settings.timeouts]`, in the config's own model (read from seconds);
+/// [`Settings::client_options`] turns it into the client's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
     /// How long to wait for the `initialize` reply.

@@ -1,10 +1,12 @@
 //! Questions the commands ask of a checked config: which automations run, which have
-//! no agent, which triggers to resolve, and diagnostics located in the file.
+//! no agent, which triggers to resolve, how to talk to extensions, and diagnostics
+//! located in the file.
 
+use curupira_client::{Limits, Options, Timeouts};
 use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Severity, did_you_mean};
 
 use super::codes;
-use super::model::{Automation, Config, TriggerRef};
+use super::model::{Automation, Config, Settings, TriggerRef};
 
 /// `run --automation NAME` names an automation the config does not have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,6 +24,25 @@ pub struct UnknownAutomation {
     pub known: Vec<String>,
     /// The closest known name, when one is close enough.
     pub suggestion: Option<String>,
+}
+
+impl Settings {
+    /// The options every extension's client is created with: `[settings.timeouts]`
+    /// and `[settings.protocol] max_frame_bytes` (the client's defaults for the rest).
+    /// The one place the config's model becomes the client's.
+    pub fn client_options(&self) -> Options {
+        Options {
+            timeouts: Timeouts {
+                initialize: self.timeouts.initialize,
+                request: self.timeouts.request,
+                shutdown: self.timeouts.shutdown,
+            },
+            limits: Limits {
+                max_frame_bytes: self.max_frame_bytes,
+                ..Limits::default()
+            },
+        }
+    }
 }
 
 impl Config {

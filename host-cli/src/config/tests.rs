@@ -179,6 +179,34 @@ fn defaults_fill_what_is_not_written() {
 }
 
 #[test]
+fn the_settings_give_the_client_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = check_in(VALID, dir.path()).config.unwrap();
+    let options = config.settings.client_options();
+    assert_eq!(
+        options.timeouts,
+        curupira_client::Timeouts {
+            initialize: Duration::from_secs(2),
+            request: Duration::from_millis(3500),
+            shutdown: Duration::from_secs(1),
+        }
+    );
+    assert_eq!(
+        options.limits,
+        curupira_client::Limits {
+            max_frame_bytes: 1_048_576,
+            ..curupira_client::Limits::default()
+        }
+    );
+    let unset = check("[automations.a]\ntrigger = \"t\"\nprompt = \"p\"\n");
+    assert_eq!(
+        unset.config.unwrap().settings.client_options(),
+        curupira_client::Options::default(),
+        "the config's defaults are the client's"
+    );
+}
+
+#[test]
 fn unknown_keys_are_warnings_with_did_you_mean() {
     let text = replaced("batch_size = 4", "batch_sise = 4");
     let loaded = check(&text);

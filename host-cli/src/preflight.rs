@@ -1,5 +1,8 @@
-//! Everything `run` does before the first poll, reported as diagnostics: the work
-//! behind `curupira validate` (SPEC section 7).
+//! The pre-flight: everything `run` does before the first poll, reported as
+//! diagnostics — the work behind `curupira validate` (SPEC section 7). Not to be
+//! confused with [`crate::runner::plan_run`], which only resolves the plan `run` needs
+//! (no extension is started), nor with the protocol's `trigger/validate`, one of the
+//! calls made here.
 //!
 //! Checked, in one pass, every problem reported:
 //!
@@ -24,7 +27,7 @@
 //! 6. every started extension is shut down; a failure there is
 //!    `config/extension-failed`.
 //!
-//! The config file itself is checked by [`crate::config::load`]; [`check`] starts from
+//! The config file itself is checked by [`crate::config::load`]; [`report`] starts from
 //! what of it could be read (complete or partial), so one run reports every problem.
 
 use std::collections::HashSet;
@@ -37,9 +40,7 @@ use curupira_template::Template;
 
 use crate::config::{Automation, Config, codes};
 use crate::resolve::{Plan, display_path, resolve};
-use crate::runner::{
-    self, Extensions, Unprepared, client_options, prepare, repository_missing, uses_repository,
-};
+use crate::runner::{self, Extensions, Unprepared, prepare, repository_missing, uses_repository};
 
 /// Steps 1 (after the config file itself) to 6: the manifests, the triggers and the
 /// agents, then a conversation with every extension a usable, resolved automation
@@ -47,19 +48,19 @@ use crate::runner::{
 /// and extension that is itself fine is checked all the way, whatever errors the
 /// others have; only an error in the settings used to talk to extensions
 /// (`repository`, `[settings.protocol]`, `[settings.timeouts]`) skips steps 2 to 6.
-pub fn check(config: &Config, host_exe: &Path) -> Report {
+pub fn report(config: &Config, host_exe: &Path) -> Report {
     let (plan, mut report) = resolve(config, host_exe);
     report.extend(config.missing_agents(&[]));
     if !config.unusable.connection {
-        check_live(config, &plan, &mut report);
+        talk_to_extensions(config, &plan, &mut report);
     }
     report
 }
 
 /// Steps 2 to 6: talks to the extensions of the automations `plan` resolved.
-fn check_live(config: &Config, plan: &Plan, report: &mut Report) {
+fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
     let repository = runner::repository(config);
-    let mut extensions = Extensions::new(plan, client_options(&config.settings));
+    let mut extensions = Extensions::new(plan, config.settings.client_options());
     let mut reported_extensions = HashSet::new();
     for automation in &config.automations {
         let Some(planned) = plan.automation(&automation.name) else {
