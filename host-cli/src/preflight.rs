@@ -204,7 +204,7 @@ fn unknown_placeholders(
     fields: &[&str],
 ) -> Vec<Diagnostic> {
     let mut known: Vec<&str> = fields.to_vec();
-    known.extend(["repository", "automation"]);
+    known.extend(curupira_protocol::RESERVED_KEYS);
     let mut out = Vec::new();
     for placeholder in template.placeholders() {
         let key = placeholder.key();
