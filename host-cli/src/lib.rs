@@ -17,6 +17,7 @@ pub mod agent;
 pub mod builtin;
 pub mod config;
 pub mod defaults;
+pub mod dispatch;
 pub mod events;
 pub mod forge;
 pub mod format;
