@@ -15,6 +15,9 @@ use super::model::{
     Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, ExtensionConfig,
     ExtensionSource, Polling, Settings, Timeouts, TriggerRef, Unusable, UnusableAutomation,
 };
+use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
+
+mod policy;
 
 /// Checks the UTF-8 text of a config file; `file` is the name diagnostics show and
 /// `dir` the folder relative paths start from. Returns the config, complete when no
@@ -57,7 +60,10 @@ pub(super) fn check(text: &str, file: &str, dir: &Path) -> (Option<Config>, Vec<
             || ["repository", "protocol", "timeouts"]
                 .iter()
                 .any(|key| broken(&settings_at.key(key))),
-        agent: whole_settings || broken(&settings_at.key("agent")),
+        agent: whole_settings
+            || errors.contains(&&settings_at.key("agent"))
+            || broken(&settings_at.key("agent").key("command")),
+        workspace: whole_settings || broken(&settings_at.key("workspace")),
         ..Unusable::default()
     };
     let mut extensions = Vec::new();
@@ -80,7 +86,9 @@ pub(super) fn check(text: &str, file: &str, dir: &Path) -> (Option<Config>, Vec<
                 automations.push(automation);
             }
             _ => unusable.automations.push(UnusableAutomation {
-                without_agent: !read.own_agent && parts.default_agent.is_none() && !unusable.agent,
+                without_agent: !read.own_agent
+                    && parts.default_agent.command.is_none()
+                    && !unusable.agent,
                 name: read.name,
                 trigger: read.trigger,
             }),
@@ -123,11 +131,18 @@ struct PollingOverride {
     interval_seconds: Option<f64>,
 }
 
+/// What `[settings]` gives every automation, before the automation's own tables.
+struct Defaults {
+    polling: PollingOverride,
+    agent: AgentOverride,
+    workspace: WorkspaceOverride,
+}
+
 /// What [`Checker::config`] read, before the errors decide what is usable.
 struct Parts {
     settings: Settings,
-    /// `[settings.agent] command`, when it is set and readable.
-    default_agent: Option<Vec<String>>,
+    /// `[settings.agent]` as written (its `command` when set and readable).
+    default_agent: AgentOverride,
     /// Every `[extensions.*]` key in file order, with the extension when its source
     /// could be read.
     extensions: Vec<(String, Option<ExtensionConfig>)>,
@@ -152,7 +167,7 @@ impl Checker<'_> {
 
         let empty = toml::Table::new();
         let settings_table = self.table_member(root, &at, "settings").unwrap_or(&empty);
-        let (settings, default_polling, default_agent) = self.settings(settings_table);
+        let (settings, defaults) = self.settings(settings_table);
 
         let extensions = match self.table_member(root, &at, "extensions") {
             Some(table) => self.extensions(table),
@@ -161,7 +176,7 @@ impl Checker<'_> {
 
         let automations_table = self.table_member(root, &at, "automations");
         let automations = match automations_table {
-            Some(table) => self.automations(table, default_polling, default_agent.as_ref()),
+            Some(table) => self.automations(table, &defaults),
             None => Vec::new(),
         };
         if automations_table.is_none_or(toml::Table::is_empty) {
@@ -174,21 +189,25 @@ impl Checker<'_> {
         }
         Parts {
             settings,
-            default_agent,
+            default_agent: defaults.agent,
             extensions,
             automations,
         }
     }
 
-    fn settings(
-        &mut self,
-        table: &toml::Table,
-    ) -> (Settings, PollingOverride, Option<Vec<String>>) {
+    fn settings(&mut self, table: &toml::Table) -> (Settings, Defaults) {
         let at = JsonPointer::root().key("settings");
         self.unknown_keys(
             table,
             &at,
-            &["repository", "polling", "agent", "protocol", "timeouts"],
+            &[
+                "repository",
+                "polling",
+                "agent",
+                "workspace",
+                "protocol",
+                "timeouts",
+            ],
         );
         let repository = self.string_member(table, &at, "repository", true);
         let polling = match self.table_member(table, &at, "polling") {
@@ -196,8 +215,12 @@ impl Checker<'_> {
             None => PollingOverride::default(),
         };
         let agent = match self.table_member(table, &at, "agent") {
-            Some(agent) => self.agent(agent, &at.key("agent")),
-            None => None,
+            Some(agent) => self.agent(agent, &at.key("agent"), None),
+            None => AgentOverride::default(),
+        };
+        let workspace = match self.table_member(table, &at, "workspace") {
+            Some(workspace) => self.workspace(workspace, &at.key("workspace")),
+            None => WorkspaceOverride::default(),
         };
         let mut max_frame_bytes = curupira_framing::DEFAULT_MAX_BODY;
         if let Some(protocol) = self.table_member(table, &at, "protocol") {
@@ -239,8 +262,15 @@ impl Checker<'_> {
             repository,
             max_frame_bytes,
             timeouts,
+            agent: merged_agent(&agent, &AgentOverride::default()),
+            workspace: merged_workspace(self.dir, &workspace, &WorkspaceOverride::default()),
         };
-        (settings, polling, agent)
+        let defaults = Defaults {
+            polling,
+            agent,
+            workspace,
+        };
+        (settings, defaults)
     }
 
     fn polling(&mut self, table: &toml::Table, at: &JsonPointer) -> PollingOverride {
@@ -270,41 +300,6 @@ impl Checker<'_> {
             batch_size,
             interval_seconds,
         }
-    }
-
-    fn agent(&mut self, table: &toml::Table, at: &JsonPointer) -> Option<Vec<String>> {
-        self.unknown_keys(table, at, &["command"]);
-        let value = table.get("command")?;
-        let at = at.key("command");
-        let TomlValue::Array(items) = value else {
-            self.wrong_type(&at, "an array of strings", value);
-            return None;
-        };
-        if items.is_empty() {
-            self.collector.error(
-                codes::INVALID_VALUE,
-                &at,
-                "the agent `command` is empty: give the program and its arguments, e.g. \
-                 [\"my-agent\", \"--print\"]",
-            );
-            return None;
-        }
-        let mut command = Vec::with_capacity(items.len());
-        for (index, item) in items.iter().enumerate() {
-            match item {
-                TomlValue::String(s) => command.push(s.clone()),
-                other => self.wrong_type(&at.index(index), "a string", other),
-            }
-        }
-        if command.first().is_some_and(String::is_empty) {
-            self.collector.error(
-                codes::INVALID_VALUE,
-                &at.index(0),
-                "the agent program (the first element of `command`) is an empty string",
-            );
-            return None;
-        }
-        (command.len() == items.len()).then_some(command)
     }
 
     fn extensions(&mut self, table: &toml::Table) -> Vec<(String, Option<ExtensionConfig>)> {
@@ -383,12 +378,7 @@ impl Checker<'_> {
         extensions
     }
 
-    fn automations(
-        &mut self,
-        table: &toml::Table,
-        default_polling: PollingOverride,
-        default_agent: Option<&Vec<String>>,
-    ) -> Vec<ReadAutomation> {
+    fn automations(&mut self, table: &toml::Table, defaults: &Defaults) -> Vec<ReadAutomation> {
         let mut automations = Vec::new();
         for (name, at, value) in self.members(table, "automations") {
             let Some(auto) = self.table(value, &at) else {
@@ -410,6 +400,7 @@ impl Checker<'_> {
                     "arguments",
                     "polling",
                     "agent",
+                    "workspace",
                 ],
             );
             let trigger = self.trigger(auto, &at, &name);
@@ -441,12 +432,12 @@ impl Checker<'_> {
             let polling = Polling {
                 batch_size: own_polling
                     .batch_size
-                    .or(default_polling.batch_size)
+                    .or(defaults.polling.batch_size)
                     .unwrap_or(DEFAULT_BATCH_SIZE),
                 interval: Duration::from_secs_f64(
                     own_polling
                         .interval_seconds
-                        .or(default_polling.interval_seconds)
+                        .or(defaults.polling.interval_seconds)
                         .unwrap_or(DEFAULT_INTERVAL_SECONDS),
                 ),
             };
@@ -455,11 +446,25 @@ impl Checker<'_> {
                 Some(_) => true,
                 None => false,
             };
-            let agent = match self.table_member(auto, &at, "agent") {
-                Some(agent) => self.agent(agent, &at.key("agent")),
-                None => None,
-            }
-            .or_else(|| default_agent.cloned());
+            let settings_agent_at = JsonPointer::root().key("settings").key("agent");
+            let agent_override = match self.table_member(auto, &at, "agent") {
+                Some(agent) => self.agent(
+                    agent,
+                    &at.key("agent"),
+                    Some((&defaults.agent, &settings_agent_at)),
+                ),
+                None => AgentOverride::default(),
+            };
+            let workspace_override = match self.table_member(auto, &at, "workspace") {
+                Some(workspace) => self.workspace(workspace, &at.key("workspace")),
+                None => WorkspaceOverride::default(),
+            };
+            let agent_policy = merged_agent(&defaults.agent, &agent_override);
+            let workspace_policy =
+                merged_workspace(self.dir, &defaults.workspace, &workspace_override);
+            let agent = agent_override
+                .command
+                .or_else(|| defaults.agent.command.clone());
             let automation = match (&trigger, prompt, arguments) {
                 (Some(trigger), Some((prompt, prompt_file)), Some(arguments)) => Some(Automation {
                     name: name.clone(),
@@ -469,6 +474,8 @@ impl Checker<'_> {
                     arguments,
                     polling,
                     agent,
+                    agent_policy,
+                    workspace_policy,
                 }),
                 _ => None,
             };

@@ -18,10 +18,10 @@ curupira_diagnostics::codes! {
         "A required key is missing: `trigger` or the prompt (`prompt` / `prompt_file`) of an automation, the source (`path` / `builtin`) of an extension.";
     /// A value has the wrong TOML type.
     INVALID_TYPE = "config/invalid-type", Error,
-        "A value has the wrong TOML type (a string where a table is expected, an integer in `command`, …).";
+        "A value has the wrong TOML type (a string where a table is expected, an integer in `command`, a float where a whole number of seconds is expected, …).";
     /// A value has the right type but is not allowed (empty, out of range, …).
     INVALID_VALUE = "config/invalid-value", Error,
-        "A value of the right type that is not allowed: an empty string or command, a timeout ≤ 0 or an interval < 0 (seconds, below 10^9), `max_frame_bytes` outside 1..4294967295, a `trigger` with an empty side of `:`, an extension name containing `:`, `nan`/`inf` in `arguments`.";
+        "A value of the right type that is not allowed: an empty string or command, a timeout ≤ 0 or an interval < 0 (seconds, below 10^9), `max_frame_bytes` outside 1..4294967295, a `trigger` with an empty side of `:`, an extension name containing `:`, `nan`/`inf` in `arguments`; in `[settings.agent]`, `[settings.workspace]` and their per-automation overrides, a number outside its range (`*_seconds` in whole seconds up to 31536000, one year; `max_concurrent` 1..1000; `retries` 0..1000), `max_retry_backoff_seconds` below `retry_backoff_seconds`, a `mode` or `cleanup` outside its set (with a did-you-mean), a `base` that starts with `-` or holds a control character, an empty hook.";
     /// `batch_size` is below 1.
     BATCH_SIZE = "config/batch-size", Error,
         "`batch_size` (in `[settings.polling]` or an automation's `polling`) is below 1.";

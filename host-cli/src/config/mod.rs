@@ -10,6 +10,20 @@
 //! interval_seconds = 60          # pause between rounds when running continuously
 //! [settings.agent]
 //! command = ["my-agent", "--print"]
+//! max_concurrent = 4             # agents at once, all automations together; default 1
+//! timeout_seconds = 3600         # per agent run, wall clock; default none
+//! stall_seconds = 600            # silence on stdout and stderr; default none
+//! kill_grace_seconds = 10        # SIGTERM, then SIGKILL after this
+//! retries = 2                    # attempts after a failed first one; default 0
+//! retry_backoff_seconds = 10     # first pause, doubling…
+//! max_retry_backoff_seconds = 300 # …up to this
+//! [settings.workspace]
+//! mode = "worktree"              # or "shared" (the default: the config's folder)
+//! root = ".curupira/worktrees"   # relative to the config's folder
+//! base = "main"                  # default: HEAD when the run started
+//! cleanup = "on-success"         # or "always", "never"
+//! hook_timeout_seconds = 60
+//! hooks = { after_create = "npm ci", before_remove = "git status --short" }
 //! [settings.protocol]
 //! max_frame_bytes = 16777216
 //! [settings.timeouts]            # seconds
@@ -25,18 +39,32 @@
 //! prompt = "Fix issue #${issue_number} in ${repository}."   # or prompt_file = "fix.md"
 //! arguments = { labels = ["bug"] }
 //! polling = { batch_size = 3 }
-//! agent = { command = ["other-agent"] }
+//! agent = { command = ["other-agent"], max_concurrent = 2, timeout_seconds = 1800 }
+//! workspace = { cleanup = "always", hooks = { before_run = "make setup" } }
 //! ```
 //!
 //! # Decisions where the specification is silent
 //!
-//! - **Paths** (`extensions.*.path`, `prompt_file`) are relative to the folder of the
-//!   config file, whatever the current directory is. That folder is also the working
-//!   directory of every extension and of the agent.
+//! - **Paths** (`extensions.*.path`, `prompt_file`, the workspace `root`) are relative
+//!   to the folder of the config file, whatever the current directory is. That folder
+//!   is also the working directory of every extension, and of the agent in the
+//!   `shared` workspace mode.
 //! - **Numbers.** `batch_size` is an integer ≥ 1 (`config/batch-size`).
 //!   `interval_seconds` and the timeouts are seconds, integer or fractional
 //!   (`0.5`); timeouts must be > 0, the interval ≥ 0. `max_frame_bytes` is an integer
 //!   from 1 to 4294967295 (what the 8 hex digits of a header can announce).
+//! - **Agent and workspace durations** (`*_seconds` in `[settings.agent]` and
+//!   `[settings.workspace]`) are whole seconds, at most [`MAX_SECONDS`] (one year): a
+//!   float is `config/invalid-type`, a value out of range `config/invalid-value`.
+//!   `max_concurrent` is 1 to [`MAX_CONCURRENT_LIMIT`], `retries` 0 to
+//!   [`MAX_RETRIES`].
+//! - **Overrides.** An automation's `agent = { … }` and `workspace = { … }` override
+//!   `[settings.agent]` and `[settings.workspace]` key by key (`hooks` one hook at a
+//!   time), giving each automation its [`AgentPolicy`] and [`WorkspacePolicy`]. Its
+//!   `max_concurrent` is a cap for that automation under the global limit
+//!   ([`Config::global_max_concurrent`]). `max_retry_backoff_seconds` may not be below
+//!   `retry_backoff_seconds`; unwritten, it is 300 or `retry_backoff_seconds` when that
+//!   is longer.
 //! - **Order.** Automations keep the order in which they appear in the file; `run`
 //!   prepares and polls them in that order.
 //! - **Extension names** are the keys of `[extensions]`; they may not contain `:`
@@ -76,10 +104,13 @@ mod model;
 mod query;
 
 pub use model::{
-    Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INITIALIZE_TIMEOUT,
-    DEFAULT_INTERVAL_SECONDS, DEFAULT_REQUEST_TIMEOUT, DEFAULT_SHUTDOWN_TIMEOUT, ExtensionConfig,
-    ExtensionSource, FILE_NAME, Polling, Settings, Timeouts, TriggerRef, Unusable,
-    UnusableAutomation,
+    AgentPolicy, Automation, BUILTINS, Cleanup, Config, DEFAULT_BATCH_SIZE,
+    DEFAULT_HOOK_TIMEOUT_SECONDS, DEFAULT_INITIALIZE_TIMEOUT, DEFAULT_INTERVAL_SECONDS,
+    DEFAULT_KILL_GRACE_SECONDS, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RETRY_BACKOFF_SECONDS,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS, DEFAULT_SHUTDOWN_TIMEOUT,
+    DEFAULT_WORKTREE_ROOT, ExtensionConfig, ExtensionSource, FILE_NAME, Hooks,
+    MAX_CONCURRENT_LIMIT, MAX_RETRIES, MAX_SECONDS, Polling, Settings, Timeouts, TriggerRef,
+    Unusable, UnusableAutomation, WorkspaceMode, WorkspacePolicy,
 };
 pub use query::UnknownAutomation;
 

@@ -2,7 +2,7 @@
 //! types and their small accessors live here; [`super::check`] fills them and
 //! [`super::query`] answers questions about them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use curupira_diagnostics::SourceMap;
@@ -22,6 +22,26 @@ pub const DEFAULT_REQUEST_TIMEOUT: f64 = 30.0;
 pub const DEFAULT_SHUTDOWN_TIMEOUT: f64 = 5.0;
 /// The names `builtin = "…"` accepts.
 pub use crate::builtin::NAMES as BUILTINS;
+/// Agents running at once when nothing is configured: one, as before concurrency.
+pub const DEFAULT_MAX_CONCURRENT: u32 = 1;
+/// The most agents at once a config may allow, globally or per automation.
+pub const MAX_CONCURRENT_LIMIT: u32 = 1000;
+/// Seconds between SIGTERM and SIGKILL when an agent is stopped.
+pub const DEFAULT_KILL_GRACE_SECONDS: u64 = 10;
+/// The most retries a config may ask for.
+pub const MAX_RETRIES: u32 = 1000;
+/// Seconds before the first retry.
+pub const DEFAULT_RETRY_BACKOFF_SECONDS: u64 = 10;
+/// The longest pause between retries when `max_retry_backoff_seconds` is not written
+/// (raised to `retry_backoff_seconds` when that is longer).
+pub const DEFAULT_MAX_RETRY_BACKOFF_SECONDS: u64 = 300;
+/// Seconds a workspace hook may run.
+pub const DEFAULT_HOOK_TIMEOUT_SECONDS: u64 = 60;
+/// The longest duration any `*_seconds` key of `[settings.agent]` and
+/// `[settings.workspace]` accepts: one year (365 days). Longer is a typo, not a policy.
+pub const MAX_SECONDS: u64 = 365 * 24 * 60 * 60;
+/// Where worktrees go when `root` is not written, relative to the config's folder.
+pub const DEFAULT_WORKTREE_ROOT: &str = ".curupira/worktrees";
 
 /// A checked `curupira.toml`.
 #[derive(Debug, Clone)]
@@ -58,9 +78,13 @@ pub struct Unusable {
     /// `[settings]` as a whole) has an error: talking to extensions would use values the
     /// user did not write, so `validate` does not start any.
     pub connection: bool,
-    /// `[settings.agent]` (or `[settings]` as a whole) has an error, so an automation
-    /// without an agent of its own cannot be said to have none.
+    /// `[settings.agent]` as a whole or its `command` (or `[settings]` as a whole) has
+    /// an error, so an automation without an agent command of its own cannot be said
+    /// to have none. An error in another key of `[settings.agent]` does not set it.
     pub agent: bool,
+    /// `[settings.workspace]` (or `[settings]` as a whole) has an error: the workspace
+    /// policies were filled with defaults where the file is wrong.
+    pub workspace: bool,
     /// The extensions with an error in their own table, in file order.
     pub extensions: Vec<String>,
     /// The automations with an error in their own table, in file order.
@@ -88,6 +112,11 @@ pub struct Settings {
     pub max_frame_bytes: usize,
     /// `[settings.timeouts]`.
     pub timeouts: Timeouts,
+    /// `[settings.agent]` with defaults filled in (no automation's override, so
+    /// [`AgentPolicy::cap`] is `None`). `max_concurrent` here is the global limit.
+    pub agent: AgentPolicy,
+    /// `[settings.workspace]` with defaults filled in (no automation's override).
+    pub workspace: WorkspacePolicy,
 }
 
 /// `[settings.timeouts]`, in the config's own model (read from seconds);
@@ -156,6 +185,153 @@ pub struct Automation {
     pub polling: Polling,
     /// `agent.command`, or `[settings.agent] command`; `None` when neither is set.
     pub agent: Option<Vec<String>>,
+    /// How its agents run: `[settings.agent]` with the automation's `agent = { … }`
+    /// merged over it, key by key.
+    pub agent_policy: AgentPolicy,
+    /// Where its agents run: `[settings.workspace]` with the automation's
+    /// `workspace = { … }` merged over it, key by key (hooks one by one).
+    pub workspace_policy: WorkspacePolicy,
+}
+
+/// How an automation's agents are run: concurrency, time limits and retries, from
+/// `[settings.agent]` and the automation's `agent = { … }`. Durations are whole
+/// seconds in the file. The command itself is [`Automation::agent`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentPolicy {
+    /// `[settings.agent] max_concurrent`: the most agents running at once in the
+    /// whole run, all automations together. The same in every automation.
+    pub max_concurrent: u32,
+    /// The automation's own `max_concurrent`: the most of *its* agents at once, under
+    /// the global limit. `None` when it writes none (only the global limit applies).
+    pub cap: Option<u32>,
+    /// `timeout_seconds`: the longest one agent run may take (wall clock); `None` is
+    /// no limit.
+    pub timeout: Option<Duration>,
+    /// `stall_seconds`: the longest an agent may write nothing on stdout or stderr;
+    /// `None` is no limit.
+    pub stall: Option<Duration>,
+    /// `kill_grace_seconds`: between SIGTERM to the agent's process group and
+    /// SIGKILL.
+    pub kill_grace: Duration,
+    /// `retries`: attempts after the first one that failed.
+    pub retries: u32,
+    /// `retry_backoff_seconds`: the pause before the first retry; it doubles for each
+    /// later one.
+    pub retry_backoff: Duration,
+    /// `max_retry_backoff_seconds`: the longest pause between retries; never shorter
+    /// than `retry_backoff`.
+    pub max_retry_backoff: Duration,
+}
+
+impl Default for AgentPolicy {
+    fn default() -> Self {
+        Self {
+            max_concurrent: DEFAULT_MAX_CONCURRENT,
+            cap: None,
+            timeout: None,
+            stall: None,
+            kill_grace: Duration::from_secs(DEFAULT_KILL_GRACE_SECONDS),
+            retries: 0,
+            retry_backoff: Duration::from_secs(DEFAULT_RETRY_BACKOFF_SECONDS),
+            max_retry_backoff: Duration::from_secs(DEFAULT_MAX_RETRY_BACKOFF_SECONDS),
+        }
+    }
+}
+
+impl AgentPolicy {
+    /// The most agents of this automation running at once: its cap, never above the
+    /// global limit.
+    pub fn concurrency(&self) -> u32 {
+        self.cap
+            .map_or(self.max_concurrent, |cap| cap.min(self.max_concurrent))
+    }
+
+    /// The pause before retry number `retry` (1 for the first): `retry_backoff`,
+    /// doubled for each earlier retry, at most `max_retry_backoff`.
+    pub fn retry_delay(&self, retry: u32) -> Duration {
+        let doublings = retry.saturating_sub(1);
+        let factor = 1u32.checked_shl(doublings).unwrap_or(u32::MAX);
+        self.retry_backoff
+            .checked_mul(factor)
+            .unwrap_or(Duration::MAX)
+            .min(self.max_retry_backoff)
+    }
+}
+
+curupira_diagnostics::closed_set! {
+    /// `[settings.workspace] mode`: where an automation's agents run.
+    #[derive(Default)]
+    WorkspaceMode {
+        /// In the config's folder, all agents together (the default).
+        #[default]
+        Shared = "shared",
+        /// Each task in its own `git worktree` under the workspace `root`.
+        Worktree = "worktree",
+    }
+}
+
+curupira_diagnostics::closed_set! {
+    /// `[settings.workspace] cleanup`: when a task's worktree is removed (its branch
+    /// never is).
+    #[derive(Default)]
+    Cleanup {
+        /// When the task succeeded; a failed task's worktree stays for inspection (the
+        /// default).
+        #[default]
+        OnSuccess = "on-success",
+        /// After every task.
+        Always = "always",
+        /// Never: worktrees stay until removed by hand.
+        Never = "never",
+    }
+}
+
+/// `[settings.workspace] hooks`: shell commands run in the workspace at points of its
+/// life; `None` where not set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hooks {
+    /// After the worktree is created; its failure fails the task.
+    pub after_create: Option<String>,
+    /// Before each agent attempt; its failure fails the attempt.
+    pub before_run: Option<String>,
+    /// After each agent attempt; its failure is logged.
+    pub after_run: Option<String>,
+    /// Before the worktree is removed; its failure is logged.
+    pub before_remove: Option<String>,
+}
+
+/// Where an automation's agents run, from `[settings.workspace]` and the
+/// automation's `workspace = { … }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspacePolicy {
+    /// `mode`.
+    pub mode: WorkspaceMode,
+    /// `root`, absolute: the folder that holds the worktrees (a relative `root` is
+    /// relative to the config's folder; by default [`DEFAULT_WORKTREE_ROOT`] there).
+    pub root: PathBuf,
+    /// `base`: the Git revision worktrees start from; `None` is `HEAD` at the time the
+    /// run started.
+    pub base: Option<String>,
+    /// `cleanup`.
+    pub cleanup: Cleanup,
+    /// `hook_timeout_seconds`: the longest one hook may run.
+    pub hook_timeout: Duration,
+    /// `hooks`.
+    pub hooks: Hooks,
+}
+
+impl WorkspacePolicy {
+    /// The policy when nothing is written, for a config in the folder `dir`.
+    pub fn defaults_in(dir: &Path) -> Self {
+        Self {
+            mode: WorkspaceMode::default(),
+            root: dir.join(DEFAULT_WORKTREE_ROOT),
+            base: None,
+            cleanup: Cleanup::default(),
+            hook_timeout: Duration::from_secs(DEFAULT_HOOK_TIMEOUT_SECONDS),
+            hooks: Hooks::default(),
+        }
+    }
 }
 
 /// An automation's `trigger`: a type, optionally qualified by the extension.
@@ -180,6 +356,12 @@ impl Config {
     /// The text of the config file (for reports that quote it).
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// `[settings.agent] max_concurrent`: the most agents running at once in the whole
+    /// run, all automations together.
+    pub fn global_max_concurrent(&self) -> u32 {
+        self.settings.agent.max_concurrent
     }
 
     /// The automation called `name`.

@@ -711,6 +711,7 @@ fn a_config_with_errors_keeps_what_could_be_read() {
         Unusable {
             connection: false,
             agent: false,
+            workspace: false,
             extensions: vec!["acme".into()],
             automations: vec![UnusableAutomation {
                 name: "queue".into(),
@@ -807,4 +808,762 @@ fn a_part_that_is_not_a_table_is_unusable() {
         }]
     );
     assert_eq!(partial.automations.len(), 2);
+}
+
+/// A config that writes every agent and workspace key, globally and in one
+/// automation's override; the policy tests change one thing in it.
+const POLICY: &str = r#"[settings.agent]
+command = ["my-agent"]
+max_concurrent = 4
+timeout_seconds = 3600
+stall_seconds = 600
+kill_grace_seconds = 5
+retries = 2
+retry_backoff_seconds = 15
+max_retry_backoff_seconds = 120
+
+[settings.workspace]
+mode = "worktree"
+root = "trees"
+base = "main"
+cleanup = "never"
+hook_timeout_seconds = 30
+hooks = { after_create = "npm ci", before_run = "make setup" }
+
+[automations.inherits]
+trigger = "jsonl"
+prompt = "Do ${title}."
+
+[automations.overrides]
+trigger = "jsonl"
+prompt = "Do ${title}."
+agent = { command = ["other"], max_concurrent = 2, timeout_seconds = 60, stall_seconds = 30, kill_grace_seconds = 0, retries = 7, retry_backoff_seconds = 1, max_retry_backoff_seconds = 4 }
+workspace = { mode = "shared", root = "/srv/trees", base = "v1.0", cleanup = "always", hook_timeout_seconds = 5, hooks = { before_run = "true", after_run = "echo done" } }
+"#;
+
+fn policy_replaced(from: &str, to: &str) -> String {
+    assert!(POLICY.contains(from), "{from}");
+    POLICY.replacen(from, to, 1)
+}
+
+/// Replaces `from` by `to` in [`POLICY`] and asserts exactly one diagnostic: `code`
+/// at `pointer`, on the line of `to` where the pointer's last key is, saying
+/// `message`.
+#[track_caller]
+fn policy_case(from: &str, to: &str, code: &str, pointer: &str, message: &str) {
+    let text = policy_replaced(from, to);
+    // The line where the pointer's last key is written, from where `to` starts.
+    let start = text.find(to).unwrap();
+    let key = pointer.rsplit('/').next().unwrap();
+    let at = start + text[start..].find(key).unwrap();
+    let line = text[..at].matches('\n').count() + 1;
+    let loaded = check(&text);
+    let diagnostics = loaded.report.diagnostics();
+    assert_eq!(diagnostics.len(), 1, "{to}: {:?}", found(&loaded));
+    let diagnostic = &diagnostics[0];
+    assert_eq!(
+        (diagnostic.code.as_ref(), diagnostic.path.as_str()),
+        (code, pointer),
+        "{to}"
+    );
+    assert_eq!(diagnostic.message, message, "{to}");
+    assert_eq!(diagnostic.line(), u32::try_from(line).ok(), "{to}");
+}
+
+#[test]
+fn agent_and_workspace_keys_have_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = check_in(
+        "[automations.a]\ntrigger = \"t\"\nprompt = \"p\"\n",
+        dir.path(),
+    );
+    let config = loaded.config.unwrap();
+    let agent = AgentPolicy {
+        max_concurrent: 1,
+        cap: None,
+        timeout: None,
+        stall: None,
+        kill_grace: Duration::from_secs(10),
+        retries: 0,
+        retry_backoff: Duration::from_secs(10),
+        max_retry_backoff: Duration::from_secs(300),
+    };
+    assert_eq!(AgentPolicy::default(), agent);
+    assert_eq!(config.settings.agent, agent);
+    assert_eq!(config.global_max_concurrent(), 1);
+    let workspace = WorkspacePolicy {
+        mode: WorkspaceMode::Shared,
+        root: dir.path().join(".curupira/worktrees"),
+        base: None,
+        cleanup: Cleanup::OnSuccess,
+        hook_timeout: Duration::from_secs(60),
+        hooks: Hooks::default(),
+    };
+    assert_eq!(WorkspacePolicy::defaults_in(dir.path()), workspace);
+    assert_eq!(config.settings.workspace, workspace);
+    let automation = &config.automations[0];
+    assert_eq!(automation.agent_policy, agent);
+    assert_eq!(automation.agent_policy.concurrency(), 1);
+    assert_eq!(automation.workspace_policy, workspace);
+}
+
+#[test]
+fn global_agent_and_workspace_keys_reach_every_automation() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = check_in(POLICY, dir.path());
+    assert!(
+        loaded.report.diagnostics().is_empty(),
+        "{:?}",
+        found(&loaded)
+    );
+    let config = loaded.config.unwrap();
+    let agent = AgentPolicy {
+        max_concurrent: 4,
+        cap: None,
+        timeout: Some(Duration::from_secs(3600)),
+        stall: Some(Duration::from_secs(600)),
+        kill_grace: Duration::from_secs(5),
+        retries: 2,
+        retry_backoff: Duration::from_secs(15),
+        max_retry_backoff: Duration::from_secs(120),
+    };
+    let workspace = WorkspacePolicy {
+        mode: WorkspaceMode::Worktree,
+        root: dir.path().join("trees"),
+        base: Some("main".into()),
+        cleanup: Cleanup::Never,
+        hook_timeout: Duration::from_secs(30),
+        hooks: Hooks {
+            after_create: Some("npm ci".into()),
+            before_run: Some("make setup".into()),
+            after_run: None,
+            before_remove: None,
+        },
+    };
+    assert_eq!(config.settings.agent, agent);
+    assert_eq!(config.settings.workspace, workspace);
+    assert_eq!(config.global_max_concurrent(), 4);
+    let inherits = config.automation("inherits").unwrap();
+    assert_eq!(
+        inherits.agent.as_deref(),
+        Some(&["my-agent".to_owned()][..])
+    );
+    assert_eq!(inherits.agent_policy, agent);
+    assert_eq!(inherits.agent_policy.concurrency(), 4);
+    assert_eq!(inherits.workspace_policy, workspace);
+}
+
+#[test]
+fn an_automation_overrides_each_agent_and_workspace_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = check_in(POLICY, dir.path()).config.unwrap();
+    let overrides = config.automation("overrides").unwrap();
+    assert_eq!(overrides.agent.as_deref(), Some(&["other".to_owned()][..]));
+    assert_eq!(
+        overrides.agent_policy,
+        AgentPolicy {
+            max_concurrent: 4,
+            cap: Some(2),
+            timeout: Some(Duration::from_secs(60)),
+            stall: Some(Duration::from_secs(30)),
+            kill_grace: Duration::ZERO,
+            retries: 7,
+            retry_backoff: Duration::from_secs(1),
+            max_retry_backoff: Duration::from_secs(4),
+        },
+        "`max_concurrent` is a cap; the global limit stays"
+    );
+    assert_eq!(overrides.agent_policy.concurrency(), 2);
+    assert_eq!(
+        overrides.workspace_policy,
+        WorkspacePolicy {
+            mode: WorkspaceMode::Shared,
+            root: "/srv/trees".into(),
+            base: Some("v1.0".into()),
+            cleanup: Cleanup::Always,
+            hook_timeout: Duration::from_secs(5),
+            hooks: Hooks {
+                after_create: Some("npm ci".into()),
+                before_run: Some("true".into()),
+                after_run: Some("echo done".into()),
+                before_remove: None,
+            },
+        },
+        "hooks are overridden one by one"
+    );
+
+    // One key at a time: the rest is inherited.
+    let text = policy_replaced(
+        "agent = { command = [\"other\"], max_concurrent = 2, timeout_seconds = 60, stall_seconds = 30, kill_grace_seconds = 0, retries = 7, retry_backoff_seconds = 1, max_retry_backoff_seconds = 4 }",
+        "agent = { stall_seconds = 45 }",
+    )
+    .replacen(
+        "workspace = { mode = \"shared\", root = \"/srv/trees\", base = \"v1.0\", cleanup = \"always\", hook_timeout_seconds = 5, hooks = { before_run = \"true\", after_run = \"echo done\" } }",
+        "workspace = { root = \"other-trees\" }",
+        1,
+    );
+    let config = check_in(&text, dir.path()).config.unwrap();
+    let overrides = config.automation("overrides").unwrap();
+    assert_eq!(
+        overrides.agent.as_deref(),
+        Some(&["my-agent".to_owned()][..]),
+        "the command is inherited"
+    );
+    assert_eq!(
+        overrides.agent_policy,
+        AgentPolicy {
+            stall: Some(Duration::from_secs(45)),
+            ..config.settings.agent
+        }
+    );
+    assert_eq!(
+        overrides.workspace_policy,
+        WorkspacePolicy {
+            root: dir.path().join("other-trees"),
+            ..config.settings.workspace.clone()
+        },
+        "a relative root is relative to the config's folder"
+    );
+}
+
+#[test]
+fn a_cap_above_the_global_limit_changes_nothing() {
+    let text = policy_replaced("max_concurrent = 2,", "max_concurrent = 9,");
+    let config = check(&text).config.unwrap();
+    let overrides = config.automation("overrides").unwrap();
+    assert_eq!(overrides.agent_policy.cap, Some(9));
+    assert_eq!(overrides.agent_policy.concurrency(), 4);
+}
+
+#[test]
+fn retry_pauses_double_up_to_the_longest() {
+    let policy = AgentPolicy::default();
+    let delays: Vec<u64> = (1..=8)
+        .map(|retry| policy.retry_delay(retry).as_secs())
+        .collect();
+    assert_eq!(delays, [10, 20, 40, 80, 160, 300, 300, 300]);
+    assert_eq!(policy.retry_delay(u32::MAX), Duration::from_secs(300));
+    let none = AgentPolicy {
+        retry_backoff: Duration::ZERO,
+        ..policy
+    };
+    assert_eq!(none.retry_delay(5), Duration::ZERO);
+}
+
+#[test]
+fn the_longest_retry_pause_follows_the_first() {
+    // Unwritten, it is the default or the first pause when that is longer.
+    let text = policy_replaced("max_retry_backoff_seconds = 120\n", "").replacen(
+        "retry_backoff_seconds = 15",
+        "retry_backoff_seconds = 600",
+        1,
+    );
+    let config = check(&text).config.unwrap();
+    assert_eq!(
+        config.settings.agent.max_retry_backoff,
+        Duration::from_secs(600)
+    );
+    let text = policy_replaced("max_retry_backoff_seconds = 120\n", "");
+    let config = check(&text).config.unwrap();
+    assert_eq!(
+        config.settings.agent.max_retry_backoff,
+        Duration::from_secs(300)
+    );
+}
+
+#[test]
+fn a_longest_retry_pause_below_the_first_is_refused_where_it_is_written() {
+    policy_case(
+        "max_retry_backoff_seconds = 120",
+        "max_retry_backoff_seconds = 14",
+        codes::INVALID_VALUE,
+        "/settings/agent/max_retry_backoff_seconds",
+        "`settings.agent.max_retry_backoff_seconds` is 14 but \
+         `settings.agent.retry_backoff_seconds` is 15: the longest pause between retries \
+         must be at least the first one; raise `max_retry_backoff_seconds` or lower \
+         `retry_backoff_seconds`",
+    );
+    let text = policy_replaced("retry_backoff_seconds = 15\n", "").replacen(
+        "max_retry_backoff_seconds = 120",
+        "max_retry_backoff_seconds = 5",
+        1,
+    );
+    let loaded = check(&text);
+    assert_eq!(
+        found(&loaded),
+        [(
+            "config/invalid-value".to_owned(),
+            "/settings/agent/max_retry_backoff_seconds".to_owned(),
+            8
+        )],
+        "against the default first pause, reported once (not again per automation)"
+    );
+    assert!(
+        loaded.report.diagnostics()[0]
+            .message
+            .starts_with("`settings.agent.max_retry_backoff_seconds` is 5 but `retry_backoff_seconds` is 10 by default:")
+    );
+    // An automation's first pause above the global longest: at the automation's key.
+    policy_case(
+        "prompt = \"Do ${title}.\"\n\n[automations.overrides]",
+        "prompt = \"Do ${title}.\"\nagent = { retry_backoff_seconds = 121 }\n\n[automations.overrides]",
+        codes::INVALID_VALUE,
+        "/automations/inherits/agent/retry_backoff_seconds",
+        "`settings.agent.max_retry_backoff_seconds` is 120 but \
+         `automations.inherits.agent.retry_backoff_seconds` is 121: the longest pause \
+         between retries must be at least the first one; raise \
+         `max_retry_backoff_seconds` or lower `retry_backoff_seconds`",
+    );
+    policy_case(
+        "prompt = \"Do ${title}.\"\n\n[automations.overrides]",
+        "prompt = \"Do ${title}.\"\nagent = { max_retry_backoff_seconds = 14 }\n\n[automations.overrides]",
+        codes::INVALID_VALUE,
+        "/automations/inherits/agent/max_retry_backoff_seconds",
+        "`automations.inherits.agent.max_retry_backoff_seconds` is 14 but \
+         `settings.agent.retry_backoff_seconds` is 15: the longest pause between retries \
+         must be at least the first one; raise `max_retry_backoff_seconds` or lower \
+         `retry_backoff_seconds`",
+    );
+}
+
+#[test]
+fn agent_numbers_out_of_range_or_not_whole_are_refused() {
+    let seconds = |min: u64| format!("a whole number of seconds from {min} to 31536000 (one year)");
+    let agents = "a whole number from 1 to 1000 (agents running at once)";
+    let retries = "a whole number from 0 to 1000 (attempts after the first)";
+    let cases: Vec<(&str, &str, &str, String)> = vec![
+        (
+            "max_concurrent = 4",
+            "max_concurrent = 0",
+            codes::INVALID_VALUE,
+            format!("{agents}, found 0"),
+        ),
+        (
+            "max_concurrent = 4",
+            "max_concurrent = 1001",
+            codes::INVALID_VALUE,
+            format!("{agents}, found 1001"),
+        ),
+        (
+            "max_concurrent = 4",
+            "max_concurrent = 2.0",
+            codes::INVALID_TYPE,
+            format!("{agents}, found 2.0"),
+        ),
+        (
+            "max_concurrent = 4",
+            "max_concurrent = \"4\"",
+            codes::INVALID_TYPE,
+            format!("{agents}, found a string"),
+        ),
+        (
+            "timeout_seconds = 3600",
+            "timeout_seconds = 0",
+            codes::INVALID_VALUE,
+            format!("{}, found 0", seconds(1)),
+        ),
+        (
+            "timeout_seconds = 3600",
+            "timeout_seconds = -5",
+            codes::INVALID_VALUE,
+            format!("{}, found -5", seconds(1)),
+        ),
+        (
+            "timeout_seconds = 3600",
+            "timeout_seconds = 31536001",
+            codes::INVALID_VALUE,
+            format!("{}, found 31536001", seconds(1)),
+        ),
+        (
+            "timeout_seconds = 3600",
+            "timeout_seconds = 1.5",
+            codes::INVALID_TYPE,
+            format!("{}, found 1.5", seconds(1)),
+        ),
+        (
+            "timeout_seconds = 3600",
+            "timeout_seconds = \"1h\"",
+            codes::INVALID_TYPE,
+            format!("{}, found a string", seconds(1)),
+        ),
+        (
+            "stall_seconds = 600",
+            "stall_seconds = 0",
+            codes::INVALID_VALUE,
+            format!("{}, found 0", seconds(1)),
+        ),
+        (
+            "stall_seconds = 600",
+            "stall_seconds = inf",
+            codes::INVALID_TYPE,
+            format!("{}, found inf", seconds(1)),
+        ),
+        (
+            "kill_grace_seconds = 5",
+            "kill_grace_seconds = -1",
+            codes::INVALID_VALUE,
+            format!("{}, found -1", seconds(0)),
+        ),
+        (
+            "kill_grace_seconds = 5",
+            "kill_grace_seconds = true",
+            codes::INVALID_TYPE,
+            format!("{}, found a boolean", seconds(0)),
+        ),
+        (
+            "retries = 2",
+            "retries = -1",
+            codes::INVALID_VALUE,
+            format!("{retries}, found -1"),
+        ),
+        (
+            "retries = 2",
+            "retries = 1001",
+            codes::INVALID_VALUE,
+            format!("{retries}, found 1001"),
+        ),
+        (
+            "retries = 2",
+            "retries = 0.5",
+            codes::INVALID_TYPE,
+            format!("{retries}, found 0.5"),
+        ),
+        (
+            "retry_backoff_seconds = 15",
+            "retry_backoff_seconds = -15",
+            codes::INVALID_VALUE,
+            format!("{}, found -15", seconds(0)),
+        ),
+        (
+            "max_retry_backoff_seconds = 120",
+            "max_retry_backoff_seconds = 9999999999",
+            codes::INVALID_VALUE,
+            format!("{}, found 9999999999", seconds(0)),
+        ),
+    ];
+    for (from, to, code, expected) in cases {
+        let key = to.split(' ').next().unwrap();
+        policy_case(
+            from,
+            to,
+            code,
+            &format!("/settings/agent/{key}"),
+            &format!("`settings.agent.{key}` must be {expected}"),
+        );
+    }
+    // The same checks in an automation's override.
+    policy_case(
+        "agent = { command = [\"other\"], max_concurrent = 2,",
+        "agent = { command = [\"other\"], max_concurrent = 0,",
+        codes::INVALID_VALUE,
+        "/automations/overrides/agent/max_concurrent",
+        &format!("`automations.overrides.agent.max_concurrent` must be {agents}, found 0"),
+    );
+    policy_case(
+        "timeout_seconds = 60,",
+        "timeout_seconds = 60.0,",
+        codes::INVALID_TYPE,
+        "/automations/overrides/agent/timeout_seconds",
+        &format!(
+            "`automations.overrides.agent.timeout_seconds` must be {}, found 60.0",
+            seconds(1)
+        ),
+    );
+    policy_case(
+        "kill_grace_seconds = 0,",
+        "kill_grace_seconds = -2,",
+        codes::INVALID_VALUE,
+        "/automations/overrides/agent/kill_grace_seconds",
+        &format!(
+            "`automations.overrides.agent.kill_grace_seconds` must be {}, found -2",
+            seconds(0)
+        ),
+    );
+}
+
+#[test]
+fn workspace_values_are_checked() {
+    let cases = [
+        (
+            "mode = \"worktree\"",
+            "mode = \"worktre\"",
+            codes::INVALID_VALUE,
+            "/settings/workspace/mode",
+            "`settings.workspace.mode` must be `shared` or `worktree`, found `worktre`; did \
+             you mean `worktree`?",
+        ),
+        (
+            "mode = \"worktree\"",
+            "mode = \"copy\"",
+            codes::INVALID_VALUE,
+            "/settings/workspace/mode",
+            "`settings.workspace.mode` must be `shared` or `worktree`, found `copy`",
+        ),
+        (
+            "mode = \"worktree\"",
+            "mode = 1",
+            codes::INVALID_TYPE,
+            "/settings/workspace/mode",
+            "`settings.workspace.mode` must be a string, found an integer",
+        ),
+        (
+            "cleanup = \"never\"",
+            "cleanup = \"on_success\"",
+            codes::INVALID_VALUE,
+            "/settings/workspace/cleanup",
+            "`settings.workspace.cleanup` must be `on-success`, `always` or `never`, found \
+             `on_success`; did you mean `on-success`?",
+        ),
+        (
+            "cleanup = \"never\"",
+            "cleanup = \"sometimes\"",
+            codes::INVALID_VALUE,
+            "/settings/workspace/cleanup",
+            "`settings.workspace.cleanup` must be `on-success`, `always` or `never`, found \
+             `sometimes`",
+        ),
+        (
+            "root = \"trees\"",
+            "root = \"\"",
+            codes::INVALID_VALUE,
+            "/settings/workspace/root",
+            "`settings.workspace.root` must not be empty",
+        ),
+        (
+            "root = \"trees\"",
+            "root = [\"trees\"]",
+            codes::INVALID_TYPE,
+            "/settings/workspace/root",
+            "`settings.workspace.root` must be a string, found an array",
+        ),
+        (
+            "base = \"main\"",
+            "base = \"\"",
+            codes::INVALID_VALUE,
+            "/settings/workspace/base",
+            "`settings.workspace.base` must not be empty",
+        ),
+        (
+            "base = \"main\"",
+            "base = \"--orphan\"",
+            codes::INVALID_VALUE,
+            "/settings/workspace/base",
+            "`settings.workspace.base` must be a Git revision (a branch, tag or commit such \
+             as `main`), and cannot start with `-` (Git would read it as an option); found \
+             `--orphan`",
+        ),
+        (
+            "base = \"main\"",
+            "base = \"ma\\nin\"",
+            codes::INVALID_VALUE,
+            "/settings/workspace/base",
+            "`settings.workspace.base` must be a Git revision (a branch, tag or commit such \
+             as `main`), and cannot hold control characters; found `ma\\nin`",
+        ),
+        (
+            "hook_timeout_seconds = 30",
+            "hook_timeout_seconds = 0",
+            codes::INVALID_VALUE,
+            "/settings/workspace/hook_timeout_seconds",
+            "`settings.workspace.hook_timeout_seconds` must be a whole number of seconds \
+             from 1 to 31536000 (one year), found 0",
+        ),
+        (
+            "hook_timeout_seconds = 30",
+            "hook_timeout_seconds = 0.5",
+            codes::INVALID_TYPE,
+            "/settings/workspace/hook_timeout_seconds",
+            "`settings.workspace.hook_timeout_seconds` must be a whole number of seconds \
+             from 1 to 31536000 (one year), found 0.5",
+        ),
+        (
+            "hooks = { after_create = \"npm ci\", before_run = \"make setup\" }",
+            "hooks = \"npm ci\"",
+            codes::INVALID_TYPE,
+            "/settings/workspace/hooks",
+            "`settings.workspace.hooks` must be a table, found a string",
+        ),
+        (
+            "after_create = \"npm ci\"",
+            "after_create = \"  \"",
+            codes::INVALID_VALUE,
+            "/settings/workspace/hooks/after_create",
+            "`settings.workspace.hooks.after_create` must not be empty: give a shell \
+             command, or leave the hook out",
+        ),
+        (
+            "before_run = \"make setup\"",
+            "before_run = [\"make\", \"setup\"]",
+            codes::INVALID_TYPE,
+            "/settings/workspace/hooks/before_run",
+            "`settings.workspace.hooks.before_run` must be a string (a shell command), \
+             found an array",
+        ),
+        // An automation's override is checked the same way.
+        (
+            "cleanup = \"always\"",
+            "cleanup = \"allways\"",
+            codes::INVALID_VALUE,
+            "/automations/overrides/workspace/cleanup",
+            "`automations.overrides.workspace.cleanup` must be `on-success`, `always` or \
+             `never`, found `allways`; did you mean `always`?",
+        ),
+        (
+            "mode = \"shared\"",
+            "mode = \"Shared\"",
+            codes::INVALID_VALUE,
+            "/automations/overrides/workspace/mode",
+            "`automations.overrides.workspace.mode` must be `shared` or `worktree`, found \
+             `Shared`; did you mean `shared`?",
+        ),
+        (
+            "after_run = \"echo done\"",
+            "after_run = \"\"",
+            codes::INVALID_VALUE,
+            "/automations/overrides/workspace/hooks/after_run",
+            "`automations.overrides.workspace.hooks.after_run` must not be empty: give a \
+             shell command, or leave the hook out",
+        ),
+        (
+            "hook_timeout_seconds = 5",
+            "hook_timeout_seconds = 31536001",
+            codes::INVALID_VALUE,
+            "/automations/overrides/workspace/hook_timeout_seconds",
+            "`automations.overrides.workspace.hook_timeout_seconds` must be a whole number \
+             of seconds from 1 to 31536000 (one year), found 31536001",
+        ),
+    ];
+    for (from, to, code, pointer, message) in cases {
+        policy_case(from, to, code, pointer, message);
+    }
+}
+
+#[test]
+fn agent_and_workspace_tables_must_be_tables() {
+    policy_case(
+        "prompt = \"Do ${title}.\"\n\n[automations.overrides]",
+        "prompt = \"Do ${title}.\"\nworkspace = \"worktree\"\n\n[automations.overrides]",
+        codes::INVALID_TYPE,
+        "/automations/inherits/workspace",
+        "`automations.inherits.workspace` must be a table, found a string",
+    );
+    policy_case(
+        "prompt = \"Do ${title}.\"\n\n[automations.overrides]",
+        "prompt = \"Do ${title}.\"\nagent = [\"my-agent\"]\n\n[automations.overrides]",
+        codes::INVALID_TYPE,
+        "/automations/inherits/agent",
+        "`automations.inherits.agent` must be a table, found an array",
+    );
+    policy_case(
+        "[settings.workspace]\nmode = \"worktree\"\nroot = \"trees\"\nbase = \"main\"\ncleanup = \"never\"\nhook_timeout_seconds = 30\nhooks = { after_create = \"npm ci\", before_run = \"make setup\" }\n",
+        "[settings]\nworkspace = 3\n",
+        codes::INVALID_TYPE,
+        "/settings/workspace",
+        "`settings.workspace` must be a table, found an integer",
+    );
+}
+
+#[test]
+fn misspelt_agent_and_workspace_keys_get_a_did_you_mean() {
+    let cases = [
+        (
+            "max_concurrent = 4",
+            "max_concurent = 4",
+            "/settings/agent/max_concurent",
+            "unknown key `max_concurent` in `settings.agent`; did you mean `max_concurrent`?",
+        ),
+        (
+            "kill_grace_seconds = 5",
+            "kill_grace_second = 5",
+            "/settings/agent/kill_grace_second",
+            "unknown key `kill_grace_second` in `settings.agent`; did you mean \
+             `kill_grace_seconds`?",
+        ),
+        (
+            "cleanup = \"never\"",
+            "clean_up = \"never\"",
+            "/settings/workspace/clean_up",
+            "unknown key `clean_up` in `settings.workspace`; did you mean `cleanup`?",
+        ),
+        (
+            "after_create = \"npm ci\"",
+            "after_craete = \"npm ci\"",
+            "/settings/workspace/hooks/after_craete",
+            "unknown key `after_craete` in `settings.workspace.hooks`; did you mean \
+             `after_create`?",
+        ),
+        (
+            "retries = 7",
+            "retrys = 7",
+            "/automations/overrides/agent/retrys",
+            "unknown key `retrys` in `automations.overrides.agent`; did you mean `retries`?",
+        ),
+        (
+            "base = \"v1.0\"",
+            "bsae = \"v1.0\"",
+            "/automations/overrides/workspace/bsae",
+            "unknown key `bsae` in `automations.overrides.workspace`; did you mean `base`?",
+        ),
+    ];
+    for (from, to, pointer, message) in cases {
+        let text = policy_replaced(from, to);
+        let loaded = check(&text);
+        assert!(
+            loaded.config.is_some(),
+            "a warning does not stop the config"
+        );
+        let diagnostics = loaded.report.diagnostics();
+        assert_eq!(diagnostics.len(), 1, "{to}: {:?}", found(&loaded));
+        assert_eq!(diagnostics[0].severity, Severity::Warning);
+        assert_eq!(
+            (diagnostics[0].code.as_ref(), diagnostics[0].path.as_str()),
+            (codes::UNKNOWN_KEY, pointer)
+        );
+        assert_eq!(diagnostics[0].message, message);
+    }
+}
+
+#[test]
+fn only_a_broken_agent_command_hides_missing_agents() {
+    // A bad time limit in `[settings.agent]` says nothing about the command.
+    let text = replaced(
+        "[settings.agent]\ncommand = [\"my-agent\", \"--print\"]\n",
+        "[settings.agent]\ntimeout_seconds = 0\n",
+    );
+    let partial = check(&text).partial.unwrap();
+    assert!(!partial.unusable.agent && !partial.unusable.workspace);
+    let missing: Vec<String> = partial
+        .missing_agents(&[])
+        .iter()
+        .map(|d| d.path.to_string())
+        .collect();
+    assert_eq!(missing, ["/automations/queue/agent/command"]);
+
+    let text = policy_replaced("mode = \"worktree\"", "mode = \"tree\"");
+    let partial = check(&text).partial.unwrap();
+    assert!(partial.unusable.workspace && !partial.unusable.agent);
+    assert_eq!(
+        partial.automations.len(),
+        2,
+        "the automations themselves are fine"
+    );
+}
+
+#[test]
+fn the_module_documentation_example_checks_clean() {
+    let source = include_str!("mod.rs");
+    let example: String = source
+        .lines()
+        .skip_while(|line| *line != "//! ```toml")
+        .skip(1)
+        .take_while(|line| *line != "//! ```")
+        .map(|line| format!("{}\n", line.strip_prefix("//! ").unwrap_or("")))
+        .collect();
+    assert!(example.contains("[settings.workspace]"));
+    let loaded = check(&example);
+    assert!(
+        loaded.report.diagnostics().is_empty(),
+        "{:?}",
+        found(&loaded)
+    );
 }
