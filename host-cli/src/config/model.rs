@@ -249,12 +249,7 @@ impl AgentPolicy {
     /// The pause before retry number `retry` (1 for the first): `retry_backoff`,
     /// doubled for each earlier retry, at most `max_retry_backoff`.
     pub fn retry_delay(&self, retry: u32) -> Duration {
-        let doublings = retry.saturating_sub(1);
-        let factor = 1u32.checked_shl(doublings).unwrap_or(u32::MAX);
-        self.retry_backoff
-            .checked_mul(factor)
-            .unwrap_or(Duration::MAX)
-            .min(self.max_retry_backoff)
+        crate::dispatch::backoff(retry, self.retry_backoff, self.max_retry_backoff)
     }
 }
 
