@@ -7,6 +7,7 @@
 //! | `event` | members | when |
 //! |---|---|---|
 //! | `task.started` | `task_id`, `values` | before `trigger/onStarted` |
+//! | `task.retrying` | `task_id`, `attempt`, `delay_seconds`, `reason` | an attempt failed and `retries` allows another, after `delay_seconds` |
 //! | `task.finished` | `task_id`, `values`, `exit_code`, `error`? | after the agent and `trigger/onFinished` |
 //! | `task.skipped` | `task_id`, `values` | a poll returned an identity this process already handled for this automation |
 //! | `task.rendered` | `task_id`, `values`, `prompt` | `--dry-run`: instead of started/finished |
@@ -44,6 +45,21 @@ pub enum Event {
         task_id: String,
         /// The item's pairs.
         values: Vec<Pair>,
+    },
+    /// An attempt of a task failed and another will run after a pause (no slot is held
+    /// meanwhile).
+    #[serde(rename = "task.retrying")]
+    TaskRetrying {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The number of the attempt to come (2 for the first retry).
+        attempt: u32,
+        /// The pause before it, in seconds.
+        delay_seconds: f64,
+        /// Why the attempt before it failed.
+        reason: String,
     },
     /// A task ended: the agent exited and `trigger/onFinished` was sent.
     #[serde(rename = "task.finished")]
@@ -135,6 +151,7 @@ impl Event {
             } => *exit_code != Some(0) || error.is_some(),
             Event::AutomationFailed { .. } | Event::ExtensionFailed { .. } => true,
             Event::TaskStarted { .. }
+            | Event::TaskRetrying { .. }
             | Event::TaskSkipped { .. }
             | Event::TaskRendered { .. }
             | Event::RoundFinished { .. } => false,
@@ -154,6 +171,16 @@ impl Event {
                 "{automation}: started task {} {}",
                 short(task_id),
                 pairs_text(values)
+            ),
+            Event::TaskRetrying {
+                automation,
+                task_id,
+                attempt,
+                delay_seconds,
+                reason,
+            } => format!(
+                "{automation}: task {} failed ({reason}); attempt {attempt} in {delay_seconds} s",
+                short(task_id)
             ),
             Event::TaskFinished {
                 automation,

@@ -3,44 +3,54 @@
 //!
 //! # Order of work
 //!
-//! Automations run **sequentially**, in the order of the config file: simple,
-//! deterministic, and what the protocol's one-request-at-a-time conversation allows
-//! anyway when two automations share an extension.
-//!
-//! 1. **Prepare** every selected automation, in order: check that `${repository}` can
-//!    be filled if the prompt uses it; start its extension if this is the first
-//!    automation using it (`initialize`, then `describe`, compared with the manifest's
-//!    `trigger_types`: a difference is logged as a warning); `trigger/schema`; fill the
-//!    arguments with the schema's `default`s ([`crate::defaults`]); `trigger/validate`.
-//! 2. **Rounds.** For each prepared automation: up to `batch_size` polls, stopping at
-//!    the first `null`. Each item is checked ([`curupira_client::Client::poll`]),
-//!    gets its task identity, and is skipped (`task.skipped`) when this process has
-//!    already handled that identity for that automation. Otherwise its prompt is
-//!    rendered with the pairs plus `repository` and `automation`, and the task runs:
-//!    `trigger/onStarted` → agent → `trigger/onFinished` (sent even when the agent
-//!    failed). With `--once` there is one round per automation; otherwise each
-//!    automation's next round starts `interval_seconds` after its last one ended.
+//! 1. **Prepare** every selected automation, in the config's order: check that
+//!    `${repository}` can be filled if the prompt uses it; start its extension if this
+//!    is the first automation using it (`initialize`, then `describe`, compared with
+//!    the manifest's `trigger_types`: a difference is logged as a warning);
+//!    `trigger/schema`; fill the arguments with the schema's `default`s
+//!    ([`crate::defaults`]); `trigger/validate`.
+//! 2. **Rounds and dispatch** (the `Scheduler` loop, bookkeeping in
+//!    [`crate::dispatch`]). Each automation's round polls up to `batch_size` items,
+//!    stopping at the first `null`, but takes the next item only when an agent slot is
+//!    free (`[settings.agent] max_concurrent`, default 1, and the automation's own
+//!    `max_concurrent` cap), so an item an extension hands over is always dispatched
+//!    at once, never queued. Automations wanting a slot are served round robin. Each
+//!    item gets its task identity and is skipped (`task.skipped`) when this process
+//!    has it in flight or finished; otherwise its prompt is rendered with the pairs
+//!    plus `repository` and `automation`, `trigger/onStarted` is sent, and the agent
+//!    runs on a worker thread. Polls and every extension call stay on this thread, in
+//!    order: one request in flight per extension. When an attempt ends: a failure with
+//!    `retries` left emits `task.retrying` and waits `retry_backoff_seconds` (doubling,
+//!    capped) *without a slot*; due retries start before new polls. Otherwise
+//!    `trigger/onFinished` is sent (even when the agent failed), `task.finished` is
+//!    emitted and the identity is recorded. A round ends (`round.finished`) when its
+//!    polls are done and its last task finished. With `--once` there is one round per
+//!    automation; otherwise an automation's next round starts `interval_seconds`
+//!    after its last one ended.
 //! 3. **Shutdown** of every started extension, in the order they were started.
 //!
 //! # Failures
 //!
-//! A failure of any step (an error reply, a protocol violation, a timeout, a crash)
-//! emits `automation.failed` and stops that automation for the rest of the process;
-//! the others go on. A transport failure or a timeout also makes the extension
-//! unusable, so every automation sharing it fails with the same cause when it next
-//! needs it. There is no restart. When no automation is left, continuous mode ends.
-//! A task whose agent fails is reported in `task.finished` and makes the run's exit
-//! code 1 ("the run had failures") without stopping the automation.
+//! A failure of any extension step (an error reply, a protocol violation, a timeout, a
+//! crash) emits `automation.failed` and stops that automation for the rest of the
+//! process (its running tasks still finish); the others go on. A transport failure or
+//! a timeout also makes the extension unusable, so every automation sharing it fails
+//! with the same cause when it next needs it. There is no restart. When no automation
+//! is left, continuous mode ends. A task whose agent fails (after its retries) is
+//! reported in `task.finished` and makes the run's exit code 1 without stopping the
+//! automation.
 //!
 //! `${repository}` with no `settings.repository` and no Git remote fails (with -32003,
 //! "configuration validation failure") only the automations whose prompt uses it.
 //!
 //! # Stopping
 //!
-//! [`Stop`] counts SIGINT/SIGTERM. Once one arrived, no new poll starts: the task in
-//! flight finishes (its agent, `onFinished`), then every extension gets `shutdown`. A
-//! second signal kills the agent in flight. Sleeps between rounds are taken in steps
-//! of 50 ms, checking for a signal.
+//! [`Stop`] counts SIGINT/SIGTERM. Once one arrived, no new poll and no new attempt
+//! starts; tasks waiting for a retry are *interrupted* (no `onFinished`, identity
+//! forgotten, so a later run hands them over again); running agents are waited for,
+//! then every extension gets `shutdown`. A second signal kills the running agents;
+//! such a task is interrupted too. The loop waits in steps of at most 50 ms, checking
+//! for a signal.
 //!
 //! # Dry run
 //!
@@ -49,9 +59,9 @@
 //! skips it), and emits `task.rendered` with the prompt instead of starting anything:
 //! no agent, no `onStarted`, no `onFinished`.
 
-use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -62,8 +72,9 @@ use curupira_protocol::{Arguments, HostInfo, TriggerDescription, TriggerSchema};
 use curupira_task_identity::{Pair, TaskId};
 use curupira_template::{Chain, Template};
 
-use crate::agent::{AgentRun, run_agent};
+use crate::agent::{AgentOutcome, AgentRun, run_agent};
 use crate::config::{Automation, Config};
+use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
 use crate::events::{Event, EventWriter};
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
@@ -351,9 +362,57 @@ struct AutomationRun<'c> {
     planned: &'c PlannedAutomation,
     template: Template,
     arguments: Arguments,
-    ledger: HashSet<TaskId>,
+    ledger: Ledger<TaskId>,
     active: bool,
     next_due: Instant,
+    /// The round in progress, if any.
+    round: Option<Round>,
+    /// Rounds started so far.
+    rounds: u32,
+}
+
+/// One round of one automation: its polls, and the tasks they dispatched until the
+/// last of them finished.
+#[derive(Debug, Default)]
+struct Round {
+    polls_left: u32,
+    polling_done: bool,
+    /// Tasks dispatched by this round that have not finished (running or waiting for
+    /// a retry).
+    outstanding: usize,
+    polled: u32,
+    dispatched: u32,
+    skipped: u32,
+    failed: u32,
+}
+
+/// A task handed to an agent: everything an attempt needs, owned, so it can go to a
+/// worker thread and come back.
+#[derive(Debug)]
+struct Task {
+    /// Index of its automation in the run list.
+    run: usize,
+    task_id: TaskId,
+    id_text: String,
+    pairs: Vec<Pair>,
+    prompt: String,
+    /// Attempts started so far (1 during the first).
+    attempt: u32,
+}
+
+/// An attempt that ended, sent back by its worker thread.
+struct Attempted {
+    task: Task,
+    outcome: AgentOutcome,
+}
+
+/// What a worker thread needs besides the task: owned copies.
+struct AttemptSpec {
+    command: Vec<String>,
+    cwd: PathBuf,
+    automation: String,
+    repository: String,
+    stop: Stop,
 }
 
 /// Runs the selected automations of `plan` until done (`--once`), stopped, or out of
@@ -412,51 +471,35 @@ pub fn run<W: Write>(
                 planned,
                 template,
                 arguments: prepared.arguments,
-                ledger: HashSet::new(),
+                ledger: Ledger::new(),
                 active: true,
                 next_due: Instant::now(),
+                round: None,
+                rounds: 0,
             }),
             Err(error) => emit_failure(events, &automation.name, &error)?,
         }
     }
 
     let repository = repository.unwrap_or_default();
-    let context = Context {
+    let mut scheduler = Scheduler {
         config,
         options,
         stop,
         repository: &repository,
+        slots: Slots::new(usize::try_from(config.global_max_concurrent()).unwrap_or(1)),
+        retries: RetryQueue::new(),
+        running: 0,
+        finished: mpsc::channel(),
     };
-    loop {
-        for run in runs.iter_mut().filter(|run| run.active) {
-            if stop.requested() {
-                break;
-            }
-            if !options.once && Instant::now() < run.next_due {
-                continue;
-            }
-            let outcome = round(&context, run, &mut extensions, events)?;
-            if let Err(error) = outcome {
-                emit_failure(events, &run.automation.name, &error)?;
-                run.active = false;
-            }
-            run.next_due = Instant::now() + run.automation.polling.interval;
-        }
-        if options.once || stop.requested() {
-            break;
-        }
-        let Some(next_due) = runs.iter().filter(|r| r.active).map(|r| r.next_due).min() else {
-            tracing::warn!("no automation is left running; stopping");
-            break;
-        };
-        while !stop.requested() {
-            let now = Instant::now();
-            if now >= next_due {
-                break;
-            }
-            thread::sleep((next_due - now).min(Duration::from_millis(50)));
-        }
+    for run in &runs {
+        let cap = run.automation.agent_policy.cap;
+        scheduler.slots.add_automation(
+            &run.automation.name,
+            cap.map(|cap| usize::try_from(cap).unwrap_or(usize::MAX)),
+        );
     }
+    scheduler.run(&mut runs, &mut extensions, events)?;
 
     for error in extensions.shutdown_all() {
         events.emit(&Event::ExtensionFailed {
@@ -469,11 +512,415 @@ pub fn run<W: Write>(
     Ok(())
 }
 
-struct Context<'a> {
+/// The dispatch loop's state (see the module doc, "Concurrency"). The extensions and
+/// the event stream stay on the calling thread; only agents run on worker threads.
+struct Scheduler<'a> {
     config: &'a Config,
     options: &'a RunOptions,
     stop: &'a Stop,
     repository: &'a str,
+    slots: Slots,
+    retries: RetryQueue<Task>,
+    /// Attempts running on worker threads.
+    running: usize,
+    finished: (mpsc::Sender<Attempted>, mpsc::Receiver<Attempted>),
+}
+
+/// The longest the loop sleeps before it looks at signals again.
+const TICK: Duration = Duration::from_millis(50);
+
+impl Scheduler<'_> {
+    fn run<W: Write>(
+        &mut self,
+        runs: &mut [AutomationRun<'_>],
+        extensions: &mut Extensions<'_>,
+        events: &mut EventWriter<W>,
+    ) -> io::Result<()> {
+        loop {
+            let mut progressed = false;
+            while let Ok(attempted) = self.finished.1.try_recv() {
+                self.attempt_ended(attempted, runs, extensions, events)?;
+                progressed = true;
+            }
+            if self.stop.requested() {
+                // No new poll, no new attempt: what waits for a retry is interrupted.
+                for (_, task) in self.retries.drain() {
+                    self.interrupted(task, runs);
+                }
+                for run in runs.iter_mut() {
+                    if let Some(round) = &mut run.round {
+                        round.polling_done = true;
+                    }
+                }
+            } else {
+                progressed |= self.start_due_retries(runs);
+                self.start_due_rounds(runs);
+                progressed |= self.poll_while_slots_are_free(runs, extensions, events)?;
+            }
+            self.close_finished_rounds(runs, events)?;
+
+            if self.running == 0 && self.retries.is_empty() {
+                let rounds_open = runs.iter().any(|run| run.round.is_some());
+                if self.stop.requested() && !rounds_open {
+                    break;
+                }
+                if self.options.once
+                    && !rounds_open
+                    && runs.iter().all(|run| !run.active || run.rounds > 0)
+                {
+                    break;
+                }
+                if !runs.iter().any(|run| run.active) && !rounds_open {
+                    if !self.options.once {
+                        tracing::warn!("no automation is left running; stopping");
+                    }
+                    break;
+                }
+            }
+            if !progressed {
+                let wait = self.idle_wait(runs);
+                match self.finished.1.recv_timeout(wait) {
+                    Ok(attempted) => self.attempt_ended(attempted, runs, extensions, events)?,
+                    Err(mpsc::RecvTimeoutError::Timeout | mpsc::RecvTimeoutError::Disconnected) => {
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// How long nothing can happen but an attempt ending or a signal.
+    fn idle_wait(&self, runs: &[AutomationRun<'_>]) -> Duration {
+        let now = Instant::now();
+        let mut wait = TICK;
+        if let Some(due) = self.retries.next_due() {
+            wait = wait.min(due.saturating_duration_since(now));
+        }
+        for run in runs.iter().filter(|run| run.active && run.round.is_none()) {
+            if !self.options.once {
+                wait = wait.min(run.next_due.saturating_duration_since(now));
+            }
+        }
+        wait.max(Duration::from_millis(1))
+    }
+
+    fn start_due_retries(&mut self, runs: &mut [AutomationRun<'_>]) -> bool {
+        let mut started = false;
+        let now = Instant::now();
+        while let Some((name, mut task)) = self.retries.take_due(now, |name| {
+            // Only automations still running get their retries.
+            self.slots.can_start(name)
+        }) {
+            if !self.slots.take(&name) {
+                self.retries.defer(&name, now, task);
+                break;
+            }
+            task.attempt += 1;
+            self.spawn_attempt(task, runs);
+            started = true;
+        }
+        started
+    }
+
+    fn start_due_rounds(&mut self, runs: &mut [AutomationRun<'_>]) {
+        let now = Instant::now();
+        for run in runs.iter_mut() {
+            if !run.active || run.round.is_some() {
+                continue;
+            }
+            let due = if self.options.once {
+                run.rounds == 0
+            } else {
+                now >= run.next_due
+            };
+            if due {
+                run.rounds += 1;
+                run.round = Some(Round {
+                    polls_left: run.automation.polling.batch_size,
+                    polling_done: run.automation.polling.batch_size == 0,
+                    ..Round::default()
+                });
+            }
+        }
+    }
+
+    /// Polls automations, fairly, while an agent slot is free: an item is taken from
+    /// an extension only when it can be dispatched at once.
+    fn poll_while_slots_are_free<W: Write>(
+        &mut self,
+        runs: &mut [AutomationRun<'_>],
+        extensions: &mut Extensions<'_>,
+        events: &mut EventWriter<W>,
+    ) -> io::Result<bool> {
+        let mut progressed = false;
+        loop {
+            let wants = |name: &str| {
+                runs.iter().any(|run| {
+                    run.automation.name == name
+                        && run.active
+                        && run.round.as_ref().is_some_and(|round| !round.polling_done)
+                })
+            };
+            let Some(name) = self.slots.next_to_serve(wants) else {
+                return Ok(progressed);
+            };
+            let Some(index) = runs.iter().position(|run| run.automation.name == name) else {
+                return Ok(progressed);
+            };
+            progressed = true;
+            if let Err(error) = self.poll_one(index, runs, extensions, events)? {
+                emit_failure(events, &name, &error)?;
+                let run = &mut runs[index];
+                run.active = false;
+                if let Some(round) = &mut run.round {
+                    round.polling_done = true;
+                }
+            }
+            if self.stop.requested() {
+                return Ok(progressed);
+            }
+        }
+    }
+
+    /// One poll of one automation, and what follows from its item. The outer `Result`
+    /// is the event stream failing; the inner one the automation.
+    fn poll_one<W: Write>(
+        &mut self,
+        index: usize,
+        runs: &mut [AutomationRun<'_>],
+        extensions: &mut Extensions<'_>,
+        events: &mut EventWriter<W>,
+    ) -> io::Result<Result<(), CallError>> {
+        let run = &mut runs[index];
+        let Some(round) = run.round.as_mut() else {
+            return Ok(Ok(()));
+        };
+        round.polls_left = round.polls_left.saturating_sub(1);
+        if round.polls_left == 0 {
+            round.polling_done = true;
+        }
+        let name = run.automation.name.clone();
+        let trigger_type = &run.planned.trigger_type;
+        let client = match extensions.ready(&run.planned.extension) {
+            Ok(ready) => ready.client,
+            Err(error) => return Ok(Err(error)),
+        };
+        let pairs = match client.poll(trigger_type, &run.arguments) {
+            Ok(Some(pairs)) => pairs,
+            Ok(None) => {
+                round.polling_done = true;
+                return Ok(Ok(()));
+            }
+            Err(error) => return Ok(Err(error)),
+        };
+        round.polled += 1;
+        let task_id = TaskId::of_pairs(&pairs);
+        let id_text = task_id.to_string();
+        if run.ledger.claim(&task_id) != Claim::New {
+            round.skipped += 1;
+            events.emit(&Event::TaskSkipped {
+                automation: name,
+                task_id: id_text,
+                values: pairs,
+            })?;
+            return Ok(Ok(()));
+        }
+        let prompt = render(&run.template, &pairs, self.repository, &name);
+        round.dispatched += 1;
+        if self.options.dry_run {
+            run.ledger.finish(&task_id);
+            events.emit(&Event::TaskRendered {
+                automation: name,
+                task_id: id_text,
+                values: pairs,
+                prompt,
+            })?;
+            return Ok(Ok(()));
+        }
+        events.emit(&Event::TaskStarted {
+            automation: name.clone(),
+            task_id: id_text.clone(),
+            values: pairs.clone(),
+        })?;
+        if let Err(error) = client.on_started(trigger_type, &pairs) {
+            run.ledger.release(&task_id);
+            return Ok(Err(error));
+        }
+        round.outstanding += 1;
+        if !self.slots.take(&name) {
+            // `next_to_serve` said a slot was free; it still is (nothing ran between).
+            tracing::warn!("automation `{name}`: no agent slot after a poll; running anyway");
+        }
+        let task = Task {
+            run: index,
+            task_id,
+            id_text,
+            pairs,
+            prompt,
+            attempt: 1,
+        };
+        self.spawn_attempt(task, runs);
+        Ok(Ok(()))
+    }
+
+    /// Starts one attempt of `task` on a worker thread (its slot is already taken).
+    fn spawn_attempt(&mut self, task: Task, runs: &mut [AutomationRun<'_>]) {
+        let automation = runs[task.run].automation;
+        let spec = AttemptSpec {
+            command: automation.agent.clone().unwrap_or_default(),
+            cwd: self.config.dir.clone(),
+            automation: automation.name.clone(),
+            repository: self.repository.to_owned(),
+            stop: self.stop.clone(),
+        };
+        let sender = self.finished.0.clone();
+        let (index, task_id) = (task.run, task.task_id);
+        self.running += 1;
+        let worker = thread::Builder::new()
+            .name(format!(
+                "agent-{}",
+                &task.id_text[..12.min(task.id_text.len())]
+            ))
+            .spawn(move || {
+                let outcome = run_agent(
+                    &AgentRun {
+                        command: &spec.command,
+                        cwd: &spec.cwd,
+                        prompt: &task.prompt,
+                        automation: &spec.automation,
+                        task_id: &task.id_text,
+                        repository: &spec.repository,
+                    },
+                    &spec.stop,
+                );
+                // The loop owns the receiver until every attempt came back.
+                let _ = sender.send(Attempted { task, outcome });
+            });
+        if let Err(error) = worker {
+            // The task went with the closure: it is not finished, so it is released
+            // and a later poll hands it over again.
+            let run = &mut runs[index];
+            tracing::error!(
+                "automation `{}`: cannot start a thread for an agent ({error}); the task is \
+                 not finished",
+                run.automation.name
+            );
+            self.running -= 1;
+            self.slots.give_back(&run.automation.name);
+            run.ledger.release(&task_id);
+            if let Some(round) = &mut run.round {
+                round.outstanding = round.outstanding.saturating_sub(1);
+            }
+        }
+    }
+
+    /// An attempt came back: retry it, or finish the task.
+    fn attempt_ended<W: Write>(
+        &mut self,
+        attempted: Attempted,
+        runs: &mut [AutomationRun<'_>],
+        extensions: &mut Extensions<'_>,
+        events: &mut EventWriter<W>,
+    ) -> io::Result<()> {
+        self.running = self.running.saturating_sub(1);
+        let Attempted { task, outcome } = attempted;
+        let run = &mut runs[task.run];
+        let name = run.automation.name.clone();
+        self.slots.give_back(&name);
+        let policy = run.automation.agent_policy;
+        if !outcome.succeeded() && self.stop.count() >= 2 {
+            // Killed by the host's own shutdown: not finished, handed over again later.
+            self.interrupted(task, runs);
+            return Ok(());
+        }
+        if !outcome.succeeded() && task.attempt <= policy.retries && !self.stop.requested() {
+            let delay = policy.retry_delay(task.attempt);
+            events.emit(&Event::TaskRetrying {
+                automation: name.clone(),
+                task_id: task.id_text.clone(),
+                attempt: task.attempt + 1,
+                delay_seconds: delay.as_secs_f64(),
+                reason: outcome
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| format!("exit status {}", outcome.exit_code.unwrap_or(-1))),
+            })?;
+            self.retries.defer(&name, Instant::now() + delay, task);
+            return Ok(());
+        }
+        let trigger_type = &run.planned.trigger_type;
+        let finished = extensions
+            .ready(&run.planned.extension)
+            .and_then(|ready| ready.client.on_finished(trigger_type, &task.pairs));
+        run.ledger.finish(&task.task_id);
+        if let Some(round) = &mut run.round {
+            round.outstanding = round.outstanding.saturating_sub(1);
+            if !outcome.succeeded() {
+                round.failed += 1;
+            }
+        }
+        events.emit(&Event::TaskFinished {
+            automation: name.clone(),
+            task_id: task.id_text,
+            values: task.pairs,
+            exit_code: outcome.exit_code,
+            error: outcome.error,
+        })?;
+        if let Err(error) = finished
+            && run.active
+        {
+            emit_failure(events, &name, &error)?;
+            run.active = false;
+            if let Some(round) = &mut run.round {
+                round.polling_done = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// A task that will not finish in this process: no `onFinished`, its identity
+    /// forgotten, so a later poll (or run) hands it over again.
+    fn interrupted(&mut self, task: Task, runs: &mut [AutomationRun<'_>]) {
+        let run = &mut runs[task.run];
+        tracing::warn!(
+            "automation `{}`: task {} interrupted by the host's shutdown; it is not finished",
+            run.automation.name,
+            task.id_text
+        );
+        run.ledger.release(&task.task_id);
+        if let Some(round) = &mut run.round {
+            round.outstanding = round.outstanding.saturating_sub(1);
+        }
+    }
+
+    fn close_finished_rounds<W: Write>(
+        &mut self,
+        runs: &mut [AutomationRun<'_>],
+        events: &mut EventWriter<W>,
+    ) -> io::Result<()> {
+        for run in runs.iter_mut() {
+            let done = run
+                .round
+                .as_ref()
+                .is_some_and(|round| round.polling_done && round.outstanding == 0);
+            if !done {
+                continue;
+            }
+            if let Some(round) = run.round.take()
+                && run.active
+            {
+                events.emit(&Event::RoundFinished {
+                    automation: run.automation.name.clone(),
+                    polled: round.polled,
+                    dispatched: round.dispatched,
+                    skipped: round.skipped,
+                    failed: round.failed,
+                })?;
+            }
+            run.next_due = Instant::now() + run.automation.polling.interval;
+        }
+        Ok(())
+    }
 }
 
 fn emit_failure<W: Write>(
@@ -488,99 +935,6 @@ fn emit_failure<W: Write>(
         extension: Some(error.extension.clone()),
         method: Some(error.method.clone()),
     })
-}
-
-/// One round of one automation. The outer `Result` is the event stream failing; the
-/// inner one the automation.
-fn round<W: Write>(
-    context: &Context<'_>,
-    run: &mut AutomationRun<'_>,
-    extensions: &mut Extensions<'_>,
-    events: &mut EventWriter<W>,
-) -> io::Result<Result<(), CallError>> {
-    let config = context.config;
-    let name = &run.automation.name;
-    let trigger_type = &run.planned.trigger_type;
-    let (mut polled, mut dispatched, mut skipped, mut failed) = (0, 0, 0, 0);
-    for _ in 0..run.automation.polling.batch_size {
-        if context.stop.requested() {
-            break;
-        }
-        let client = match extensions.ready(&run.planned.extension) {
-            Ok(ready) => ready.client,
-            Err(error) => return Ok(Err(error)),
-        };
-        let pairs = match client.poll(trigger_type, &run.arguments) {
-            Ok(Some(pairs)) => pairs,
-            Ok(None) => break,
-            Err(error) => return Ok(Err(error)),
-        };
-        polled += 1;
-        let task_id = TaskId::of_pairs(&pairs);
-        let id_text = task_id.to_string();
-        if !run.ledger.insert(task_id) {
-            skipped += 1;
-            events.emit(&Event::TaskSkipped {
-                automation: name.clone(),
-                task_id: id_text,
-                values: pairs,
-            })?;
-            continue;
-        }
-        let prompt = render(&run.template, &pairs, context.repository, name);
-        dispatched += 1;
-        if context.options.dry_run {
-            events.emit(&Event::TaskRendered {
-                automation: name.clone(),
-                task_id: id_text,
-                values: pairs,
-                prompt,
-            })?;
-            continue;
-        }
-        events.emit(&Event::TaskStarted {
-            automation: name.clone(),
-            task_id: id_text.clone(),
-            values: pairs.clone(),
-        })?;
-        if let Err(error) = client.on_started(trigger_type, &pairs) {
-            return Ok(Err(error));
-        }
-        let command = run.automation.agent.as_deref().unwrap_or_default();
-        let outcome = run_agent(
-            &AgentRun {
-                command,
-                cwd: &config.dir,
-                prompt: &prompt,
-                automation: name,
-                task_id: &id_text,
-                repository: context.repository,
-            },
-            context.stop,
-        );
-        if !outcome.succeeded() {
-            failed += 1;
-        }
-        let finished = client.on_finished(trigger_type, &pairs);
-        events.emit(&Event::TaskFinished {
-            automation: name.clone(),
-            task_id: id_text,
-            values: pairs,
-            exit_code: outcome.exit_code,
-            error: outcome.error,
-        })?;
-        if let Err(error) = finished {
-            return Ok(Err(error));
-        }
-    }
-    events.emit(&Event::RoundFinished {
-        automation: name.clone(),
-        polled,
-        dispatched,
-        skipped,
-        failed,
-    })?;
-    Ok(Ok(()))
 }
 
 /// The prompt of one item: its pairs, then `repository` (when known) and `automation`.

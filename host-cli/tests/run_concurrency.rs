@@ -1,0 +1,193 @@
+//! `curupira run` with several agents at once and with retries (issue 11, items 1
+//! and 4), through the real binary, the built-in `local-queue` extension and shell
+//! agents that write start and end stamps. Overlap is measured from those stamps, not
+//! from timing the host.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod run_support;
+
+use run_support::Project;
+
+/// An agent that appends `start N <ns>` and `end N <ns>` to `stamps` around a sleep,
+/// where N is the item's `n` (read from the prompt on stdin).
+const STAMPING_AGENT: &str = r#"command = ["sh", "-c", "n=$(cat); echo \"start $n $(date +%s%N)\" >> stamps; sleep 0.4; echo \"end $n $(date +%s%N)\" >> stamps"]"#;
+
+fn queue(items: usize) -> String {
+    (1..=items)
+        .map(|n| format!("{{\"n\": \"{n}\"}}\n"))
+        .collect()
+}
+
+/// The most agents that ran at once, from the stamps file.
+fn max_overlap(stamps: &str) -> usize {
+    let mut edges: Vec<(u128, i32)> = stamps
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let at: u128 = fields[2].parse().unwrap();
+            (at, if fields[0] == "start" { 1 } else { -1 })
+        })
+        .collect();
+    // At the same instant an end comes before a start.
+    edges.sort();
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, change) in edges {
+        now += change;
+        most = most.max(now);
+    }
+    usize::try_from(most).unwrap()
+}
+
+fn config(agent_settings: &str, automations: &str) -> String {
+    format!(
+        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+         [settings.agent]\n{STAMPING_AGENT}\n{agent_settings}\n\n\
+         [extensions.local]\nbuiltin = \"local-queue\"\n\n{automations}"
+    )
+}
+
+fn automation(name: &str, queue: &str, extra: &str) -> String {
+    format!(
+        "[automations.{name}]\ntrigger = \"jsonl\"\nprompt = \"${{n}}\"\n\
+         arguments = {{ path = \"{queue}\" }}\n{extra}\n"
+    )
+}
+
+#[test]
+fn at_most_max_concurrent_agents_run_and_they_overlap() {
+    let project = Project::new();
+    project.write("tasks.jsonl", &queue(9));
+    project.write(
+        "curupira.toml",
+        &config(
+            "max_concurrent = 3",
+            &automation("work", "tasks.jsonl", "polling = { batch_size = 9 }"),
+        ),
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.events_named("task.finished").len(), 9, "{run:?}");
+    let stamps = project.read("stamps");
+    assert_eq!(stamps.lines().count(), 18, "{stamps}");
+    let most = max_overlap(&stamps);
+    assert!((2..=3).contains(&most), "{most} agents at once:\n{stamps}");
+    assert_eq!(project.read("tasks.jsonl.done").lines().count(), 9);
+}
+
+#[test]
+fn an_automation_cap_holds_under_the_global_limit() {
+    let project = Project::new();
+    project.write("tasks.jsonl", &queue(4));
+    project.write(
+        "curupira.toml",
+        &config(
+            "max_concurrent = 4",
+            &automation(
+                "capped",
+                "tasks.jsonl",
+                "polling = { batch_size = 4 }\nagent = { max_concurrent = 1 }",
+            ),
+        ),
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(max_overlap(&project.read("stamps")), 1);
+    assert_eq!(run.events_named("task.finished").len(), 4);
+}
+
+#[test]
+fn two_automations_share_the_limit_and_both_progress() {
+    let project = Project::new();
+    project.write("a.jsonl", &queue(4));
+    project.write("b.jsonl", &queue(4));
+    project.write(
+        "curupira.toml",
+        &config(
+            "max_concurrent = 2",
+            &(automation("a", "a.jsonl", "polling = { batch_size = 4 }")
+                + &automation("b", "b.jsonl", "polling = { batch_size = 4 }")),
+        ),
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let started: Vec<String> = run
+        .events_named("task.started")
+        .iter()
+        .map(|e| e["automation"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(started.len(), 8);
+    // Neither waits for the other to finish: both are among the first two started.
+    assert!(
+        started[..2].contains(&"a".to_owned()) && started[..2].contains(&"b".to_owned()),
+        "{started:?}"
+    );
+    assert!(max_overlap(&project.read("stamps")) <= 2);
+    assert_eq!(project.read("a.jsonl.done").lines().count(), 4);
+    assert_eq!(project.read("b.jsonl.done").lines().count(), 4);
+}
+
+#[test]
+fn a_flaky_agent_is_retried_with_doubling_delays_and_finished_once() {
+    let project = Project::new();
+    project.write("tasks.jsonl", &queue(1));
+    // Fails on its first two runs, succeeds on the third.
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\n\
+             command = [\"sh\", \"-c\", \"cat >/dev/null; echo run >> runs; test $(wc -l < runs) -ge 3\"]\n\
+             retries = 3\nretry_backoff_seconds = 1\nmax_retry_backoff_seconds = 5\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+            automation("flaky", "tasks.jsonl", "")
+        ),
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let retrying = run.events_named("task.retrying");
+    let delays: Vec<f64> = retrying
+        .iter()
+        .map(|e| e["delay_seconds"].as_f64().unwrap())
+        .collect();
+    assert_eq!(delays, [1.0, 2.0], "{run:?}");
+    let attempts: Vec<u64> = retrying
+        .iter()
+        .map(|e| e["attempt"].as_u64().unwrap())
+        .collect();
+    assert_eq!(attempts, [2, 3]);
+    let finished = run.events_named("task.finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["exit_code"], 0);
+    assert_eq!(run.events_named("task.started").len(), 1);
+    assert_eq!(project.read("runs").lines().count(), 3);
+    // onStarted and onFinished once each: the item is done once.
+    assert_eq!(project.read("tasks.jsonl.done").lines().count(), 1);
+}
+
+#[test]
+fn a_failure_that_retries_do_not_cure_is_finished_and_reported() {
+    let project = Project::new();
+    project.write("tasks.jsonl", &queue(1));
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; exit 3\"]\n\
+             retries = 1\nretry_backoff_seconds = 0\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+            automation("broken", "tasks.jsonl", "")
+        ),
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.events_named("task.retrying").len(), 1);
+    let finished = run.events_named("task.finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["exit_code"], 3);
+    let round = &run.events_named("round.finished")[0];
+    assert_eq!(
+        (round["dispatched"].as_u64(), round["failed"].as_u64()),
+        (Some(1), Some(1))
+    );
+}
