@@ -550,11 +550,13 @@ fn round<W: Write>(
         let outcome = run_agent(
             &AgentRun {
                 command,
+                config_dir: &config.dir,
                 cwd: &config.dir,
                 prompt: &prompt,
                 automation: name,
                 task_id: &id_text,
                 repository: context.repository,
+                branch: None,
             },
             context.stop,
         );
