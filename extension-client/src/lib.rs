@@ -143,7 +143,8 @@
 //! group also kills whatever the extension started (`npx` starts `node`). The child
 //! lives in a [`ProcessGuard`] whose `Drop` kills the group and waits for the child,
 //! so no path, panics included, leaves a zombie or a running extension behind. Any
-//! other child a program starts can live in one too.
+//! other child a program starts can live in one too; [`ProcessGuard::terminate`]
+//! stops one gracefully (SIGTERM to the group, a grace, then SIGKILL).
 //!
 //! [`Client::shutdown`] follows SPEC section 1: send `shutdown`, wait for the reply
 //! (the shutdown timeout), close stdin, wait the same time again for the process to

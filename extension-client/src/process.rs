@@ -16,7 +16,8 @@ const POLL_STEP: Duration = Duration::from_millis(5);
 /// `npx` would leave `node` running. A Ctrl-C in the terminal reaches only the parent's
 /// group, so the parent decides when its children stop. Whatever the child leaves in
 /// its group when it exits is killed before the child is reaped (see
-/// [`try_wait`](Self::try_wait)).
+/// [`try_wait`](Self::try_wait)). [`terminate`](Self::terminate) asks the group to
+/// stop (SIGTERM) before it kills it.
 ///
 /// ```
 /// # #[cfg(unix)] {
@@ -76,6 +77,49 @@ impl ProcessGuard {
             kill_group(&self.child);
             let _ = self.child.kill();
         }
+    }
+
+    /// Asks the child and its process group to stop, then makes sure they do: SIGTERM
+    /// to the group (Unix), a wait of at most `grace` for the child to exit, then
+    /// SIGKILL to the group; the child is always reaped.
+    ///
+    /// The grace is the child's: when it exits earlier, what it left in its group is
+    /// killed at once, before it is reaped, as [`try_wait`](Self::try_wait) always
+    /// does — a process that wants its helpers to clean up waits for them. So a
+    /// grandchild that ignores SIGTERM ends with the group, either when the child
+    /// exits or when the grace runs out. Elsewhere than Unix there is no SIGTERM: the
+    /// child is killed at once.
+    ///
+    /// Returns the child's status (already known if it was reaped before: then nothing
+    /// is signalled, its id may belong to someone else).
+    ///
+    /// ```
+    /// # #[cfg(unix)] {
+    /// use std::process::Command;
+    /// use std::time::Duration;
+    /// use curupira_client::ProcessGuard;
+    ///
+    /// let mut sleeper = ProcessGuard::spawn(Command::new("sleep").arg("30"))?;
+    /// let status = sleeper.terminate(Duration::from_secs(5))?;
+    /// assert_eq!(curupira_client::describe_status(status), "was killed by signal 15");
+    /// # }
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn terminate(&mut self, grace: Duration) -> io::Result<ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        #[cfg(unix)]
+        {
+            signal_group(&self.child, rustix::process::Signal::TERM);
+            if let Some(status) = self.wait_for(grace) {
+                return Ok(status);
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = grace;
+        self.kill();
+        self.wait()
     }
 
     /// The exit status if the child has exited, without blocking. An exited child's
@@ -184,17 +228,23 @@ fn try_wait_and_kill_group(child: &mut Child) -> io::Result<Option<ExitStatus>> 
 /// Sends SIGKILL to the process group a child leads. Does nothing elsewhere than Unix.
 fn kill_group(child: &Child) {
     #[cfg(unix)]
-    {
-        let pid = i32::try_from(child.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw);
-        // Never signal group 1 (`kill(-1)` means "every process").
-        if let Some(pid) = pid.filter(|pid| pid.as_raw_nonzero().get() > 1) {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-    }
+    signal_group(child, rustix::process::Signal::KILL);
     #[cfg(not(unix))]
     let _ = child;
+}
+
+/// Sends `signal` to the process group a child leads, and to the child itself in case
+/// it left that group. Only for a child not reaped yet (its id is still its own).
+#[cfg(unix)]
+fn signal_group(child: &Child, signal: rustix::process::Signal) {
+    let pid = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    // Never signal group 1 (`kill(-1)` means "every process").
+    if let Some(pid) = pid.filter(|pid| pid.as_raw_nonzero().get() > 1) {
+        let _ = rustix::process::kill_process_group(pid, signal);
+        let _ = rustix::process::kill_process(pid, signal);
+    }
 }
 
 /// How a process ended, for a message: `exited with status 3`, `was killed by signal
@@ -302,6 +352,71 @@ mod tests {
         drop(guard);
         assert!(!exists(leader), "the child was reaped");
         assert_ends(straggler, "the background `sleep`");
+    }
+
+    /// A shell that ignores SIGTERM (and so does what it starts), starts a background
+    /// `sleep` in its group, writes its pid, and runs `then`.
+    fn stubborn_script(pid_file: &Path, then: &str) -> Command {
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(format!(
+            "trap '' TERM; sleep 30 & echo $! > '{}'; {then}",
+            pid_file.display()
+        ));
+        command
+    }
+
+    #[test]
+    fn terminate_ends_a_child_that_stops_on_sigterm_without_the_grace() {
+        let mut guard = ProcessGuard::spawn(Command::new("sleep").arg("30")).unwrap();
+        let started = Instant::now();
+        let status = guard.terminate(Duration::from_secs(20)).unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no grace spent"
+        );
+        assert_eq!(describe_status(status), "was killed by signal 15");
+        // Reaped: the status is remembered and nothing is signalled again.
+        assert_eq!(guard.terminate(Duration::ZERO).unwrap(), status);
+        assert_eq!(guard.try_wait().unwrap(), Some(status));
+    }
+
+    #[test]
+    fn terminate_kills_a_group_that_ignores_sigterm_after_the_grace() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("straggler.pid");
+        let mut guard = ProcessGuard::spawn(&mut stubborn_script(&pid_file, "wait")).unwrap();
+        let straggler = read_pid(&pid_file);
+        let grace = Duration::from_millis(300);
+        let started = Instant::now();
+        let status = guard.terminate(grace).unwrap();
+        let took = started.elapsed();
+        assert!(took >= grace, "the grace was kept ({took:?})");
+        assert!(took < Duration::from_secs(10), "then killed ({took:?})");
+        assert_eq!(describe_status(status), "was killed by signal 9");
+        assert_ends(straggler, "the background `sleep` that ignores SIGTERM");
+    }
+
+    #[test]
+    fn terminate_kills_what_ignores_sigterm_when_the_child_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("straggler.pid");
+        // The background `sleep` ignores SIGTERM; the shell takes it again before it
+        // writes the pid, and then dies of it (itself or as the `sleep` it became).
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(format!(
+            "trap '' TERM; sleep 30 & pid=$!; trap - TERM; echo $pid > '{}'; exec sleep 30",
+            pid_file.display()
+        ));
+        let mut guard = ProcessGuard::spawn(&mut command).unwrap();
+        let straggler = read_pid(&pid_file);
+        let started = Instant::now();
+        let status = guard.terminate(Duration::from_secs(20)).unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no grace spent"
+        );
+        assert_eq!(describe_status(status), "was killed by signal 15");
+        assert_ends(straggler, "the background `sleep` that ignores SIGTERM");
     }
 
     #[test]

@@ -1,39 +1,126 @@
-//! Running the coding agent for one task (SPEC section 1, step 6).
+//! Running the coding agent for one task (SPEC section 1, step 6): one attempt under
+//! time limits ([`run_attempt`]), and the check that its program can start at all
+//! ([`check_agent_program`]), made before the first poll so that a typo in the agent
+//! command never uses up a task.
+//!
+//! # The process
 //!
 //! - The command is the configured array: program, then arguments. A program
-//!   containing `/` that is not absolute is relative to the config's folder (like a
-//!   manifest's `command`); otherwise it is looked up on `PATH`.
-//! - The working directory is the config's folder.
+//!   containing `/` that is not absolute is relative to the config's folder
+//!   ([`AgentRun::config_dir`], like a manifest's `command`), whatever the working
+//!   directory; otherwise it is looked up on `PATH`. [`check_agent_program`] resolves
+//!   it by the same rule.
+//! - The working directory is [`AgentRun::cwd`], the task's workspace: the config's
+//!   folder (shared mode) or the task's worktree.
 //! - The prompt is written to the agent's stdin from a thread, then stdin is closed; an
 //!   agent that does not read its stdin is fine (the write error is ignored), and a
 //!   large prompt cannot deadlock against an agent that writes before it reads.
-//! - The environment is the host's plus `CURUPIRA_AUTOMATION`, `CURUPIRA_TASK_ID` and
-//!   `CURUPIRA_REPOSITORY` (the empty string when no repository is known).
-//! - stdout and stderr both go to the host's stderr, so the host's stdout carries only
-//!   events.
-//! - On Unix the agent runs in a process group of its own, so the first Ctrl-C stops
-//!   the host's loop without killing the task in flight; a second SIGINT/SIGTERM kills
-//!   the agent's group (see [`Stop`]). It lives in a [`ProcessGuard`], so whatever
-//!   happens it is killed and reaped, and what it left in its group is killed when it
-//!   exits.
-//! - There is no timeout: a coding agent may legitimately work for a long time.
+//! - The environment is the host's plus `CURUPIRA_AUTOMATION`, `CURUPIRA_TASK_ID`,
+//!   `CURUPIRA_REPOSITORY` (the empty string when no repository is known),
+//!   `CURUPIRA_WORKSPACE` (the working directory, absolute) and `CURUPIRA_BRANCH` (the
+//!   worktree's branch). Without a branch, `CURUPIRA_BRANCH` is removed from the
+//!   inherited environment, so an agent never sees the branch of an outer run.
+//! - stdout and stderr are pipes the host reads (threads `agent-out` and `agent-err`,
+//!   8 KiB reads) and forwards, every byte unchanged and as it arrives, to the host's
+//!   stderr, so the host's stdout carries only events. Lines are not prefixed: a line
+//!   split across reads would otherwise be held back or cut by a prefix, and the
+//!   stream is the agent's own. Reading them is what lets the host see silence (the
+//!   stall limit); the price is that the agent no longer writes to the terminal itself,
+//!   so a program that colours or animates only for a terminal stops doing so. The
+//!   host keeps reading even when its own stderr is closed, so an agent never blocks
+//!   on a full pipe. Concurrent agents' bytes interleave, read by read.
+//! - On Unix the agent runs in a process group of its own, so a terminal's Ctrl-C
+//!   reaches only the host. It lives in a [`ProcessGuard`]: whatever happens it is
+//!   killed and reaped, and what it left in its group is killed when it exits.
+//!
+//! # How an attempt ends
+//!
+//! | [`EndReason`] | name | when | finishes the task |
+//! |---|---|---|---|
+//! | `Exit` | `exit` | the agent exited; it succeeded iff the status is 0 | yes |
+//! | `Timeout` | `timeout` | it ran for [`AgentLimits::timeout`] and was stopped | yes (failed) |
+//! | `Stalled` | `stalled` | it wrote no byte for [`AgentLimits::stall`] and was stopped | yes (failed) |
+//! | `Signal` | `signal` | a signal from elsewhere killed it (an OOM kill) | yes (failed) |
+//! | `SpawnFailed` | `spawn-failed` | it could not start: not found, not executable, fork failure | no |
+//! | `Interrupted` | `interrupted` | the host's own shutdown stopped it (a second SIGINT/SIGTERM) | no |
+//! | `HookFailed` | `hook-failed` | never returned here: a worktree hook failed (the caller's) | yes (failed) |
+//!
+//! "Finishes the task" ([`AttemptOutcome::finishes_task`]) is what the caller needs: a
+//! task whose agent never started, or was stopped by the host itself, gets no
+//! `trigger/onFinished` and its identity is not recorded, so a later run tries it
+//! again. Whether a failed attempt is retried is the caller's policy.
+//!
+//! # Limits
+//!
+//! - [`AgentLimits::timeout`] is wall-clock time from the start; [`AgentLimits::stall`]
+//!   is time since the last byte on stdout or stderr (or since the start). An agent
+//!   that closed both pipes and keeps running is silent. Both are off by default.
+//! - They are checked every 10 ms, so an expiry is noticed within about that (more
+//!   on a loaded machine). An agent that exits before an expiry is noticed ends with
+//!   its own status.
+//! - On expiry the agent is stopped with [`ProcessGuard::terminate`]: SIGTERM to its
+//!   process group, at most [`AgentLimits::kill_grace`] for it to exit, then SIGKILL
+//!   to the group; always reaped. When the agent exits within the grace, what it left
+//!   in its group is killed then: an agent that wants its helpers to finish cleanly
+//!   waits for them. The attempt's duration includes the grace it took.
+//!
+//! # Stop signals
+//!
+//! - The first stop ([`Stop`]) does not touch a running attempt: the run loop stops
+//!   polling and dispatching and waits for running agents.
+//! - From the second one on (`Stop::count() >= 2`) the attempt is stopped as on an
+//!   expiry (SIGTERM, grace, SIGKILL) and ends `Interrupted`. An attempt asked to
+//!   start then does not start at all.
+//!
+//! # Afterwards
+//!
+//! Once the agent is reaped its group is dead, so its pipes close and the reader and
+//! writer threads end; the attempt waits for them (so the agent's last output comes
+//! before the caller's next event), at most 2 s. A process that left the agent's group
+//! and still holds a pipe keeps its thread: it goes on forwarding in the background,
+//! and a warning says so.
 
-use std::io::{self, Write};
-use std::path::Path;
+use std::env;
+use std::ffi::OsStr;
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use curupira_client::{LaunchCommand, ProcessGuard, describe_status};
+use curupira_client::{LaunchCommand, ProcessGuard};
 
 use crate::stop::Stop;
+
+/// The grace between SIGTERM and SIGKILL when nothing else is configured.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(10);
+
+/// How often a running attempt checks its agent, its limits and the stop count.
+const POLL_STEP: Duration = Duration::from_millis(10);
+
+/// How long the attempt waits, after the agent was reaped, for the threads that read
+/// its output and write its prompt.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+/// The stop count from which a running attempt is interrupted.
+const FORCED_STOP: usize = 2;
+
+/// `PATH` when the host has none: the system default of `execvp` (glibc's
+/// `_CS_PATH`).
+const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
 /// What the agent is given.
 #[derive(Debug, Clone, Copy)]
 pub struct AgentRun<'a> {
-    /// Program and arguments (non-empty).
+    /// Program and arguments; empty is an attempt that cannot start.
     pub command: &'a [String],
-    /// The working directory, and the base of a relative program path.
+    /// The config's folder: the base of a program path containing `/`.
+    pub config_dir: &'a Path,
+    /// The working directory: the task's workspace, also given as
+    /// `CURUPIRA_WORKSPACE`.
     pub cwd: &'a Path,
     /// The rendered prompt, written to stdin.
     pub prompt: &'a str,
@@ -43,9 +130,183 @@ pub struct AgentRun<'a> {
     pub task_id: &'a str,
     /// `CURUPIRA_REPOSITORY`.
     pub repository: &'a str,
+    /// `CURUPIRA_BRANCH`, the worktree's branch; `None` removes the variable.
+    pub branch: Option<&'a str>,
 }
 
-/// How the agent ended.
+/// The time limits of one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentLimits {
+    /// Wall-clock time the agent may run; `None` is no limit.
+    pub timeout: Option<Duration>,
+    /// Time the agent may write nothing to stdout or stderr; `None` is no limit.
+    pub stall: Option<Duration>,
+    /// Time between SIGTERM and SIGKILL when the agent is stopped.
+    pub kill_grace: Duration,
+}
+
+impl Default for AgentLimits {
+    /// No time limit, and [`DEFAULT_KILL_GRACE`].
+    fn default() -> Self {
+        AgentLimits {
+            timeout: None,
+            stall: None,
+            kill_grace: DEFAULT_KILL_GRACE,
+        }
+    }
+}
+
+/// Why an attempt ended (the module documentation has the table).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndReason {
+    /// The agent exited with this status.
+    Exit {
+        /// The exit status; the attempt succeeded iff it is 0.
+        code: i32,
+    },
+    /// The agent ran past its timeout and was stopped.
+    Timeout {
+        /// The timeout.
+        limit: Duration,
+    },
+    /// The agent wrote nothing for its stall limit and was stopped.
+    Stalled {
+        /// The stall limit.
+        limit: Duration,
+    },
+    /// A signal the host did not send killed the agent (an OOM kill).
+    Signal {
+        /// The signal number; `None` when the status said nothing (the agent could
+        /// not be waited for, and was killed).
+        signal: Option<i32>,
+    },
+    /// The agent could not start; the task did not run.
+    SpawnFailed {
+        /// Why, in one sentence with the system's error.
+        error: String,
+    },
+    /// The host's own shutdown stopped the agent; the task did not finish.
+    Interrupted,
+    /// A worktree hook failed before the agent could run. Never returned by
+    /// [`run_attempt`]: the caller builds it, so that one type names every way an
+    /// attempt ends.
+    HookFailed {
+        /// Which hook, and how it failed, in one sentence.
+        error: String,
+    },
+}
+
+impl EndReason {
+    /// The reason's name in events: `exit`, `timeout`, `stalled`, `signal`,
+    /// `spawn-failed`, `interrupted`, `hook-failed`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            EndReason::Exit { .. } => "exit",
+            EndReason::Timeout { .. } => "timeout",
+            EndReason::Stalled { .. } => "stalled",
+            EndReason::Signal { .. } => "signal",
+            EndReason::SpawnFailed { .. } => "spawn-failed",
+            EndReason::Interrupted => "interrupted",
+            EndReason::HookFailed { .. } => "hook-failed",
+        }
+    }
+}
+
+impl fmt::Display for EndReason {
+    /// The name, as [`as_str`](Self::as_str).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How one attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttemptOutcome {
+    /// Why it ended.
+    pub reason: EndReason,
+    /// From the start of the process (or of the attempt, when none started) until it
+    /// was reaped, a grace included.
+    pub duration: Duration,
+}
+
+impl AttemptOutcome {
+    /// Whether the agent exited with status 0.
+    pub fn succeeded(&self) -> bool {
+        self.reason == EndReason::Exit { code: 0 }
+    }
+
+    /// Whether the attempt counts as a run of the task, succeeded or failed: the
+    /// caller then sends `trigger/onFinished` (after the last attempt) and records the
+    /// identity. False for [`EndReason::SpawnFailed`] and [`EndReason::Interrupted`]:
+    /// the task did not run, or the host stopped it, and a later run tries it again.
+    pub fn finishes_task(&self) -> bool {
+        !matches!(
+            self.reason,
+            EndReason::SpawnFailed { .. } | EndReason::Interrupted
+        )
+    }
+
+    /// The agent's exit status, when it exited.
+    pub fn exit_code(&self) -> Option<i32> {
+        match self.reason {
+            EndReason::Exit { code } => Some(code),
+            _ => None,
+        }
+    }
+
+    /// Why the agent has no exit status, in one sentence; `None` when it exited (the
+    /// status says it all).
+    pub fn error(&self) -> Option<String> {
+        Some(match &self.reason {
+            EndReason::Exit { .. } => return None,
+            EndReason::Timeout { limit } => format!(
+                "the agent ran longer than its timeout of {} and was stopped",
+                seconds(*limit)
+            ),
+            EndReason::Stalled { limit } => format!(
+                "the agent wrote nothing for {} (its stall limit) and was stopped",
+                seconds(*limit)
+            ),
+            EndReason::Signal {
+                signal: Some(signal),
+            } => format!("the agent was killed by signal {signal}"),
+            EndReason::Signal { signal: None } => {
+                "the agent could not be waited for and was killed".to_owned()
+            }
+            EndReason::SpawnFailed { error } | EndReason::HookFailed { error } => error.clone(),
+            EndReason::Interrupted => {
+                "the agent was stopped by the host's shutdown (a second stop signal)".to_owned()
+            }
+        })
+    }
+}
+
+/// A duration for a message: `5 s`, `0.3 s`.
+fn seconds(duration: Duration) -> String {
+    format!("{} s", duration.as_secs_f64())
+}
+
+/// Runs one attempt of the agent under `limits` and reports how it ended; it never
+/// fails as a call (a program that cannot start is [`EndReason::SpawnFailed`]). The
+/// agent is reaped, and its process group killed, before this returns.
+pub fn run_attempt(run: &AgentRun<'_>, limits: &AgentLimits, stop: &Stop) -> AttemptOutcome {
+    let started = Instant::now();
+    let reason = if stop.count() >= FORCED_STOP {
+        EndReason::Interrupted
+    } else {
+        match Attempt::start(run) {
+            Ok(attempt) => attempt.supervise(run, limits, stop),
+            Err(error) => EndReason::SpawnFailed { error },
+        }
+    };
+    AttemptOutcome {
+        reason,
+        duration: started.elapsed(),
+    }
+}
+
+/// How the agent ended, in the terms of the first host: an exit status, or why there
+/// is none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentOutcome {
     /// The exit status; `None` when there was none.
@@ -61,85 +322,317 @@ impl AgentOutcome {
     }
 }
 
-/// Runs the agent to the end and reports how it ended; it never fails as a call
-/// (a program that cannot be started is an outcome with an `error`).
+/// Runs the agent to the end without time limits ([`AgentLimits::default`]) and
+/// reports how it ended; it never fails as a call.
 pub fn run_agent(run: &AgentRun<'_>, stop: &Stop) -> AgentOutcome {
-    match spawn_and_wait(run, stop) {
-        Ok(status) => match status.code() {
-            Some(code) => AgentOutcome {
-                exit_code: Some(code),
-                error: None,
-            },
-            None => AgentOutcome {
-                exit_code: None,
-                error: Some(format!("the agent {}", describe_status(status))),
-            },
-        },
-        Err(err) => AgentOutcome {
-            exit_code: None,
-            error: Some(err),
-        },
+    let outcome = run_attempt(run, &AgentLimits::default(), stop);
+    AgentOutcome {
+        exit_code: outcome.exit_code(),
+        error: outcome.error(),
     }
 }
 
-fn spawn_and_wait(run: &AgentRun<'_>, stop: &Stop) -> Result<ExitStatus, String> {
-    let Some((program, args)) = run.command.split_first() else {
+/// Resolves the agent's program as starting it would, and checks that it is a file
+/// this user may execute: a path containing `/` (relative ones from `config_dir`), or
+/// else the first executable file of that name in a folder of the host's `PATH`
+/// (`/bin:/usr/bin` when there is none; relative folders of `PATH` are taken from
+/// `config_dir`). Returns the program's path, or why it cannot start, in one sentence.
+pub fn check_agent_program(command: &[String], config_dir: &Path) -> Result<PathBuf, String> {
+    let Some(program) = command.first() else {
         return Err("the agent command is empty".to_owned());
     };
-    let program_path = Path::new(program);
-    let program_path = if program.contains('/') && program_path.is_relative() {
-        run.cwd.join(program_path)
+    resolve_program(program, config_dir, env::var_os("PATH").as_deref())
+}
+
+/// [`check_agent_program`] with the `PATH` given.
+fn resolve_program(
+    program: &str,
+    config_dir: &Path,
+    path_var: Option<&OsStr>,
+) -> Result<PathBuf, String> {
+    if program.is_empty() {
+        return Err("the agent program is the empty string".to_owned());
+    }
+    if program.contains('/') {
+        let path = program_path(program, config_dir);
+        return match program_file(&path) {
+            ProgramFile::Executable => Ok(path),
+            ProgramFile::Missing => Err(format!(
+                "the agent program `{program}` does not exist (`{}`)",
+                path.display()
+            )),
+            ProgramFile::NotAFile => Err(format!(
+                "the agent program `{program}` is not a file (`{}`)",
+                path.display()
+            )),
+            ProgramFile::NotExecutable => Err(format!(
+                "the agent program `{program}` is not executable (`{}`)",
+                path.display()
+            )),
+        };
+    }
+    let path_var = path_var.unwrap_or(OsStr::new(DEFAULT_PATH));
+    let mut not_executable = None;
+    for folder in env::split_paths(path_var) {
+        let candidate = config_dir.join(folder).join(program);
+        match program_file(&candidate) {
+            ProgramFile::Executable => return Ok(candidate),
+            ProgramFile::NotExecutable => {
+                not_executable.get_or_insert(candidate);
+            }
+            ProgramFile::Missing | ProgramFile::NotAFile => {}
+        }
+    }
+    Err(match not_executable {
+        Some(path) => format!(
+            "the agent program `{program}` is on PATH but not executable (`{}`)",
+            path.display()
+        ),
+        None => format!("the agent program `{program}` is not found on PATH"),
+    })
+}
+
+/// The program to start: relative to the config's folder when it contains `/` and is
+/// not absolute, else as written (looked up on `PATH` by the system).
+fn program_path(program: &str, config_dir: &Path) -> PathBuf {
+    let path = Path::new(program);
+    if program.contains('/') && path.is_relative() {
+        config_dir.join(path)
     } else {
-        program_path.to_owned()
-    };
-    let mut command = LaunchCommand::new(program_path, run.cwd)
-        .args(args)
-        .env("CURUPIRA_AUTOMATION", run.automation)
-        .env("CURUPIRA_TASK_ID", run.task_id)
-        .env("CURUPIRA_REPOSITORY", run.repository)
-        .command();
-    command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::from(io::stderr()))
-        .stderr(Stdio::from(io::stderr()));
-    let mut agent = ProcessGuard::spawn(&mut command)
-        .map_err(|err| format!("cannot start the agent `{program}`: {err}"))?;
-    let writer = agent.take_stdin().map(|mut stdin| {
-        let prompt = run.prompt.as_bytes().to_vec();
-        thread::Builder::new()
-            .name("agent-stdin".to_owned())
-            .spawn(move || {
-                // An agent that exits without reading its stdin is not an error.
-                let _ = stdin.write_all(&prompt);
-            })
-    });
-    let signals_at_start = stop.count();
-    let status = loop {
-        match agent.try_wait() {
-            Ok(Some(status)) => break Ok(status),
-            Ok(None) => {
-                if stop.count() > signals_at_start.max(1) {
+        path.to_owned()
+    }
+}
+
+/// What [`program_file`] found at a path.
+enum ProgramFile {
+    Executable,
+    Missing,
+    NotAFile,
+    NotExecutable,
+}
+
+/// Whether `path` (symbolic links followed) is a file this user may execute.
+fn program_file(path: &Path) -> ProgramFile {
+    match path.metadata() {
+        Err(_) => ProgramFile::Missing,
+        Ok(metadata) if !metadata.is_file() => ProgramFile::NotAFile,
+        Ok(_) => {
+            #[cfg(unix)]
+            {
+                use rustix::fs::{Access, access};
+                if access(path, Access::EXEC_OK).is_err() {
+                    return ProgramFile::NotExecutable;
+                }
+            }
+            ProgramFile::Executable
+        }
+    }
+}
+
+/// The time of the last byte the agent wrote.
+struct Activity(Mutex<Instant>);
+
+impl Activity {
+    fn touch(&self) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    fn silent_for(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(*self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// A started agent with the threads that feed and read it.
+struct Attempt {
+    agent: ProcessGuard,
+    activity: Arc<Activity>,
+    /// Disconnected once every helper thread has ended (each holds a sender).
+    helpers: mpsc::Receiver<()>,
+}
+
+impl Attempt {
+    /// Starts the agent and its helper threads; why it cannot, in one sentence.
+    fn start(run: &AgentRun<'_>) -> Result<Attempt, String> {
+        let Some((program, args)) = run.command.split_first() else {
+            return Err("the agent command is empty".to_owned());
+        };
+        let workspace = std::path::absolute(run.cwd).unwrap_or_else(|_| run.cwd.to_owned());
+        let mut command = LaunchCommand::new(program_path(program, run.config_dir), run.cwd)
+            .args(args)
+            .env("CURUPIRA_AUTOMATION", run.automation)
+            .env("CURUPIRA_TASK_ID", run.task_id)
+            .env("CURUPIRA_REPOSITORY", run.repository)
+            .env("CURUPIRA_WORKSPACE", workspace)
+            .command();
+        match run.branch {
+            Some(branch) => command.env("CURUPIRA_BRANCH", branch),
+            None => command.env_remove("CURUPIRA_BRANCH"),
+        };
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut agent = ProcessGuard::spawn(&mut command).map_err(|err| {
+            if err.kind() == io::ErrorKind::NotFound && !run.cwd.is_dir() {
+                format!(
+                    "cannot start the agent `{program}`: its working directory `{}` does not \
+                     exist",
+                    run.cwd.display()
+                )
+            } else {
+                format!("cannot start the agent `{program}`: {err}")
+            }
+        })?;
+        let activity = Arc::new(Activity(Mutex::new(Instant::now())));
+        let (done, helpers) = mpsc::channel();
+        // A helper that cannot start would leave the agent without its prompt or
+        // blocked on a full pipe: it did not really start (the guard kills it).
+        let helper_failed =
+            |err: io::Error| format!("cannot start a thread for the agent `{program}`: {err}");
+        if let Some(stdout) = agent.take_stdout() {
+            forward("agent-out", stdout, &activity, &done).map_err(helper_failed)?;
+        }
+        if let Some(stderr) = agent.take_stderr() {
+            forward("agent-err", stderr, &activity, &done).map_err(helper_failed)?;
+        }
+        if let Some(mut stdin) = agent.take_stdin() {
+            let prompt = run.prompt.as_bytes().to_vec();
+            let done = done.clone();
+            thread::Builder::new()
+                .name("agent-stdin".to_owned())
+                .spawn(move || {
+                    // An agent that exits without reading its stdin is not an error.
+                    let _ = stdin.write_all(&prompt);
+                    drop(done);
+                })
+                .map_err(helper_failed)?;
+        }
+        Ok(Attempt {
+            agent,
+            activity,
+            helpers,
+        })
+    }
+
+    /// Waits for the agent to end, stopping it on an expiry or a second stop signal.
+    fn supervise(mut self, run: &AgentRun<'_>, limits: &AgentLimits, stop: &Stop) -> EndReason {
+        let started = Instant::now();
+        let reason = loop {
+            match self.agent.try_wait() {
+                Ok(Some(status)) => break ended(status),
+                Ok(None) => {}
+                Err(err) => {
                     tracing::warn!(
-                        "second stop signal: killing the agent of task {}",
+                        "cannot wait for the agent of task {}: {err}; killing it",
                         run.task_id
                     );
-                    agent.kill();
-                    break agent
-                        .wait()
-                        .map_err(|err| format!("cannot wait for the agent: {err}"));
+                    self.agent.kill();
+                    break EndReason::Signal { signal: None };
                 }
-                thread::sleep(Duration::from_millis(10));
             }
-            // Dropping the guard (below) kills and reaps it.
-            Err(err) => break Err(format!("cannot wait for the agent: {err}")),
+            let now = Instant::now();
+            let expired = if stop.count() >= FORCED_STOP {
+                Some(EndReason::Interrupted)
+            } else if let Some(limit) = limits
+                .timeout
+                .filter(|limit| now.duration_since(started) >= *limit)
+            {
+                Some(EndReason::Timeout { limit })
+            } else {
+                limits
+                    .stall
+                    .filter(|limit| self.activity.silent_for(now) >= *limit)
+                    .map(|limit| EndReason::Stalled { limit })
+            };
+            if let Some(reason) = expired {
+                tracing::warn!(
+                    "stopping the agent of task {} ({reason}): SIGTERM, then SIGKILL after {}",
+                    run.task_id,
+                    seconds(limits.kill_grace)
+                );
+                if let Err(err) = self.agent.terminate(limits.kill_grace) {
+                    tracing::warn!("cannot wait for the agent of task {}: {err}", run.task_id);
+                }
+                break reason;
+            }
+            thread::sleep(POLL_STEP);
+        };
+        // Reap now (the guard would on drop), then let the output drain.
+        drop(self.agent);
+        let deadline = Instant::now() + DRAIN_LIMIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.helpers.recv_timeout(left) {
+                Err(RecvTimeoutError::Disconnected) => break,
+                Ok(()) => {}
+                Err(RecvTimeoutError::Timeout) => {
+                    tracing::warn!(
+                        "the output of the agent of task {} is still open after it ended (a \
+                         process that left its group holds it); it is forwarded in the \
+                         background",
+                        run.task_id
+                    );
+                    break;
+                }
+            }
         }
-    };
-    drop(agent);
-    // The agent is gone and whatever it started in its group went with it (killed
-    // before the agent was reaped), which also unblocks a prompt writer stuck on a
-    // pipe held open by a descendant.
-    if let Some(Ok(handle)) = writer {
-        let _ = handle.join();
+        reason
     }
-    status
 }
+
+/// How an agent that ended by itself ended.
+fn ended(status: ExitStatus) -> EndReason {
+    if let Some(code) = status.code() {
+        return EndReason::Exit { code };
+    }
+    EndReason::Signal {
+        signal: signal_of(status),
+    }
+}
+
+/// The signal that killed a process.
+#[cfg(unix)]
+fn signal_of(status: ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+/// The signal that killed a process: none elsewhere than Unix.
+#[cfg(not(unix))]
+fn signal_of(_: ExitStatus) -> Option<i32> {
+    None
+}
+
+/// Starts a thread copying `from` to the host's stderr as it arrives, noting the time
+/// of every read in `activity`, until end of file.
+fn forward(
+    name: &str,
+    mut from: impl Read + Send + 'static,
+    activity: &Arc<Activity>,
+    done: &mpsc::Sender<()>,
+) -> io::Result<()> {
+    let activity = Arc::clone(activity);
+    let done = done.clone();
+    thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            let mut buffer = vec![0; 8 * 1024];
+            loop {
+                match from.read(&mut buffer) {
+                    Ok(0) => break,
+                    Ok(read) => {
+                        activity.touch();
+                        // A closed host stderr loses the bytes, never blocks the agent.
+                        let _ = io::stderr().lock().write_all(&buffer[..read]);
+                    }
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            drop(done);
+        })?;
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests;

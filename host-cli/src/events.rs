@@ -6,9 +6,9 @@
 //!
 //! | `event` | members | when |
 //! |---|---|---|
-//! | `task.started` | `task_id`, `values` | before `trigger/onStarted` |
+//! | `task.started` | `task_id`, `values`, `attempt`, `workspace` | each attempt; `trigger/onStarted` before the first |
 //! | `task.retrying` | `task_id`, `attempt`, `delay_seconds`, `reason` | an attempt failed and `retries` allows another, after `delay_seconds` |
-//! | `task.finished` | `task_id`, `values`, `exit_code`, `error`? | after the agent and `trigger/onFinished` |
+//! | `task.finished` | `task_id`, `values`, `exit_code`, `error`?, `reason`, `duration_seconds` | after the last attempt and `trigger/onFinished` (not sent for `spawn-failed`: the task is reported, not finished) |
 //! | `task.skipped` | `task_id`, `values` | a poll returned an identity this process already handled for this automation |
 //! | `task.rendered` | `task_id`, `values`, `prompt` | `--dry-run`: instead of started/finished |
 //! | `round.finished` | `polled`, `dispatched`, `skipped`, `failed` | after each complete round |
@@ -36,7 +36,7 @@ use crate::format::Format;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event")]
 pub enum Event {
-    /// A task is about to start (`trigger/onStarted` comes next).
+    /// An attempt of a task starts (`trigger/onStarted` was sent before the first).
     #[serde(rename = "task.started")]
     TaskStarted {
         /// The automation.
@@ -45,6 +45,10 @@ pub enum Event {
         task_id: String,
         /// The item's pairs.
         values: Vec<Pair>,
+        /// The attempt's number, from 1.
+        attempt: u32,
+        /// The agent's working directory.
+        workspace: String,
     },
     /// An attempt of a task failed and another will run after a pause (no slot is held
     /// meanwhile).
@@ -75,6 +79,11 @@ pub enum Event {
         /// Why there is no exit status, or why the agent could not run.
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// How the last attempt ended: `exit`, `timeout`, `stalled`, `signal`,
+        /// `spawn-failed` or `hook-failed`.
+        reason: String,
+        /// The last attempt's duration, in seconds.
+        duration_seconds: f64,
     },
     /// A poll returned an identity already handled by this process.
     #[serde(rename = "task.skipped")]
@@ -167,11 +176,20 @@ impl Event {
                 automation,
                 task_id,
                 values,
-            } => format!(
-                "{automation}: started task {} {}",
-                short(task_id),
-                pairs_text(values)
-            ),
+                attempt,
+                ..
+            } => {
+                let again = if *attempt > 1 {
+                    format!(" (attempt {attempt})")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{automation}: started task {}{again} {}",
+                    short(task_id),
+                    pairs_text(values)
+                )
+            }
             Event::TaskRetrying {
                 automation,
                 task_id,
@@ -329,6 +347,8 @@ mod tests {
                 values: values.clone(),
                 exit_code: Some(0),
                 error: None,
+                reason: "exit".into(),
+                duration_seconds: 1.5,
             })
             .unwrap();
         assert!(!writer.had_failure());
@@ -351,7 +371,8 @@ mod tests {
             lines,
             [
                 json!({"event": "task.finished", "automation": "a", "task_id": "id",
-                       "values": [{"key": "n", "value": "1"}], "exit_code": 0}),
+                       "values": [{"key": "n", "value": "1"}], "exit_code": 0,
+                       "reason": "exit", "duration_seconds": 1.5}),
                 json!({"event": "automation.failed", "automation": "a", "code": -32004,
                        "message": "m", "extension": "x"}),
             ]
@@ -366,6 +387,8 @@ mod tests {
             values: vec![],
             exit_code,
             error: error.map(str::to_owned),
+            reason: "exit".into(),
+            duration_seconds: 0.0,
         };
         assert!(!finished(Some(0), None).is_failure());
         assert!(finished(Some(3), None).is_failure());
@@ -385,6 +408,8 @@ mod tests {
                 Pair::new("issue", "42"),
                 Pair::new("title", "Crash on save"),
             ],
+            attempt: 1,
+            workspace: "/w".into(),
         };
         assert_eq!(
             event.human(),

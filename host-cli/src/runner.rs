@@ -72,7 +72,7 @@ use curupira_protocol::{Arguments, HostInfo, TriggerDescription, TriggerSchema};
 use curupira_task_identity::{Pair, TaskId};
 use curupira_template::{Chain, Template};
 
-use crate::agent::{AgentOutcome, AgentRun, run_agent};
+use crate::agent::{AgentLimits, AgentRun, AttemptOutcome, EndReason, run_attempt};
 use crate::config::{Automation, Config};
 use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
 use crate::events::{Event, EventWriter};
@@ -403,15 +403,17 @@ struct Task {
 /// An attempt that ended, sent back by its worker thread.
 struct Attempted {
     task: Task,
-    outcome: AgentOutcome,
+    outcome: AttemptOutcome,
 }
 
 /// What a worker thread needs besides the task: owned copies.
 struct AttemptSpec {
     command: Vec<String>,
+    config_dir: PathBuf,
     cwd: PathBuf,
     automation: String,
     repository: String,
+    limits: AgentLimits,
     stop: Stop,
 }
 
@@ -553,7 +555,7 @@ impl Scheduler<'_> {
                     }
                 }
             } else {
-                progressed |= self.start_due_retries(runs);
+                progressed |= self.start_due_retries(runs, events)?;
                 self.start_due_rounds(runs);
                 progressed |= self.poll_while_slots_are_free(runs, extensions, events)?;
             }
@@ -604,7 +606,11 @@ impl Scheduler<'_> {
         wait.max(Duration::from_millis(1))
     }
 
-    fn start_due_retries(&mut self, runs: &mut [AutomationRun<'_>]) -> bool {
+    fn start_due_retries<W: Write>(
+        &mut self,
+        runs: &mut [AutomationRun<'_>],
+        events: &mut EventWriter<W>,
+    ) -> io::Result<bool> {
         let mut started = false;
         let now = Instant::now();
         while let Some((name, mut task)) = self.retries.take_due(now, |name| {
@@ -616,10 +622,10 @@ impl Scheduler<'_> {
                 break;
             }
             task.attempt += 1;
-            self.spawn_attempt(task, runs);
+            self.spawn_attempt(task, runs, events)?;
             started = true;
         }
-        started
+        Ok(started)
     }
 
     fn start_due_rounds(&mut self, runs: &mut [AutomationRun<'_>]) {
@@ -737,11 +743,6 @@ impl Scheduler<'_> {
             })?;
             return Ok(Ok(()));
         }
-        events.emit(&Event::TaskStarted {
-            automation: name.clone(),
-            task_id: id_text.clone(),
-            values: pairs.clone(),
-        })?;
         if let Err(error) = client.on_started(trigger_type, &pairs) {
             run.ledger.release(&task_id);
             return Ok(Err(error));
@@ -759,20 +760,40 @@ impl Scheduler<'_> {
             prompt,
             attempt: 1,
         };
-        self.spawn_attempt(task, runs);
+        self.spawn_attempt(task, runs, events)?;
         Ok(Ok(()))
     }
 
-    /// Starts one attempt of `task` on a worker thread (its slot is already taken).
-    fn spawn_attempt(&mut self, task: Task, runs: &mut [AutomationRun<'_>]) {
+    /// Starts one attempt of `task` on a worker thread (its slot is already taken),
+    /// after its `task.started` event.
+    fn spawn_attempt<W: Write>(
+        &mut self,
+        task: Task,
+        runs: &mut [AutomationRun<'_>],
+        events: &mut EventWriter<W>,
+    ) -> io::Result<()> {
         let automation = runs[task.run].automation;
+        let policy = automation.agent_policy;
         let spec = AttemptSpec {
             command: automation.agent.clone().unwrap_or_default(),
+            config_dir: self.config.dir.clone(),
             cwd: self.config.dir.clone(),
             automation: automation.name.clone(),
             repository: self.repository.to_owned(),
+            limits: AgentLimits {
+                timeout: policy.timeout,
+                stall: policy.stall,
+                kill_grace: policy.kill_grace,
+            },
             stop: self.stop.clone(),
         };
+        events.emit(&Event::TaskStarted {
+            automation: spec.automation.clone(),
+            task_id: task.id_text.clone(),
+            values: task.pairs.clone(),
+            attempt: task.attempt,
+            workspace: spec.cwd.display().to_string(),
+        })?;
         let sender = self.finished.0.clone();
         let (index, task_id) = (task.run, task.task_id);
         self.running += 1;
@@ -782,15 +803,18 @@ impl Scheduler<'_> {
                 &task.id_text[..12.min(task.id_text.len())]
             ))
             .spawn(move || {
-                let outcome = run_agent(
+                let outcome = run_attempt(
                     &AgentRun {
                         command: &spec.command,
+                        config_dir: &spec.config_dir,
                         cwd: &spec.cwd,
                         prompt: &task.prompt,
                         automation: &spec.automation,
                         task_id: &task.id_text,
                         repository: &spec.repository,
+                        branch: None,
                     },
+                    &spec.limits,
                     &spec.stop,
                 );
                 // The loop owns the receiver until every attempt came back.
@@ -812,6 +836,7 @@ impl Scheduler<'_> {
                 round.outstanding = round.outstanding.saturating_sub(1);
             }
         }
+        Ok(())
     }
 
     /// An attempt came back: retry it, or finish the task.
@@ -828,7 +853,7 @@ impl Scheduler<'_> {
         let name = run.automation.name.clone();
         self.slots.give_back(&name);
         let policy = run.automation.agent_policy;
-        if !outcome.succeeded() && self.stop.count() >= 2 {
+        if outcome.reason == EndReason::Interrupted {
             // Killed by the host's own shutdown: not finished, handed over again later.
             self.interrupted(task, runs);
             return Ok(());
@@ -840,19 +865,25 @@ impl Scheduler<'_> {
                 task_id: task.id_text.clone(),
                 attempt: task.attempt + 1,
                 delay_seconds: delay.as_secs_f64(),
-                reason: outcome
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| format!("exit status {}", outcome.exit_code.unwrap_or(-1))),
+                reason: outcome.reason.as_str().to_owned(),
             })?;
             self.retries.defer(&name, Instant::now() + delay, task);
             return Ok(());
         }
-        let trigger_type = &run.planned.trigger_type;
-        let finished = extensions
-            .ready(&run.planned.extension)
-            .and_then(|ready| ready.client.on_finished(trigger_type, &task.pairs));
-        run.ledger.finish(&task.task_id);
+        let finishes = outcome.finishes_task();
+        let finished = if finishes {
+            let trigger_type = &run.planned.trigger_type;
+            let sent = extensions
+                .ready(&run.planned.extension)
+                .and_then(|ready| ready.client.on_finished(trigger_type, &task.pairs));
+            run.ledger.finish(&task.task_id);
+            sent
+        } else {
+            // The agent never ran: reported, not finished (no `onFinished`, identity
+            // forgotten), so the extension hands the item over again later.
+            run.ledger.release(&task.task_id);
+            Ok(())
+        };
         if let Some(round) = &mut run.round {
             round.outstanding = round.outstanding.saturating_sub(1);
             if !outcome.succeeded() {
@@ -863,8 +894,10 @@ impl Scheduler<'_> {
             automation: name.clone(),
             task_id: task.id_text,
             values: task.pairs,
-            exit_code: outcome.exit_code,
-            error: outcome.error,
+            exit_code: outcome.exit_code(),
+            error: outcome.error(),
+            reason: outcome.reason.as_str().to_owned(),
+            duration_seconds: outcome.duration.as_secs_f64(),
         })?;
         if let Err(error) = finished
             && run.active

@@ -159,7 +159,13 @@ fn a_flaky_agent_is_retried_with_doubling_delays_and_finished_once() {
     let finished = run.events_named("task.finished");
     assert_eq!(finished.len(), 1);
     assert_eq!(finished[0]["exit_code"], 0);
-    assert_eq!(run.events_named("task.started").len(), 1);
+    let attempts: Vec<u64> = run
+        .events_named("task.started")
+        .iter()
+        .map(|e| e["attempt"].as_u64().unwrap())
+        .collect();
+    assert_eq!(attempts, [1, 2, 3], "each attempt is an event");
+    assert_eq!(finished[0]["reason"], "exit");
     assert_eq!(project.read("runs").lines().count(), 3);
     // onStarted and onFinished once each: the item is done once.
     assert_eq!(project.read("tasks.jsonl.done").lines().count(), 1);

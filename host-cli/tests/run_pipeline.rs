@@ -295,6 +295,25 @@ fn a_failing_agent_is_reported_and_on_finished_still_sent() {
 }
 
 #[test]
+fn the_agents_output_reaches_the_hosts_stderr_only() {
+    if !have_python() {
+        return;
+    }
+    let project = fake_project(
+        json!({"polls": [[pair("n", "1")]]}),
+        r#"agent = { command = ["sh", "-c", "echo agent-says-out; echo agent-says-err >&2"] }"#,
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains("agent-says-out\n") && run.stderr.contains("agent-says-err\n"),
+        "{run:?}"
+    );
+    assert!(!run.stdout.contains("agent-says"), "{run:?}");
+    run.events();
+}
+
+#[test]
 fn dry_run_renders_prompts_without_hooks_or_agent() {
     if !have_python() {
         return;
