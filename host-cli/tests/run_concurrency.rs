@@ -197,3 +197,68 @@ fn a_failure_that_retries_do_not_cure_is_finished_and_reported() {
         (Some(1), Some(1))
     );
 }
+
+#[test]
+fn an_agent_gone_after_its_first_attempt_leaves_the_item_unfinished() {
+    let project = Project::new();
+    project.write("tasks.jsonl", &queue(1));
+    // The agent deletes itself and fails: the retry cannot start it.
+    project.write(
+        "agent.sh",
+        "#!/bin/sh\ncat >/dev/null\nrm -f \"$0\"\nexit 1\n",
+    );
+    make_executable(&project.path().join("agent.sh"));
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\ncommand = [\"./agent.sh\"]\nretries = 1\nretry_backoff_seconds = 0\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+            automation("gone", "tasks.jsonl", "")
+        ),
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let retrying = run.events_named("task.retrying");
+    assert_eq!(retrying.len(), 1, "{run:?}");
+    assert_eq!(retrying[0]["reason"], "exit");
+    let finished = run.events_named("task.finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["reason"], "spawn-failed", "{run:?}");
+    assert_eq!(finished[0]["exit_code"], serde_json::Value::Null);
+    // No `onFinished`: local-queue did not mark the item done.
+    assert!(
+        !project.path().join("tasks.jsonl.done").exists()
+            || project.read("tasks.jsonl.done").is_empty()
+    );
+}
+
+#[test]
+fn a_hanging_agent_is_stopped_at_its_timeout() {
+    let project = Project::new();
+    project.write("tasks.jsonl", &queue(1));
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; sleep 30\"]\n\
+             timeout_seconds = 1\nkill_grace_seconds = 0\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+            automation("slow", "tasks.jsonl", "")
+        ),
+    );
+    let started = std::time::Instant::now();
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert!(started.elapsed().as_secs() < 20, "{run:?}");
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let finished = run.events_named("task.finished");
+    assert_eq!(finished[0]["reason"], "timeout", "{run:?}");
+    assert!(finished[0]["duration_seconds"].as_f64().unwrap() >= 1.0);
+    // A timed-out agent ran: the task is finished (and failed).
+    assert_eq!(project.read("tasks.jsonl.done").lines().count(), 1);
+}
+
+fn make_executable(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
