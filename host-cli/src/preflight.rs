@@ -51,6 +51,7 @@ use crate::runner::{self, Extensions, Unprepared, prepare, repository_missing, u
 pub fn report(config: &Config, host_exe: &Path) -> Report {
     let (plan, mut report) = resolve(config, host_exe);
     report.extend(config.missing_agents(&[]));
+    report.extend(config.unrunnable_agents(&[]));
     if !config.unusable.connection {
         talk_to_extensions(config, &plan, &mut report);
     }

@@ -102,6 +102,7 @@ pub fn plan_run(config: &Config, host_exe: &Path, options: &RunOptions) -> (Opti
     let (plan, mut report) = resolve(config, host_exe);
     if !options.dry_run {
         report.extend(config.missing_agents(&options.automations));
+        report.extend(config.unrunnable_agents(&options.automations));
     }
     let plan = (config.is_complete() && !report.has_errors()).then_some(plan);
     (plan, report)

@@ -262,3 +262,48 @@ fn make_executable(path: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+#[test]
+fn an_agent_that_cannot_start_is_an_error_before_the_first_poll() {
+    let project = Project::new();
+    project.write("tasks.jsonl", &queue(1));
+    project.write("not-executable.sh", "#!/bin/sh\nexit 0\n");
+    for command in [
+        "[\"curupira-no-such-agent-program\"]",
+        "[\"./missing/agent.sh\"]",
+        "[\"./not-executable.sh\"]",
+    ] {
+        project.write(
+            "curupira.toml",
+            &format!(
+                "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+                 [settings.agent]\ncommand = {command}\n\n\
+                 [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+                automation("a", "tasks.jsonl", "")
+            ),
+        );
+        let run = project.curupira(&["run", "--once", "--format", "json"]);
+        assert_eq!(run.code, Some(2), "{command}: {run:?}");
+        assert!(
+            run.stderr.contains("config/agent-not-runnable")
+                && run.stderr.contains("automation `a` cannot start its agent"),
+            "{command}: {}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "nothing was polled: {}", run.stdout);
+        let validate = project.curupira(&["validate", "--format", "json"]);
+        assert_eq!(validate.code, Some(1), "{command}: {validate:?}");
+        let report: serde_json::Value = serde_json::from_str(validate.stdout.trim()).unwrap();
+        let found = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["code"] == "config/agent-not-runnable")
+            .unwrap_or_else(|| panic!("{command}: {report}"));
+        assert_eq!(found["path"], "/settings/agent/command/0");
+        // The dry run starts no agent, so it does not ask for one.
+        let dry = project.curupira(&["run", "--once", "--dry-run", "--format", "json"]);
+        assert_eq!(dry.code, Some(0), "{command}: {dry:?}");
+    }
+    assert!(!project.path().join("tasks.jsonl.done").exists());
+}

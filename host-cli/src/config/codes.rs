@@ -43,6 +43,9 @@ curupira_diagnostics::codes! {
     /// An automation has no agent command (neither its own nor `[settings.agent]`).
     MISSING_AGENT = "config/missing-agent", Error,
         "An automation has no agent command: neither `agent = { command = [...] }` nor `[settings.agent] command`. Not checked by `run --dry-run`, which starts no agent.";
+    /// An automation's agent program cannot be run.
+    AGENT_NOT_RUNNABLE = "config/agent-not-runnable", Error,
+        "An automation's agent program is not an executable file: not found on `PATH`, or (a path with `/`) not found relative to the config's folder, or not executable. Checked by `validate` and `run` before the first poll, so no item is handed over to an agent that cannot start; not by `run --dry-run`.";
     /// No extension offers the automation's trigger type.
     UNKNOWN_TRIGGER = "config/unknown-trigger", Error,
         "No configured extension offers the automation's trigger type, or the extension named in `extension:type` does not offer it. Lists what is offered and suggests the closest type.";

@@ -126,6 +126,53 @@ impl Config {
         }
     }
 
+    /// One `config/agent-not-runnable` error for each agent program of the automations
+    /// that `names` selects (every one when empty) that cannot be run, by the rule the
+    /// spawn uses ([`crate::agent::check_agent_program`]). Located at the command that
+    /// sets it (the automation's own, else `[settings.agent]`); a program several
+    /// automations share is reported once.
+    pub fn unrunnable_agents(&self, names: &[String]) -> Vec<Diagnostic> {
+        let mut reported = Vec::new();
+        let mut out = Vec::new();
+        for automation in &self.automations {
+            if !(names.is_empty() || names.contains(&automation.name)) {
+                continue;
+            }
+            let Some(command) = &automation.agent else {
+                continue;
+            };
+            let own = JsonPointer::root()
+                .key("automations")
+                .key(&automation.name)
+                .key("agent")
+                .key("command");
+            let at = if self.source_map.get(&own).is_some() {
+                own
+            } else {
+                JsonPointer::root()
+                    .key("settings")
+                    .key("agent")
+                    .key("command")
+            };
+            if reported.contains(&at) {
+                continue;
+            }
+            if let Err(reason) = crate::agent::check_agent_program(command, &self.dir) {
+                out.push(self.diagnostic(
+                    Severity::Error,
+                    codes::AGENT_NOT_RUNNABLE,
+                    &at.index(0),
+                    format!(
+                        "automation `{}` cannot start its agent: {reason}",
+                        automation.name
+                    ),
+                ));
+                reported.push(at);
+            }
+        }
+        out
+    }
+
     /// One `config/missing-agent` error for each automation that `names` selects
     /// (every one when `names` is empty), usable or not, that has no agent command, in
     /// file order. An automation whose agent could not be read is not reported again.
