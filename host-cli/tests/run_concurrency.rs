@@ -307,3 +307,136 @@ fn an_agent_that_cannot_start_is_an_error_before_the_first_poll() {
     }
     assert!(!project.path().join("tasks.jsonl.done").exists());
 }
+
+/// Starts `curupira run --once` in `project`, waits until `count` agents wrote their
+/// pid into `pids`, and returns the child and those pids.
+fn run_until_agents_started(project: &Project, count: usize) -> (std::process::Child, Vec<i32>) {
+    use std::time::{Duration, Instant};
+    let child = std::process::Command::new(run_support::curupira())
+        .args(["run", "--once", "--format", "json"])
+        .current_dir(project.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let pids: Vec<i32> = std::fs::read_to_string(project.path().join("pids"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| line.trim().parse().ok())
+            .collect();
+        if pids.len() >= count {
+            return (child, pids);
+        }
+        assert!(Instant::now() < deadline, "the agents did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([format!("-{name}"), pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Whether a live process is left in the process group `pgid` (from `/proc`; a zombie
+/// is dead, waiting for whoever adopted it to reap it).
+fn group_alive(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            return false;
+        };
+        // `pid (comm) state ppid pgrp …`; comm may hold spaces, so split after `)`.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
+    })
+}
+
+fn signals_project() -> Project {
+    let project = Project::new();
+    project.write("tasks.jsonl", &queue(3));
+    // Each agent records its pid (the leader of its own process group), starts a
+    // grandchild that ignores SIGTERM, and works for 1.5 s.
+    project.write(
+        "curupira.toml",
+        &config_with_agent(
+            r#"command = ["sh", "-c", "cat >/dev/null; echo $$ >> pids; sh -c 'trap \"\" TERM; sleep 60' & sleep 1.5; echo done >> finished"]
+max_concurrent = 3
+kill_grace_seconds = 1"#,
+            &automation("work", "tasks.jsonl", "polling = { batch_size = 3 }"),
+        ),
+    );
+    project
+}
+
+fn config_with_agent(agent: &str, automations: &str) -> String {
+    format!(
+        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+         [settings.agent]\n{agent}\n\n\
+         [extensions.local]\nbuiltin = \"local-queue\"\n\n{automations}"
+    )
+}
+
+#[test]
+fn a_first_sigint_waits_for_the_running_agents() {
+    let project = signals_project();
+    let (child, pids) = run_until_agents_started(&project, 3);
+    signal(child.id(), "INT");
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(project.read("finished").lines().count(), 3, "{stdout}");
+    assert_eq!(
+        stdout.matches("\"event\":\"task.finished\"").count(),
+        3,
+        "{stdout}"
+    );
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert_eq!(project.read("tasks.jsonl.done").lines().count(), 3);
+    for pid in pids {
+        assert!(!group_alive(pid), "the group of agent {pid} is gone");
+    }
+}
+
+#[test]
+fn a_second_sigint_kills_every_agent_and_finishes_nothing() {
+    let project = signals_project();
+    let (child, pids) = run_until_agents_started(&project, 3);
+    signal(child.id(), "INT");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    signal(child.id(), "INT");
+    let started = std::time::Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(started.elapsed().as_secs() < 10, "it stopped promptly");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        !project.path().join("finished").exists(),
+        "no agent finished its work"
+    );
+    assert_eq!(
+        stdout.matches("\"event\":\"task.finished\"").count(),
+        0,
+        "{stdout}"
+    );
+    // Interrupted tasks are not finished: local-queue hands them over next time.
+    assert!(
+        !project.path().join("tasks.jsonl.done").exists()
+            || project.read("tasks.jsonl.done").is_empty()
+    );
+    for pid in pids {
+        assert!(
+            !group_alive(pid),
+            "the group of agent {pid} (and its grandchild) is gone"
+        );
+    }
+    let again = project.curupira(&["run", "--once", "--dry-run", "--format", "json"]);
+    assert_eq!(again.events_named("task.rendered").len(), 3, "{again:?}");
+}
