@@ -312,7 +312,7 @@ fn an_agent_that_cannot_start_is_an_error_before_the_first_poll() {
 /// pid into `pids`, and returns the child and those pids.
 fn run_until_agents_started(project: &Project, count: usize) -> (std::process::Child, Vec<i32>) {
     use std::time::{Duration, Instant};
-    let child = std::process::Command::new(run_support::curupira())
+    let mut child = std::process::Command::new(run_support::curupira())
         .args(["run", "--once", "--format", "json"])
         .current_dir(project.path())
         .stdout(std::process::Stdio::piped())
@@ -329,7 +329,11 @@ fn run_until_agents_started(project: &Project, count: usize) -> (std::process::C
         if pids.len() >= count {
             return (child, pids);
         }
-        assert!(Instant::now() < deadline, "the agents did not start");
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the agents did not start");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
