@@ -310,6 +310,8 @@ fn an_agent_that_cannot_start_is_an_error_before_the_first_poll() {
 
 /// Starts `curupira run --once` in `project`, waits until `count` agents wrote their
 /// pid into `pids`, and returns the child and those pids.
+// The child is handed to the caller, which waits for it (the lint does not follow it).
+#[allow(clippy::zombie_processes)]
 fn run_until_agents_started(project: &Project, count: usize) -> (std::process::Child, Vec<i32>) {
     use std::time::{Duration, Instant};
     let mut child = std::process::Command::new(run_support::curupira())
