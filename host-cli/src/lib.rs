@@ -27,3 +27,4 @@ pub mod probe;
 pub mod resolve;
 pub mod runner;
 pub mod stop;
+pub mod workspace;
