@@ -66,7 +66,9 @@
 //!   task in another process): refused ([`WorkspaceError::BranchInUse`]).
 //!
 //! The common case costs one `git worktree add`; the listing and pruning happen only
-//! when that fails.
+//! when that fails. Adding, removing and pruning worktrees take turns within the host
+//! (hooks and agents do not): Git's own `worktree add` fails now and then when another
+//! runs beside it in the same repository.
 //!
 //! # Hooks
 //!
@@ -75,9 +77,10 @@
 //! logs), and `CURUPIRA_WORKSPACE`, `CURUPIRA_BRANCH`, `CURUPIRA_AUTOMATION`,
 //! `CURUPIRA_TASK_ID` and `CURUPIRA_HOOK` (its own name) added to the host's
 //! environment. It runs in a [`ProcessGuard`]: in a process group of its own, bounded
-//! by `hook_timeout` (on expiry the whole group is killed and the hook fails), and
-//! whatever it leaves running in its group is killed when it exits (start services
-//! through a service manager, not with `&`).
+//! by `hook_timeout` (on expiry the whole group is killed and the hook fails), killed
+//! the same way on the host's second stop signal ([`Workspaces::with_stop`], the rule
+//! the agent follows), and whatever it leaves running in its group is killed when it
+//! exits (start services through a service manager, not with `&`).
 //!
 //! | hook | when | on failure |
 //! |---|---|---|
@@ -120,13 +123,15 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Arc;
-use std::time::Duration;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use curupira_client::{ProcessGuard, describe_status};
 
 use self::git::{GitOutput, Listed};
+use crate::stop::Stop;
 
 /// The hook timeout when the config sets none.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -145,6 +150,9 @@ const TASK_ID_DIGITS: usize = 12;
 
 /// The longest automation part of a branch or folder name.
 const MAX_COMPONENT: usize = 64;
+
+/// How often a running hook is looked at (its end, the timeout, a stop request).
+const HOOK_POLL: Duration = Duration::from_millis(5);
 
 /// The lock reason `git worktree add` leaves while it checks out.
 const INITIALIZING_LOCK: &str = "initializing";
@@ -383,6 +391,18 @@ pub enum HookError {
         /// How it ended (`exited with status 3`).
         status: String,
     },
+    /// The host's second stop request (SIGINT/SIGTERM) killed the hook.
+    #[error(
+        "the {hook} hook `{command}` was killed in {dir} with its process group because the host was told to stop a second time"
+    )]
+    Stopped {
+        /// Which hook.
+        hook: HookKind,
+        /// Its command.
+        command: String,
+        /// The workspace.
+        dir: PathBuf,
+    },
     /// The hook ran past the timeout and was killed with its process group.
     #[error(
         "the {hook} hook `{command}` was still running in {dir} after {seconds} s and was killed with its process group"
@@ -397,6 +417,13 @@ pub enum HookError {
         /// The timeout, in seconds.
         seconds: f64,
     },
+}
+
+/// Why the host killed a hook.
+#[derive(Debug, Clone, Copy)]
+enum CutShort {
+    TimedOut,
+    Stopped,
 }
 
 /// How a prepared workspace came to be.
@@ -427,6 +454,8 @@ pub struct Workspaces {
     spec: Arc<WorkspaceSpec>,
     /// The base commit (worktree mode only).
     base: Option<String>,
+    /// Kills hooks on the second request.
+    stop: Option<Stop>,
 }
 
 impl Workspaces {
@@ -440,7 +469,15 @@ impl Workspaces {
         Ok(Workspaces {
             spec: Arc::new(spec),
             base,
+            stop: None,
         })
+    }
+
+    /// The same workspaces, whose hooks are killed (with their process groups) when
+    /// `stop` counts a second request during them, as the agent is.
+    pub fn with_stop(mut self, stop: Stop) -> Self {
+        self.stop = Some(stop);
+        self
     }
 
     /// The spec.
@@ -464,6 +501,7 @@ impl Workspaces {
             origin,
             automation: automation.to_owned(),
             task_id: task_id.to_owned(),
+            stop: self.stop.clone(),
         };
         let Some(base) = self.base.as_deref() else {
             return Ok(workspace(self.spec.repo_dir.clone(), None, Origin::Shared));
@@ -490,6 +528,7 @@ pub struct Workspace {
     origin: Origin,
     automation: String,
     task_id: String,
+    stop: Option<Stop>,
 }
 
 impl Workspace {
@@ -561,23 +600,62 @@ impl Workspace {
             dir: self.path.clone(),
             source,
         })?;
-        match hook.wait_for(self.spec.hook_timeout) {
-            Some(status) if status.success() => Ok(()),
-            Some(status) => Err(failed(describe_status(status))),
-            None => {
-                hook.kill();
-                match hook.wait() {
-                    // It ended on its own between the last look and the kill.
-                    Ok(status) if status.success() => Ok(()),
-                    Ok(status) if status.code().is_some() => Err(failed(describe_status(status))),
-                    _ => Err(HookError::TimedOut {
-                        hook: kind,
-                        command: command.to_owned(),
-                        dir: self.path.clone(),
-                        seconds: self.spec.hook_timeout.as_secs_f64(),
-                    }),
-                }
+        let (status, cut_short) = self.wait_hook(&mut hook);
+        let cut_short_error = |cut_short| match cut_short {
+            CutShort::TimedOut => HookError::TimedOut {
+                hook: kind,
+                command: command.to_owned(),
+                dir: self.path.clone(),
+                seconds: self.spec.hook_timeout.as_secs_f64(),
+            },
+            CutShort::Stopped => HookError::Stopped {
+                hook: kind,
+                command: command.to_owned(),
+                dir: self.path.clone(),
+            },
+        };
+        match (status, cut_short) {
+            (Ok(status), _) if status.success() => Ok(()),
+            // Ended by our kill: say why we killed it.
+            (Ok(status), Some(cut_short)) if status.code().is_none() => {
+                Err(cut_short_error(cut_short))
             }
+            (Ok(status), _) => Err(failed(describe_status(status))),
+            (Err(err), Some(cut_short)) => {
+                tracing::debug!("cannot wait for the {kind} hook: {err}");
+                Err(cut_short_error(cut_short))
+            }
+            (Err(err), None) => Err(failed(format!("could not be waited for ({err})"))),
+        }
+    }
+
+    /// Waits for a hook to end, killing its group at the timeout or on the second stop
+    /// request (the same rule as the agent's); says which cut it short, if either did.
+    fn wait_hook(&self, hook: &mut ProcessGuard) -> (io::Result<ExitStatus>, Option<CutShort>) {
+        let deadline = Instant::now().checked_add(self.spec.hook_timeout);
+        let signals_at_start = self.stop.as_ref().map(Stop::count);
+        loop {
+            match hook.try_wait() {
+                Ok(Some(status)) => return (Ok(status), None),
+                Ok(None) => {}
+                Err(err) => return (Err(err), None),
+            }
+            let stopped = self
+                .stop
+                .as_ref()
+                .zip(signals_at_start)
+                .is_some_and(|(stop, at_start)| stop.count() > at_start.max(1));
+            let timed_out = deadline.is_some_and(|deadline| Instant::now() >= deadline);
+            if stopped || timed_out {
+                hook.kill();
+                let why = if stopped {
+                    CutShort::Stopped
+                } else {
+                    CutShort::TimedOut
+                };
+                return (hook.wait(), Some(why));
+            }
+            thread::sleep(HOOK_POLL);
         }
     }
 
@@ -598,6 +676,7 @@ impl Workspace {
         }
         let repo = &self.spec.repo_dir;
         if !self.path.exists() {
+            let _turn = git::worktree_changes();
             tracing::debug!("{} is already gone; pruning", self.path.display());
             git_ok(repo, &[OsStr::new("worktree"), OsStr::new("prune")])?;
             return Ok(Finished::Removed);
@@ -605,6 +684,7 @@ impl Workspace {
         if let Err(err) = self.run_hook(HookKind::BeforeRemove) {
             tracing::warn!("{err}; removing the worktree anyway");
         }
+        let _turn = git::worktree_changes();
         git_ok(
             repo,
             &[
@@ -791,13 +871,15 @@ fn task_folder(spec: &WorkspaceSpec, names: &TaskNames) -> Result<PathBuf, Works
 }
 
 /// Gives `path` a worktree on `branch`: the fast path is one `git worktree add -b`;
-/// when it fails, the slow path finds out why and recovers what it can.
+/// when it fails, the slow path finds out why and recovers what it can. One task at a
+/// time ([`git::worktree_changes`]).
 fn add_worktree(
     repo: &Path,
     path: &Path,
     branch: &str,
     base: &str,
 ) -> Result<Origin, WorkspaceError> {
+    let _turn = git::worktree_changes();
     if std::fs::symlink_metadata(path).is_err() {
         let fresh = git_run(repo, &add_new_branch(path, branch, base))?;
         if fresh.success() {

@@ -5,6 +5,7 @@ use std::ffi::OsStr;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
 
 use curupira_client::{ProcessGuard, describe_status};
@@ -20,6 +21,21 @@ pub(super) const REPOSITORY_OVERRIDES: [&str; 7] = [
     "GIT_NAMESPACE",
     "GIT_PREFIX",
 ];
+
+/// Held while this process changes the set of worktrees (add, remove, prune).
+static WORKTREE_CHANGES: Mutex<()> = Mutex::new(());
+
+/// Serialises changes to worktrees within this process. Git's own `worktree add`
+/// races with another one in the same repository (it reads each listed worktree's
+/// `commondir`, and a neighbour's may be half written: "failed to read
+/// .git/worktrees/…/commondir"), so concurrent tasks take turns. One lock for every
+/// repository keeps it simple; these calls are short next to an agent's run.
+pub(super) fn worktree_changes() -> MutexGuard<'static, ()> {
+    // The lock guards no data: a panic while holding it leaves nothing inconsistent.
+    WORKTREE_CHANGES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
 
 /// How much of git's stderr a message quotes.
 const DETAIL_LIMIT: usize = 600;

@@ -317,21 +317,26 @@ fn a_config_in_a_subfolder_works_at_the_top_of_the_checkout() {
 }
 
 #[test]
-fn concurrent_tasks_are_prepared_at_once() {
+fn concurrent_tasks_are_prepared_and_removed_at_once() {
+    // Git's own `worktree add` fails now and then beside another one in the same
+    // repository; the host takes turns.
     let repo = Repo::new();
     let workspaces = workspaces(repo.spec());
-    let ids = [TASK_A, TASK_B, "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"];
-    let prepared: Vec<Workspace> = thread::scope(|scope| {
-        let handles: Vec<_> = ids
-            .iter()
-            .map(|id| scope.spawn(|| workspaces.prepare("review", id).unwrap()))
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    let ids: Vec<String> = (0..6)
+        .map(|n| format!("{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}{n}"))
+        .collect();
+    thread::scope(|scope| {
+        for id in &ids {
+            let workspaces = &workspaces;
+            scope.spawn(move || {
+                let ws = workspaces.prepare("review", id).unwrap();
+                assert_eq!(ws.origin(), Origin::Created);
+                assert!(ws.path().join("README.md").exists());
+                assert_eq!(ws.finish(true).unwrap(), Finished::Removed);
+            });
+        }
     });
-    for ws in &prepared {
-        assert_eq!(ws.origin(), Origin::Created);
-        assert!(ws.path().join("README.md").exists());
-    }
+    assert_eq!(git(&repo.dir, &["worktree", "list"]).lines().count(), 1);
 }
 
 // ---- cleanup ----
@@ -652,6 +657,39 @@ fn a_hanging_hook_is_killed_at_the_timeout_with_its_children() {
         assert!(Instant::now() < deadline, "the hook's child survived");
         thread::sleep(Duration::from_millis(10));
     }
+}
+
+#[test]
+fn a_second_stop_request_kills_a_running_hook() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = WorkspaceSpec {
+        hooks: Hooks {
+            after_run: Some("sleep 30".to_owned()),
+            ..Hooks::default()
+        },
+        ..WorkspaceSpec::new(tmp.path())
+    };
+    let stop = Stop::new();
+    let ws = workspaces(spec)
+        .with_stop(stop.clone())
+        .prepare("review", TASK_A)
+        .unwrap();
+    // The first request lets work in flight finish; the second one kills it.
+    stop.request();
+    let started = Instant::now();
+    let second = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(100));
+        stop.request();
+    });
+    let err = ws.run_hook(HookKind::AfterRun).unwrap_err();
+    second.join().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(matches!(err, HookError::Stopped { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("because the host was told to stop a second time"),
+        "{err}"
+    );
 }
 
 // ---- shared mode and validation ----
