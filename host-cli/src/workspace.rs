@@ -5,7 +5,20 @@
 //! base resolved once), calls [`Workspaces::prepare`] for each task, runs the hooks
 //! through [`Workspace::run_hook`] at the moments named below, gives the agent
 //! [`Workspace::path`] as its working directory and [`Workspace::env`] in its
-//! environment, and ends with [`Workspace::finish`].
+//! environment, and ends with [`Workspace::finish`]. The attempts of one task share
+//! its workspace: it is prepared before the first and finished after the last.
+//!
+//! ```
+//! use curupira_host::workspace::{HookKind, WorkspaceSpec, Workspaces};
+//!
+//! let folder = std::env::temp_dir();
+//! let workspaces = Workspaces::new(WorkspaceSpec::new(&folder))?; // shared mode
+//! let workspace = workspaces.prepare("review", "0123456789abcdef")?;
+//! assert_eq!(workspace.path(), folder);
+//! workspace.run_hook(HookKind::BeforeRun)?; // none configured: nothing runs
+//! workspace.finish(true)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! # Modes
 //!
@@ -34,7 +47,7 @@
 //!   relative to the config's folder. When the host creates `<config folder>/.curupira`
 //!   itself it writes a `.gitignore` of `*` in it, so Git and code-search tools ignore
 //!   the worktrees. A `root` elsewhere gets no `.gitignore` (it is the operator's
-//!   folder).
+//!   folder; one inside the repository belongs in the operator's own `.gitignore`).
 //! - The workspace must resolve inside `root`: the root and the automation's folder
 //!   are canonicalised (symbolic links followed) and a path that lands elsewhere (a
 //!   symbolic link planted under the root) is refused with
