@@ -28,3 +28,4 @@ pub mod probe;
 pub mod resolve;
 pub mod runner;
 pub mod stop;
+pub mod workspace;

@@ -1,0 +1,1068 @@
+//! Where a task's agent works: the config's folder (`shared`), or a Git worktree of its
+//! own on a branch of its own (`worktree`), with the operator's hooks around it.
+//!
+//! The scheduler holds one [`Workspaces`] per automation and run (the spec with its
+//! base resolved once), calls [`Workspaces::prepare`] for each task, runs the hooks
+//! through [`Workspace::run_hook`] at the moments named below, gives the agent
+//! [`Workspace::path`] as its working directory and [`Workspace::env`] in its
+//! environment, and ends with [`Workspace::finish`]. The attempts of one task share
+//! its workspace: it is prepared before the first and finished after the last.
+//!
+//! ```
+//! use curupira_host::workspace::{HookKind, WorkspaceSpec, Workspaces};
+//!
+//! let folder = std::env::temp_dir();
+//! let workspaces = Workspaces::new(WorkspaceSpec::new(&folder))?; // shared mode
+//! let workspace = workspaces.prepare("review", "0123456789abcdef")?;
+//! assert_eq!(workspace.path(), folder);
+//! workspace.run_hook(HookKind::BeforeRun)?; // none configured: nothing runs
+//! workspace.finish(true)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Modes
+//!
+//! - **`shared`** (the default, the host's behaviour before workspaces): the workspace
+//!   is the config's folder. Nothing is created or removed, git is never run, and
+//!   `CURUPIRA_BRANCH` is empty.
+//! - **`worktree`**: each task gets `git worktree add` of the repository the config's
+//!   folder belongs to, on the branch `curupira/<automation>/<task>` (`<task>` is the
+//!   first 12 hex digits of the task id), in the folder `<root>/<automation>/<task>`
+//!   (the same two names, so one leads to the other). The workspace is the top of that
+//!   checkout, whichever subfolder of the repository the config sits in.
+//!
+//! # Names
+//!
+//! Both components are sanitised: characters outside `[A-Za-z0-9._-]` become `-`; a
+//! `.` right after a `.` becomes `-` (no `..`); leading `.` and `-` and trailing `.`
+//! are dropped; a final `.lock` becomes `-lock` (Git refuses it); an empty result
+//! becomes `unnamed`; the automation's part is at most 64 characters. When sanitising
+//! changed anything, `-` and 8 hex digits of a hash of the original text are
+//! appended (within the 64), so `a/b` and `a-b` keep distinct branches and folders.
+//! The result is a valid folder name and branch component everywhere.
+//!
+//! # Root and base
+//!
+//! - `root` defaults to `<config folder>/.curupira/worktrees`; a relative `root` is
+//!   relative to the config's folder. When the host creates `<config folder>/.curupira`
+//!   itself it writes a `.gitignore` of `*` in it, so Git and code-search tools ignore
+//!   the worktrees. A `root` elsewhere gets no `.gitignore` (it is the operator's
+//!   folder; one inside the repository belongs in the operator's own `.gitignore`).
+//! - The workspace must resolve inside `root`: the root and the automation's folder
+//!   are canonicalised (symbolic links followed) and a path that lands elsewhere (a
+//!   symbolic link planted under the root) is refused with
+//!   [`WorkspaceError::OutsideRoot`]. The path given to the agent is the canonical
+//!   one.
+//! - `base` (a branch, tag or commit; default `HEAD`) is resolved to a commit **once**,
+//!   when the run starts ([`resolve_base`], called by [`Workspaces::new`]), so every
+//!   task of a run starts from the same commit even if the branch moves meanwhile. A
+//!   base beginning with `-` is refused (it would read as an option).
+//!
+//! # A task prepared again
+//!
+//! The host never deletes a branch: the agent's work lives there. So a task prepared
+//! again (a retry in a later run, a run that was killed) continues where the last one
+//! stopped:
+//!
+//! - its worktree still exists and is registered on its branch: it is **reused** as it
+//!   is, uncommitted changes included ([`Origin::Reused`]);
+//! - its folder is gone but Git still lists it (removed by hand): `git worktree prune`,
+//!   then as below;
+//! - its branch exists without a worktree (an earlier run removed it): a new worktree
+//!   of **that branch** is added, and `base` is not used ([`Origin::Recreated`]);
+//! - a worktree `git worktree add` left half made (the host killed during the
+//!   checkout; Git's lock says `initializing`) is removed and added again;
+//! - the folder exists but is not a worktree of the task's branch: an empty folder is
+//!   removed; anything else is refused ([`WorkspaceError::PathTaken`]): the host never
+//!   deletes what it did not make;
+//! - the branch is checked out somewhere else (an operator looking at it, the same
+//!   task in another process): refused ([`WorkspaceError::BranchInUse`]).
+//!
+//! The common case costs one `git worktree add`; the listing and pruning happen only
+//! when that fails. Adding, removing and pruning worktrees take turns within the host
+//! (hooks and agents do not): Git's own `worktree add` fails now and then when another
+//! runs beside it in the same repository.
+//!
+//! # Hooks
+//!
+//! Each hook is one shell command, run as `sh -c COMMAND` with the workspace as its
+//! working directory, stdin closed, stdout and stderr on the host's stderr (beside the
+//! logs), and `CURUPIRA_WORKSPACE`, `CURUPIRA_BRANCH`, `CURUPIRA_AUTOMATION`,
+//! `CURUPIRA_TASK_ID` and `CURUPIRA_HOOK` (its own name) added to the host's
+//! environment. It runs in a [`ProcessGuard`]: in a process group of its own, bounded
+//! by `hook_timeout` (on expiry the whole group is killed and the hook fails), killed
+//! the same way on the host's second stop signal ([`Workspaces::with_stop`], the rule
+//! the agent follows), and whatever it leaves running in its group is killed when it
+//! exits (start services through a service manager, not with `&`).
+//!
+//! | hook | when | on failure |
+//! |---|---|---|
+//! | `after_create` | after every `prepare` in worktree mode (scheduler) | the task fails |
+//! | `before_run` | before each attempt of the agent (scheduler) | the attempt fails |
+//! | `after_run` | after each attempt, whatever its outcome (scheduler) | logged only |
+//! | `before_remove` | in [`Workspace::finish`], before each removal | logged only |
+//!
+//! - `after_create` runs on every prepare in worktree mode, also when a worktree is
+//!   reused: a run killed during its `after_create` left an unfinished setup, and
+//!   setup commands (installing dependencies, copying an env file) are repeatable.
+//! - A failed `after_create` is a failed task, and its worktree follows the cleanup
+//!   policy like any failed task's (kept by `on-success` for inspection); it is not
+//!   removed specially, because the next prepare runs `after_create` again.
+//! - In shared mode there is nothing to create or remove, so `after_create` and
+//!   `before_remove` never run; `before_run` and `after_run` do, in the config's
+//!   folder (an operator's "before every agent" command is wanted in both modes).
+//!
+//! # Cleanup
+//!
+//! [`Workspace::finish`] removes a worktree (`git worktree remove --force`, untracked
+//! files included) when `cleanup` says so: `on-success` (the default) removes it when
+//! the task succeeded and keeps a failed task's for inspection, `always` removes it,
+//! `never` keeps it. The branch always stays. A worktree whose folder is already gone
+//! is pruned instead. A [`Workspace`] dropped without `finish` (a panic, a killed
+//! host) leaves its worktree in place, to be reused by the next prepare.
+//!
+//! # Git
+//!
+//! The `git` program is run (what users have), each call in a [`ProcessGuard`], with
+//! stdin closed, `GIT_TERMINAL_PROMPT=0`, untranslated messages, and the variables
+//! that would point it at another repository (`GIT_DIR`, `GIT_WORK_TREE`, …) removed
+//! — also for hooks. Git calls have no time limit (a checkout of a large repository
+//! may take long). [`check_worktree_mode`] is what `validate` asks: `git` can run and
+//! the config's folder is inside a work tree.
+
+mod git;
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io::{self, ErrorKind};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use curupira_client::{ProcessGuard, describe_status};
+
+use self::git::{GitOutput, Listed};
+use crate::stop::Stop;
+
+/// The hook timeout when the config sets none.
+pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Where `root` is under the config's folder when the config sets none.
+pub const DEFAULT_ROOT: &str = ".curupira/worktrees";
+
+/// The folder under the config's folder that the host owns (and ignores in Git).
+const HOST_FOLDER: &str = ".curupira";
+
+/// The prefix of every branch the host creates.
+const BRANCH_PREFIX: &str = "curupira";
+
+/// How many characters of the task id name a task's branch and folder.
+const TASK_ID_DIGITS: usize = 12;
+
+/// The longest automation part of a branch or folder name.
+const MAX_COMPONENT: usize = 64;
+
+/// How often a running hook is looked at (its end, the timeout, a stop request).
+const HOOK_POLL: Duration = Duration::from_millis(5);
+
+/// The lock reason `git worktree add` leaves while it checks out.
+const INITIALIZING_LOCK: &str = "initializing";
+
+/// Where each task's agent works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WorkspaceMode {
+    /// Every task in the config's folder.
+    #[default]
+    Shared,
+    /// Each task in a Git worktree of its own, on a branch of its own.
+    Worktree,
+}
+
+/// When a task's worktree is removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cleanup {
+    /// When the task succeeded; a failed task's worktree stays for inspection.
+    #[default]
+    OnSuccess,
+    /// Whatever the outcome.
+    Always,
+    /// Never: the operator removes worktrees.
+    Never,
+}
+
+/// The shell commands run around a task (see the module documentation for when).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hooks {
+    /// After the worktree is prepared; failure fails the task.
+    pub after_create: Option<String>,
+    /// Before each attempt; failure fails the attempt.
+    pub before_run: Option<String>,
+    /// After each attempt; failure is logged.
+    pub after_run: Option<String>,
+    /// Before the worktree is removed; failure is logged.
+    pub before_remove: Option<String>,
+}
+
+impl Hooks {
+    /// The command configured for `kind`, if any.
+    pub fn get(&self, kind: HookKind) -> Option<&str> {
+        match kind {
+            HookKind::AfterCreate => self.after_create.as_deref(),
+            HookKind::BeforeRun => self.before_run.as_deref(),
+            HookKind::AfterRun => self.after_run.as_deref(),
+            HookKind::BeforeRemove => self.before_remove.as_deref(),
+        }
+    }
+}
+
+/// One of the four hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookKind {
+    /// `after_create`.
+    AfterCreate,
+    /// `before_run`.
+    BeforeRun,
+    /// `after_run`.
+    AfterRun,
+    /// `before_remove`.
+    BeforeRemove,
+}
+
+impl HookKind {
+    /// The hook's name as the config spells it (`after_create`).
+    pub fn name(self) -> &'static str {
+        match self {
+            HookKind::AfterCreate => "after_create",
+            HookKind::BeforeRun => "before_run",
+            HookKind::AfterRun => "after_run",
+            HookKind::BeforeRemove => "before_remove",
+        }
+    }
+
+    /// Whether the hook runs in shared mode (nothing is created or removed there).
+    fn runs_in_shared_mode(self) -> bool {
+        matches!(self, HookKind::BeforeRun | HookKind::AfterRun)
+    }
+}
+
+impl fmt::Display for HookKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Everything the host needs to know about an automation's workspaces; the config
+/// converts its `[settings.workspace]` (and an automation's override) into this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceSpec {
+    /// Shared or worktree.
+    pub mode: WorkspaceMode,
+    /// The config's folder: the shared workspace, and the repository worktrees are
+    /// made of.
+    pub repo_dir: PathBuf,
+    /// The folder worktrees are made in; relative to `repo_dir` when relative.
+    pub root: PathBuf,
+    /// What new branches start from (a branch, tag or commit); `None` is `HEAD`.
+    /// Resolved once per run.
+    pub base: Option<String>,
+    /// When worktrees are removed.
+    pub cleanup: Cleanup,
+    /// How long each hook may run.
+    pub hook_timeout: Duration,
+    /// The shell commands run around a task.
+    pub hooks: Hooks,
+}
+
+impl WorkspaceSpec {
+    /// The defaults for a config in `repo_dir`: shared mode, root
+    /// `.curupira/worktrees`, base `HEAD`, cleanup on success, 60 s hooks, no hooks.
+    pub fn new(repo_dir: impl Into<PathBuf>) -> Self {
+        WorkspaceSpec {
+            mode: WorkspaceMode::Shared,
+            repo_dir: repo_dir.into(),
+            root: PathBuf::from(DEFAULT_ROOT),
+            base: None,
+            cleanup: Cleanup::OnSuccess,
+            hook_timeout: DEFAULT_HOOK_TIMEOUT,
+            hooks: Hooks::default(),
+        }
+    }
+
+    /// The root as a path: `root` itself when absolute, else under `repo_dir`.
+    pub fn root_dir(&self) -> PathBuf {
+        self.repo_dir.join(&self.root)
+    }
+}
+
+/// Why a workspace could not be prepared or removed. Each message is one sentence
+/// naming what failed, where, and what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// The `git` program could not be started.
+    #[error("cannot run `git` in {dir}: {source}; worktree mode needs the `git` program on PATH")]
+    GitUnavailable {
+        /// The folder git was to run in.
+        dir: PathBuf,
+        /// Why it could not start.
+        source: io::Error,
+    },
+    /// A git command failed.
+    #[error("`{command}` failed in {dir}: {detail}")]
+    Git {
+        /// The command line.
+        command: String,
+        /// The folder it ran in.
+        dir: PathBuf,
+        /// Git's stderr on one line (bounded), or its exit status.
+        detail: String,
+    },
+    /// The base does not name a commit.
+    #[error(
+        "the workspace base `{base}` does not name a commit in the repository at {dir} (expected a branch, tag or commit): {detail}"
+    )]
+    Base {
+        /// The base as configured (`HEAD` by default).
+        base: String,
+        /// The config's folder.
+        dir: PathBuf,
+        /// Why, from git.
+        detail: String,
+    },
+    /// A folder could not be created, read or canonicalised.
+    #[error("cannot prepare the folder {path} for worktrees: {source}")]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// The workspace would resolve outside the root.
+    #[error(
+        "the workspace {path} resolves to {resolved}, outside the worktree root {root}; refusing to use it (remove the symbolic link that leads there)"
+    )]
+    OutsideRoot {
+        /// The path the host meant.
+        path: PathBuf,
+        /// Where it leads.
+        resolved: PathBuf,
+        /// The canonical root.
+        root: PathBuf,
+    },
+    /// The workspace's folder holds something the host did not make.
+    #[error(
+        "{path} already exists and is not a worktree of branch `{branch}` ({found}); move it away or delete it, then run the task again"
+    )]
+    PathTaken {
+        /// The folder.
+        path: PathBuf,
+        /// The task's branch.
+        branch: String,
+        /// What is there instead.
+        found: String,
+    },
+    /// The task's branch is checked out in another worktree.
+    #[error(
+        "branch `{branch}` is already checked out at {elsewhere}, so the task cannot get a worktree of it; finish with or remove that checkout first"
+    )]
+    BranchInUse {
+        /// The task's branch.
+        branch: String,
+        /// Where it is checked out.
+        elsewhere: PathBuf,
+    },
+}
+
+/// Why a hook failed. Each message is one sentence naming the hook, its command and
+/// its folder.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    /// `sh` could not be started.
+    #[error("the {hook} hook `{command}` could not be started in {dir}: {source}")]
+    Spawn {
+        /// Which hook.
+        hook: HookKind,
+        /// Its command.
+        command: String,
+        /// The workspace.
+        dir: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The hook ended unsuccessfully.
+    #[error(
+        "the {hook} hook `{command}` {status} in {dir} (expected status 0; its output is in the host's log)"
+    )]
+    Failed {
+        /// Which hook.
+        hook: HookKind,
+        /// Its command.
+        command: String,
+        /// The workspace.
+        dir: PathBuf,
+        /// How it ended (`exited with status 3`).
+        status: String,
+    },
+    /// The host's second stop request (SIGINT/SIGTERM) killed the hook.
+    #[error(
+        "the {hook} hook `{command}` was killed in {dir} with its process group because the host was told to stop a second time"
+    )]
+    Stopped {
+        /// Which hook.
+        hook: HookKind,
+        /// Its command.
+        command: String,
+        /// The workspace.
+        dir: PathBuf,
+    },
+    /// The hook ran past the timeout and was killed with its process group.
+    #[error(
+        "the {hook} hook `{command}` was still running in {dir} after {seconds} s and was killed with its process group"
+    )]
+    TimedOut {
+        /// Which hook.
+        hook: HookKind,
+        /// Its command.
+        command: String,
+        /// The workspace.
+        dir: PathBuf,
+        /// The timeout, in seconds.
+        seconds: f64,
+    },
+}
+
+/// Why the host killed a hook.
+#[derive(Debug, Clone, Copy)]
+enum CutShort {
+    TimedOut,
+    Stopped,
+}
+
+/// How a prepared workspace came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The config's folder (shared mode).
+    Shared,
+    /// A new worktree on a new branch from the base.
+    Created,
+    /// A new worktree of the task's branch, left by an earlier run.
+    Recreated,
+    /// The worktree an earlier run left, as it was.
+    Reused,
+}
+
+/// What [`Workspace::finish`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finished {
+    /// Nothing: a shared workspace, or a worktree kept by the cleanup policy.
+    Kept,
+    /// The worktree was removed (its branch stays).
+    Removed,
+}
+
+/// An automation's workspaces for one run: the spec, with the base resolved once.
+#[derive(Debug, Clone)]
+pub struct Workspaces {
+    spec: Arc<WorkspaceSpec>,
+    /// The base commit (worktree mode only).
+    base: Option<String>,
+    /// Kills hooks on the second request.
+    stop: Option<Stop>,
+}
+
+impl Workspaces {
+    /// Fixes the spec for this run: in worktree mode the base is resolved to a commit
+    /// now ([`resolve_base`]), so every task of the run starts from the same one.
+    pub fn new(spec: WorkspaceSpec) -> Result<Self, WorkspaceError> {
+        let base = match spec.mode {
+            WorkspaceMode::Shared => None,
+            WorkspaceMode::Worktree => Some(resolve_base(&spec)?),
+        };
+        Ok(Workspaces {
+            spec: Arc::new(spec),
+            base,
+            stop: None,
+        })
+    }
+
+    /// The same workspaces, whose hooks are killed (with their process groups) when
+    /// `stop` counts a second request during them, as the agent is.
+    pub fn with_stop(mut self, stop: Stop) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// The spec.
+    pub fn spec(&self) -> &WorkspaceSpec {
+        &self.spec
+    }
+
+    /// The commit new branches start from (worktree mode).
+    pub fn base(&self) -> Option<&str> {
+        self.base.as_deref()
+    }
+
+    /// The workspace of one task: the config's folder (shared mode), or a worktree on
+    /// the task's branch, made or found as the module documentation describes. Runs no
+    /// hook.
+    pub fn prepare(&self, automation: &str, task_id: &str) -> Result<Workspace, WorkspaceError> {
+        let workspace = |path, branch, origin| Workspace {
+            spec: Arc::clone(&self.spec),
+            path,
+            branch,
+            origin,
+            automation: automation.to_owned(),
+            task_id: task_id.to_owned(),
+            stop: self.stop.clone(),
+        };
+        let Some(base) = self.base.as_deref() else {
+            return Ok(workspace(self.spec.repo_dir.clone(), None, Origin::Shared));
+        };
+        let names = TaskNames::new(automation, task_id);
+        let path = task_folder(&self.spec, &names)?;
+        let origin = add_worktree(&self.spec.repo_dir, &path, &names.branch, base)?;
+        tracing::debug!(
+            "workspace of task {task_id} ({origin:?}): {} on {}",
+            path.display(),
+            names.branch
+        );
+        Ok(workspace(path, Some(names.branch), origin))
+    }
+}
+
+/// One task's workspace.
+#[derive(Debug)]
+pub struct Workspace {
+    spec: Arc<WorkspaceSpec>,
+    path: PathBuf,
+    /// The branch (worktree mode).
+    branch: Option<String>,
+    origin: Origin,
+    automation: String,
+    task_id: String,
+    stop: Option<Stop>,
+}
+
+impl Workspace {
+    /// The folder the agent and the hooks work in (canonical in worktree mode).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The task's branch, `curupira/<automation>/<task>` (worktree mode).
+    pub fn branch(&self) -> Option<&str> {
+        self.branch.as_deref()
+    }
+
+    /// How the workspace came to be.
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+
+    /// What the agent's environment gains: `CURUPIRA_WORKSPACE` (the path) and
+    /// `CURUPIRA_BRANCH` (empty in shared mode).
+    pub fn env(&self) -> [(&'static str, OsString); 2] {
+        [
+            ("CURUPIRA_WORKSPACE", self.path.clone().into_os_string()),
+            (
+                "CURUPIRA_BRANCH",
+                OsString::from(self.branch.as_deref().unwrap_or_default()),
+            ),
+        ]
+    }
+
+    /// Runs the hook `kind`, if configured and if it applies to this mode (in shared
+    /// mode only `before_run` and `after_run` run). What a failure means is the
+    /// caller's: see the table in the module documentation.
+    pub fn run_hook(&self, kind: HookKind) -> Result<(), HookError> {
+        let Some(command) = self.spec.hooks.get(kind) else {
+            return Ok(());
+        };
+        if self.origin == Origin::Shared && !kind.runs_in_shared_mode() {
+            return Ok(());
+        }
+        let hook_env: [(&str, &OsStr); 3] = [
+            ("CURUPIRA_AUTOMATION", OsStr::new(&self.automation)),
+            ("CURUPIRA_TASK_ID", OsStr::new(&self.task_id)),
+            ("CURUPIRA_HOOK", OsStr::new(kind.name())),
+        ];
+        let mut shell = Command::new("sh");
+        shell
+            .arg("-c")
+            .arg(command)
+            .current_dir(&self.path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(io::stderr()))
+            .stderr(Stdio::from(io::stderr()))
+            .envs(self.env())
+            .envs(hook_env);
+        for name in git::REPOSITORY_OVERRIDES {
+            shell.env_remove(name);
+        }
+        let failed = |status: String| HookError::Failed {
+            hook: kind,
+            command: command.to_owned(),
+            dir: self.path.clone(),
+            status,
+        };
+        tracing::debug!("running the {kind} hook in {}", self.path.display());
+        let mut hook = ProcessGuard::spawn(&mut shell).map_err(|source| HookError::Spawn {
+            hook: kind,
+            command: command.to_owned(),
+            dir: self.path.clone(),
+            source,
+        })?;
+        let (status, cut_short) = self.wait_hook(&mut hook);
+        let cut_short_error = |cut_short| match cut_short {
+            CutShort::TimedOut => HookError::TimedOut {
+                hook: kind,
+                command: command.to_owned(),
+                dir: self.path.clone(),
+                seconds: self.spec.hook_timeout.as_secs_f64(),
+            },
+            CutShort::Stopped => HookError::Stopped {
+                hook: kind,
+                command: command.to_owned(),
+                dir: self.path.clone(),
+            },
+        };
+        match (status, cut_short) {
+            (Ok(status), _) if status.success() => Ok(()),
+            // Ended by our kill: say why we killed it.
+            (Ok(status), Some(cut_short)) if status.code().is_none() => {
+                Err(cut_short_error(cut_short))
+            }
+            (Ok(status), _) => Err(failed(describe_status(status))),
+            (Err(err), Some(cut_short)) => {
+                tracing::debug!("cannot wait for the {kind} hook: {err}");
+                Err(cut_short_error(cut_short))
+            }
+            (Err(err), None) => Err(failed(format!("could not be waited for ({err})"))),
+        }
+    }
+
+    /// Waits for a hook to end, killing its group at the timeout or on the second stop
+    /// request (the same rule as the agent's); says which cut it short, if either did.
+    fn wait_hook(&self, hook: &mut ProcessGuard) -> (io::Result<ExitStatus>, Option<CutShort>) {
+        let deadline = Instant::now().checked_add(self.spec.hook_timeout);
+        let signals_at_start = self.stop.as_ref().map(Stop::count);
+        loop {
+            match hook.try_wait() {
+                Ok(Some(status)) => return (Ok(status), None),
+                Ok(None) => {}
+                Err(err) => return (Err(err), None),
+            }
+            let stopped = self
+                .stop
+                .as_ref()
+                .zip(signals_at_start)
+                .is_some_and(|(stop, at_start)| stop.count() > at_start.max(1));
+            let timed_out = deadline.is_some_and(|deadline| Instant::now() >= deadline);
+            if stopped || timed_out {
+                hook.kill();
+                let why = if stopped {
+                    CutShort::Stopped
+                } else {
+                    CutShort::TimedOut
+                };
+                return (hook.wait(), Some(why));
+            }
+            thread::sleep(HOOK_POLL);
+        }
+    }
+
+    /// Ends the task's use of the workspace: in worktree mode, removes the worktree
+    /// when the cleanup policy says so (after the `before_remove` hook, whose failure
+    /// is logged), never the branch.
+    pub fn finish(self, succeeded: bool) -> Result<Finished, WorkspaceError> {
+        if self.origin == Origin::Shared {
+            return Ok(Finished::Kept);
+        }
+        let remove = match self.spec.cleanup {
+            Cleanup::Always => true,
+            Cleanup::OnSuccess => succeeded,
+            Cleanup::Never => false,
+        };
+        if !remove {
+            return Ok(Finished::Kept);
+        }
+        let repo = &self.spec.repo_dir;
+        if !self.path.exists() {
+            let _turn = git::worktree_changes();
+            tracing::debug!("{} is already gone; pruning", self.path.display());
+            git_ok(repo, &[OsStr::new("worktree"), OsStr::new("prune")])?;
+            return Ok(Finished::Removed);
+        }
+        if let Err(err) = self.run_hook(HookKind::BeforeRemove) {
+            tracing::warn!("{err}; removing the worktree anyway");
+        }
+        let _turn = git::worktree_changes();
+        git_ok(
+            repo,
+            &[
+                OsStr::new("worktree"),
+                OsStr::new("remove"),
+                OsStr::new("--force"),
+                self.path.as_os_str(),
+            ],
+        )?;
+        Ok(Finished::Removed)
+    }
+}
+
+/// The commit `spec.base` (default `HEAD`) names now, as a full object id. Call it
+/// once per run ([`Workspaces::new`] does).
+pub fn resolve_base(spec: &WorkspaceSpec) -> Result<String, WorkspaceError> {
+    let base = spec.base.as_deref().unwrap_or("HEAD");
+    let refuse = |detail: String| WorkspaceError::Base {
+        base: base.to_owned(),
+        dir: spec.repo_dir.clone(),
+        detail,
+    };
+    if base.starts_with('-') {
+        return Err(refuse("a base cannot begin with `-`".to_owned()));
+    }
+    let spelled = format!("{base}^{{commit}}");
+    let output = git_run(
+        &spec.repo_dir,
+        &[
+            OsStr::new("rev-parse"),
+            OsStr::new("--verify"),
+            OsStr::new(&spelled),
+        ],
+    )?;
+    let commit = output.stdout.trim();
+    if !output.success() || commit.is_empty() {
+        return Err(refuse(output.detail()));
+    }
+    Ok(commit.to_owned())
+}
+
+/// What `validate` asks of a worktree-mode automation: `git` runs, and `repo_dir` (the
+/// config's folder) is inside a Git work tree. The error is one sentence.
+pub fn check_worktree_mode(repo_dir: &Path) -> Result<(), String> {
+    if !repo_dir.is_dir() {
+        return Err(format!(
+            "the config folder {} is not a folder, so worktree mode has no repository",
+            repo_dir.display()
+        ));
+    }
+    let output = git_run(
+        repo_dir,
+        &[OsStr::new("rev-parse"), OsStr::new("--is-inside-work-tree")],
+    )
+    .map_err(|err| err.to_string())?;
+    if output.success() && output.stdout.trim() == "true" {
+        return Ok(());
+    }
+    let why = if output.success() {
+        "it is inside a Git directory but not a work tree".to_owned()
+    } else {
+        output.detail()
+    };
+    Err(format!(
+        "the config folder {} is not inside a Git work tree, which worktree mode needs \
+         (it makes a `git worktree` of that repository for each task): {why}",
+        repo_dir.display()
+    ))
+}
+
+/// A task's branch and the two components of its folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TaskNames {
+    automation: String,
+    task: String,
+    branch: String,
+}
+
+impl TaskNames {
+    fn new(automation: &str, task_id: &str) -> Self {
+        let automation = sanitize_component(automation);
+        let digits: String = task_id.chars().take(TASK_ID_DIGITS).collect();
+        let task = sanitize_component(&digits);
+        let branch = format!("{BRANCH_PREFIX}/{automation}/{task}");
+        TaskNames {
+            automation,
+            task,
+            branch,
+        }
+    }
+}
+
+/// One component of a branch or folder name, from any text (the rules are in the
+/// module documentation).
+fn sanitize_component(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len().min(MAX_COMPONENT));
+    for c in raw.chars() {
+        let allowed = c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+        out.push(if !allowed || (c == '.' && out.ends_with('.')) {
+            '-'
+        } else {
+            c
+        });
+    }
+    let mut stem = tidy(&out, MAX_COMPONENT);
+    if !stem.is_empty() && stem == raw {
+        return stem;
+    }
+    let suffix = format!("-{:08x}", fnv1a(raw));
+    stem = tidy(&stem, MAX_COMPONENT - suffix.len());
+    if stem.is_empty() {
+        stem.push_str("unnamed");
+    }
+    stem + &suffix
+}
+
+/// Drops leading `.`/`-` and trailing `.`, turns a final `.lock` into `-lock`, and
+/// keeps at most `limit` bytes (the text is ASCII).
+fn tidy(text: &str, limit: usize) -> String {
+    let text = text.trim_start_matches(['.', '-']);
+    let text = text.get(..limit).unwrap_or(text).trim_end_matches('.');
+    match text.strip_suffix(".lock") {
+        Some(stem) => format!("{stem}-lock"),
+        None => text.to_owned(),
+    }
+}
+
+/// 32-bit FNV-1a: a stable, dependency-free hash to keep sanitised names distinct.
+fn fnv1a(text: &str) -> u32 {
+    text.bytes().fold(0x811c_9dc5, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// Creates the root (and `.curupira/` with its `.gitignore` when it is the host's to
+/// create) and the automation's folder in it, and returns the task's folder: canonical,
+/// inside the canonical root, not necessarily existing.
+fn task_folder(spec: &WorkspaceSpec, names: &TaskNames) -> Result<PathBuf, WorkspaceError> {
+    let root = spec.root_dir();
+    let host_folder = spec.repo_dir.join(HOST_FOLDER);
+    if root.starts_with(&host_folder) {
+        match std::fs::create_dir(&host_folder) {
+            Ok(()) => std::fs::write(host_folder.join(".gitignore"), "*\n").map_err(|source| {
+                WorkspaceError::Folder {
+                    path: host_folder.clone(),
+                    source,
+                }
+            })?,
+            Err(err) if err.kind() == ErrorKind::AlreadyExists => {}
+            Err(source) => {
+                return Err(WorkspaceError::Folder {
+                    path: host_folder,
+                    source,
+                });
+            }
+        }
+    }
+    let folder_error = |path: &Path| {
+        let path = path.to_owned();
+        move |source| WorkspaceError::Folder { path, source }
+    };
+    std::fs::create_dir_all(&root).map_err(folder_error(&root))?;
+    let root = root.canonicalize().map_err(folder_error(&root))?;
+    let inside = |meant: PathBuf| -> Result<PathBuf, WorkspaceError> {
+        let resolved = meant.canonicalize().map_err(folder_error(&meant))?;
+        if resolved.starts_with(&root) && resolved != root {
+            Ok(resolved)
+        } else {
+            Err(WorkspaceError::OutsideRoot {
+                path: meant,
+                resolved,
+                root: root.clone(),
+            })
+        }
+    };
+    let parent = root.join(&names.automation);
+    std::fs::create_dir_all(&parent).map_err(folder_error(&parent))?;
+    let parent = inside(parent)?;
+    let path = parent.join(&names.task);
+    if std::fs::symlink_metadata(&path).is_ok() {
+        return inside(path);
+    }
+    Ok(path)
+}
+
+/// Gives `path` a worktree on `branch`: the fast path is one `git worktree add -b`;
+/// when it fails, the slow path finds out why and recovers what it can. One task at a
+/// time ([`git::worktree_changes`]).
+fn add_worktree(
+    repo: &Path,
+    path: &Path,
+    branch: &str,
+    base: &str,
+) -> Result<Origin, WorkspaceError> {
+    let _turn = git::worktree_changes();
+    if std::fs::symlink_metadata(path).is_err() {
+        let fresh = git_run(repo, &add_new_branch(path, branch, base))?;
+        if fresh.success() {
+            return Ok(Origin::Created);
+        }
+        tracing::debug!("fast worktree add failed ({}); looking why", fresh.detail());
+    }
+    git_ok(repo, &[OsStr::new("worktree"), OsStr::new("prune")])?;
+    let listed = list_worktrees(repo)?;
+    let ours = listed.iter().find(|entry| same_path(&entry.path, path));
+    let branch_ref = format!("refs/heads/{branch}");
+    if std::fs::symlink_metadata(path).is_ok() {
+        match ours {
+            Some(entry) if entry.branch.as_deref() == Some(branch_ref.as_str()) => {
+                if entry.locked.as_deref() != Some(INITIALIZING_LOCK) {
+                    return Ok(Origin::Reused);
+                }
+                tracing::warn!(
+                    "{} was left half made by an interrupted `git worktree add`; making it again",
+                    path.display()
+                );
+                git_ok(
+                    repo,
+                    &[
+                        OsStr::new("worktree"),
+                        OsStr::new("remove"),
+                        OsStr::new("--force"),
+                        OsStr::new("--force"),
+                        path.as_os_str(),
+                    ],
+                )?;
+            }
+            Some(entry) => {
+                return Err(WorkspaceError::PathTaken {
+                    path: path.to_owned(),
+                    branch: branch.to_owned(),
+                    found: match entry.branch.as_deref() {
+                        Some(other) => format!(
+                            "it is a worktree of `{}`",
+                            other.strip_prefix("refs/heads/").unwrap_or(other)
+                        ),
+                        None => "it is a worktree without a branch".to_owned(),
+                    },
+                });
+            }
+            None => remove_if_empty(path, branch)?,
+        }
+    }
+    if let Some(elsewhere) = listed
+        .iter()
+        .find(|entry| entry.branch.as_deref() == Some(branch_ref.as_str()) && !entry.prunable)
+        .filter(|entry| !same_path(&entry.path, path))
+    {
+        return Err(WorkspaceError::BranchInUse {
+            branch: branch.to_owned(),
+            elsewhere: elsewhere.path.clone(),
+        });
+    }
+    if branch_exists(repo, &branch_ref)? {
+        git_ok(
+            repo,
+            &[
+                OsStr::new("worktree"),
+                OsStr::new("add"),
+                path.as_os_str(),
+                OsStr::new(branch),
+            ],
+        )?;
+        return Ok(Origin::Recreated);
+    }
+    git_ok(repo, &add_new_branch(path, branch, base))?;
+    Ok(Origin::Created)
+}
+
+/// `git worktree add -b BRANCH PATH BASE`.
+fn add_new_branch<'a>(path: &'a Path, branch: &'a str, base: &'a str) -> [&'a OsStr; 6] {
+    [
+        OsStr::new("worktree"),
+        OsStr::new("add"),
+        OsStr::new("-b"),
+        OsStr::new(branch),
+        path.as_os_str(),
+        OsStr::new(base),
+    ]
+}
+
+/// Removes a folder that is not a worktree when it is empty (a run killed before git
+/// wrote anything); refuses anything else.
+fn remove_if_empty(path: &Path, branch: &str) -> Result<(), WorkspaceError> {
+    let taken = |found: &str| WorkspaceError::PathTaken {
+        path: path.to_owned(),
+        branch: branch.to_owned(),
+        found: found.to_owned(),
+    };
+    let empty = std::fs::read_dir(path)
+        .map(|mut entries| entries.next().is_none())
+        .unwrap_or(false);
+    if !empty {
+        return Err(taken("it is not a Git worktree and not empty"));
+    }
+    std::fs::remove_dir(path).map_err(|source| WorkspaceError::Folder {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Whether `refs/heads/…` exists.
+fn branch_exists(repo: &Path, branch_ref: &str) -> Result<bool, WorkspaceError> {
+    let output = git_run(
+        repo,
+        &[
+            OsStr::new("rev-parse"),
+            OsStr::new("--verify"),
+            OsStr::new("--quiet"),
+            OsStr::new(branch_ref),
+        ],
+    )?;
+    Ok(output.success())
+}
+
+/// The worktrees git knows of.
+fn list_worktrees(repo: &Path) -> Result<Vec<Listed>, WorkspaceError> {
+    let output = git_ok(
+        repo,
+        &[
+            OsStr::new("worktree"),
+            OsStr::new("list"),
+            OsStr::new("--porcelain"),
+        ],
+    )?;
+    Ok(git::parse_worktree_list(&output.stdout))
+}
+
+/// Whether a path git recorded is `ours` (canonical), following links when it exists.
+fn same_path(recorded: &Path, ours: &Path) -> bool {
+    recorded == ours
+        || recorded
+            .canonicalize()
+            .is_ok_and(|canonical| canonical == ours)
+}
+
+/// Runs git; only a git that cannot start is an error.
+fn git_run(dir: &Path, args: &[&OsStr]) -> Result<GitOutput, WorkspaceError> {
+    git::run(dir, args).map_err(|source| {
+        if dir.is_dir() {
+            WorkspaceError::GitUnavailable {
+                dir: dir.to_owned(),
+                source,
+            }
+        } else {
+            WorkspaceError::Folder {
+                path: dir.to_owned(),
+                source,
+            }
+        }
+    })
+}
+
+/// Runs git; a non-zero exit is an error quoting git's stderr.
+fn git_ok(dir: &Path, args: &[&OsStr]) -> Result<GitOutput, WorkspaceError> {
+    let output = git_run(dir, args)?;
+    if output.success() {
+        return Ok(output);
+    }
+    Err(WorkspaceError::Git {
+        command: git::command_line(args),
+        dir: dir.to_owned(),
+        detail: output.detail(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,226 @@
+//! Running the `git` program for [`super`]: one guarded child per call, its output
+//! read whole, and the one listing we parse (`git worktree list --porcelain`).
+
+use std::ffi::OsStr;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::thread;
+
+use curupira_client::{ProcessGuard, describe_status};
+
+/// Variables that would point git (or a hook's git) at another repository than the
+/// folder it runs in. The host always means the config's folder.
+pub(super) const REPOSITORY_OVERRIDES: [&str; 7] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+];
+
+/// Held while this process changes the set of worktrees (add, remove, prune).
+static WORKTREE_CHANGES: Mutex<()> = Mutex::new(());
+
+/// Serialises changes to worktrees within this process. Git's own `worktree add`
+/// races with another one in the same repository (it reads each listed worktree's
+/// `commondir`, and a neighbour's may be half written: "failed to read
+/// .git/worktrees/…/commondir"), so concurrent tasks take turns. One lock for every
+/// repository keeps it simple; these calls are short next to an agent's run.
+pub(super) fn worktree_changes() -> MutexGuard<'static, ()> {
+    // The lock guards no data: a panic while holding it leaves nothing inconsistent.
+    WORKTREE_CHANGES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+}
+
+/// How much of git's stderr a message quotes.
+const DETAIL_LIMIT: usize = 600;
+
+/// What one git call printed and how it ended.
+#[derive(Debug)]
+pub(super) struct GitOutput {
+    pub(super) status: ExitStatus,
+    pub(super) stdout: String,
+    pub(super) stderr: String,
+}
+
+impl GitOutput {
+    /// Whether git exited with status 0.
+    pub(super) fn success(&self) -> bool {
+        self.status.success()
+    }
+
+    /// Why the call failed, for a message: git's stderr on one line, bounded, or its
+    /// exit status when it said nothing.
+    pub(super) fn detail(&self) -> String {
+        let joined = self
+            .stderr
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
+        if joined.is_empty() {
+            return format!("git {}", describe_status(self.status));
+        }
+        bounded(&joined, DETAIL_LIMIT)
+    }
+}
+
+/// `text` cut to at most `limit` bytes on a character boundary, with `…` when cut.
+pub(super) fn bounded(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// `git ARGS…` as a message shows it.
+pub(super) fn command_line(args: &[&OsStr]) -> String {
+    let mut line = String::from("git");
+    for arg in args {
+        line.push(' ');
+        line.push_str(&arg.to_string_lossy());
+    }
+    line
+}
+
+/// Runs `git ARGS…` in `dir` and waits for it, however long it takes.
+///
+/// The child is guarded ([`ProcessGuard`]: own process group, killed and reaped on every
+/// path); stdin is closed and prompts are off, so git never waits for a person; the
+/// variables that would redirect it to another repository are removed; messages are
+/// untranslated (`LC_MESSAGES=C`), because a lock reason git writes is read back.
+pub(super) fn run(dir: &Path, args: &[&OsStr]) -> io::Result<GitOutput> {
+    let mut command = Command::new("git");
+    command
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_MESSAGES", "C")
+        .env_remove("LC_ALL")
+        .env_remove("LANGUAGE");
+    for name in REPOSITORY_OVERRIDES {
+        command.env_remove(name);
+    }
+    tracing::debug!("running {} in {}", command_line(args), dir.display());
+    let mut git = ProcessGuard::spawn(&mut command)?;
+    // Both pipes are drained in threads and joined after the wait: once git has exited,
+    // whatever it left in its group (a hook's straggler holding a pipe) is killed, so
+    // the readers end.
+    let stdout = git.take_stdout().map(drain);
+    let stderr = git.take_stderr().map(drain);
+    let status = git.wait()?;
+    let collect = |reader: Option<thread::JoinHandle<Vec<u8>>>| {
+        let bytes = reader
+            .and_then(|reader| reader.join().ok())
+            .unwrap_or_default();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let (stdout, stderr) = (collect(stdout), collect(stderr));
+    Ok(GitOutput {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+/// Reads a pipe to its end in a thread of its own.
+fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
+}
+
+/// One entry of `git worktree list --porcelain`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Listed {
+    /// The worktree's folder, as git recorded it.
+    pub(super) path: PathBuf,
+    /// The branch checked out there (`refs/heads/…`), if any.
+    pub(super) branch: Option<String>,
+    /// The lock reason (empty when locked without one), if locked.
+    pub(super) locked: Option<String>,
+    /// Whether git would prune it (its folder is gone).
+    pub(super) prunable: bool,
+}
+
+/// Reads `git worktree list --porcelain`: records of `key value` lines separated by
+/// blank lines. Unknown lines are ignored (newer git adds some).
+pub(super) fn parse_worktree_list(text: &str) -> Vec<Listed> {
+    let mut entries = Vec::new();
+    let mut current: Option<Listed> = None;
+    for line in text.lines() {
+        if line.is_empty() {
+            entries.extend(current.take());
+            continue;
+        }
+        let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+        if key == "worktree" {
+            entries.extend(current.take());
+            current = Some(Listed {
+                path: PathBuf::from(value),
+                ..Listed::default()
+            });
+            continue;
+        }
+        let Some(entry) = current.as_mut() else {
+            continue;
+        };
+        match key {
+            "branch" => entry.branch = Some(value.to_owned()),
+            "locked" => entry.locked = Some(value.to_owned()),
+            "prunable" => entry.prunable = true,
+            _ => {}
+        }
+    }
+    entries.extend(current);
+    entries
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn porcelain_records_are_read() {
+        let text = "worktree /repo\nHEAD 1111\nbranch refs/heads/main\n\n\
+                    worktree /repo/.curupira/worktrees/a/b\nHEAD 2222\n\
+                    branch refs/heads/curupira/a/b\nlocked initializing\n\n\
+                    worktree /gone\nHEAD 3333\ndetached\nprunable gitdir file points to non-existent location\n";
+        let listed = parse_worktree_list(text);
+        assert_eq!(listed.len(), 3);
+        assert_eq!(listed[0].path, Path::new("/repo"));
+        assert_eq!(listed[0].branch.as_deref(), Some("refs/heads/main"));
+        assert_eq!(listed[1].locked.as_deref(), Some("initializing"));
+        assert_eq!(listed[2].branch, None);
+        assert!(listed[2].prunable);
+        assert!(!listed[0].prunable);
+    }
+
+    #[test]
+    fn a_lock_without_reason_is_still_a_lock() {
+        let listed = parse_worktree_list("worktree /w\nHEAD 1\nlocked\n");
+        assert_eq!(listed[0].locked.as_deref(), Some(""));
+    }
+
+    #[test]
+    fn details_are_one_bounded_line() {
+        assert_eq!(bounded("abcdef", 4), "abcd…");
+        assert_eq!(bounded("ééé", 3), "é…");
+        assert_eq!(bounded("abc", 3), "abc");
+    }
+}
