@@ -9,6 +9,8 @@
 //! | `task.started` | `task_id`, `values`, `attempt`, `workspace` | each attempt; `trigger/onStarted` before the first |
 //! | `task.retrying` | `task_id`, `attempt`, `delay_seconds`, `reason` | an attempt failed and `retries` allows another, after `delay_seconds` |
 //! | `task.finished` | `task_id`, `values`, `exit_code`, `error`?, `reason`, `duration_seconds` | after the last attempt and `trigger/onFinished` (not sent for `spawn-failed`: the task is reported, not finished) |
+//! | `workspace.created` | `task_id`, `workspace`, `branch`, `reused` | worktree mode: the task's worktree was made (or an earlier run's taken up) |
+//! | `workspace.removed` | `task_id`, `workspace` | worktree mode: removed after the task, per `cleanup` (the branch stays) |
 //! | `task.skipped` | `task_id`, `values` | a poll returned an identity this process already handled for this automation |
 //! | `task.rendered` | `task_id`, `values`, `prompt` | `--dry-run`: instead of started/finished |
 //! | `round.finished` | `polled`, `dispatched`, `skipped`, `failed` | after each complete round |
@@ -84,6 +86,30 @@ pub enum Event {
         reason: String,
         /// The last attempt's duration, in seconds.
         duration_seconds: f64,
+    },
+    /// A task's worktree was made (or an earlier run's taken up again).
+    #[serde(rename = "workspace.created")]
+    WorkspaceCreated {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The worktree's folder.
+        workspace: String,
+        /// Its branch.
+        branch: String,
+        /// Whether an earlier run's worktree was taken up as it was.
+        reused: bool,
+    },
+    /// A task's worktree was removed (its branch stays).
+    #[serde(rename = "workspace.removed")]
+    WorkspaceRemoved {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The worktree's folder.
+        workspace: String,
     },
     /// A poll returned an identity already handled by this process.
     #[serde(rename = "task.skipped")]
@@ -161,6 +187,8 @@ impl Event {
             Event::AutomationFailed { .. } | Event::ExtensionFailed { .. } => true,
             Event::TaskStarted { .. }
             | Event::TaskRetrying { .. }
+            | Event::WorkspaceCreated { .. }
+            | Event::WorkspaceRemoved { .. }
             | Event::TaskSkipped { .. }
             | Event::TaskRendered { .. }
             | Event::RoundFinished { .. } => false,
@@ -198,6 +226,25 @@ impl Event {
                 reason,
             } => format!(
                 "{automation}: task {} failed ({reason}); attempt {attempt} in {delay_seconds} s",
+                short(task_id)
+            ),
+            Event::WorkspaceCreated {
+                automation,
+                task_id,
+                workspace,
+                branch,
+                reused,
+            } => format!(
+                "{automation}: task {} {} worktree {workspace} on branch {branch}",
+                short(task_id),
+                if *reused { "takes up the" } else { "works in" }
+            ),
+            Event::WorkspaceRemoved {
+                automation,
+                task_id,
+                workspace,
+            } => format!(
+                "{automation}: task {} worktree {workspace} removed (its branch stays)",
                 short(task_id)
             ),
             Event::TaskFinished {

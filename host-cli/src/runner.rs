@@ -78,6 +78,7 @@ use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
 use crate::events::{Event, EventWriter};
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
+use crate::workspace::{Finished, HookKind, Origin, Workspace, Workspaces};
 
 /// How to run.
 #[derive(Debug, Clone, Default)]
@@ -370,6 +371,8 @@ struct AutomationRun<'c> {
     round: Option<Round>,
     /// Rounds started so far.
     rounds: u32,
+    /// Where its agents work (the base of worktrees resolved at the start of the run).
+    workspaces: Workspaces,
 }
 
 /// One round of one automation: its polls, and the tasks they dispatched until the
@@ -399,22 +402,26 @@ struct Task {
     prompt: String,
     /// Attempts started so far (1 during the first).
     attempt: u32,
+    /// Its workspace, once prepared (by its first attempt); kept for the retries.
+    workspace: Option<Workspace>,
 }
 
 /// An attempt that ended, sent back by its worker thread.
 struct Attempted {
     task: Task,
     outcome: AttemptOutcome,
+    /// Set when this attempt prepared the task's workspace.
+    prepared: Option<Origin>,
 }
 
 /// What a worker thread needs besides the task: owned copies.
 struct AttemptSpec {
     command: Vec<String>,
     config_dir: PathBuf,
-    cwd: PathBuf,
     automation: String,
     repository: String,
     limits: AgentLimits,
+    workspaces: Workspaces,
     stop: Stop,
 }
 
@@ -468,6 +475,21 @@ pub fn run<W: Write>(
             prepare(ready.client, &planned.trigger_type, automation)
                 .map_err(|unprepared| unprepared.error)
         });
+        let workspaces = Workspaces::new(automation.workspace_policy.spec(&config.dir))
+            .map(|workspaces| workspaces.with_stop(stop.clone()));
+        let workspaces = match workspaces {
+            Ok(workspaces) => workspaces,
+            Err(error) => {
+                events.emit(&Event::AutomationFailed {
+                    automation: automation.name.clone(),
+                    code: ErrorCode::CONFIGURATION_INVALID.code(),
+                    message: format!("automation `{}`: {error}", automation.name),
+                    extension: None,
+                    method: None,
+                })?;
+                continue;
+            }
+        };
         match prepared {
             Ok(prepared) => runs.push(AutomationRun {
                 automation,
@@ -479,6 +501,7 @@ pub fn run<W: Write>(
                 next_due: Instant::now(),
                 round: None,
                 rounds: 0,
+                workspaces,
             }),
             Err(error) => emit_failure(events, &automation.name, &error)?,
         }
@@ -760,6 +783,7 @@ impl Scheduler<'_> {
             pairs,
             prompt,
             attempt: 1,
+            workspace: None,
         };
         self.spawn_attempt(task, runs, events)?;
         Ok(Ok(()))
@@ -773,27 +797,29 @@ impl Scheduler<'_> {
         runs: &mut [AutomationRun<'_>],
         events: &mut EventWriter<W>,
     ) -> io::Result<()> {
-        let automation = runs[task.run].automation;
-        let policy = automation.agent_policy;
+        let run = &runs[task.run];
+        let automation = run.automation;
         let spec = AttemptSpec {
             command: automation.agent.clone().unwrap_or_default(),
             config_dir: self.config.dir.clone(),
-            cwd: self.config.dir.clone(),
             automation: automation.name.clone(),
             repository: self.repository.to_owned(),
-            limits: AgentLimits {
-                timeout: policy.timeout,
-                stall: policy.stall,
-                kill_grace: policy.kill_grace,
-            },
+            limits: automation.agent_policy.limits(),
+            workspaces: run.workspaces.clone(),
             stop: self.stop.clone(),
         };
+        let workspace = match &task.workspace {
+            Some(workspace) => workspace.path().to_owned(),
+            None => run.workspaces.planned_path(&automation.name, &task.id_text),
+        }
+        .display()
+        .to_string();
         events.emit(&Event::TaskStarted {
             automation: spec.automation.clone(),
             task_id: task.id_text.clone(),
             values: task.pairs.clone(),
             attempt: task.attempt,
-            workspace: spec.cwd.display().to_string(),
+            workspace,
         })?;
         let sender = self.finished.0.clone();
         let (index, task_id) = (task.run, task.task_id);
@@ -804,22 +830,9 @@ impl Scheduler<'_> {
                 &task.id_text[..12.min(task.id_text.len())]
             ))
             .spawn(move || {
-                let outcome = run_attempt(
-                    &AgentRun {
-                        command: &spec.command,
-                        config_dir: &spec.config_dir,
-                        cwd: &spec.cwd,
-                        prompt: &task.prompt,
-                        automation: &spec.automation,
-                        task_id: &task.id_text,
-                        repository: &spec.repository,
-                        branch: None,
-                    },
-                    &spec.limits,
-                    &spec.stop,
-                );
+                let attempted = attempt(task, &spec);
                 // The loop owns the receiver until every attempt came back.
-                let _ = sender.send(Attempted { task, outcome });
+                let _ = sender.send(attempted);
             });
         if let Err(error) = worker {
             // The task went with the closure: it is not finished, so it is released
@@ -849,10 +862,25 @@ impl Scheduler<'_> {
         events: &mut EventWriter<W>,
     ) -> io::Result<()> {
         self.running = self.running.saturating_sub(1);
-        let Attempted { task, outcome } = attempted;
+        let Attempted {
+            mut task,
+            outcome,
+            prepared,
+        } = attempted;
         let run = &mut runs[task.run];
         let name = run.automation.name.clone();
         self.slots.give_back(&name);
+        if let (Some(origin), Some(workspace)) = (prepared, &task.workspace)
+            && origin != Origin::Shared
+        {
+            events.emit(&Event::WorkspaceCreated {
+                automation: name.clone(),
+                task_id: task.id_text.clone(),
+                workspace: workspace.path().display().to_string(),
+                branch: workspace.branch().unwrap_or_default().to_owned(),
+                reused: matches!(origin, Origin::Reused),
+            })?;
+        }
         let policy = run.automation.agent_policy;
         if outcome.reason == EndReason::Interrupted {
             // Killed by the host's own shutdown: not finished, handed over again later.
@@ -872,6 +900,18 @@ impl Scheduler<'_> {
             return Ok(());
         }
         let finishes = outcome.finishes_task();
+        if finishes && let Some(workspace) = task.workspace.take() {
+            let path = workspace.path().display().to_string();
+            match workspace.finish(outcome.succeeded()) {
+                Ok(Finished::Removed) => events.emit(&Event::WorkspaceRemoved {
+                    automation: name.clone(),
+                    task_id: task.id_text.clone(),
+                    workspace: path,
+                })?,
+                Ok(Finished::Kept) => {}
+                Err(error) => tracing::warn!("automation `{name}`: {error}"),
+            }
+        }
         let finished = if finishes {
             let trigger_type = &run.planned.trigger_type;
             let sent = extensions
@@ -954,6 +994,62 @@ impl Scheduler<'_> {
             run.next_due = Instant::now() + run.automation.polling.interval;
         }
         Ok(())
+    }
+}
+
+/// One attempt on a worker thread: the workspace (prepared by the first attempt, with
+/// `after_create`), `before_run`, the agent, `after_run`.
+fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
+    let started = Instant::now();
+    let failed = |task: Task, error: String, prepared| Attempted {
+        task,
+        outcome: AttemptOutcome {
+            reason: EndReason::HookFailed { error },
+            duration: started.elapsed(),
+        },
+        prepared,
+    };
+    let mut prepared = None;
+    if task.workspace.is_none() {
+        match spec.workspaces.prepare(&spec.automation, &task.id_text) {
+            Ok(workspace) => {
+                prepared = Some(workspace.origin());
+                let created = workspace.run_hook(HookKind::AfterCreate);
+                task.workspace = Some(workspace);
+                if let Err(error) = created {
+                    return failed(task, error.to_string(), prepared);
+                }
+            }
+            Err(error) => return failed(task, error.to_string(), None),
+        }
+    }
+    let Some(workspace) = task.workspace.as_ref() else {
+        return failed(task, "the workspace is gone".to_owned(), prepared);
+    };
+    if let Err(error) = workspace.run_hook(HookKind::BeforeRun) {
+        return failed(task, error.to_string(), prepared);
+    }
+    let outcome = run_attempt(
+        &AgentRun {
+            command: &spec.command,
+            config_dir: &spec.config_dir,
+            cwd: workspace.path(),
+            prompt: &task.prompt,
+            automation: &spec.automation,
+            task_id: &task.id_text,
+            repository: &spec.repository,
+            branch: workspace.branch(),
+        },
+        &spec.limits,
+        &spec.stop,
+    );
+    if let Err(error) = workspace.run_hook(HookKind::AfterRun) {
+        tracing::warn!("automation `{}`: {error}", spec.automation);
+    }
+    Attempted {
+        task,
+        outcome,
+        prepared,
     }
 }
 

@@ -170,40 +170,8 @@ const HOOK_POLL: Duration = Duration::from_millis(5);
 /// The lock reason `git worktree add` leaves while it checks out.
 const INITIALIZING_LOCK: &str = "initializing";
 
-/// Where each task's agent works.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WorkspaceMode {
-    /// Every task in the config's folder.
-    #[default]
-    Shared,
-    /// Each task in a Git worktree of its own, on a branch of its own.
-    Worktree,
-}
-
-/// When a task's worktree is removed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Cleanup {
-    /// When the task succeeded; a failed task's worktree stays for inspection.
-    #[default]
-    OnSuccess,
-    /// Whatever the outcome.
-    Always,
-    /// Never: the operator removes worktrees.
-    Never,
-}
-
-/// The shell commands run around a task (see the module documentation for when).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Hooks {
-    /// After the worktree is prepared; failure fails the task.
-    pub after_create: Option<String>,
-    /// Before each attempt; failure fails the attempt.
-    pub before_run: Option<String>,
-    /// After each attempt; failure is logged.
-    pub after_run: Option<String>,
-    /// Before the worktree is removed; failure is logged.
-    pub before_remove: Option<String>,
-}
+// The settings' vocabulary is the config's (one definition of each value), read here.
+pub use crate::config::{Cleanup, Hooks, WorkspaceMode};
 
 impl Hooks {
     /// The command configured for `kind`, if any.
@@ -501,6 +469,21 @@ impl Workspaces {
     /// The commit new branches start from (worktree mode).
     pub fn base(&self) -> Option<&str> {
         self.base.as_deref()
+    }
+
+    /// Where [`prepare`](Self::prepare) puts the task's workspace, without touching the
+    /// disk: the config's folder (shared mode), or `root/<automation>/<task>` (worktree
+    /// mode; not canonicalised, so it differs from [`Workspace::path`] when `root`
+    /// goes through a symbolic link).
+    pub fn planned_path(&self, automation: &str, task_id: &str) -> PathBuf {
+        if self.base.is_none() {
+            return self.spec.repo_dir.clone();
+        }
+        let names = TaskNames::new(automation, task_id);
+        self.spec
+            .root_dir()
+            .join(&names.automation)
+            .join(&names.task)
     }
 
     /// The workspace of one task: the config's folder (shared mode), or a worktree on

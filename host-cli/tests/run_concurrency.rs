@@ -446,3 +446,111 @@ fn a_second_sigint_kills_every_agent_and_finishes_nothing() {
     let again = project.curupira(&["run", "--once", "--dry-run", "--format", "json"]);
     assert_eq!(again.events_named("task.rendered").len(), 3, "{again:?}");
 }
+
+fn git(project: &Project, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn worktree_mode_runs_each_task_in_its_own_worktree_and_branch() {
+    let project = Project::new();
+    git(&project, &["init", "-q", "-b", "main"]);
+    git(&project, &["config", "user.email", "t@example.com"]);
+    git(&project, &["config", "user.name", "t"]);
+    project.write("tasks.jsonl", &queue(2));
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\n\
+             command = [\"sh\", \"-c\", \"n=$(cat); pwd > made-by-agent; echo \\\"$n $(pwd) $CURUPIRA_BRANCH\\\" >> \\\"$0\\\"\", \"{}\"]\n\
+             max_concurrent = 2\n\n\
+             [settings.workspace]\nmode = \"worktree\"\ncleanup = \"never\"\n\
+             hooks = {{ after_create = \"echo created > hook-ran\" }}\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+            project.path().join("log").display(),
+            automation("fix", "tasks.jsonl", "polling = { batch_size = 2 }")
+        ),
+    );
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let created = run.events_named("workspace.created");
+    assert_eq!(created.len(), 2, "{run:?}");
+    let log = project.read("log");
+    let mut folders = Vec::new();
+    for line in log.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let (n, cwd, branch) = (fields[0], fields[1], fields[2]);
+        assert!(cwd.contains("/.curupira/worktrees/fix/"), "{line}");
+        assert!(branch.starts_with("curupira/fix/"), "{line}");
+        assert!(std::path::Path::new(cwd).join("hook-ran").exists());
+        assert_eq!(
+            std::fs::read_to_string(std::path::Path::new(cwd).join("made-by-agent"))
+                .unwrap()
+                .trim(),
+            cwd
+        );
+        folders.push((n.to_owned(), cwd.to_owned()));
+    }
+    assert_eq!(folders.len(), 2);
+    assert_ne!(folders[0].1, folders[1].1, "one worktree per task");
+    // The agent's files stay in its worktree, and Git ignores the worktrees' folder.
+    assert!(!project.path().join("made-by-agent").exists());
+    let branches = git(&project, &["branch", "--list", "curupira/*"]);
+    assert_eq!(branches.lines().count(), 2, "{branches}");
+    let status = git(&project, &["status", "--porcelain"]);
+    assert!(!status.contains(".curupira"), "{status}");
+    let started = run.events_named("task.started");
+    assert!(
+        started.iter().all(|e| e["workspace"]
+            .as_str()
+            .unwrap()
+            .contains(".curupira/worktrees/fix/")),
+        "{started:?}"
+    );
+}
+
+#[test]
+fn a_succeeded_task_worktree_is_removed_and_its_branch_stays() {
+    let project = Project::new();
+    git(&project, &["init", "-q", "-b", "main"]);
+    git(&project, &["config", "user.email", "t@example.com"]);
+    git(&project, &["config", "user.name", "t"]);
+    project.write("tasks.jsonl", &queue(1));
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; git commit -q --allow-empty -m work\"]\n\n\
+             [settings.workspace]\nmode = \"worktree\"\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+            automation("fix", "tasks.jsonl", "")
+        ),
+    );
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let removed = run.events_named("workspace.removed");
+    assert_eq!(removed.len(), 1, "{run:?}");
+    let folder = removed[0]["workspace"].as_str().unwrap();
+    assert!(!std::path::Path::new(folder).exists());
+    let branch = run.events_named("workspace.created")[0]["branch"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let log = git(&project, &["log", "--format=%s", &branch]);
+    assert_eq!(
+        log.lines().next(),
+        Some("work"),
+        "the agent's commit is on its branch"
+    );
+}

@@ -2,11 +2,15 @@
 //! no agent, which triggers to resolve, how to talk to extensions, and diagnostics
 //! located in the file.
 
+use std::path::Path;
+
 use curupira_client::{Limits, Options, Timeouts};
 use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Severity, did_you_mean};
 
 use super::codes;
-use super::model::{Automation, Config, Settings, TriggerRef};
+use super::model::{AgentPolicy, Automation, Config, Settings, TriggerRef, WorkspacePolicy};
+use crate::agent::AgentLimits;
+use crate::workspace::WorkspaceSpec;
 
 /// `run --automation NAME` names an automation the config does not have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,6 +45,34 @@ impl Settings {
                 max_frame_bytes: self.max_frame_bytes,
                 ..Limits::default()
             },
+        }
+    }
+}
+
+impl AgentPolicy {
+    /// The time limits of one attempt: the one place the config's agent policy becomes
+    /// the agent runner's.
+    pub fn limits(&self) -> AgentLimits {
+        AgentLimits {
+            timeout: self.timeout,
+            stall: self.stall,
+            kill_grace: self.kill_grace,
+        }
+    }
+}
+
+impl WorkspacePolicy {
+    /// The workspace module's spec for a config in `repo_dir`: the one place the
+    /// config's workspace policy becomes it.
+    pub fn spec(&self, repo_dir: &Path) -> WorkspaceSpec {
+        WorkspaceSpec {
+            mode: self.mode,
+            repo_dir: repo_dir.to_owned(),
+            root: self.root.clone(),
+            base: self.base.clone(),
+            cleanup: self.cleanup,
+            hook_timeout: self.hook_timeout,
+            hooks: self.hooks.clone(),
         }
     }
 }
