@@ -52,6 +52,7 @@ pub fn report(config: &Config, host_exe: &Path) -> Report {
     let (plan, mut report) = resolve(config, host_exe);
     report.extend(config.missing_agents(&[]));
     report.extend(config.unrunnable_agents(&[]));
+    report.extend(config.workspace_problems(&[]));
     if !config.unusable.connection {
         talk_to_extensions(config, &plan, &mut report);
     }

@@ -94,7 +94,7 @@ pub struct RunOptions {
 /// The plan `run` follows, and what stands in its way, worked out before anything
 /// starts (after the config file itself): every extension's manifest and every
 /// automation's trigger ([`resolve`]), and, unless `dry_run`, that each selected
-/// automation has an agent command. No extension is started here; that, with the
+/// automation has an agent command that can start and a workspace it can use. No extension is started here; that, with the
 /// schema and `trigger/validate` calls, is [`crate::preflight::report`]'s work. A
 /// partial config (see [`crate::config::Loaded::partial`]) is planned as far as it
 /// goes, so the report lists every problem; the plan is `None` when the report has an
@@ -104,6 +104,7 @@ pub fn plan_run(config: &Config, host_exe: &Path, options: &RunOptions) -> (Opti
     if !options.dry_run {
         report.extend(config.missing_agents(&options.automations));
         report.extend(config.unrunnable_agents(&options.automations));
+        report.extend(config.workspace_problems(&options.automations));
     }
     let plan = (config.is_complete() && !report.has_errors()).then_some(plan);
     (plan, report)

@@ -554,3 +554,42 @@ fn a_succeeded_task_worktree_is_removed_and_its_branch_stays() {
         "the agent's commit is on its branch"
     );
 }
+
+#[test]
+fn worktree_mode_outside_a_repository_and_a_crowded_shared_folder_are_reported() {
+    let project = Project::new();
+    project.write("tasks.jsonl", &queue(1));
+    let config = |agent: &str, workspace: &str| {
+        format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\ncommand = [\"true\"]\n{agent}\n\n\
+             [settings.workspace]\n{workspace}\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+            automation("fix", "tasks.jsonl", "")
+        )
+    };
+    project.write("curupira.toml", &config("", "mode = \"worktree\""));
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.contains("config/worktree-unavailable"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty());
+
+    project.write(
+        "curupira.toml",
+        &config("max_concurrent = 2", "mode = \"shared\""),
+    );
+    let validate = project.curupira(&["validate", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(validate.stdout.trim()).unwrap();
+    let warning = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "config/shared-workspace")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(warning["severity"], "warning");
+    assert_eq!(warning["path"], "/automations/fix");
+}

@@ -46,6 +46,12 @@ curupira_diagnostics::codes! {
     /// An automation's agent program cannot be run.
     AGENT_NOT_RUNNABLE = "config/agent-not-runnable", Error,
         "An automation's agent program is not an executable file: not found on `PATH`, or (a path with `/`) not found relative to the config's folder, or not executable. Checked by `validate` and `run` before the first poll, so no item is handed over to an agent that cannot start; not by `run --dry-run`.";
+    /// A worktree-mode automation, but no Git repository to make worktrees of.
+    WORKTREE_UNAVAILABLE = "config/worktree-unavailable", Error,
+        "An automation runs its agents in Git worktrees (`[settings.workspace] mode = \"worktree\"`), but `git` cannot run or the config's folder is not inside a Git work tree. Checked by `validate` and `run` for worktree-mode automations only.";
+    /// Several agents at once in one shared folder.
+    SHARED_WORKSPACE = "config/shared-workspace", Warning,
+        "An automation may run several agents at once (`max_concurrent` above 1) in the shared workspace, so they work in the same folder; use `mode = \"worktree\"` to give each task its own.";
     /// No extension offers the automation's trigger type.
     UNKNOWN_TRIGGER = "config/unknown-trigger", Error,
         "No configured extension offers the automation's trigger type, or the extension named in `extension:type` does not offer it. Lists what is offered and suggests the closest type.";

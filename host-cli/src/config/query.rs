@@ -8,7 +8,9 @@ use curupira_client::{Limits, Options, Timeouts};
 use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Severity, did_you_mean};
 
 use super::codes;
-use super::model::{AgentPolicy, Automation, Config, Settings, TriggerRef, WorkspacePolicy};
+use super::model::{
+    AgentPolicy, Automation, Config, Settings, TriggerRef, WorkspaceMode, WorkspacePolicy,
+};
 use crate::agent::AgentLimits;
 use crate::workspace::WorkspaceSpec;
 
@@ -200,6 +202,54 @@ impl Config {
                     ),
                 ));
                 reported.push(at);
+            }
+        }
+        out
+    }
+
+    /// For the automations that `names` selects (every one when empty): a
+    /// `config/worktree-unavailable` error, once, when one runs in worktree mode and
+    /// [`check_worktree_mode`](crate::workspace::check_worktree_mode) fails; and a
+    /// `config/shared-workspace` warning for each that may run several agents at once
+    /// in the shared folder.
+    pub fn workspace_problems(&self, names: &[String]) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let mut worktree_checked = false;
+        for automation in &self.automations {
+            if !(names.is_empty() || names.contains(&automation.name)) {
+                continue;
+            }
+            let at = JsonPointer::root().key("automations").key(&automation.name);
+            match automation.workspace_policy.mode {
+                WorkspaceMode::Worktree if !worktree_checked => {
+                    worktree_checked = true;
+                    if let Err(reason) = crate::workspace::check_worktree_mode(&self.dir) {
+                        out.push(self.diagnostic(
+                            Severity::Error,
+                            codes::WORKTREE_UNAVAILABLE,
+                            &at,
+                            format!(
+                                "automation `{}` runs its agents in Git worktrees, but {reason}",
+                                automation.name
+                            ),
+                        ));
+                    }
+                }
+                WorkspaceMode::Shared if automation.agent_policy.concurrency() > 1 => {
+                    out.push(self.diagnostic(
+                        Severity::Warning,
+                        codes::SHARED_WORKSPACE,
+                        &at,
+                        format!(
+                            "automation `{}` may run {} agents at once in the shared folder, \
+                             where they would work on the same files; set \
+                             `workspace = {{ mode = \"worktree\" }}` to give each task its own",
+                            automation.name,
+                            automation.agent_policy.concurrency()
+                        ),
+                    ));
+                }
+                _ => {}
             }
         }
         out
