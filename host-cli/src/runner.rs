@@ -78,7 +78,7 @@ use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
 use crate::events::{Event, EventWriter};
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
-use crate::workspace::{Finished, HookKind, Origin, Workspace, Workspaces};
+use crate::workspace::{Finished, HookKind, Origin, Workspace, WorkspaceMode, Workspaces};
 
 /// How to run.
 #[derive(Debug, Clone, Default)]
@@ -476,8 +476,12 @@ pub fn run<W: Write>(
             prepare(ready.client, &planned.trigger_type, automation)
                 .map_err(|unprepared| unprepared.error)
         });
-        let workspaces = Workspaces::new(automation.workspace_policy.spec(&config.dir))
-            .map(|workspaces| workspaces.with_stop(stop.clone()));
+        let mut spec = automation.workspace_policy.spec(&config.dir);
+        if options.dry_run {
+            // A dry run starts no agent: it needs no worktree, nor Git.
+            spec.mode = WorkspaceMode::Shared;
+        }
+        let workspaces = Workspaces::new(spec).map(|workspaces| workspaces.with_stop(stop.clone()));
         let workspaces = match workspaces {
             Ok(workspaces) => workspaces,
             Err(error) => {
