@@ -611,3 +611,32 @@ fn continuous_mode_polls_again_and_stops_cleanly_on_sigterm() {
     );
     assert!(stdout.contains("\"event\":\"task.skipped\""), "{stdout}");
 }
+
+#[test]
+fn retried_attempts_send_on_started_and_on_finished_once_as_the_extension_logs() {
+    if !have_python() {
+        return;
+    }
+    let project = Project::new();
+    project.fake_extension("fx", json!({"polls": [[pair("n", "1")], null]}));
+    project.write(
+        "curupira.toml",
+        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+         [settings.agent]\n\
+         command = [\"sh\", \"-c\", \"cat >/dev/null; echo x >> runs; test $(wc -l < runs) -ge 3\"]\n\
+         retries = 2\nretry_backoff_seconds = 0\n\n\
+         [extensions.fx]\npath = \"extensions/fx\"\n\n\
+         [automations.auto]\ntrigger = \"fake\"\nprompt = \"Item ${n}\"\n",
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.events_named("task.retrying").len(), 2);
+    let methods = project.methods("fx");
+    let count = |name: &str| methods.iter().filter(|m| *m == name).count();
+    assert_eq!(
+        (count("trigger/onStarted"), count("trigger/onFinished")),
+        (1, 1),
+        "{methods:?}"
+    );
+    assert_eq!(project.read("runs").lines().count(), 3);
+}
