@@ -40,11 +40,7 @@ fn max_overlap(stamps: &str) -> usize {
 }
 
 fn config(agent_settings: &str, automations: &str) -> String {
-    format!(
-        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-         [settings.agent]\n{STAMPING_AGENT}\n{agent_settings}\n\n\
-         [extensions.local]\nbuiltin = \"local-queue\"\n\n{automations}"
-    )
+    config_with_agent(&format!("{STAMPING_AGENT}\n{agent_settings}"), automations)
 }
 
 fn automation(name: &str, queue: &str, extra: &str) -> String {
@@ -134,13 +130,11 @@ fn a_flaky_agent_is_retried_with_doubling_delays_and_finished_once() {
     // Fails on its first two runs, succeeds on the third.
     project.write(
         "curupira.toml",
-        &format!(
-            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-             [settings.agent]\n\
+        &config_with_agent(
+            "\
              command = [\"sh\", \"-c\", \"cat >/dev/null; echo run >> runs; test $(wc -l < runs) -ge 3\"]\n\
-             retries = 3\nretry_backoff_seconds = 1\nmax_retry_backoff_seconds = 5\n\n\
-             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
-            automation("flaky", "tasks.jsonl", "")
+             retries = 3\nretry_backoff_seconds = 1\nmax_retry_backoff_seconds = 5",
+            &automation("flaky", "tasks.jsonl", ""),
         ),
     );
     let run = project.curupira(&["run", "--once", "--format", "json"]);
@@ -177,12 +171,10 @@ fn a_failure_that_retries_do_not_cure_is_finished_and_reported() {
     project.write("tasks.jsonl", &queue(1));
     project.write(
         "curupira.toml",
-        &format!(
-            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-             [settings.agent]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; exit 3\"]\n\
-             retries = 1\nretry_backoff_seconds = 0\n\n\
-             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
-            automation("broken", "tasks.jsonl", "")
+        &config_with_agent(
+            "command = [\"sh\", \"-c\", \"cat >/dev/null; exit 3\"]\n\
+             retries = 1\nretry_backoff_seconds = 0",
+            &automation("broken", "tasks.jsonl", ""),
         ),
     );
     let run = project.curupira(&["run", "--once", "--format", "json"]);
@@ -210,11 +202,9 @@ fn an_agent_gone_after_its_first_attempt_leaves_the_item_unfinished() {
     make_executable(&project.path().join("agent.sh"));
     project.write(
         "curupira.toml",
-        &format!(
-            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-             [settings.agent]\ncommand = [\"./agent.sh\"]\nretries = 1\nretry_backoff_seconds = 0\n\n\
-             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
-            automation("gone", "tasks.jsonl", "")
+        &config_with_agent(
+            "command = [\"./agent.sh\"]\nretries = 1\nretry_backoff_seconds = 0",
+            &automation("gone", "tasks.jsonl", ""),
         ),
     );
     let run = project.curupira(&["run", "--once", "--format", "json"]);
@@ -239,12 +229,10 @@ fn a_hanging_agent_is_stopped_at_its_timeout() {
     project.write("tasks.jsonl", &queue(1));
     project.write(
         "curupira.toml",
-        &format!(
-            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-             [settings.agent]\ncommand = [\"sh\", \"-c\", \"cat >/dev/null; sleep 30\"]\n\
-             timeout_seconds = 1\nkill_grace_seconds = 0\n\n\
-             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
-            automation("slow", "tasks.jsonl", "")
+        &config_with_agent(
+            "command = [\"sh\", \"-c\", \"cat >/dev/null; sleep 30\"]\n\
+             timeout_seconds = 1\nkill_grace_seconds = 0",
+            &automation("slow", "tasks.jsonl", ""),
         ),
     );
     let started = std::time::Instant::now();
@@ -275,11 +263,9 @@ fn an_agent_that_cannot_start_is_an_error_before_the_first_poll() {
     ] {
         project.write(
             "curupira.toml",
-            &format!(
-                "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-                 [settings.agent]\ncommand = {command}\n\n\
-                 [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
-                automation("a", "tasks.jsonl", "")
+            &config_with_agent(
+                &format!("command = {command}"),
+                &automation("a", "tasks.jsonl", ""),
             ),
         );
         let run = project.curupira(&["run", "--once", "--format", "json"]);
