@@ -55,9 +55,10 @@
 //! - [`AgentLimits::timeout`] is wall-clock time from the start; [`AgentLimits::stall`]
 //!   is time since the last byte on stdout or stderr (or since the start). An agent
 //!   that closed both pipes and keeps running is silent. Both are off by default.
-//! - They are checked every 10 ms, so an expiry is noticed within about that (more
-//!   on a loaded machine). An agent that exits before an expiry is noticed ends with
-//!   its own status.
+//! - They are checked every 10 ms (more often in the first few milliseconds, so a
+//!   quick agent's end is seen at once), so an expiry is noticed within about that
+//!   (more on a loaded machine). An agent that exits before an expiry is noticed ends
+//!   with its own status.
 //! - On expiry the agent is stopped with [`ProcessGuard::terminate`]: SIGTERM to its
 //!   process group, at most [`AgentLimits::kill_grace`] for it to exit, then SIGKILL
 //!   to the group; always reaped. When the agent exits within the grace, what it left
@@ -100,6 +101,11 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(10);
 
 /// How often a running attempt checks its agent, its limits and the stop count.
 const POLL_STEP: Duration = Duration::from_millis(10);
+
+/// The first pause of that check; each next pause doubles, up to [`POLL_STEP`], so a
+/// quick agent is seen to end within a fraction of a millisecond rather than after a
+/// whole step (which bounded a slot to one agent per 10 ms).
+const FIRST_POLL_STEP: Duration = Duration::from_micros(250);
 
 /// How long the attempt waits, after the agent was reaped, for the threads that read
 /// its output and write its prompt.
@@ -517,6 +523,7 @@ impl Attempt {
     /// Waits for the agent to end, stopping it on an expiry or a second stop signal.
     fn supervise(mut self, run: &AgentRun<'_>, limits: &AgentLimits, stop: &Stop) -> EndReason {
         let started = Instant::now();
+        let mut step = FIRST_POLL_STEP;
         let reason = loop {
             match self.agent.try_wait() {
                 Ok(Some(status)) => break ended(status),
@@ -555,7 +562,8 @@ impl Attempt {
                 }
                 break reason;
             }
-            thread::sleep(POLL_STEP);
+            thread::sleep(step);
+            step = (step * 2).min(POLL_STEP);
         };
         // Reap now (the guard would on drop), then let the output drain.
         drop(self.agent);

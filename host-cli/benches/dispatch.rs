@@ -1,0 +1,228 @@
+//! The host's dispatch overhead (issue 11, "Performance"): `curupira run --once` (the
+//! built binary, with the built-in `local-queue`) side by side, in the same run, with the
+//! floor of what it has to do.
+//!
+//! - `dispatch_1000/host`: 1,000 distinct items in a settled `tasks.jsonl` (written
+//!   once, older than `local-queue`'s settle time, as a watched queue usually is), a
+//!   fresh done file per iteration, agent `true`, `[settings.agent] max_concurrent = 4`,
+//!   one automation with `polling = { batch_size = 1000 }`: the whole run, from the
+//!   host's start to its exit (config, extension start and shutdown included).
+//! - `dispatch_1000/floor`: 1,000 spawns of `true`, four at a time (four threads taking
+//!   the next spawn from one counter, each spawning and waiting in turn), stdio on
+//!   `/dev/null`.
+//! - `worktree_20/host-mc1`: 20 items in worktree mode (`cleanup = "always"`, agent
+//!   `true`, `max_concurrent = 1`, so the host makes and removes one worktree at a
+//!   time), in a fresh repository per iteration (made outside the timing), so branches
+//!   never collide and no run takes up an earlier run's branch.
+//! - `worktree_20/floor`: `git worktree add -b BRANCH PATH HEAD` then
+//!   `git worktree remove --force PATH`, 20 times in turn, in the same kind of fresh
+//!   repository (same commit, same folder layout): what the host must at least do.
+//! - `worktree_20/host-mc4`: the host again with `max_concurrent = 4`, for information
+//!   (the host serialises its worktree changes, so only the agents overlap).
+//!
+//! `cargo bench -p curupira-host --bench dispatch`
+//!
+//! Every run's exit status and done file are checked (that all items ran), never its
+//! time. Read the ratio of the lines of one group, not absolute times; criterion prints
+//! means, the medians are in `target/criterion/<group>/<line>/new/estimates.json`. The
+//! worktree lines follow the disk's mood; `TMPDIR=/dev/shm/…` (temporary folders on
+//! tmpfs) gives steadier ratios. Figures and findings: `docs/BENCHMARKS.md`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode, Throughput};
+
+const ITEMS: usize = 1_000;
+const CONCURRENCY: usize = 4;
+const WORKTREE_ITEMS: usize = 20;
+
+/// Older than `local-queue`'s settle time (3 s), so the queue file is read once per
+/// run and afterwards only its metadata is checked.
+const SETTLE: Duration = Duration::from_secs(4);
+
+fn queue(items: usize) -> String {
+    (1..=items)
+        .map(|n| format!("{{\"n\": \"{n}\"}}\n"))
+        .collect()
+}
+
+fn config(max_concurrent: usize, batch_size: usize, workspace: &str) -> String {
+    format!(
+        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+         [settings.agent]\ncommand = [\"true\"]\nmax_concurrent = {max_concurrent}\n\n\
+         {workspace}\
+         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+         [automations.fix]\ntrigger = \"jsonl\"\nprompt = \"Fix ${{n}}\"\n\
+         arguments = {{ path = \"tasks.jsonl\", done_path = \"done.jsonl\" }}\n\
+         polling = {{ batch_size = {batch_size} }}\n"
+    )
+}
+
+/// `curupira run --once` in `dir`; panics unless it exits 0 having finished `items`.
+fn run_host(dir: &Path, items: usize) -> Duration {
+    let done = dir.join("done.jsonl");
+    let _ = std::fs::remove_file(&done);
+    let start = Instant::now();
+    let status = Command::new(env!("CARGO_BIN_EXE_curupira"))
+        .args(["run", "--once", "--config"])
+        .arg(dir.join("curupira.toml"))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    let elapsed = start.elapsed();
+    assert!(status.success(), "curupira run: {status}");
+    let finished = std::fs::read_to_string(&done).unwrap().lines().count();
+    assert_eq!(finished, items, "items recorded in {}", done.display());
+    elapsed
+}
+
+/// Spawns `true` `count` times, `workers` at a time.
+fn spawn_floor(count: usize, workers: usize) -> Duration {
+    let next = AtomicUsize::new(0);
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while next.fetch_add(1, Ordering::Relaxed) < count {
+                    let status = Command::new("true")
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .status()
+                        .unwrap();
+                    assert!(status.success());
+                }
+            });
+        }
+    });
+    start.elapsed()
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}: {status}");
+}
+
+/// A fresh repository with one commit holding `curupira.toml` and `tasks.jsonl`.
+fn fresh_repo(config_text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path();
+    std::fs::write(path.join("curupira.toml"), config_text).unwrap();
+    std::fs::write(path.join("tasks.jsonl"), queue(WORKTREE_ITEMS)).unwrap();
+    git(path, &["init", "-q", "-b", "main"]);
+    git(path, &["add", "-A"]);
+    git(
+        path,
+        &[
+            "-c",
+            "user.email=bench@example.com",
+            "-c",
+            "user.name=bench",
+            "commit",
+            "-q",
+            "-m",
+            "start",
+        ],
+    );
+    dir
+}
+
+/// `git worktree add -b` + `git worktree remove --force`, `count` times in turn, where
+/// the host would put them.
+fn worktree_floor(repo: &Path, count: usize) -> Duration {
+    let root: PathBuf = repo.join(".curupira/worktrees/fix");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(repo.join(".curupira/.gitignore"), "*\n").unwrap();
+    let start = Instant::now();
+    for n in 0..count {
+        let branch = format!("curupira/fix/{n:012x}");
+        let path = root.join(format!("{n:012x}"));
+        let path = path.to_str().unwrap();
+        git(repo, &["worktree", "add", "-b", &branch, path, "HEAD"]);
+        git(repo, &["worktree", "remove", "--force", path]);
+    }
+    start.elapsed()
+}
+
+fn dispatch(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("curupira.toml"),
+        config(CONCURRENCY, ITEMS, ""),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("tasks.jsonl"), queue(ITEMS)).unwrap();
+    let written = Instant::now();
+    std::thread::sleep(SETTLE.saturating_sub(written.elapsed()));
+
+    let mut group = c.benchmark_group("dispatch_1000");
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(2));
+    group.measurement_time(Duration::from_secs(15));
+    group.throughput(Throughput::Elements(ITEMS as u64));
+    group.bench_function("host", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| run_host(dir.path(), ITEMS)).sum());
+    });
+    group.bench_function("floor", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| spawn_floor(ITEMS, CONCURRENCY)).sum());
+    });
+    group.finish();
+}
+
+fn worktrees(c: &mut Criterion) {
+    let workspace = "[settings.workspace]\nmode = \"worktree\"\ncleanup = \"always\"\n\n";
+    let mc1 = config(1, WORKTREE_ITEMS, workspace);
+    let mc4 = config(CONCURRENCY, WORKTREE_ITEMS, workspace);
+
+    let mut group = c.benchmark_group("worktree_20");
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(2));
+    group.measurement_time(Duration::from_secs(15));
+    group.throughput(Throughput::Elements(WORKTREE_ITEMS as u64));
+    group.bench_function("host-mc1", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| run_host(fresh_repo(&mc1).path(), WORKTREE_ITEMS))
+                .sum()
+        });
+    });
+    group.bench_function("floor", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| worktree_floor(fresh_repo(&mc1).path(), WORKTREE_ITEMS))
+                .sum()
+        });
+    });
+    group.bench_function("host-mc4", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| run_host(fresh_repo(&mc4).path(), WORKTREE_ITEMS))
+                .sum()
+        });
+    });
+    group.finish();
+}
+
+fn main() {
+    let mut criterion = Criterion::default().configure_from_args();
+    dispatch(&mut criterion);
+    worktrees(&mut criterion);
+    criterion.final_summary();
+}
