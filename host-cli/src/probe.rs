@@ -26,17 +26,8 @@ use serde_json::Value;
 
 use crate::runner::host_info;
 
-/// The steps, in order.
-pub const STEPS: [&str; 8] = [
-    "initialize",
-    "describe",
-    "trigger/schema",
-    "trigger/validate",
-    "trigger/poll",
-    "trigger/onStarted",
-    "trigger/onFinished",
-    "shutdown",
-];
+/// The steps, in order: every method of the protocol, in the order of its table.
+pub const STEPS: &[&str] = curupira_protocol::method::ALL;
 
 /// How a step ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
