@@ -84,3 +84,8 @@ pub use render::color_enabled;
 pub use report::{Report, decode_utf8};
 pub use source_map::{Anchor, Collector, SourceMap, Spans};
 pub use suggest::{all_of, did_you_mean, one_of};
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

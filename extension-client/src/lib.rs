@@ -167,3 +167,8 @@ pub use launch::LaunchCommand;
 pub use options::{Limits, Options, Timeouts};
 pub use process::{ProcessGuard, describe_status};
 pub use stderr::{STDERR_TARGET, StderrSink, log_stderr_line};
+
+/// The README's examples, compiled (and the second one run) as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -120,3 +120,8 @@ pub use curupira_protocol::{
 pub use run::{ManifestInfoError, Mode, PRINT_MANIFEST_FLAG, print_manifest, run, run_as};
 pub use serve::{ServeError, ServeOptions, ServeOutcome, serve};
 pub use trigger::{Trigger, TriggerError, ValidateError};
+
+/// The README's example, compiled as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

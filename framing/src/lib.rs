@@ -94,3 +94,8 @@ fn clamp_max_body(max_body: usize) -> usize {
     let wire_max = usize::try_from(u32::MAX).unwrap_or(usize::MAX);
     max_body.min(wire_max)
 }
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

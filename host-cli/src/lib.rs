@@ -29,3 +29,8 @@ pub mod resolve;
 pub mod runner;
 pub mod stop;
 pub mod workspace;
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

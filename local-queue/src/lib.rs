@@ -147,3 +147,8 @@ pub const MANIFEST: &str = concat!(
 pub fn run(mode: Mode) -> ExitCode {
     curupira_extension_sdk::run_as(mode, MANIFEST, LocalQueue::default)
 }
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -291,3 +291,8 @@ mod tests {
         assert_eq!(template, Template::parse("a ${b} c"));
     }
 }
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

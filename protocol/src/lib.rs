@@ -74,3 +74,8 @@ pub use version::{
 pub fn to_json<T: Wire>(value: &T) -> Result<serde_json::Value, serde_json::Error> {
     serde_json::to_value(value)
 }
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

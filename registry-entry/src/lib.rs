@@ -64,3 +64,8 @@ pub use model::{
     ManifestSummary, PackageDocument, ReviewStatus, SCHEMA_VERSION, Status,
 };
 pub use registry::{Built, RegistryError, Scaffolded, build, check, scaffold};
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

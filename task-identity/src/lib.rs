@@ -97,3 +97,8 @@ pub use pairs::{
     AsPair, Pair, PairsError, PairsErrorKind, canonical_pairs, parse_pairs, write_canonical_pairs,
 };
 pub use task_id::{ParseTaskIdError, TaskId};
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
