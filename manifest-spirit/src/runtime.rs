@@ -52,8 +52,7 @@ use serde_json::Value;
 use crate::model::{SecretSlot, SettingDef};
 use crate::settings::{
     SecretKeyError, SettingError, Values, check_secret_key, check_setting_key, check_update,
-    check_values,
-    with_defaults,
+    check_values, with_defaults,
 };
 
 /// The settings of one extension: its `settingsSchema` and the values stored for it.
@@ -142,7 +141,10 @@ pub struct SecretStore {
 impl fmt::Debug for SecretStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SecretStore")
-            .field("slots", &self.slots.iter().map(|s| &s.key).collect::<Vec<_>>())
+            .field(
+                "slots",
+                &self.slots.iter().map(|s| &s.key).collect::<Vec<_>>(),
+            )
             .field("stored", &self.values.keys().collect::<Vec<_>>())
             .finish()
     }
@@ -335,20 +337,25 @@ mod tests {
     fn set_all_is_all_or_nothing() {
         let mut store = SettingsStore::new(&schema(), Values::new()).unwrap();
         let errors = store
-            .set_all(values(json!({"label": "x", "region": "asia", "limit": "3"})))
+            .set_all(values(
+                json!({"label": "x", "region": "asia", "limit": "3"}),
+            ))
             .unwrap_err();
         assert_eq!(errors.len(), 2);
         assert_eq!(store.values(), &Values::new());
         store
             .set_all(values(json!({"label": "x", "region": "eu"})))
             .unwrap();
-        assert_eq!(store.values(), &values(json!({"label": "x", "region": "eu"})));
+        assert_eq!(
+            store.values(),
+            &values(json!({"label": "x", "region": "eu"}))
+        );
     }
 
     #[test]
     fn a_stored_map_is_checked_when_the_store_is_made() {
-        let errors = SettingsStore::new(&schema(), values(json!({"limit": true, "x": 1})))
-            .unwrap_err();
+        let errors =
+            SettingsStore::new(&schema(), values(json!({"limit": true, "x": 1}))).unwrap_err();
         assert_eq!(errors.len(), 2);
     }
 
@@ -374,7 +381,10 @@ mod tests {
         store.set("api_token", &json!("hidden-value")).unwrap();
         assert!(store.missing_required().is_empty());
         let error = store.set("other", &json!(null)).unwrap_err();
-        assert_eq!(error.to_string(), "secret `other` takes a string: found null");
+        assert_eq!(
+            error.to_string(),
+            "secret `other` takes a string: found null"
+        );
         assert!(store.delete("api_token").unwrap());
         assert!(!store.delete("api_token").unwrap());
         assert!(store.has("nope").is_err());
