@@ -816,3 +816,25 @@ fn unknown_tools_and_invalid_packages_are_refused() {
     assert_exit(&output, 1);
     assert!(stdout(&output).contains("spirit/unsupported-host"));
 }
+
+#[test]
+fn the_example_passes_spirit_check_clean_for_both_hosts() {
+    let example = example();
+    for host in ["cli", "desktop"] {
+        let output = curupira(
+            &[
+                "spirit",
+                "check",
+                example.to_str().unwrap(),
+                "--host",
+                host,
+                "--format",
+                "json",
+            ],
+            &[],
+        );
+        assert_exit(&output, 0);
+        let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(report["diagnostics"], json!([]), "{host}");
+    }
+}

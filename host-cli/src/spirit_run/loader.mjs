@@ -80,14 +80,7 @@ function request(method, params) {
 
 function messageOf(error) {
   try {
-    if (error instanceof Error) {
-      // A syntax error in the extension's module: its first stack line says where.
-      if (error instanceof SyntaxError && typeof error.stack === "string") {
-        const where = error.stack.split("\n")[0];
-        if (where.startsWith("file:")) return `${error.message} (${where})`;
-      }
-      return error.message;
-    }
+    if (error instanceof Error) return error.message;
     return String(error);
   } catch {
     return "a value that cannot be shown";
@@ -201,7 +194,12 @@ async function run(job) {
     const onEvent = ownFunction(api, "onEvent");
     if (onEvent) await onEvent.call(api, activationEvent);
   } catch (error) {
-    return { failure: { stage, message: messageOf(error) } };
+    let message = messageOf(error);
+    // Node does not say where a module's syntax error is; `node --check` does.
+    if (stage === "load" && error instanceof SyntaxError) {
+      message += ` (\`node --check ${job.main}\` shows where)`;
+    }
+    return { failure: { stage, message } };
   }
 
   const report = {};
