@@ -91,14 +91,19 @@ fn an_exit_is_seen_while_a_descendant_holds_stdout() {
     let err = client.initialize(None).unwrap_err();
     let took = started.elapsed();
     let holder = std::fs::read_to_string(&pid_file).unwrap();
-    let _ = std::process::Command::new("kill").arg(holder.trim()).status();
+    let _ = std::process::Command::new("kill")
+        .arg(holder.trim())
+        .status();
     assert_eq!(err.code, ErrorCode::TRANSPORT_FAILURE, "{err}");
     assert_eq!(
         err.message,
         "the extension exited with status 3 without replying (a process it started still \
          holds its stdout)"
     );
-    assert!(took < Duration::from_secs(10), "seen at the exit, not the deadline: {took:?}");
+    assert!(
+        took < Duration::from_secs(10),
+        "seen at the exit, not the deadline: {took:?}"
+    );
     assert!(client.is_dead());
 }
 

@@ -190,8 +190,7 @@ fn a_gibibyte_of_invalid_input_is_refused_at_its_first_byte() {
 #[cfg(target_os = "linux")]
 #[test]
 fn reading_stops_at_64_mib() {
-    let (output, written) =
-        identity_under_100_mib(br#"[{"key":"a","value":""#, b'a', 1);
+    let (output, written) = identity_under_100_mib(br#"[{"key":"a","value":""#, b'a', 1);
     assert_eq!(
         stderr(&output),
         "error: standard input is larger than 67108864 bytes (64 MiB), the most a pair list \

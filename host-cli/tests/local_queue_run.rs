@@ -90,7 +90,10 @@ fn a_partial_last_line_completed_a_second_later_is_dispatched() {
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(events(&output.stdout, "automation.failed").is_empty(), "{stderr}");
+    assert!(
+        events(&output.stdout, "automation.failed").is_empty(),
+        "{stderr}"
+    );
     let finished: Vec<String> = events(&output.stdout, "task.finished")
         .iter()
         .map(|event| event["values"][0]["value"].as_str().unwrap().to_owned())
@@ -123,7 +126,10 @@ fn a_malformed_line_between_two_good_ones_is_skipped_and_reported_once_across_ru
         .collect();
     assert_eq!(finished, ["1", "3"], "{first:?}");
     assert_eq!(first.stderr.matches(report).count(), 1, "{}", first.stderr);
-    assert!(first.stderr.contains("[local]"), "logged under the extension's name");
+    assert!(
+        first.stderr.contains("[local]"),
+        "logged under the extension's name"
+    );
 
     // A second run (with a new item behind the bad line) does not report it again.
     project.write(

@@ -38,12 +38,19 @@ fn plugins_list_ends_within_its_bound_when_a_setsid_child_holds_stdout() {
     );
     project.write(
         "curupira.toml",
-        &format!("{}[extensions.lingering]\npath = \"extensions/lingering\"\n", settings()),
+        &format!(
+            "{}[extensions.lingering]\npath = \"extensions/lingering\"\n",
+            settings()
+        ),
     );
     let run = project.curupira(&["plugins", "list", "--format", "json"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let listed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(listed["extensions"][0]["name"], json!("lingering"), "{run:?}");
+    assert_eq!(
+        listed["extensions"][0]["name"],
+        json!("lingering"),
+        "{run:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(&pids).unwrap().lines().count(),
         1,
@@ -56,7 +63,8 @@ fn plugins_list_ends_within_its_bound_when_a_setsid_child_holds_stdout() {
         run.elapsed
     );
     assert!(
-        run.stderr.contains("a process it started still holds its stdout"),
+        run.stderr
+            .contains("a process it started still holds its stdout"),
         "{run:?}"
     );
 }
@@ -85,7 +93,11 @@ fn run_reports_the_exit_status_of_an_extension_whose_child_holds_stdout() {
     assert_eq!(run.code, Some(1), "{run:?}");
     let failed = run.events_named("automation.failed");
     assert_eq!(failed.len(), 1, "{run:?}");
-    assert_eq!(failed[0]["code"], json!(-32000), "a transport failure, not -32004");
+    assert_eq!(
+        failed[0]["code"],
+        json!(-32000),
+        "a transport failure, not -32004"
+    );
     let message = failed[0]["message"].as_str().unwrap();
     assert!(
         message.contains("exited with status 7 without replying"),

@@ -134,7 +134,11 @@ pub(crate) struct Locks {
 impl Locks {
     /// The held done file at `done_path`: locked now if it was not yet (created when
     /// missing). Its lock is kept until the process exits.
-    pub(crate) fn hold(&mut self, done_path: &str, queue_path: &str) -> Result<&mut Held, HoldError> {
+    pub(crate) fn hold(
+        &mut self,
+        done_path: &str,
+        queue_path: &str,
+    ) -> Result<&mut Held, HoldError> {
         if let Some(&index) = self.by_path.get(done_path) {
             return self.held.get_mut(index).ok_or_else(lost);
         }
@@ -147,7 +151,11 @@ impl Locks {
                 HoldError::Io(format!("cannot open the done file `{done_path}`: {err}"))
             })?;
         let canonical = std::fs::canonicalize(done_path).unwrap_or_else(|_| done_path.into());
-        if let Some(index) = self.held.iter().position(|held| held.canonical == canonical) {
+        if let Some(index) = self
+            .held
+            .iter()
+            .position(|held| held.canonical == canonical)
+        {
             self.by_path.insert(done_path.to_owned(), index);
             return self.held.get_mut(index).ok_or_else(lost);
         }

@@ -40,10 +40,14 @@ impl Line {
     /// byte order mark that may open a file.
     pub(crate) fn content(&self) -> &[u8] {
         let mut bytes = self.raw.as_slice();
-        if self.terminated && let Some(rest) = bytes.strip_suffix(b"\r") {
+        if self.terminated
+            && let Some(rest) = bytes.strip_suffix(b"\r")
+        {
             bytes = rest;
         }
-        if self.number == 1 && let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        if self.number == 1
+            && let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF")
+        {
             bytes = rest;
         }
         bytes
@@ -435,14 +439,25 @@ mod tests {
         let mut lines = Lines::new(&b"\xEF\xBB\xBF{}\r\n\n{\"a\":\"1\"}"[..], 1, CAP);
         let first = lines.next_line().unwrap().unwrap();
         assert_eq!(
-            (first.number, first.content(), first.terminated, first.consumed),
+            (
+                first.number,
+                first.content(),
+                first.terminated,
+                first.consumed
+            ),
             (1, &b"{}"[..], true, 7)
         );
-        assert_eq!(first.hash(), <[u8; 32]>::from(Sha256::digest(b"\xEF\xBB\xBF{}\r")));
+        assert_eq!(
+            first.hash(),
+            <[u8; 32]>::from(Sha256::digest(b"\xEF\xBB\xBF{}\r"))
+        );
         let second = lines.next_line().unwrap().unwrap();
         assert_eq!((second.number, second.content()), (2, &b""[..]));
         let third = lines.next_line().unwrap().unwrap();
-        assert_eq!((third.number, third.terminated, third.consumed), (3, false, 9));
+        assert_eq!(
+            (third.number, third.terminated, third.consumed),
+            (3, false, 9)
+        );
         assert!(lines.next_line().unwrap().is_none());
         // Numbered from where a read starts: a BOM counts only on line 1.
         let mut later = Lines::new(&b"\xEF\xBB\xBF{}\n"[..], 7, CAP);
@@ -461,7 +476,10 @@ mod tests {
         assert_eq!(first.raw, b"", "nothing kept");
         assert_eq!(first.consumed, long.len() as u64 + 1);
         assert_eq!(first.oversized.unwrap().0, long.len() as u64);
-        assert_eq!(first.hash(), <[u8; 32]>::from(Sha256::digest(long.as_bytes())));
+        assert_eq!(
+            first.hash(),
+            <[u8; 32]>::from(Sha256::digest(long.as_bytes()))
+        );
         assert_eq!(
             parse(&first).unwrap_err().to_string(),
             format!(

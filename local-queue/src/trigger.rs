@@ -16,13 +16,13 @@ use curupira_extension_sdk::{
 
 use crate::arguments::{self, Queue, queue_from};
 use crate::held::Locks;
-use crate::jsonl::{Line, LineHash, item_line, parse_line};
 #[cfg(test)]
 use crate::jsonl::hex;
-#[cfg(test)]
-use sha2::{Digest, Sha256};
+use crate::jsonl::{Line, LineHash, item_line, parse_line};
 use crate::tracked::{Content, Tracked, Trust, stamp_of};
 use crate::{MAX_LINE_BYTES, NAME, TRIGGER_TYPE};
+#[cfg(test)]
+use sha2::{Digest, Sha256};
 
 /// The `jsonl` trigger: what this process has handed out and not yet finished, the
 /// done files it holds, and the queue files as last read.
@@ -185,9 +185,7 @@ impl Trigger for LocalQueue {
         for (index, entry) in lines.value.entries.iter().enumerate().skip(start) {
             match entry {
                 Entry::Item(pairs) => {
-                    if !held.done.value.items.contains(pairs)
-                        && !handed_out.items.contains(pairs)
-                    {
+                    if !held.done.value.items.contains(pairs) && !handed_out.items.contains(pairs) {
                         found = Some((index, pairs));
                         break;
                     }
@@ -440,7 +438,11 @@ mod tests {
         assert_eq!(poll(&mut queue, &files), item("a"));
         assert_eq!(poll(&mut queue, &files), None);
         assert_eq!(poll(&mut queue, &files), None);
-        assert_eq!(reads(&mut queue, &files), [1, 1, 1, 1], "each file read once");
+        assert_eq!(
+            reads(&mut queue, &files),
+            [1, 1, 1, 1],
+            "each file read once"
+        );
 
         // Replaced by a file of the same size and modification time (an editor saving
         // through a rename): another inode, so another stamp, read from the start.
@@ -481,7 +483,11 @@ mod tests {
         }
         assert_eq!(poll(&mut queue, &files), None);
         let [_, _, done_reads, done_anew] = reads(&mut queue, &files);
-        assert_eq!((done_reads, done_anew), (201, 1), "never from the start again");
+        assert_eq!(
+            (done_reads, done_anew),
+            (201, 1),
+            "never from the start again"
+        );
         let done = &queue
             .locks
             .get_mut()
@@ -497,7 +503,9 @@ mod tests {
         let files = Files::new("{\"k\":\"a\"}\n{\"k\":\"b\"}\n{\"k\":\"c\"}\n");
         let mut queue = settled();
         assert_eq!(poll(&mut queue, &files), item("a"));
-        queue.on_finished(TRIGGER_TYPE, &pairs(&[("k", "a")])).unwrap();
+        queue
+            .on_finished(TRIGGER_TYPE, &pairs(&[("k", "a")]))
+            .unwrap();
         assert_eq!(poll(&mut queue, &files), item("b"));
         // Someone replaces the record with a longer one that does not list `a`.
         std::fs::write(files.done(), "{\"k\":\"x\"}\n{\"k\":\"yy\"}\n").unwrap();
@@ -515,7 +523,11 @@ mod tests {
         assert_eq!(poll(&mut queue, &files), item("a"));
         assert_eq!(poll(&mut queue, &files), None);
         files.append(&files.queue(), "\"b\"}");
-        assert_eq!(poll(&mut queue, &files), None, "complete JSON, still no newline");
+        assert_eq!(
+            poll(&mut queue, &files),
+            None,
+            "complete JSON, still no newline"
+        );
         files.append(&files.queue(), "\n");
         assert_eq!(poll(&mut queue, &files), item("b"));
         assert_eq!(poll(&mut queue, &files), None);
@@ -553,7 +565,10 @@ mod tests {
             .unwrap_err()
             .message()
             .to_owned();
-        assert!(message.starts_with("cannot open the queue file `"), "{message}");
+        assert!(
+            message.starts_with("cannot open the queue file `"),
+            "{message}"
+        );
         // A later process knows the record: nothing new is written.
         drop(queue);
         std::fs::write(files.queue(), "{\"k\":1}\n{\"k\":\"d\"}\n").unwrap();
@@ -572,8 +587,7 @@ mod tests {
             ..settled()
         };
         assert_eq!(poll(&mut queue, &files), item("a"));
-        let recorded =
-            std::fs::read_to_string(files.dir.path().join("d.jsonl.rejected")).unwrap();
+        let recorded = std::fs::read_to_string(files.dir.path().join("d.jsonl.rejected")).unwrap();
         assert!(
             recorded.contains(&format!("line 1: the line is {} bytes long", long.len())),
             "{recorded}"
@@ -592,8 +606,7 @@ mod tests {
         first.validate(TRIGGER_TYPE, &other_spelling).unwrap();
 
         let mut second = LocalQueue::default();
-        let Err(ValidateError::Invalid(errors)) =
-            second.validate(TRIGGER_TYPE, &files.arguments())
+        let Err(ValidateError::Invalid(errors)) = second.validate(TRIGGER_TYPE, &files.arguments())
         else {
             panic!("the second holder is refused");
         };

@@ -25,10 +25,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use curupira_diagnostics::{Report, color_enabled};
-use serde::Deserialize as _;
 use curupira_host::config::{self, Loaded};
 use curupira_host::format::Format;
 use curupira_host::runner;
+use serde::Deserialize as _;
 
 /// `--config FILE`, for the commands that read `curupira.toml`.
 #[derive(clap::Args)]
@@ -123,8 +123,8 @@ pub fn read_json_document(reader: impl Read, name: &str) -> anyhow::Result<Optio
     // byte that decided.
     let mut deserializer =
         serde_json::Deserializer::from_reader(io::BufReader::with_capacity(64 * 1024, &mut tee));
-    let scanned = serde::de::IgnoredAny::deserialize(&mut deserializer)
-        .and_then(|_| deserializer.end());
+    let scanned =
+        serde::de::IgnoredAny::deserialize(&mut deserializer).and_then(|_| deserializer.end());
     drop(deserializer);
     match (tee.problem, scanned) {
         (Some(Problem::TooLarge), _) => anyhow::bail!(
@@ -135,9 +135,7 @@ pub fn read_json_document(reader: impl Read, name: &str) -> anyhow::Result<Optio
             eprintln!("error: {name} is not UTF-8 (invalid byte at offset {offset})");
             Ok(None)
         }
-        (None, Err(err)) if err.is_io() => {
-            Err(anyhow::anyhow!("cannot read {name}: {err}"))
-        }
+        (None, Err(err)) if err.is_io() => Err(anyhow::anyhow!("cannot read {name}: {err}")),
         // Valid UTF-8 but for an unfinished character the scan stopped at.
         (None, _) => Ok(Some(String::from_utf8_lossy(&tee.kept).into_owned())),
     }
