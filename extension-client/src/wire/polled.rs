@@ -38,10 +38,14 @@ pub(crate) struct PolledWire {
 
 /// How often a wait checks whether the child exited, where no pidfd tells at once.
 const EXIT_CHECK_STEP: Duration = Duration::from_millis(50);
+/// How often it checks all the same with a pidfd: should its wake-up ever be missed,
+/// the exit is still seen within this.
+const PIDFD_CHECK_STEP: Duration = Duration::from_secs(1);
 
 /// Watches the child's exit, so that a child that died while something it started
 /// still holds its stdout is noticed at once (or within [`EXIT_CHECK_STEP`]), not at
-/// the deadline: a pidfd in the `poll(2)` set on Linux, a `waitid` check elsewhere.
+/// the deadline: a pidfd in the `poll(2)` set on Linux (and a check every
+/// [`PIDFD_CHECK_STEP`] all the same), a `waitid` check every step elsewhere.
 /// Neither reaps the child: its guard does.
 struct ExitWatch {
     pid: Pid,
@@ -66,12 +70,22 @@ impl ExitWatch {
         matches!(waitid(WaitId::Pid(self.pid), peek), Ok(Some(_)))
     }
 
-    /// Whether waits must wake up every [`EXIT_CHECK_STEP`] to check.
-    fn needs_steps(&self) -> bool {
+    /// How often waits wake up to check.
+    fn step(&self) -> Duration {
         #[cfg(target_os = "linux")]
-        return self.pidfd.is_none();
-        #[cfg(not(target_os = "linux"))]
-        true
+        if self.pidfd.is_some() {
+            return PIDFD_CHECK_STEP;
+        }
+        EXIT_CHECK_STEP
+    }
+
+    /// Stops watching the pidfd (it said "exited" of a child that had not): checks
+    /// every [`EXIT_CHECK_STEP`] from now on instead.
+    fn drop_pidfd(&mut self) {
+        #[cfg(target_os = "linux")]
+        {
+            self.pidfd = None;
+        }
     }
 }
 
@@ -79,8 +93,8 @@ impl ExitWatch {
 enum Woke {
     /// A pipe is ready, or the wait was interrupted: look again.
     Pipes,
-    /// The child may have exited (its pidfd is ready, or a step passed).
-    MaybeExited,
+    /// The child may have exited: its pidfd is ready (`true`), or a step passed.
+    MaybeExited(bool),
 }
 
 impl PolledWire {
@@ -133,10 +147,17 @@ impl PolledWire {
             }
             match self.wait(deadline)? {
                 Err(err) => return Ok(Received::WaitFailed(err)),
-                Ok(Woke::MaybeExited) if self.exit.as_ref().is_some_and(ExitWatch::exited) => {
-                    return Ok(self.after_exit());
+                Ok(Woke::MaybeExited(pidfd)) => {
+                    if let Some(exit) = self.exit.as_mut() {
+                        if exit.exited() {
+                            return Ok(self.after_exit());
+                        }
+                        if pidfd {
+                            exit.drop_pidfd();
+                        }
+                    }
                 }
-                Ok(_) => {}
+                Ok(Woke::Pipes) => {}
             }
             if let Read::Ended(received) = self.read_some() {
                 return Ok(received);
@@ -215,9 +236,9 @@ impl PolledWire {
             .checked_duration_since(Instant::now())
             .filter(|left| !left.is_zero())
             .ok_or(TimedOut)?;
-        let stepping = self.exit.as_ref().is_some_and(ExitWatch::needs_steps);
-        if stepping {
-            remaining = remaining.min(EXIT_CHECK_STEP);
+        let stepping = self.exit.as_ref().map(ExitWatch::step);
+        if let Some(step) = stepping {
+            remaining = remaining.min(step);
         }
         // A deadline too far away to express is no deadline.
         let timeout = Timespec::try_from(remaining).ok();
@@ -241,9 +262,9 @@ impl PolledWire {
         match poll(&mut fds[..watched], timeout.as_ref()) {
             // Nothing ready: the deadline passed (an early wake-up polls again).
             Ok(0) if Instant::now() >= deadline => Err(TimedOut),
-            Ok(0) if stepping => Ok(Ok(Woke::MaybeExited)),
+            Ok(0) if stepping.is_some() => Ok(Ok(Woke::MaybeExited(false))),
             Ok(_) if pidfd_at.is_some_and(|at| !fds[at].revents().is_empty()) => {
-                Ok(Ok(Woke::MaybeExited))
+                Ok(Ok(Woke::MaybeExited(true)))
             }
             Ok(_) => Ok(Ok(Woke::Pipes)),
             Err(rustix::io::Errno::INTR) => Ok(Ok(Woke::Pipes)),
