@@ -379,7 +379,12 @@ fn validate_reports_every_problem_with_its_pointer() {
     });
     initialize(&mut client);
 
-    client.validate(TRIGGER_TYPE, &queue_args()).unwrap();
+    // A valid queue is locked (its done file created): in a folder of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let done = dir.path().join("done.jsonl");
+    let valid = arguments(json!({"path": "tasks.jsonl", "done_path": done.to_str().unwrap()}));
+    client.validate(TRIGGER_TYPE, &valid).unwrap();
+    assert!(done.exists(), "created by the lock");
     let err = client
         .validate(
             TRIGGER_TYPE,
