@@ -123,19 +123,24 @@ impl Client {
         // already started ends when its pipe closes.
         let thread_name = name.replace('\0', "");
         let cap = options.limits.stderr_line_bytes;
+        let pid = guard.id();
         let started = thread::Builder::new()
             .name(format!("ext-{thread_name}-err"))
             .spawn(move || drain(errors, cap, &mut stderr))
             .and_then(|drain| {
-                let (wire, mut threads) =
-                    Wire::pipes(&thread_name, stdin, stdout, options.limits.max_frame_bytes)?;
+                let (wire, mut threads) = Wire::pipes(
+                    &thread_name,
+                    stdin,
+                    stdout,
+                    options.limits.max_frame_bytes,
+                    pid,
+                )?;
                 threads.push(drain);
                 Ok((wire, threads))
             });
         let (wire, threads) = started.map_err(|err| {
             start_failure(format!("cannot set up the I/O with the extension: {err}"))
         })?;
-        let pid = guard.id();
         let client = Self::new(name, wire, Some(guard), threads, options);
         tracing::debug!(extension = %name, pid, "started `{launch}`");
         Ok(client)
@@ -424,6 +429,16 @@ impl Client {
                 self.die(
                     ErrorCode::TRANSPORT_FAILURE,
                     format!("cannot write to the extension's stdin: {err} ({status})"),
+                );
+            }
+            Received::Exited => {
+                let status = self.exit_status_soon();
+                self.die(
+                    ErrorCode::TRANSPORT_FAILURE,
+                    format!(
+                        "the extension {status} without replying (a process it started still \
+                         holds its stdout)"
+                    ),
                 );
             }
             Received::WaitFailed(err) => self.die(

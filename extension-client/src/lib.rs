@@ -100,7 +100,10 @@
 //!   (on Unix: non-blocking pipes and `poll(2)`; elsewhere a reader and a writer
 //!   thread, `ext-NAME-out` and `ext-NAME-in`). Every wait is bounded by the call's
 //!   deadline, so a child that never reads its stdin, or never finishes a reply,
-//!   cannot hold the caller past the timeout. Frames are decoded with
+//!   cannot hold the caller past the timeout. On Unix a wait also watches the child
+//!   itself (a pidfd in the same `poll(2)` on Linux, a `waitid` check every 50 ms
+//!   elsewhere): a child that exits while something it started still holds its stdout
+//!   ends the call at once, reported with its exit status. Frames are decoded with
 //!   [`Limits::max_frame_bytes`], and a framing error is final (the decoder is fused).
 //! - `ext-NAME-err`, a thread, drains stderr continuously, in 8 KiB reads, and hands
 //!   each line to a [`StderrSink`] (by default [`log_stderr_line`]: `tracing` target
@@ -123,6 +126,7 @@
 //! | no reply before the deadline | -32004 timeout | dead (killed) |
 //! | bad frame header, frame over the maximum, stream ended inside a frame | -32000 transport failure | dead |
 //! | stdout closed (the process exited or crashed), stdin closed, cannot start | -32000 transport failure | dead |
+//! | the process exited without a reply while stdout stays open (a process it started, in a session of its own, holds it): noticed when it exits, not at the deadline, and named by its exit status (Unix) | -32000 transport failure | dead |
 //! | a body that is not UTF-8 JSON | -32700 parse error | dead |
 //! | JSON that is not a JSON-RPC 2.0 message (`"jsonrpc": "1.0"`, …) | -32600 invalid request | dead |
 //! | a response with another id; a request or notification from the extension | -32001 protocol failure | dead |

@@ -54,6 +54,10 @@ pub(crate) enum Received {
     WriteFailed(io::Error),
     /// Waiting on the pipes failed.
     WaitFailed(io::Error),
+    /// The child process exited without a reply while its stdout stayed open (a
+    /// process it started holds it). Noticed on Unix only; elsewhere such a call ends
+    /// at its deadline.
+    Exited,
 }
 
 /// The deadline passed before anything came back.
@@ -73,21 +77,24 @@ pub(crate) enum Wire {
 }
 
 impl Wire {
-    /// The wire for a child's stdin and stdout; the threads it started, if any.
+    /// The wire for the stdin and stdout of the child `pid`; the threads it started,
+    /// if any.
     pub(crate) fn pipes(
         name: &str,
         stdin: ChildStdin,
         stdout: ChildStdout,
         max_frame_bytes: usize,
+        pid: u32,
     ) -> io::Result<(Wire, Vec<JoinHandle<()>>)> {
         #[cfg(unix)]
         {
             let _ = name;
-            let wire = polled::PolledWire::new(stdin, stdout, max_frame_bytes)?;
+            let wire = polled::PolledWire::new(stdin, stdout, max_frame_bytes, Some(pid))?;
             Ok((Wire::Polled(wire), Vec::new()))
         }
         #[cfg(not(unix))]
         {
+            let _ = pid;
             let (wire, threads) =
                 threaded::ThreadedWire::start(name, stdin, stdout, max_frame_bytes)?;
             Ok((Wire::Threaded(wire), threads))

@@ -73,6 +73,40 @@ fn an_exit_is_a_transport_failure_with_the_status() {
     assert!(err.message.contains("exited with status 3"), "{err}");
 }
 
+/// An extension that dies while a process it started (in a session of its own, out of
+/// its process group) still holds its stdout: the call ends when the extension exits,
+/// reported with its exit status, not at the deadline as a timeout.
+#[test]
+fn an_exit_is_seen_while_a_descendant_holds_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("holder.pid");
+    let script = format!(
+        "setsid sh -c 'echo $$ > \"{}\"; exec sleep 30' & \
+         while [ ! -s \"{}\" ]; do sleep 0.01; done; exit 3",
+        pid_file.display(),
+        pid_file.display()
+    );
+    let mut client = Client::spawn("orphaner", &sh(&script), options(20.0)).unwrap();
+    let started = Instant::now();
+    let err = client.initialize(None).unwrap_err();
+    let took = started.elapsed();
+    let holder = std::fs::read_to_string(&pid_file).unwrap();
+    let _ = std::process::Command::new("kill")
+        .arg(holder.trim())
+        .status();
+    assert_eq!(err.code, ErrorCode::TRANSPORT_FAILURE, "{err}");
+    assert_eq!(
+        err.message,
+        "the extension exited with status 3 without replying (a process it started still \
+         holds its stdout)"
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "seen at the exit, not the deadline: {took:?}"
+    );
+    assert!(client.is_dead());
+}
+
 #[test]
 fn a_program_that_cannot_start_is_a_start_failure() {
     let launch = LaunchCommand::new("/nonexistent/curupira-extension", std::env::temp_dir());

@@ -131,3 +131,74 @@ fn bad_input_exits_1_with_one_sentence() {
         }
     }
 }
+
+/// `curupira identity` under a 100 MiB address-space limit (`ulimit -v`, so its
+/// resident size cannot pass it either: buffering the input would abort it) with
+/// `prefix` then `GiB` gibibytes of `filler` streamed on stdin from a thread. Returns
+/// its output and how many bytes the thread got into the pipe before it broke.
+#[cfg(target_os = "linux")]
+fn identity_under_100_mib(prefix: &[u8], filler: u8, gib: usize) -> (Output, usize) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new("sh")
+        .args(["-c", "ulimit -v 102400 && exec \"$0\" identity"])
+        .arg(env!("CARGO_BIN_EXE_curupira"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let prefix = prefix.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let chunk = vec![filler; 1024 * 1024];
+        let mut written = 0;
+        if stdin.write_all(&prefix).is_err() {
+            return written;
+        }
+        written += prefix.len();
+        for _ in 0..gib * 1024 {
+            if stdin.write_all(&chunk).is_err() {
+                break;
+            }
+            written += chunk.len();
+        }
+        written
+    });
+    let output = child.wait_with_output().unwrap();
+    (output, feeder.join().unwrap())
+}
+
+/// Issue 12: 3 GB of NUL bytes used to be read whole (3.15 GB resident) though the
+/// first byte decides.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_gibibyte_of_invalid_input_is_refused_at_its_first_byte() {
+    let (output, written) = identity_under_100_mib(b"", 0, 1);
+    assert_eq!(
+        stderr(&output),
+        "error: the input is not valid JSON: expected value (line 1, column 1)\n"
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        written < 16 * 1024 * 1024,
+        "{written} bytes went in before the host stopped reading"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn reading_stops_at_64_mib() {
+    let (output, written) = identity_under_100_mib(br#"[{"key":"a","value":""#, b'a', 1);
+    assert_eq!(
+        stderr(&output),
+        "error: standard input is larger than 67108864 bytes (64 MiB), the most a pair list \
+         may take; nothing was read past that\n"
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        written < 80 * 1024 * 1024,
+        "{written} bytes went in before the host stopped reading"
+    );
+}

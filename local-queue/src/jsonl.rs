@@ -3,9 +3,8 @@
 //! the done file.
 
 use std::fmt;
-use std::fs::OpenOptions;
+use std::fs::File;
 use std::io::{self, BufRead, Read, Seek, SeekFrom, Write};
-use std::path::Path;
 
 use curupira_extension_sdk::Pair;
 use curupira_jsonrpc::describe;
@@ -13,49 +12,154 @@ use curupira_protocol::{ItemError, check_item};
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
-/// One line of a file, without its `\n` (and `\r`).
+/// The SHA-256 of a line's bytes before its newline: how a rejected line is
+/// remembered.
+pub(crate) type LineHash = [u8; 32];
+
+/// One complete or final line of a file.
 pub(crate) struct Line {
-    pub(crate) bytes: Vec<u8>,
+    /// Its 1-based number in the file.
+    pub(crate) number: u64,
+    /// The bytes before its `\n`, as written; empty when the line is [`oversized`].
+    ///
+    /// [`oversized`]: Line::oversized
+    raw: Vec<u8>,
     /// Whether a `\n` ended it (the last line of a file may lack one).
     pub(crate) terminated: bool,
+    /// How many bytes of the file it takes, its `\n` included.
+    pub(crate) consumed: u64,
+    /// Set when the line is longer than the reader's cap: its length before the `\n`
+    /// and its hash, taken while its bytes were skipped.
+    pub(crate) oversized: Option<(u64, LineHash)>,
 }
 
-/// Reads lines as bytes, numbering them from 1, so that a line that is not UTF-8 can
-/// be reported with its number.
+impl Line {
+    /// The line's text bytes: without a `\r` before its `\n`, and without the UTF-8
+    /// byte order mark that may open a file.
+    pub(crate) fn content(&self) -> &[u8] {
+        let mut bytes = self.raw.as_slice();
+        if self.terminated
+            && let Some(rest) = bytes.strip_suffix(b"\r")
+        {
+            bytes = rest;
+        }
+        if self.number == 1
+            && let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF")
+        {
+            bytes = rest;
+        }
+        bytes
+    }
+
+    /// The SHA-256 of the bytes before its newline.
+    pub(crate) fn hash(&self) -> LineHash {
+        match self.oversized {
+            Some((_, hash)) => hash,
+            None => Sha256::digest(&self.raw).into(),
+        }
+    }
+}
+
+/// Reads lines as bytes, numbering them, so that a line that is not UTF-8 can be
+/// reported with its number. A line longer than the cap is skipped as it is read
+/// (hashed, not kept), so no line costs more memory than the cap.
 pub(crate) struct Lines<R> {
     reader: R,
     number: u64,
+    cap: usize,
 }
 
 impl<R: BufRead> Lines<R> {
-    pub(crate) fn new(reader: R) -> Self {
-        Lines { reader, number: 0 }
+    /// Lines of `reader` numbered from `first`, at most `cap` bytes kept per line.
+    pub(crate) fn new(reader: R, first: u64, cap: usize) -> Self {
+        Lines {
+            reader,
+            number: first.saturating_sub(1),
+            cap,
+        }
     }
 
-    pub(crate) fn next_line(&mut self) -> io::Result<Option<(u64, Line)>> {
-        let mut bytes = Vec::new();
-        if self.reader.read_until(b'\n', &mut bytes)? == 0 {
+    pub(crate) fn next_line(&mut self) -> io::Result<Option<Line>> {
+        let mut raw = Vec::new();
+        let mut hasher: Option<Sha256> = None;
+        let mut consumed = 0u64;
+        let mut terminated = false;
+        loop {
+            let buffer = match self.reader.fill_buf() {
+                Ok(buffer) => buffer,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            };
+            if buffer.is_empty() {
+                break;
+            }
+            let (piece, used) = match memchr::memchr(b'\n', buffer) {
+                Some(at) => (&buffer[..at], at + 1),
+                None => (buffer, buffer.len()),
+            };
+            match hasher.as_mut() {
+                Some(hasher) => hasher.update(piece),
+                None if raw.len() + piece.len() > self.cap => {
+                    let mut started = Sha256::new();
+                    started.update(&raw);
+                    started.update(piece);
+                    hasher = Some(started);
+                    raw = Vec::new();
+                }
+                None => raw.extend_from_slice(piece),
+            }
+            terminated = used > piece.len();
+            consumed += used as u64;
+            self.reader.consume(used);
+            if terminated {
+                break;
+            }
+        }
+        if consumed == 0 {
             return Ok(None);
         }
         self.number += 1;
-        let terminated = bytes.last() == Some(&b'\n');
-        if terminated {
-            bytes.pop();
-            if bytes.last() == Some(&b'\r') {
-                bytes.pop();
-            }
-        }
-        if self.number == 1 && bytes.starts_with(b"\xEF\xBB\xBF") {
-            bytes.drain(..3);
-        }
-        Ok(Some((self.number, Line { bytes, terminated })))
+        let newline = u64::from(terminated);
+        let oversized = hasher.map(|hasher| (consumed - newline, hasher.finalize().into()));
+        Ok(Some(Line {
+            number: self.number,
+            raw,
+            terminated,
+            consumed,
+            oversized,
+        }))
     }
+}
+
+/// A hash as 64 lowercase hex digits.
+pub(crate) fn hex(hash: &LineHash) -> String {
+    hash.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The hash that 64 hex digits at the start of `text` spell, if they do.
+pub(crate) fn parse_hex(text: &[u8]) -> Option<LineHash> {
+    let digits = text.get(..64)?;
+    let mut hash = [0u8; 32];
+    for (byte, pair) in hash.iter_mut().zip(digits.chunks(2)) {
+        let [high, low] = *pair else { return None };
+        *byte = hex_digit(high)? << 4 | hex_digit(low)?;
+    }
+    Some(hash)
+}
+
+fn hex_digit(digit: u8) -> Option<u8> {
+    char::from(digit)
+        .to_digit(16)
+        .and_then(|value| u8::try_from(value).ok())
 }
 
 /// What is wrong with a line, as the end of a sentence that starts with where it is.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum LineProblem {
+    /// Longer than the most a line may be (its length, the limit).
+    TooLong(u64, usize),
     NotUtf8,
     NotJson(String),
     NotAnObject(String),
@@ -71,6 +175,11 @@ impl fmt::Display for LineProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let quoted = |name: &str| Value::from(name).to_string();
         match self {
+            LineProblem::TooLong(length, limit) => write!(
+                f,
+                "the line is {length} bytes long, more than the {limit} bytes an item may take \
+                 (the largest frame)"
+            ),
             LineProblem::NotUtf8 => f.write_str("the line is not valid UTF-8"),
             LineProblem::NotJson(reason) => write!(f, "the line is not valid JSON: {reason}"),
             LineProblem::NotAnObject(found) => write!(
@@ -88,8 +197,11 @@ impl fmt::Display for LineProblem {
 }
 
 /// The pairs of one line in member order; `None` for a blank line.
-pub(crate) fn parse_line(line: &Line) -> Result<Option<Vec<Pair>>, LineProblem> {
-    let text = std::str::from_utf8(&line.bytes).map_err(|_| LineProblem::NotUtf8)?;
+pub(crate) fn parse_line(line: &Line, cap: usize) -> Result<Option<Vec<Pair>>, LineProblem> {
+    if let Some((length, _)) = line.oversized {
+        return Err(LineProblem::TooLong(length, cap));
+    }
+    let text = std::str::from_utf8(line.content()).map_err(|_| LineProblem::NotUtf8)?;
     if text.trim().is_empty() {
         return Ok(None);
     }
@@ -200,14 +312,9 @@ pub(crate) fn item_line(pairs: &[Pair]) -> String {
     format!("{{{}}}\n", members.join(","))
 }
 
-/// Appends `line` with one `write` (after a newline when the file does not end with
-/// one), then syncs the data to disk.
-pub(crate) fn append_line(path: &Path, line: &[u8]) -> io::Result<()> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(path)?;
+/// Appends `line` to `file` (opened for appending) with one `write`, after a newline
+/// when the file does not end with one, then syncs the data to disk.
+pub(crate) fn append_line(mut file: &File, line: &[u8]) -> io::Result<()> {
     let mut buffer = Vec::with_capacity(line.len() + 1);
     if file.metadata()?.len() > 0 {
         file.seek(SeekFrom::End(-1))?;
@@ -228,11 +335,20 @@ pub(crate) fn append_line(path: &Path, line: &[u8]) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    const CAP: usize = 1024;
+
     fn line(text: &str) -> Line {
         Line {
-            bytes: text.as_bytes().to_vec(),
+            number: 2,
+            raw: text.as_bytes().to_vec(),
             terminated: true,
+            consumed: text.len() as u64 + 1,
+            oversized: None,
         }
+    }
+
+    fn parse(line: &Line) -> Result<Option<Vec<Pair>>, LineProblem> {
+        parse_line(line, CAP)
     }
 
     fn pairs(items: &[(&str, &str)]) -> Vec<Pair> {
@@ -242,20 +358,20 @@ mod tests {
     #[test]
     fn members_keep_their_written_order() {
         assert_eq!(
-            parse_line(&line(r#" {"title":"Fix","b":"2","a":"1"} "#)).unwrap(),
+            parse(&line(r#" {"title":"Fix","b":"2","a":"1"} "#)).unwrap(),
             Some(pairs(&[("title", "Fix"), ("b", "2"), ("a", "1")]))
         );
-        assert_eq!(parse_line(&line("{}")).unwrap(), Some(vec![]));
-        assert_eq!(parse_line(&line("  \t")).unwrap(), None);
+        assert_eq!(parse(&line("{}")).unwrap(), Some(vec![]));
+        assert_eq!(parse(&line("  \t")).unwrap(), None);
         assert_eq!(
-            parse_line(&line(r#"{"k":"caf\u00e9 \"q\""}"#)).unwrap(),
+            parse(&line(r#"{"k":"caf\u00e9 \"q\""}"#)).unwrap(),
             Some(pairs(&[("k", "café \"q\"")]))
         );
     }
 
     #[test]
     fn bad_lines_say_what_is_wrong() {
-        let problem = |text: &str| parse_line(&line(text)).unwrap_err().to_string();
+        let problem = |text: &str| parse(&line(text)).unwrap_err().to_string();
         assert_eq!(
             problem(r#"{"n":5}"#),
             "member \"n\" must be a string, found 5 (item values are strings)"
@@ -298,10 +414,10 @@ mod tests {
             "the line is not valid JSON: trailing characters at column 11"
         );
         let not_utf8 = Line {
-            bytes: b"{\"a\":\"\xff\"}".to_vec(),
-            terminated: true,
+            raw: b"{\"a\":\"\xff\"}".to_vec(),
+            ..line("")
         };
-        assert_eq!(parse_line(&not_utf8), Err(LineProblem::NotUtf8));
+        assert_eq!(parse(&not_utf8), Err(LineProblem::NotUtf8));
     }
 
     #[test]
@@ -313,24 +429,86 @@ mod tests {
             "{\"title\":\"a \\\"quoted\\\"\\nline\",\"é\":\"ü\"}\n"
         );
         assert_eq!(
-            parse_line(&line(text.trim_end_matches('\n'))).unwrap(),
+            parse(&line(text.trim_end_matches('\n'))).unwrap(),
             Some(item)
         );
     }
 
     #[test]
     fn lines_strip_newlines_crs_and_a_leading_bom() {
-        let mut lines = Lines::new(&b"\xEF\xBB\xBF{}\r\n\n{\"a\":\"1\"}"[..]);
-        let (n, first) = lines.next_line().unwrap().unwrap();
+        let mut lines = Lines::new(&b"\xEF\xBB\xBF{}\r\n\n{\"a\":\"1\"}"[..], 1, CAP);
+        let first = lines.next_line().unwrap().unwrap();
         assert_eq!(
-            (n, first.bytes.as_slice(), first.terminated),
-            (1, &b"{}"[..], true)
+            (
+                first.number,
+                first.content(),
+                first.terminated,
+                first.consumed
+            ),
+            (1, &b"{}"[..], true, 7)
         );
-        let (n, second) = lines.next_line().unwrap().unwrap();
-        assert_eq!((n, second.bytes.as_slice()), (2, &b""[..]));
-        let (n, third) = lines.next_line().unwrap().unwrap();
-        assert_eq!((n, third.terminated), (3, false));
+        assert_eq!(
+            first.hash(),
+            <[u8; 32]>::from(Sha256::digest(b"\xEF\xBB\xBF{}\r"))
+        );
+        let second = lines.next_line().unwrap().unwrap();
+        assert_eq!((second.number, second.content()), (2, &b""[..]));
+        let third = lines.next_line().unwrap().unwrap();
+        assert_eq!(
+            (third.number, third.terminated, third.consumed),
+            (3, false, 9)
+        );
         assert!(lines.next_line().unwrap().is_none());
+        // Numbered from where a read starts: a BOM counts only on line 1.
+        let mut later = Lines::new(&b"\xEF\xBB\xBF{}\n"[..], 7, CAP);
+        let line = later.next_line().unwrap().unwrap();
+        assert_eq!((line.number, line.content()), (7, &b"\xEF\xBB\xBF{}"[..]));
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_hashed_not_kept() {
+        let long = format!("{{\"k\":\"{}\"}}", "x".repeat(5000));
+        let text = format!("{long}\n{{\"a\":\"1\"}}\n");
+        // Reads in small pieces, as a file larger than the buffer arrives.
+        let reader = std::io::BufReader::with_capacity(64, text.as_bytes());
+        let mut lines = Lines::new(reader, 1, CAP);
+        let first = lines.next_line().unwrap().unwrap();
+        assert_eq!(first.raw, b"", "nothing kept");
+        assert_eq!(first.consumed, long.len() as u64 + 1);
+        assert_eq!(first.oversized.unwrap().0, long.len() as u64);
+        assert_eq!(
+            first.hash(),
+            <[u8; 32]>::from(Sha256::digest(long.as_bytes()))
+        );
+        assert_eq!(
+            parse(&first).unwrap_err().to_string(),
+            format!(
+                "the line is {} bytes long, more than the {CAP} bytes an item may take (the \
+                 largest frame)",
+                long.len()
+            )
+        );
+        let second = lines.next_line().unwrap().unwrap();
+        assert_eq!(parse(&second).unwrap(), Some(pairs(&[("a", "1")])));
+    }
+
+    #[test]
+    fn hashes_read_back_from_hex() {
+        let hash: LineHash = Sha256::digest(b"line").into();
+        let text = format!("{} `q` line 2: why", hex(&hash));
+        assert_eq!(parse_hex(text.as_bytes()), Some(hash));
+        assert_eq!(parse_hex(text.to_uppercase().as_bytes()), Some(hash));
+        assert_eq!(parse_hex(&text.as_bytes()[..63]), None);
+        assert_eq!(parse_hex(format!("+{}", &text[1..]).as_bytes()), None);
+    }
+
+    fn open(path: &std::path::Path) -> File {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)
+            .unwrap()
     }
 
     #[test]
@@ -338,13 +516,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("done.jsonl");
         std::fs::write(&path, "{\"a\":\"1\"}\n{\"half\":").unwrap();
-        append_line(&path, b"{\"b\":\"2\"}\n").unwrap();
+        append_line(&open(&path), b"{\"b\":\"2\"}\n").unwrap();
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "{\"a\":\"1\"}\n{\"half\":\n{\"b\":\"2\"}\n"
         );
         let fresh = dir.path().join("new.jsonl");
-        append_line(&fresh, b"{}\n").unwrap();
+        append_line(&open(&fresh), b"{}\n").unwrap();
         assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "{}\n");
     }
 }

@@ -34,7 +34,9 @@
 //! let done = std::fs::read_to_string(dir.path().join("tasks.jsonl.done"))?;
 //! assert_eq!(done, "{\"title\":\"Fix the login bug\"}\n");
 //!
-//! // Another process skips what the done file records.
+//! // Another process skips what the done file records (once this one let go of it:
+//! // one process at a time holds a queue's done file).
+//! drop(queue);
 //! let mut later = LocalQueue::default();
 //! let second = vec![Pair::new("title", "Write docs")];
 //! assert_eq!(later.poll(TRIGGER_TYPE, &arguments)?, Some(second));
@@ -62,47 +64,87 @@
 //! members obey the protocol's item rules (`curupira_protocol::check_item`: a name is
 //! non-empty, appears once, and is not `repository` or `automation`, which the host
 //! provides). A UTF-8 byte order mark before the first line and a `\r`
-//! before a line's `\n` are ignored. A line that breaks a rule is an internal error
-//! (-32603) naming the file, the 1-based line number and the member; lines before it
-//! are still handed out, and every poll that reaches it fails until it is fixed.
+//! before a line's `\n` are ignored.
+//!
+//! A line counts once its `\n` is written: a last line without one is still being
+//! written, so it is neither handed out nor judged until its newline arrives (a
+//! program that writes `{"issue":` and a second later `"3"}\n` gets one item). Give the
+//! last line of a file written by hand its newline too.
+//!
+//! A complete line that is not a valid item never blocks the lines after it: when a
+//! poll reaches it, it is reported once on stderr (which the host logs under the
+//! extension's name) with the file, its line number and what is wrong, then skipped,
+//! and the lines after it are handed out as usual. So that it is not reported again,
+//! by this process or a later one, the SHA-256 of its bytes (everything before its
+//! `\n`) is appended to a `.rejected` file beside the done file (`done.jsonl.rejected`:
+//! one line per rejected line, 64 hex digits, then where it was and why, for people).
+//! A line edited into a valid item has other bytes: it is handed out like any other.
+//! A line longer than [`MAX_LINE_BYTES`] (16 MiB, the default largest frame) is
+//! rejected the same way, and read in pieces that are hashed and dropped, so it never
+//! costs more memory than that.
+//!
+//! # One process per queue
+//!
+//! A queue's done file is held under an exclusive advisory lock (`flock(2)` on Unix,
+//! `LockFileEx` on Windows, through the `fs4` crate) from the first `trigger/validate`
+//! or `trigger/poll` that names it until the process exits (the kernel releases the
+//! lock of a process that dies, so no stale lock survives a crash). The done file is
+//! created empty when it does not exist. A second extension process that names the
+//! same done file — another config on the same queue, or another host — fails its
+//! `trigger/validate` (-32003, at `/done_path`, or `/path` when `done_path` is not
+//! given) with a sentence naming the file; its polls fail likewise (-32603). So two
+//! hosts cannot both hand out one queue's items. Two automations of one config share
+//! the one extension process, and so the lock, and take turns on the queue. Two
+//! spellings of one path (`./done.jsonl`, `done.jsonl`) are one lock. `curupira
+//! validate` on a config whose queue a running host uses reports that lock.
 //!
 //! # Polling and finishing
 //!
-//! `trigger/poll` returns the first line of the queue file that is neither in
+//! `trigger/poll` returns the first item of the queue file that is neither in
 //! `done_path` nor already handed out by this process (so two polls in a row return
 //! lines 1 and 2 before either is finished), `null` at the end. A missing queue file is
-//! an internal error; a missing done file is an empty one.
+//! an internal error.
 //!
 //! Each poll sees both files as they are at that moment: a line another process
 //! appended to the queue, or wrote to the done file, counts from the next poll on. To
 //! get there without reading and parsing both files every time, the extension keeps
 //! each file's parsed content with a stamp of its metadata (size, modification and
-//! change times, device and inode) and reads the file again only when the stamp
-//! differs. A stamp is trusted only once the file's times are a few seconds older than
-//! the moment it was taken: a file written within a timestamp tick of being read could
-//! change again without its stamp changing, so until then it is read on every poll.
-//! (A file system whose clock runs more than those few seconds behind this machine's,
-//! such as a skewed network mount, can hide a same-size rewrite for that long; an
-//! append always changes the size.)
+//! change times, device and inode) and the offset it has read up to. An unchanged
+//! stamp means an unchanged file; a file that grew (same device and inode, and the 64
+//! bytes before the offset still the same) is read only from that offset; anything
+//! else is read again from the start. The queue file's stamp is trusted only once its
+//! times are a few seconds older than the moment it was taken: a file written within
+//! a timestamp tick of being read could change again, to the same size, without its
+//! stamp changing, so until then it is read on every poll. (A file system whose clock
+//! runs more than those few seconds behind this machine's, such as a skewed network
+//! mount, can hide a same-size rewrite for that long.) The done file is this process's
+//! own (it holds the lock): its stamp is trusted at once, so after its own appends a
+//! poll reads only the lines appended. Another program that appends to it is seen at
+//! the next poll; one that rewrites it in place to the same size within one timestamp
+//! tick of the last read is not. A done file replaced by another file (a rename over
+//! it) is not seen while this process runs: the lock and the reads are on the file it
+//! opened.
 //!
 //! "In `done_path`" means: the done file has a line with the same pairs in the same
 //! order. Identical queue lines are therefore one item, done together.
 //!
 //! `trigger/onFinished` appends the item to its queue's `done_path` as one JSON object
-//! line (the pairs in order, compact), written with a single `write` on a file opened
-//! for appending and then synced, so a crash never leaves half a line behind our line,
-//! and concurrent writers never interleave within one. If the file does not end with a
-//! newline (someone else's interrupted write), a newline is written first. A done-file
-//! line that is not a valid item matches nothing: it is skipped, with one warning on
-//! stderr. `trigger/onFinished` only knows which `done_path` to use for items a poll of
-//! this process handed out (the protocol sends no arguments with it); other values are
-//! refused with invalid params (-32602). `trigger/onStarted` does nothing.
+//! line (the pairs in order, compact), written with a single `write` on the file held
+//! open for appending and then synced, so a crash never leaves half a line behind our
+//! line, and concurrent writers never interleave within one. If the file does not end
+//! with a newline (someone else's interrupted write), a newline is written first. A
+//! done-file line that is not a valid item matches nothing: it is skipped, with one
+//! warning on stderr. `trigger/onFinished` only knows which `done_path` to use for
+//! items a poll of this process handed out (the protocol sends no arguments with it);
+//! other values are refused with invalid params (-32602). `trigger/onStarted` does
+//! nothing.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod arguments;
+mod held;
 mod jsonl;
-mod snapshot;
+mod tracked;
 mod trigger;
 
 use std::process::ExitCode;
@@ -116,6 +158,11 @@ pub const NAME: &str = "local-queue";
 
 /// Its only trigger type.
 pub const TRIGGER_TYPE: &str = "jsonl";
+
+/// The longest queue line handed out, in bytes: the default largest frame
+/// (16 MiB), which a poll result carrying the line could not fit in anyway. A longer
+/// line is rejected as it is read, without being kept in memory.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The extension's `curupira-extension.toml`, printed by
 /// `curupira builtin local-queue --curupira-print-manifest`.

@@ -3,65 +3,108 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
-use std::io::{self, BufReader};
-use std::path::Path;
+use std::io;
+use std::sync::{Mutex, PoisonError};
 #[cfg(test)]
 use std::time::Duration;
 use std::time::SystemTime;
 
 use curupira_extension_sdk::{
     Arguments, Pair, Trigger, TriggerDescription, TriggerError, TriggerSchema, ValidateError,
+    ValidationError,
 };
 
 use crate::arguments::{self, Queue, queue_from};
-use crate::jsonl::{Lines, append_line, item_line, parse_line};
-use crate::snapshot::{Snapshot, stamp_of};
-use crate::{NAME, TRIGGER_TYPE};
+use crate::held::Locks;
+#[cfg(test)]
+use crate::jsonl::hex;
+use crate::jsonl::{Line, LineHash, item_line, parse_line};
+use crate::tracked::{Content, Tracked, Trust, stamp_of};
+use crate::{MAX_LINE_BYTES, NAME, TRIGGER_TYPE};
+#[cfg(test)]
+use sha2::{Digest, Sha256};
 
-/// The `jsonl` trigger: what this process has handed out and not yet finished, and
-/// the files as last read.
-#[derive(Debug, Default)]
+/// The `jsonl` trigger: what this process has handed out and not yet finished, the
+/// done files it holds, and the queue files as last read.
+#[derive(Debug)]
 pub struct LocalQueue {
     /// Per queue, every item a poll returned (finished or not).
     handed_out: HashMap<Queue, HandedOut>,
     /// Items awaiting `onFinished`, with the queue each came from, oldest first.
     unfinished: HashMap<Vec<Pair>, VecDeque<Queue>>,
-    /// Done-file lines already warned about, so a bad line is reported once.
-    warned: HashSet<(String, u64)>,
+    /// The done files this process holds locked (`validate` takes a lock too, hence
+    /// the mutex: it is called through `&self`).
+    locks: Mutex<Locks>,
     /// Per queue path, the queue file as last read.
-    queue_files: HashMap<String, Snapshot<QueueLines>>,
-    /// Per done path, the items the done file recorded when last read.
-    done_files: HashMap<String, Snapshot<HashSet<Vec<Pair>>>>,
-    /// How many times a file was read and parsed; numbers the snapshots.
-    reads: u64,
+    queue_files: HashMap<String, Tracked<QueueLines>>,
+    /// The most bytes a line may have; longer ones are rejected unread.
+    max_line_bytes: usize,
     /// Added to the clock, so tests can see files from the future.
     #[cfg(test)]
     clock_shift: Duration,
+}
+
+impl Default for LocalQueue {
+    fn default() -> Self {
+        LocalQueue {
+            handed_out: HashMap::new(),
+            unfinished: HashMap::new(),
+            locks: Mutex::default(),
+            queue_files: HashMap::new(),
+            max_line_bytes: MAX_LINE_BYTES,
+            #[cfg(test)]
+            clock_shift: Duration::ZERO,
+        }
+    }
 }
 
 /// What one queue handed out.
 #[derive(Debug, Default)]
 struct HandedOut {
     items: HashSet<Vec<Pair>>,
-    /// The queue lines before `cursor.index` are all done or handed out, as long as
-    /// neither file was read again since (`cursor.reads`): handed-out items are never
-    /// forgotten, so only new file contents can make an earlier line eligible.
+    /// The queue lines before `cursor.index` are all done, handed out or rejected, as
+    /// long as neither file was read from its start again since (`cursor.generations`):
+    /// handed-out items are never forgotten and a file read from where it stopped only
+    /// grows, so only a file read anew can make an earlier line eligible.
     cursor: Cursor,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Cursor {
-    /// The `read` numbers of the queue and done snapshots the cursor was found in.
-    reads: (u64, u64),
+    /// The generations of the queue and done contents the cursor was found in.
+    generations: (u64, u64),
     index: usize,
 }
 
-/// A queue file's items in line order, up to its first bad line.
+/// A queue file's lines in order: items, and lines that are not.
 #[derive(Debug, Default)]
 struct QueueLines {
-    items: Vec<Vec<Pair>>,
-    /// The error for the first bad line, reached once every item before it is taken.
-    bad_line: Option<String>,
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug)]
+enum Entry {
+    Item(Vec<Pair>),
+    /// A complete line that is not a valid item: skipped, reported once.
+    Bad {
+        number: u64,
+        hash: LineHash,
+        problem: String,
+    },
+}
+
+impl Content for QueueLines {
+    fn add(&mut self, line: Line, cap: usize) {
+        match parse_line(&line, cap) {
+            Ok(Some(pairs)) => self.entries.push(Entry::Item(pairs)),
+            Ok(None) => {}
+            Err(problem) => self.entries.push(Entry::Bad {
+                number: line.number,
+                hash: line.hash(),
+                problem: problem.to_string(),
+            }),
+        }
+    }
 }
 
 impl Trigger for LocalQueue {
@@ -80,10 +123,25 @@ impl Trigger for LocalQueue {
         })
     }
 
+    /// Checks the arguments, then takes the lock on the queue's done file: a queue
+    /// another process hands out is refused here, naming the file.
     fn validate(&self, _trigger_type: &str, arguments: &Arguments) -> Result<(), ValidateError> {
-        queue_from(arguments)
-            .map(drop)
-            .map_err(ValidateError::Invalid)
+        let queue = queue_from(arguments).map_err(ValidateError::Invalid)?;
+        let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
+        match locks.hold(&queue.done_path, &queue.path) {
+            Ok(_) => Ok(()),
+            Err(err) => {
+                let member = if arguments.contains_key("done_path") {
+                    "done_path"
+                } else {
+                    "path"
+                };
+                Err(ValidateError::Invalid(vec![ValidationError::member(
+                    member,
+                    err.message(),
+                )]))
+            }
+        }
     }
 
     fn poll(
@@ -98,41 +156,70 @@ impl Trigger for LocalQueue {
                 listed.join("; ")
             ))
         })?;
-        let done_read = self.refresh_done(&queue.done_path)?;
-        let queue_read = self.refresh_queue(&queue.path)?;
-        let (Some(lines), Some(done)) = (
+        let now = self.now();
+        let cap = self.max_line_bytes;
+        let locks = self.locks.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let held = locks
+            .hold(&queue.done_path, &queue.path)
+            .map_err(|err| TriggerError::internal(err.message()))?;
+        let done_generation = held.refresh(now, cap).map_err(TriggerError::internal)?;
+        let queue_generation = self.refresh_queue(&queue.path, now)?;
+        let (Some(lines), Some(held)) = (
             self.queue_files.get(&queue.path),
-            self.done_files.get(&queue.done_path),
+            self.locks
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_mut(&queue.done_path),
         ) else {
             return Err(TriggerError::internal(
                 "local-queue lost track of the files it just read",
             ));
         };
         let handed_out = self.handed_out.entry(queue.clone()).or_default();
-        let reads = (queue_read, done_read);
+        let generations = (queue_generation, done_generation);
         let start = match handed_out.cursor {
-            cursor if cursor.reads == reads => cursor.index,
+            cursor if cursor.generations == generations => cursor.index,
             _ => 0,
         };
-        let eligible = lines
-            .value
-            .items
-            .iter()
-            .enumerate()
-            .skip(start)
-            .find(|(_, pairs)| !done.value.contains(*pairs) && !handed_out.items.contains(*pairs));
-        let Some((index, pairs)) = eligible else {
+        let mut found = None;
+        for (index, entry) in lines.value.entries.iter().enumerate().skip(start) {
+            match entry {
+                Entry::Item(pairs) => {
+                    if !held.done.value.items.contains(pairs) && !handed_out.items.contains(pairs) {
+                        found = Some((index, pairs));
+                        break;
+                    }
+                }
+                Entry::Bad {
+                    number,
+                    hash,
+                    problem,
+                } => {
+                    if held.was_rejected(hash) {
+                        continue;
+                    }
+                    let note = format!("`{}` line {number}: {problem}", queue.path);
+                    let recorded = held.reject(*hash, &note);
+                    let whereto = match recorded {
+                        Ok(()) => format!(
+                            "recorded in `{}`, so it is not reported again",
+                            held.rejected_path()
+                        ),
+                        Err(problem) => problem,
+                    };
+                    eprintln!("{NAME}: error: {note}; the line is skipped ({whereto})");
+                }
+            }
+        }
+        let Some((index, pairs)) = found else {
             handed_out.cursor = Cursor {
-                reads,
-                index: lines.value.items.len(),
+                generations,
+                index: lines.value.entries.len(),
             };
-            return match &lines.value.bad_line {
-                Some(message) => Err(TriggerError::internal(message.clone())),
-                None => Ok(None),
-            };
+            return Ok(None);
         };
         handed_out.cursor = Cursor {
-            reads,
+            generations,
             index: index + 1,
         };
         handed_out.items.insert(pairs.clone());
@@ -155,7 +242,16 @@ impl Trigger for LocalQueue {
             ));
         };
         let line = item_line(values);
-        if let Err(err) = append_line(Path::new(&queue.done_path), line.as_bytes()) {
+        let appended = match self
+            .locks
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_mut(&queue.done_path)
+        {
+            Some(held) => held.append(line.as_bytes()),
+            None => Err(io::Error::other("this process does not hold it")),
+        };
+        if let Err(err) = appended {
             let message = format!(
                 "cannot append the finished item to `{}`: {err}",
                 queue.done_path
@@ -180,117 +276,40 @@ impl LocalQueue {
         SystemTime::now()
     }
 
-    /// Reads the queue file again unless its snapshot is current; the snapshot's read
-    /// number.
-    fn refresh_queue(&mut self, path: &str) -> Result<u64, TriggerError> {
+    /// Reads what the queue file holds beyond its last read (all of it when it was
+    /// rewritten, or may have been); the generation of its content.
+    fn refresh_queue(&mut self, path: &str, now: SystemTime) -> Result<u64, TriggerError> {
         let cannot_open = |err: io::Error| {
             TriggerError::internal(format!("cannot open the queue file `{path}`: {err}"))
         };
-        let now = self.now();
         let stamp = match stamp_of(path) {
             Ok(Some(stamp)) => stamp,
-            Ok(None) => return Err(cannot_open(io::ErrorKind::NotFound.into())),
+            Ok(None) => {
+                if let Some(tracked) = self.queue_files.get_mut(path) {
+                    tracked.clear();
+                }
+                return Err(cannot_open(io::ErrorKind::NotFound.into()));
+            }
             Err(err) => return Err(cannot_open(err)),
         };
-        if let Some(snapshot) = self.queue_files.get(path)
-            && snapshot.is_current(Some(stamp))
-        {
-            return Ok(snapshot.read);
+        let tracked = self.queue_files.entry(path.to_owned()).or_default();
+        if tracked.needs_read(stamp, Trust::Settled) {
+            let file = File::open(path).map_err(cannot_open)?;
+            tracked
+                .read(&file, stamp, now, self.max_line_bytes)
+                .map_err(|err| {
+                    TriggerError::internal(format!("cannot read the queue file `{path}`: {err}"))
+                })?;
         }
-        let file = File::open(path).map_err(cannot_open)?;
-        let value = read_queue(path, file)?;
-        self.reads += 1;
-        let snapshot = Snapshot {
-            stamp: Some(stamp),
-            settled: stamp.settled(now),
-            read: self.reads,
-            value,
-        };
-        self.queue_files.insert(path.to_owned(), snapshot);
-        Ok(self.reads)
+        Ok(tracked.generation())
     }
-
-    /// Reads the done file again unless its snapshot is current; the snapshot's read
-    /// number.
-    fn refresh_done(&mut self, done_path: &str) -> Result<u64, TriggerError> {
-        let now = self.now();
-        let stamp = stamp_of(done_path).map_err(|err| {
-            TriggerError::internal(format!("cannot read the done file `{done_path}`: {err}"))
-        })?;
-        if let Some(snapshot) = self.done_files.get(done_path)
-            && snapshot.is_current(stamp)
-        {
-            return Ok(snapshot.read);
-        }
-        let value = self.read_done(done_path)?;
-        self.reads += 1;
-        let snapshot = Snapshot {
-            stamp,
-            // A missing file is settled: creating it changes the stamp.
-            settled: stamp.is_none_or(|stamp| stamp.settled(now)),
-            read: self.reads,
-            value,
-        };
-        self.done_files.insert(done_path.to_owned(), snapshot);
-        Ok(self.reads)
-    }
-
-    /// The items recorded in a done file; a missing file records none.
-    fn read_done(&mut self, done_path: &str) -> Result<HashSet<Vec<Pair>>, TriggerError> {
-        let cannot_read = |err: io::Error| {
-            TriggerError::internal(format!("cannot read the done file `{done_path}`: {err}"))
-        };
-        let file = match File::open(done_path) {
-            Ok(file) => file,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(HashSet::new()),
-            Err(err) => return Err(cannot_read(err)),
-        };
-        let mut done = HashSet::new();
-        let mut lines = Lines::new(BufReader::new(file));
-        while let Some((number, line)) = lines.next_line().map_err(cannot_read)? {
-            match parse_line(&line) {
-                Ok(Some(pairs)) => {
-                    done.insert(pairs);
-                }
-                Ok(None) => {}
-                // A final line without its newline may be a write in progress.
-                Err(_) if !line.terminated => {}
-                Err(problem) => {
-                    if self.warned.insert((done_path.to_owned(), number)) {
-                        eprintln!(
-                            "{NAME}: warning: `{done_path}` line {number} is skipped: {problem}"
-                        );
-                    }
-                }
-            }
-        }
-        Ok(done)
-    }
-}
-
-/// The items of a queue file up to its first bad line.
-fn read_queue(path: &str, file: File) -> Result<QueueLines, TriggerError> {
-    let mut queue = QueueLines::default();
-    let mut lines = Lines::new(BufReader::new(file));
-    while let Some((number, line)) = lines.next_line().map_err(|err| {
-        TriggerError::internal(format!("cannot read the queue file `{path}`: {err}"))
-    })? {
-        match parse_line(&line) {
-            Ok(Some(pairs)) => queue.items.push(pairs),
-            Ok(None) => {}
-            Err(problem) => {
-                queue.bad_line = Some(format!("`{path}` line {number}: {problem}"));
-                break;
-            }
-        }
-    }
-    Ok(queue)
 }
 
 #[cfg(test)]
 mod tests {
     use std::fs::OpenOptions;
     use std::io::Write;
+    use std::path::Path;
 
     use serde_json::json;
 
@@ -349,6 +368,29 @@ mod tests {
         Some(pairs(&[("k", key)]))
     }
 
+    /// How many times the queue file and the done file were read, and how many of
+    /// those reads started over from the first byte.
+    fn reads(queue: &mut LocalQueue, files: &Files) -> [u64; 4] {
+        let path = files.queue().to_str().unwrap().to_owned();
+        let done_path = files.done().to_str().unwrap().to_owned();
+        let tracked = &queue.queue_files[&path];
+        let (queue_reads, queue_anew) = (tracked.reads(), tracked.generation());
+        let held = queue.locks.get_mut().unwrap().get_mut(&done_path).unwrap();
+        [
+            queue_reads,
+            queue_anew,
+            held.done.reads(),
+            held.done.generation(),
+        ]
+    }
+
+    fn settled() -> LocalQueue {
+        LocalQueue {
+            clock_shift: Duration::from_secs(3600),
+            ..LocalQueue::default()
+        }
+    }
+
     #[test]
     fn each_poll_sees_the_files_as_they_are_now() {
         let files = Files::new("{\"k\":\"a\"}\n{\"k\":\"b\"}\n");
@@ -368,11 +410,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(poll(&mut queue, &files), item("e"));
-        // Our own onFinished grows the done file: the next poll reads it again.
+        // Our own onFinished grows the done file: the next poll reads what it added.
         queue
             .on_finished(TRIGGER_TYPE, &pairs(&[("k", "e")]))
             .unwrap();
         std::fs::write(files.queue(), "{\"k\":\"e\"}\n{\"k\":\"f\"}\n").unwrap();
+        assert_eq!(poll(&mut queue, &files), item("f"));
+        // Another process (once this one let go of the done file) skips `e` too.
+        drop(queue);
         let mut other = LocalQueue::default();
         assert_eq!(poll(&mut other, &files), item("f"));
     }
@@ -380,28 +425,27 @@ mod tests {
     #[test]
     fn a_settled_file_is_read_again_only_when_its_stamp_changes() {
         let files = Files::new("{\"k\":\"a\"}\n");
-        // A fresh file is read on every poll (a missing one only once: creating it
-        // changes its stamp).
+        // A fresh queue file is read on every poll; the done file (created empty by
+        // the lock) only when it changes, since this process is its only writer.
         let mut fresh = LocalQueue::default();
         assert_eq!(poll(&mut fresh, &files), item("a"));
         assert_eq!(poll(&mut fresh, &files), None);
-        assert_eq!(
-            fresh.reads, 3,
-            "the queue file twice, the missing done file once"
-        );
+        assert_eq!(reads(&mut fresh, &files), [2, 2, 1, 1]);
+        drop(fresh);
 
         // Seen an hour later, they are settled: polls only look at the stamps.
-        let mut queue = LocalQueue {
-            clock_shift: Duration::from_secs(3600),
-            ..LocalQueue::default()
-        };
+        let mut queue = settled();
         assert_eq!(poll(&mut queue, &files), item("a"));
         assert_eq!(poll(&mut queue, &files), None);
         assert_eq!(poll(&mut queue, &files), None);
-        assert_eq!(queue.reads, 2, "each file read once");
+        assert_eq!(
+            reads(&mut queue, &files),
+            [1, 1, 1, 1],
+            "each file read once"
+        );
 
         // Replaced by a file of the same size and modification time (an editor saving
-        // through a rename): another inode, so another stamp.
+        // through a rename): another inode, so another stamp, read from the start.
         let original = std::fs::metadata(files.queue())
             .unwrap()
             .modified()
@@ -416,50 +460,168 @@ mod tests {
             .unwrap();
         std::fs::rename(&replacement, files.queue()).unwrap();
         assert_eq!(poll(&mut queue, &files), item("z"));
-        assert_eq!(queue.reads, 3);
+        assert_eq!(reads(&mut queue, &files), [2, 2, 1, 1]);
 
-        // The done file appears: its stamp was "missing".
+        // Appends are read from where the last read stopped.
         files.append(&files.done(), "{\"k\":\"z\"}\n");
         files.append(&files.queue(), "{\"k\":\"y\"}\n");
         assert_eq!(poll(&mut queue, &files), item("y"));
-        assert_eq!(queue.reads, 5);
+        assert_eq!(reads(&mut queue, &files), [3, 2, 2, 1]);
         assert_eq!(poll(&mut queue, &files), None);
-        assert_eq!(queue.reads, 5);
+        assert_eq!(reads(&mut queue, &files), [3, 2, 2, 1]);
     }
 
     #[test]
-    fn a_bad_queue_line_stops_the_scan_until_it_is_fixed() {
-        let files = Files::new("{\"k\":\"a\"}\n{\"k\":1}\n{\"k\":\"c\"}\n");
-        let mut queue = LocalQueue {
-            clock_shift: Duration::from_secs(3600),
-            ..LocalQueue::default()
-        };
-        assert_eq!(poll(&mut queue, &files), item("a"));
-        let message = |queue: &mut LocalQueue| {
-            queue
-                .poll(TRIGGER_TYPE, &files.arguments())
-                .unwrap_err()
-                .message()
-                .to_owned()
-        };
-        let expected = format!(
-            "`{}` line 2: member \"k\" must be a string, found 1 (item values are strings)",
-            files.queue().display()
-        );
-        assert_eq!(message(&mut queue), expected);
+    fn own_appends_cost_one_line_each() {
+        let text: String = (0..200).map(|n| format!("{{\"k\":\"{n}\"}}\n")).collect();
+        let files = Files::new(&text);
+        let mut queue = settled();
+        for n in 0..200 {
+            let next = poll(&mut queue, &files).unwrap();
+            assert_eq!(next, pairs(&[("k", &n.to_string())]));
+            queue.on_finished(TRIGGER_TYPE, &next).unwrap();
+        }
+        assert_eq!(poll(&mut queue, &files), None);
+        let [_, _, done_reads, done_anew] = reads(&mut queue, &files);
         assert_eq!(
-            message(&mut queue),
-            expected,
-            "every poll that reaches it fails"
+            (done_reads, done_anew),
+            (201, 1),
+            "never from the start again"
         );
+        let done = &queue
+            .locks
+            .get_mut()
+            .unwrap()
+            .get_mut(files.done().to_str().unwrap())
+            .unwrap()
+            .done;
+        assert_eq!(done.value.items.len(), 200);
+    }
+
+    #[test]
+    fn a_done_file_rewritten_behind_its_offset_is_read_from_the_start() {
+        let files = Files::new("{\"k\":\"a\"}\n{\"k\":\"b\"}\n{\"k\":\"c\"}\n");
+        let mut queue = settled();
+        assert_eq!(poll(&mut queue, &files), item("a"));
+        queue
+            .on_finished(TRIGGER_TYPE, &pairs(&[("k", "a")]))
+            .unwrap();
+        assert_eq!(poll(&mut queue, &files), item("b"));
+        // Someone replaces the record with a longer one that does not list `a`.
+        std::fs::write(files.done(), "{\"k\":\"x\"}\n{\"k\":\"yy\"}\n").unwrap();
+        assert_eq!(poll(&mut queue, &files), item("c"));
+        assert_eq!(reads(&mut queue, &files)[3], 2, "read anew");
+        drop(queue);
+        let mut later = settled();
+        assert_eq!(poll(&mut later, &files), item("a"), "no longer done");
+    }
+
+    #[test]
+    fn a_partial_last_line_waits_for_its_newline() {
+        let files = Files::new("{\"k\":\"a\"}\n{\"k\":");
+        let mut queue = LocalQueue::default();
+        assert_eq!(poll(&mut queue, &files), item("a"));
+        assert_eq!(poll(&mut queue, &files), None);
+        files.append(&files.queue(), "\"b\"}");
+        assert_eq!(
+            poll(&mut queue, &files),
+            None,
+            "complete JSON, still no newline"
+        );
+        files.append(&files.queue(), "\n");
+        assert_eq!(poll(&mut queue, &files), item("b"));
+        assert_eq!(poll(&mut queue, &files), None);
+    }
+
+    #[test]
+    fn a_bad_queue_line_is_skipped_and_recorded_once() {
+        let files = Files::new("{\"k\":\"a\"}\n{\"k\":1}\n{\"k\":\"c\"}\n{\"k\":1}\n");
+        let mut queue = settled();
+        assert_eq!(poll(&mut queue, &files), item("a"));
+        assert_eq!(poll(&mut queue, &files), item("c"));
+        assert_eq!(poll(&mut queue, &files), None);
+        let rejected = files.dir.path().join("d.jsonl.rejected");
+        let recorded = std::fs::read_to_string(&rejected).unwrap();
+        let hash = hex(&Sha256::digest(b"{\"k\":1}").into());
+        assert_eq!(
+            recorded,
+            format!(
+                "{hash} `{}` line 2: member \"k\" must be a string, found 1 (item values are \
+                 strings)\n",
+                files.queue().display()
+            ),
+            "line 4 has the same bytes: one record"
+        );
+        // Fixed, the line is an item like any other.
         std::fs::write(
             files.queue(),
             "{\"k\":\"a\"}\n{\"k\":\"b\"}\n{\"k\":\"c\"}\n",
         )
         .unwrap();
         assert_eq!(poll(&mut queue, &files), item("b"));
-        assert_eq!(poll(&mut queue, &files), item("c"));
         std::fs::remove_file(files.queue()).unwrap();
-        assert!(message(&mut queue).starts_with("cannot open the queue file `"));
+        let message = queue
+            .poll(TRIGGER_TYPE, &files.arguments())
+            .unwrap_err()
+            .message()
+            .to_owned();
+        assert!(
+            message.starts_with("cannot open the queue file `"),
+            "{message}"
+        );
+        // A later process knows the record: nothing new is written.
+        drop(queue);
+        std::fs::write(files.queue(), "{\"k\":1}\n{\"k\":\"d\"}\n").unwrap();
+        let mut later = settled();
+        assert_eq!(poll(&mut later, &files), item("d"));
+        assert_eq!(std::fs::read_to_string(&rejected).unwrap(), recorded);
+    }
+
+    #[test]
+    fn an_overlong_line_is_rejected_without_being_kept() {
+        let files = Files::new("");
+        let long = format!("{{\"k\":\"{}\"}}", "x".repeat(300));
+        files.append(&files.queue(), &format!("{long}\n{{\"k\":\"a\"}}\n"));
+        let mut queue = LocalQueue {
+            max_line_bytes: 100,
+            ..settled()
+        };
+        assert_eq!(poll(&mut queue, &files), item("a"));
+        let recorded = std::fs::read_to_string(files.dir.path().join("d.jsonl.rejected")).unwrap();
+        assert!(
+            recorded.contains(&format!("line 1: the line is {} bytes long", long.len())),
+            "{recorded}"
+        );
+    }
+
+    #[test]
+    fn a_done_file_is_held_by_one_process_at_a_time() {
+        let files = Files::new("{\"k\":\"a\"}\n");
+        let first = LocalQueue::default();
+        first.validate(TRIGGER_TYPE, &files.arguments()).unwrap();
+        // The same file under another spelling is the same lock, already held.
+        let mut other_spelling = files.arguments();
+        let dotted = files.dir.path().join(".").join("d.jsonl");
+        other_spelling.insert("done_path".into(), json!(dotted.to_str().unwrap()));
+        first.validate(TRIGGER_TYPE, &other_spelling).unwrap();
+
+        let mut second = LocalQueue::default();
+        let Err(ValidateError::Invalid(errors)) = second.validate(TRIGGER_TYPE, &files.arguments())
+        else {
+            panic!("the second holder is refused");
+        };
+        assert_eq!(errors[0].path, "/done_path");
+        assert!(
+            errors[0].message.starts_with(&format!(
+                "the done file `{}` is locked by another process",
+                files.done().display()
+            )),
+            "{}",
+            errors[0].message
+        );
+        let refused = second.poll(TRIGGER_TYPE, &files.arguments()).unwrap_err();
+        assert!(refused.message().contains("is locked by another process"));
+        drop(first);
+        assert_eq!(poll(&mut second, &files), item("a"));
     }
 }

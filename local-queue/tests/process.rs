@@ -129,9 +129,10 @@ fn polls_hand_out_lines_in_order_and_a_second_process_skips_done_ones() {
         Ok(Some(second.clone()))
     );
     client.on_started(TRIGGER_TYPE, &first).unwrap();
-    assert!(
-        !dir.path().join("done.jsonl").exists(),
-        "onStarted records nothing"
+    assert_eq!(
+        fs::read_to_string(dir.path().join("done.jsonl")).unwrap(),
+        "",
+        "onStarted records nothing (the done file is created by the lock)"
     );
     client.on_finished(TRIGGER_TYPE, &first).unwrap();
     assert_eq!(
@@ -191,27 +192,27 @@ fn done_path_defaults_to_the_queue_path_with_done_appended() {
 }
 
 #[test]
-fn a_bad_line_is_an_internal_error_naming_the_file_and_line() {
+fn a_bad_line_is_reported_once_skipped_and_remembered_across_runs() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("tasks.jsonl"),
-        "{\"title\":\"ok\"}\n\n{\"title\":\"x\",\"priority\":5}\n",
+        "{\"title\":\"ok\"}\n\n{\"title\":\"x\",\"priority\":5}\n{\"title\":\"next\"}\n",
     )
     .unwrap();
+    let report = "local-queue: error: `tasks.jsonl` line 3: member \"priority\" must be a string, \
+                  found 5 (item values are strings); the line is skipped (recorded in \
+                  `done.jsonl.rejected`, so it is not reported again)\n";
     let (mut client, stderr) = start(dir.path());
     assert_eq!(
         client.poll(TRIGGER_TYPE, &queue_args()),
         Ok(Some(item(&[("title", "ok")])))
     );
     assert_eq!(
-        refused(client.poll(TRIGGER_TYPE, &queue_args())),
-        (
-            ErrorCode::INTERNAL_ERROR,
-            "`tasks.jsonl` line 3: member \"priority\" must be a string, found 5 (item values \
-             are strings)"
-                .to_owned()
-        )
+        client.poll(TRIGGER_TYPE, &queue_args()),
+        Ok(Some(item(&[("title", "next")])))
     );
+    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
+    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
 
     let missing = arguments(json!({"path": "missing.jsonl"}));
     let (code, message) = refused(client.poll(TRIGGER_TYPE, &missing));
@@ -220,7 +221,105 @@ fn a_bad_line_is_an_internal_error_naming_the_file_and_line() {
         message.starts_with("cannot open the queue file `missing.jsonl`: "),
         "{message}"
     );
-    shutdown(client, &stderr);
+    assert_eq!(shutdown(client, &stderr), report, "reported once");
+
+    // Nothing was finished: a second run hands both items out again, and says nothing
+    // about the line it was told about before.
+    let (mut client, stderr) = start(dir.path());
+    assert_eq!(
+        client.poll(TRIGGER_TYPE, &queue_args()),
+        Ok(Some(item(&[("title", "ok")])))
+    );
+    assert_eq!(
+        client.poll(TRIGGER_TYPE, &queue_args()),
+        Ok(Some(item(&[("title", "next")])))
+    );
+    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
+    assert_eq!(shutdown(client, &stderr), "");
+    let rejected = fs::read_to_string(dir.path().join("done.jsonl.rejected")).unwrap();
+    assert_eq!(rejected.lines().count(), 1, "{rejected}");
+}
+
+/// Two extension processes (two configs, or two hosts) on one queue: the second is
+/// refused at `trigger/validate`, naming the done file, so each item is handed out once.
+#[test]
+fn two_processes_on_one_queue_hand_out_each_item_once() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("tasks.jsonl"), TASKS).unwrap();
+    let (mut first, first_log) = start(dir.path());
+    let (mut second, second_log) = start(dir.path());
+    first.validate(TRIGGER_TYPE, &queue_args()).unwrap();
+    let err = second.validate(TRIGGER_TYPE, &queue_args()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::CONFIGURATION_INVALID);
+    let data = err.data.unwrap();
+    assert_eq!(data["errors"][0]["path"], json!("/done_path"));
+    let message = data["errors"][0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "the done file `done.jsonl` is locked by another process: another `local-queue`"
+        ),
+        "{message}"
+    );
+    let (code, polled) = refused(second.poll(TRIGGER_TYPE, &queue_args()));
+    assert_eq!(code, ErrorCode::INTERNAL_ERROR);
+    assert!(polled.contains("is locked by another process"), "{polled}");
+
+    let mut handed_out = Vec::new();
+    while let Some(pairs) = first.poll(TRIGGER_TYPE, &queue_args()).unwrap() {
+        first.on_finished(TRIGGER_TYPE, &pairs).unwrap();
+        handed_out.push(pairs);
+    }
+    assert_eq!(handed_out.len(), 3);
+    shutdown(first, &first_log);
+    // The lock went with the process: now the second may take the queue, and finds
+    // every item done.
+    second.validate(TRIGGER_TYPE, &queue_args()).unwrap();
+    assert_eq!(second.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
+    shutdown(second, &second_log);
+    let done = fs::read_to_string(dir.path().join("done.jsonl")).unwrap();
+    assert_eq!(done.lines().count(), 3, "{done}");
+}
+
+/// A 50 MB line (over the 16 MiB limit) is rejected without being read into memory:
+/// the extension's peak resident size stays far below the line's size.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_50_mb_line_is_rejected_without_being_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        use std::io::Write;
+        let file = fs::File::create(dir.path().join("tasks.jsonl")).unwrap();
+        let mut file = std::io::BufWriter::new(file);
+        file.write_all(b"{\"title\":\"").unwrap();
+        let chunk = vec![b'x'; 1024 * 1024];
+        for _ in 0..50 {
+            file.write_all(&chunk).unwrap();
+        }
+        file.write_all(b"\"}\n{\"title\":\"after\"}\n").unwrap();
+    }
+    let (mut client, stderr) = start(dir.path());
+    assert_eq!(
+        client.poll(TRIGGER_TYPE, &queue_args()),
+        Ok(Some(item(&[("title", "after")])))
+    );
+    let status = fs::read_to_string(format!("/proc/{}/status", client.pid().unwrap())).unwrap();
+    let peak_kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status");
+    assert!(
+        peak_kib < 30 * 1024,
+        "peak resident size {peak_kib} KiB for a 50 MiB line"
+    );
+    let log = shutdown(client, &stderr);
+    assert!(
+        log.contains(&format!(
+            "`tasks.jsonl` line 1: the line is {} bytes long, more than the 16777216 bytes",
+            50 * 1024 * 1024 + 12
+        )),
+        "{log}"
+    );
 }
 
 #[test]
@@ -280,7 +379,12 @@ fn validate_reports_every_problem_with_its_pointer() {
     });
     initialize(&mut client);
 
-    client.validate(TRIGGER_TYPE, &queue_args()).unwrap();
+    // A valid queue is locked (its done file created): in a folder of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let done = dir.path().join("done.jsonl");
+    let valid = arguments(json!({"path": "tasks.jsonl", "done_path": done.to_str().unwrap()}));
+    client.validate(TRIGGER_TYPE, &valid).unwrap();
+    assert!(done.exists(), "created by the lock");
     let err = client
         .validate(
             TRIGGER_TYPE,

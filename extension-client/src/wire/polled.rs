@@ -1,11 +1,12 @@
 use std::io::{self, Read as _, Write as _};
 use std::process::{ChildStdin, ChildStdout};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use curupira_framing::{DecodeError, FrameDecoder, FrameEncoder};
 use curupira_jsonrpc::parse_message;
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
 
 use super::{Received, TimedOut};
 
@@ -31,15 +32,82 @@ pub(crate) struct PolledWire {
     written: usize,
     /// stdout ended or broke: nothing more will come.
     stdout_done: bool,
+    /// The child whose exit ends a wait, if known.
+    exit: Option<ExitWatch>,
+}
+
+/// How often a wait checks whether the child exited, where no pidfd tells at once.
+const EXIT_CHECK_STEP: Duration = Duration::from_millis(50);
+/// How often it checks all the same with a pidfd: should its wake-up ever be missed,
+/// the exit is still seen within this.
+const PIDFD_CHECK_STEP: Duration = Duration::from_secs(1);
+
+/// Watches the child's exit, so that a child that died while something it started
+/// still holds its stdout is noticed at once (or within [`EXIT_CHECK_STEP`]), not at
+/// the deadline: a pidfd in the `poll(2)` set on Linux (and a check every
+/// [`PIDFD_CHECK_STEP`] all the same), a `waitid` check every step elsewhere.
+/// Neither reaps the child: its guard does.
+struct ExitWatch {
+    pid: Pid,
+    #[cfg(target_os = "linux")]
+    pidfd: Option<rustix::fd::OwnedFd>,
+}
+
+impl ExitWatch {
+    fn new(pid: u32) -> Option<ExitWatch> {
+        let pid = i32::try_from(pid).ok().and_then(Pid::from_raw)?;
+        Some(ExitWatch {
+            pid,
+            // An old kernel without `pidfd_open` falls back to the check every step.
+            #[cfg(target_os = "linux")]
+            pidfd: rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok(),
+        })
+    }
+
+    /// Whether the child has exited (it is not reaped: a zombie until its guard waits).
+    fn exited(&self) -> bool {
+        let peek = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+        matches!(waitid(WaitId::Pid(self.pid), peek), Ok(Some(_)))
+    }
+
+    /// How often waits wake up to check.
+    fn step(&self) -> Duration {
+        #[cfg(target_os = "linux")]
+        if self.pidfd.is_some() {
+            return PIDFD_CHECK_STEP;
+        }
+        EXIT_CHECK_STEP
+    }
+
+    /// Stops watching the pidfd (it said "exited" of a child that had not): checks
+    /// every [`EXIT_CHECK_STEP`] from now on instead.
+    fn drop_pidfd(&mut self) {
+        #[cfg(target_os = "linux")]
+        {
+            self.pidfd = None;
+        }
+    }
+}
+
+/// What a wait saw.
+enum Woke {
+    /// A pipe is ready, or the wait was interrupted: look again.
+    Pipes,
+    /// The child may have exited: its pidfd is ready (`true`), or a step passed.
+    MaybeExited(bool),
 }
 
 impl PolledWire {
     /// Takes the child's pipes and makes our ends of them non-blocking (our ends
     /// are open file descriptions of their own: the child's ends stay blocking).
+    ///
+    /// With the child's `pid`, a wait also ends when the child exits: see
+    /// [`Received::Exited`].
     pub(crate) fn new(
         stdin: ChildStdin,
         stdout: ChildStdout,
         max_frame_bytes: usize,
+        pid: Option<u32>,
     ) -> io::Result<Self> {
         rustix::io::ioctl_fionbio(&stdin, true)?;
         rustix::io::ioctl_fionbio(&stdout, true)?;
@@ -53,6 +121,7 @@ impl PolledWire {
             outbox: Vec::new(),
             written: 0,
             stdout_done: false,
+            exit: pid.and_then(ExitWatch::new),
         })
     }
 
@@ -76,8 +145,19 @@ impl PolledWire {
             if self.stdout_done {
                 return Ok(Received::Closed);
             }
-            if let Err(err) = self.wait(deadline)? {
-                return Ok(Received::WaitFailed(err));
+            match self.wait(deadline)? {
+                Err(err) => return Ok(Received::WaitFailed(err)),
+                Ok(Woke::MaybeExited(pidfd)) => {
+                    if let Some(exit) = self.exit.as_mut() {
+                        if exit.exited() {
+                            return Ok(self.after_exit());
+                        }
+                        if pidfd {
+                            exit.drop_pidfd();
+                        }
+                    }
+                }
+                Ok(Woke::Pipes) => {}
             }
             if let Read::Ended(received) = self.read_some() {
                 return Ok(received);
@@ -149,30 +229,65 @@ impl PolledWire {
     }
 
     /// Waits until stdout has something or has ended, stdin takes more (while
-    /// bytes wait for it), or the deadline passes. `Ok(Err(_))` when `poll`
-    /// itself failed.
-    fn wait(&self, deadline: Instant) -> Result<io::Result<()>, TimedOut> {
-        let remaining = deadline
+    /// bytes wait for it), the child may have exited, or the deadline passes.
+    /// `Ok(Err(_))` when `poll` itself failed.
+    fn wait(&self, deadline: Instant) -> Result<io::Result<Woke>, TimedOut> {
+        let mut remaining = deadline
             .checked_duration_since(Instant::now())
             .filter(|left| !left.is_zero())
             .ok_or(TimedOut)?;
+        let stepping = self.exit.as_ref().map(ExitWatch::step);
+        if let Some(step) = stepping {
+            remaining = remaining.min(step);
+        }
         // A deadline too far away to express is no deadline.
         let timeout = Timespec::try_from(remaining).ok();
         let mut fds = [
             PollFd::new(&self.stdout, PollFlags::IN),
             PollFd::new(&self.stdout, PollFlags::empty()),
+            PollFd::new(&self.stdout, PollFlags::empty()),
         ];
         let mut watched = 1;
         if let Some(stdin) = self.stdin.as_ref().filter(|_| self.pending_output()) {
-            fds[1] = PollFd::new(stdin, PollFlags::OUT);
-            watched = 2;
+            fds[watched] = PollFd::new(stdin, PollFlags::OUT);
+            watched += 1;
+        }
+        let mut pidfd_at = None;
+        #[cfg(target_os = "linux")]
+        if let Some(pidfd) = self.exit.as_ref().and_then(|exit| exit.pidfd.as_ref()) {
+            fds[watched] = PollFd::new(pidfd, PollFlags::IN);
+            pidfd_at = Some(watched);
+            watched += 1;
         }
         match poll(&mut fds[..watched], timeout.as_ref()) {
             // Nothing ready: the deadline passed (an early wake-up polls again).
             Ok(0) if Instant::now() >= deadline => Err(TimedOut),
-            Ok(_) => Ok(Ok(())),
-            Err(rustix::io::Errno::INTR) => Ok(Ok(())),
+            Ok(0) if stepping.is_some() => Ok(Ok(Woke::MaybeExited(false))),
+            Ok(_) if pidfd_at.is_some_and(|at| !fds[at].revents().is_empty()) => {
+                Ok(Ok(Woke::MaybeExited(true)))
+            }
+            Ok(_) => Ok(Ok(Woke::Pipes)),
+            Err(rustix::io::Errno::INTR) => Ok(Ok(Woke::Pipes)),
             Err(errno) => Ok(Err(errno.into())),
+        }
+    }
+
+    /// What to report once the child exited: a frame it wrote before, or the end
+    /// of its stdout when that came too, else [`Received::Exited`] (something it
+    /// started holds its stdout open).
+    fn after_exit(&mut self) -> Received {
+        loop {
+            if let Some(received) = self.decode() {
+                return received;
+            }
+            if self.stdout_done {
+                return Received::Closed;
+            }
+            match self.read_some() {
+                Read::Data => {}
+                Read::Nothing => return Received::Exited,
+                Read::Ended(received) => return received,
+            }
         }
     }
 

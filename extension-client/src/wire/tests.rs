@@ -55,7 +55,7 @@ fn scenes(script: &str, max: usize) -> Vec<(&'static str, Scene)> {
     let (child, stdin, stdout) = spawn();
     let polled = Scene {
         child,
-        wire: AnyWire::Polled(polled::PolledWire::new(stdin, stdout, max).unwrap()),
+        wire: AnyWire::Polled(polled::PolledWire::new(stdin, stdout, max, None).unwrap()),
     };
     let (child, stdin, stdout) = spawn();
     let (threaded, _threads) = threaded::ThreadedWire::start("t", stdin, stdout, max).unwrap();

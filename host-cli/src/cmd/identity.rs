@@ -5,6 +5,10 @@
 //! as 64 lowercase hex digits and a newline, or with `--canonical` the exact RFC 8785
 //! bytes that are hashed (no newline added). Input that is not such a list: exit 1 with
 //! one `error:` line on stderr.
+//!
+//! Reading stops at the first byte that cannot continue the list (so 3 GB of NUL
+//! bytes are refused after the first), and at 64 MiB (`MAX_PAIRS_BYTES`: exit 2,
+//! nothing read past it): see `read_json_document`.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -12,7 +16,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use curupira_task_identity::{TaskId, canonical_pairs, parse_pairs};
 
-use super::{read_all_stdin, utf8_or_report};
+use super::read_json_document;
 
 /// Arguments of `curupira identity`.
 #[derive(clap::Args)]
@@ -24,11 +28,10 @@ pub struct Args {
 
 /// Reads the pair list on stdin and prints its identity or canonical form.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let input = read_all_stdin()?;
-    let Some(text) = utf8_or_report(&input, "standard input") else {
+    let Some(text) = read_json_document(io::stdin().lock(), "standard input")? else {
         return Ok(ExitCode::from(1));
     };
-    let pairs = match parse_pairs(text) {
+    let pairs = match parse_pairs(&text) {
         Ok(pairs) => pairs,
         Err(err) => {
             eprintln!("error: {err}");

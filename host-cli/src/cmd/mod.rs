@@ -28,6 +28,7 @@ use curupira_diagnostics::{Report, color_enabled};
 use curupira_host::config::{self, Loaded};
 use curupira_host::format::Format;
 use curupira_host::runner;
+use serde::Deserialize as _;
 
 /// `--config FILE`, for the commands that read `curupira.toml`.
 #[derive(clap::Args)]
@@ -99,15 +100,93 @@ pub const STDIN_NAME: &str = "<stdin>";
 /// manifest or `package.json`, checked before more memory is spent.
 pub const MAX_STDIN_BYTES: u64 = 16 * 1024 * 1024;
 
-/// All of standard input, however large: for the commands that read a stream of their
-/// own (`identity`, `render --pairs -`), not a document to check.
-pub fn read_all_stdin() -> anyhow::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    io::stdin()
-        .lock()
-        .read_to_end(&mut bytes)
-        .context("cannot read standard input")?;
-    Ok(bytes)
+/// The most bytes `identity` and `render --pairs` read: far above any real pair list.
+pub const MAX_PAIRS_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Reads one JSON document from `reader` (named `name` in messages) for a command
+/// that then parses it strictly (`identity`, `render --pairs`), without reading
+/// further than needed: reading stops at the first byte that is not UTF-8 (reported
+/// here: `Ok(None)`, exit 1), at the first byte that cannot continue a JSON document
+/// (the text read so far, which holds that byte, is returned for the strict parser to
+/// name the first problem), or past [`MAX_PAIRS_BYTES`] (an `Err`, exit 2). So invalid
+/// input costs as much memory as its first invalid byte needs, however long it goes
+/// on, and valid input at most the limit.
+pub fn read_json_document(reader: impl Read, name: &str) -> anyhow::Result<Option<String>> {
+    let mut tee = Tee {
+        inner: reader,
+        kept: Vec::new(),
+        checked: 0,
+        problem: None,
+    };
+    // The buffer sits above the tee, so the tee sees reads of 64 KiB rather than the
+    // byte-at-a-time reads of the scanner: the scan stops at most that far past the
+    // byte that decided.
+    let mut deserializer =
+        serde_json::Deserializer::from_reader(io::BufReader::with_capacity(64 * 1024, &mut tee));
+    let scanned =
+        serde::de::IgnoredAny::deserialize(&mut deserializer).and_then(|_| deserializer.end());
+    drop(deserializer);
+    match (tee.problem, scanned) {
+        (Some(Problem::TooLarge), _) => anyhow::bail!(
+            "{name} is larger than {MAX_PAIRS_BYTES} bytes (64 MiB), the most a pair list may \
+             take; nothing was read past that"
+        ),
+        (Some(Problem::NotUtf8(offset)), _) => {
+            eprintln!("error: {name} is not UTF-8 (invalid byte at offset {offset})");
+            Ok(None)
+        }
+        (None, Err(err)) if err.is_io() => Err(anyhow::anyhow!("cannot read {name}: {err}")),
+        // Valid UTF-8 but for an unfinished character the scan stopped at.
+        (None, _) => Ok(Some(String::from_utf8_lossy(&tee.kept).into_owned())),
+    }
+}
+
+/// Why [`Tee`] stopped.
+#[derive(Debug, Clone, Copy)]
+enum Problem {
+    TooLarge,
+    /// The offset of the first byte that is not UTF-8.
+    NotUtf8(usize),
+}
+
+/// Keeps what is read through it, checking that it is UTF-8 as it goes and that it
+/// stays within [`MAX_PAIRS_BYTES`]; either failure ends reading with an error.
+struct Tee<R> {
+    inner: R,
+    kept: Vec<u8>,
+    /// `kept[..checked]` is UTF-8; the rest is an unfinished character.
+    checked: usize,
+    problem: Option<Problem>,
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        if self.problem.is_some() {
+            return Err(io::Error::other("reading stopped"));
+        }
+        let n = self.inner.read(buffer)?;
+        if self.kept.len() as u64 + n as u64 > MAX_PAIRS_BYTES {
+            self.problem = Some(Problem::TooLarge);
+            return Err(io::Error::other("too large"));
+        }
+        let needed = self.kept.len() + n;
+        if needed > self.kept.capacity() {
+            // Doubling, but never past the limit: the buffer's size is the bound.
+            let limit = usize::try_from(MAX_PAIRS_BYTES).unwrap_or(usize::MAX);
+            let grown = (self.kept.capacity() * 2).clamp(needed, limit.max(needed));
+            self.kept.reserve_exact(grown - self.kept.len());
+        }
+        self.kept.extend_from_slice(&buffer[..n]);
+        match std::str::from_utf8(&self.kept[self.checked..]) {
+            Ok(_) => self.checked = self.kept.len(),
+            Err(err) if err.error_len().is_none() => self.checked += err.valid_up_to(),
+            Err(err) => {
+                self.problem = Some(Problem::NotUtf8(self.checked + err.valid_up_to()));
+                return Err(io::Error::other("not UTF-8"));
+            }
+        }
+        Ok(n)
+    }
 }
 
 /// The text of `bytes`, or `None` after an `error:` line on stderr saying where

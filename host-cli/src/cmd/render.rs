@@ -9,8 +9,12 @@
 //! that a `--var` also sets is an error too, since an item may not set the host's
 //! variables (exit 1). A `--var` key given twice is a usage error (exit 2).
 //!
+//! The pairs are read as `curupira identity` reads them: reading stops at the first
+//! byte that cannot continue the list, and at 64 MiB (`MAX_PAIRS_BYTES`, exit 2).
+//!
 //! Exit codes: 1 when the pairs are not a valid pair list or the template or pairs are
-//! not UTF-8; 2 when a file cannot be read or the arguments are wrong.
+//! not UTF-8; 2 when a file cannot be read, the pairs are larger than 64 MiB, or the
+//! arguments are wrong.
 
 use std::collections::HashMap;
 use std::fs;
@@ -22,7 +26,7 @@ use curupira_protocol::check_item;
 use curupira_task_identity::{Pair, parse_pairs};
 use curupira_template::{Chain, Template};
 
-use super::{read_all_stdin, utf8_or_report, write_stdout};
+use super::{read_json_document, utf8_or_report, write_stdout};
 
 /// Arguments of `curupira render`.
 #[derive(clap::Args)]
@@ -98,15 +102,16 @@ fn source_name(path: &Path) -> String {
 /// Reads and checks the pair list; `Ok(None)` after reporting a bad one.
 fn read_pairs(path: &Path) -> anyhow::Result<Option<Vec<Pair>>> {
     let name = source_name(path);
-    let bytes = if path == Path::new("-") {
-        read_all_stdin()?
+    let read = if path == Path::new("-") {
+        read_json_document(std::io::stdin().lock(), &name)?
     } else {
-        fs::read(path).with_context(|| format!("cannot read pairs {name}"))?
+        let file = fs::File::open(path).with_context(|| format!("cannot read pairs {name}"))?;
+        read_json_document(file, &name)?
     };
-    let Some(text) = utf8_or_report(&bytes, &name) else {
+    let Some(text) = read else {
         return Ok(None);
     };
-    match parse_pairs(text) {
+    match parse_pairs(&text) {
         Ok(pairs) => Ok(Some(pairs)),
         Err(err) => {
             eprintln!("error: {name}: {err}");
