@@ -146,7 +146,9 @@ impl Status {
 
     /// The status named `name`.
     pub fn parse(name: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|status| status.as_str() == name)
+        Status::ALL
+            .into_iter()
+            .find(|status| status.as_str() == name)
     }
 
     /// Whether the task is finished (skipped when polled again).
@@ -247,58 +249,15 @@ impl AgentProcess {
     pub fn of(pid: u32) -> AgentProcess {
         AgentProcess {
             pid,
-            start: process_start(pid),
+            start: crate::watchdog::process_start(pid),
         }
     }
 
-    /// Whether the agent's process group still has a process, and (on Linux) its
-    /// leader, if still there, is the same process (same start time). `false` when it
-    /// cannot be known (not Unix).
+    /// Whether the agent's process group still has a live process (not a zombie)
+    /// and, on Linux, its leader, if still there, is the same process (same start
+    /// time): see [`crate::watchdog::group_alive`].
     pub fn is_alive(&self) -> bool {
-        #[cfg(unix)]
-        {
-            let Some(pid) = i32::try_from(self.pid)
-                .ok()
-                .filter(|pid| *pid > 1)
-                .and_then(rustix::process::Pid::from_raw)
-            else {
-                return false;
-            };
-            let group = match rustix::process::test_kill_process_group(pid) {
-                Ok(()) => true,
-                // Exists, but is not ours to signal: alive all the same.
-                Err(rustix::io::Errno::PERM) => true,
-                Err(_) => false,
-            };
-            if !group {
-                return false;
-            }
-            // The leader, when it still exists, must be the recorded process: a pid
-            // reused by a stranger that leads a group of its own is not our agent.
-            match (self.start, process_start(self.pid)) {
-                (Some(recorded), Some(now)) => recorded == now,
-                _ => true,
-            }
-        }
-        #[cfg(not(unix))]
-        false
-    }
-}
-
-/// Linux: the start time of process `pid` in clock ticks since boot (field 22 of
-/// `/proc/PID/stat`); `None` elsewhere or when the process is gone.
-pub fn process_start(pid: u32) -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // `comm` (field 2) is in parentheses and may hold anything: count after it.
-        let rest = &stat[stat.rfind(')')? + 1..];
-        rest.split_whitespace().nth(19)?.parse().ok()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = pid;
-        None
+        crate::watchdog::group_alive(self.pid, self.start)
     }
 }
 
@@ -379,13 +338,12 @@ impl Ledger {
 
     fn open_with(path: &Path, extra: OpenFlags) -> Result<Ledger, LedgerError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
-        let connection = Connection::open_with_flags(path, flags).map_err(|source| {
-            LedgerError::Sql {
+        let connection =
+            Connection::open_with_flags(path, flags).map_err(|source| LedgerError::Sql {
                 action: "open",
                 path: path.to_owned(),
                 source,
-            }
-        })?;
+            })?;
         let mut ledger = Ledger {
             path: path.to_owned(),
             connection,
@@ -497,7 +455,11 @@ impl Ledger {
             return Ok(Decision::Dispatch);
         };
         let status = self.status(&status)?;
-        Ok(decide(status, agent(agent_pid, agent_start), AgentProcess::is_alive))
+        Ok(decide(
+            status,
+            agent(agent_pid, agent_start),
+            AgentProcess::is_alive,
+        ))
     }
 
     fn status(&self, name: &str) -> Result<Status, LedgerError> {
@@ -684,9 +646,7 @@ impl Ledger {
             .and_then(Iterator::collect)
             .map_err(self.error("read"))?;
         rows.into_iter()
-            .map(|(automation, task_id, status)| {
-                Ok((automation, task_id, self.status(&status)?))
-            })
+            .map(|(automation, task_id, status)| Ok((automation, task_id, self.status(&status)?)))
             .collect()
     }
 
@@ -702,7 +662,10 @@ impl Ledger {
     /// Forgets these tasks (deletes their rows); returns how many were deleted. One
     /// transaction.
     pub fn forget(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError> {
-        self.each_key(keys, "DELETE FROM tasks WHERE automation = ?1 AND task_id = ?2")
+        self.each_key(
+            keys,
+            "DELETE FROM tasks WHERE automation = ?1 AND task_id = ?2",
+        )
     }
 
     fn each_key(&mut self, keys: &[(String, String)], sql: &str) -> Result<usize, LedgerError> {
@@ -855,11 +818,26 @@ mod tests {
         };
         let alive = |_: &AgentProcess| true;
         let dead = |_: &AgentProcess| false;
-        assert_eq!(decide(Status::Succeeded, None, alive), Decision::Skip(Status::Succeeded));
-        assert_eq!(decide(Status::Failed, Some(agent), alive), Decision::Skip(Status::Failed));
-        assert_eq!(decide(Status::Interrupted, Some(agent), alive), Decision::Dispatch);
-        assert_eq!(decide(Status::Running, Some(agent), alive), Decision::Wait(agent));
-        assert_eq!(decide(Status::Running, Some(agent), dead), Decision::Dispatch);
+        assert_eq!(
+            decide(Status::Succeeded, None, alive),
+            Decision::Skip(Status::Succeeded)
+        );
+        assert_eq!(
+            decide(Status::Failed, Some(agent), alive),
+            Decision::Skip(Status::Failed)
+        );
+        assert_eq!(
+            decide(Status::Interrupted, Some(agent), alive),
+            Decision::Dispatch
+        );
+        assert_eq!(
+            decide(Status::Running, Some(agent), alive),
+            Decision::Wait(agent)
+        );
+        assert_eq!(
+            decide(Status::Running, Some(agent), dead),
+            Decision::Dispatch
+        );
         assert_eq!(decide(Status::Running, None, alive), Decision::Dispatch);
     }
 
@@ -871,7 +849,14 @@ mod tests {
         ledger.attempt_started("a", &id(1), PAIRS, "/w", 7).unwrap();
         ledger.attempt_started("a", &id(1), PAIRS, "/w", 7).unwrap();
         ledger
-            .agent_started("a", &id(1), AgentProcess { pid: 1234, start: Some(5) })
+            .agent_started(
+                "a",
+                &id(1),
+                AgentProcess {
+                    pid: 1234,
+                    start: Some(5),
+                },
+            )
             .unwrap();
         ledger
             .finished("a", &id(1), Status::Failed, Some(3), "exit")
@@ -883,7 +868,10 @@ mod tests {
         drop(ledger);
 
         let mut ledger = Ledger::open(&path).unwrap();
-        assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Skip(Status::Failed));
+        assert_eq!(
+            ledger.decide("a", &id(1)).unwrap(),
+            Decision::Skip(Status::Failed)
+        );
         assert_eq!(ledger.decide("b", &id(2)).unwrap(), Decision::Dispatch);
         assert_eq!(ledger.decide("b", &id(1)).unwrap(), Decision::Dispatch);
         let rows = ledger.list(&Filter::default(), 10).unwrap();
@@ -893,7 +881,10 @@ mod tests {
             (a.status, a.attempts, a.exit_code, a.agent_pid),
             (Status::Failed, 2, Some(3), Some(1234))
         );
-        assert_eq!(a.values, serde_json::json!([{"key": "issue", "value": "1"}]));
+        assert_eq!(
+            a.values,
+            serde_json::json!([{"key": "issue", "value": "1"}])
+        );
         let failed = Filter {
             status: Some(Status::Failed),
             ..Filter::default()
@@ -903,9 +894,18 @@ mod tests {
         let keys = vec![("a".to_owned(), id(1))];
         assert_eq!(ledger.request_retry(&keys).unwrap(), 1);
         let requested = ledger.requested("a").unwrap();
-        assert_eq!(requested, [Requested { task_id: id(1), pairs: PAIRS.to_owned() }]);
+        assert_eq!(
+            requested,
+            [Requested {
+                task_id: id(1),
+                pairs: PAIRS.to_owned()
+            }]
+        );
         ledger.attempt_started("a", &id(1), PAIRS, "/w", 8).unwrap();
-        assert!(ledger.requested("a").unwrap().is_empty(), "a new attempt clears it");
+        assert!(
+            ledger.requested("a").unwrap().is_empty(),
+            "a new attempt clears it"
+        );
         assert_eq!(ledger.find(&id(1)[..5], None, 10).unwrap().len(), 1);
         assert_eq!(ledger.find("0", None, 10).unwrap().len(), 2);
         assert_eq!(ledger.forget(&keys).unwrap(), 1);
@@ -934,7 +934,10 @@ mod tests {
                 start: Some(start + 1),
                 ..agent
             };
-            assert!(!stranger.is_alive(), "a pid reused by another process is not the agent");
+            assert!(
+                !stranger.is_alive(),
+                "a pid reused by another process is not the agent"
+            );
         }
         child.kill().unwrap();
         child.wait().unwrap();
@@ -949,7 +952,11 @@ mod tests {
         let error = Ledger::open(&garbage).unwrap_err();
         assert!(matches!(error, LedgerError::Corrupt { .. }), "{error:?}");
         assert!(error.to_string().contains("garbage.sqlite"), "{error}");
-        assert_eq!(std::fs::read(&garbage).unwrap(), vec![b'x'; 8192], "left as it was");
+        assert_eq!(
+            std::fs::read(&garbage).unwrap(),
+            vec![b'x'; 8192],
+            "left as it was"
+        );
 
         let foreign = dir.path().join("other.sqlite");
         let connection = Connection::open(&foreign).unwrap();
@@ -965,6 +972,10 @@ mod tests {
         drop(connection);
         let error = Ledger::open(&newer).unwrap_err().to_string();
         assert!(error.contains("schema version 99"), "{error}");
-        assert!(Ledger::open_existing(&dir.path().join("none")).unwrap().is_none());
+        assert!(
+            Ledger::open_existing(&dir.path().join("none"))
+                .unwrap()
+                .is_none()
+        );
     }
 }

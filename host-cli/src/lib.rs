@@ -30,4 +30,5 @@ pub mod resolve;
 pub mod runner;
 pub mod state;
 pub mod stop;
+pub mod watchdog;
 pub mod workspace;

@@ -202,10 +202,16 @@ mod tests {
     fn the_host_folder_gets_a_gitignore_once() {
         let dir = tempfile::tempdir().unwrap();
         let folder = host_folder(dir.path()).unwrap();
-        assert_eq!(std::fs::read_to_string(folder.join(".gitignore")).unwrap(), "*\n");
+        assert_eq!(
+            std::fs::read_to_string(folder.join(".gitignore")).unwrap(),
+            "*\n"
+        );
         std::fs::write(folder.join(".gitignore"), "mine\n").unwrap();
         host_folder(dir.path()).unwrap();
-        assert_eq!(std::fs::read_to_string(folder.join(".gitignore")).unwrap(), "mine\n");
+        assert_eq!(
+            std::fs::read_to_string(folder.join(".gitignore")).unwrap(),
+            "mine\n"
+        );
         let elsewhere = dir.path().join("state/deep");
         ensure_folder(dir.path(), &elsewhere).unwrap();
         assert!(elsewhere.is_dir() && !elsewhere.join(".gitignore").exists());
