@@ -8,14 +8,15 @@
 //! ```text
 //! add PGID GRACE_MS
 //! remove PGID
+//! clear
 //! ```
 //!
 //! When the pipe reaches its end the host has closed it, or has died: the kernel
 //! closes a dead process's files, SIGKILL included, on every Unix. The watchdog then
 //! sends SIGTERM to every group still registered, waits each group's grace (the
 //! automation's `kill_grace_seconds`) while any of its processes lives, sends SIGKILL
-//! to what is left, and exits. A host that ends normally has reaped its agents, so
-//! nothing is registered and the watchdog exits at once.
+//! to what is left, and exits. A host that ends normally has reaped its agents: it
+//! says `clear` before it closes the pipe, and the watchdog exits at once.
 //!
 //! Before it reads its first line the watchdog takes an exclusive lock on
 //! `<state folder>/watchdog.lock`, and only then answers `ready`: the host dispatches
@@ -135,6 +136,7 @@ impl Watchdog {
     /// Closes the pipe (the watchdog stops what is still registered, normally nothing)
     /// and waits at most `limit` for it to exit; the guard kills it after that.
     pub fn close(mut self, limit: Duration) {
+        self.watch.send("clear\n");
         self.watch.close();
         if self.guard.wait_for(limit).is_none() {
             tracing::warn!(
@@ -203,6 +205,7 @@ pub fn serve(lock: &Path, input: impl BufRead, mut ready: impl Write) -> io::Res
                 }
                 _ => eprintln!("curupira watchdog: ignored a malformed line `{line}`"),
             },
+            ["clear"] => groups.clear(),
             ["remove", pgid] => match pgid.parse::<u32>() {
                 Ok(pgid) => {
                     groups.remove(&pgid);
