@@ -63,7 +63,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
 /// The ledger's file name in the state folder.
@@ -390,12 +390,20 @@ impl Ledger {
                 found: version,
             });
         }
+        // WAL is a property of the file: set once, by the first opener. Asking again
+        // would take a lock that readers beside a running host need not wait for.
         let mode: String = self
             .connection
-            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+            .pragma_query_value(None, "journal_mode", |row| row.get(0))
             .map_err(&classify)?;
         if !mode.eq_ignore_ascii_case("wal") {
-            tracing::debug!("the task ledger is in journal mode {mode}, not WAL");
+            let mode: String = self
+                .connection
+                .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+                .map_err(&classify)?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                tracing::debug!("the task ledger is in journal mode {mode}, not WAL");
+            }
         }
         self.connection
             .pragma_update(None, "synchronous", "NORMAL")
@@ -411,9 +419,12 @@ impl Ledger {
     fn migrate(&mut self, from: i64) -> rusqlite::Result<()> {
         let from = usize::try_from(from).unwrap_or(0);
         for (step, sql) in MIGRATIONS.iter().enumerate().skip(from) {
-            let transaction = self.connection.transaction()?;
-            // Another process may have migrated meanwhile (the transaction now holds
-            // the write lock after its first statement).
+            // IMMEDIATE: the write lock first (waiting for it), so a reader that opens
+            // the file while a host creates it waits instead of failing at once.
+            let transaction = self
+                .connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            // Another process may have migrated meanwhile.
             let current: i64 =
                 transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
             if usize::try_from(current).unwrap_or(0) > step {
@@ -671,7 +682,10 @@ impl Ledger {
     fn each_key(&mut self, keys: &[(String, String)], sql: &str) -> Result<usize, LedgerError> {
         let path = self.path.clone();
         let error = |source| classify(&path, "write", source);
-        let transaction = self.connection.transaction().map_err(error)?;
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(error)?;
         let mut changed = 0;
         {
             let mut statement = transaction.prepare(sql).map_err(error)?;
