@@ -31,6 +31,8 @@ fn project() -> (Project, [String; 3]) {
         format!("def{}", "0".repeat(61)),
     ];
     let mut write = |automation: &str, id: &str, status: Status| {
+        // Times have milliseconds: keep the rows apart.
+        std::thread::sleep(std::time::Duration::from_millis(5));
         ledger.attempt_started(automation, id, &pairs(id), "/w", 1).unwrap();
         if status != Status::Running {
             let code = (status == Status::Failed).then_some(3).or(Some(0));
