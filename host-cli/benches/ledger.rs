@@ -69,7 +69,14 @@ fn per_dispatch(dispatches: usize) {
                 if with_ledger {
                     let t = Instant::now();
                     ledger
-                        .agent_started("bench", &task_id, AgentProcess { pid: 4242, start: Some(1) })
+                        .agent_started(
+                            "bench",
+                            &task_id,
+                            AgentProcess {
+                                pid: 4242,
+                                start: Some(1),
+                            },
+                        )
                         .unwrap();
                     ledger
                         .finished("bench", &task_id, Status::Succeeded, Some(0), "exit")
@@ -86,10 +93,17 @@ fn per_dispatch(dispatches: usize) {
     }
     let half = (dispatches / 2) as f64;
     let per = |d: Duration| d.as_secs_f64() * 1e6 / half;
-    println!("dispatches of a no-op agent: {dispatches} ({} with the ledger, {} without)", dispatches / 2, dispatches / 2);
+    println!(
+        "dispatches of a no-op agent: {dispatches} ({} with the ledger, {} without)",
+        dispatches / 2,
+        dispatches / 2
+    );
     println!("  without the ledger: {:.1} µs per dispatch", per(off));
     println!("  with the ledger:    {:.1} µs per dispatch", per(on));
-    println!("  the ledger's calls: {:.1} µs per dispatch", per(ledger_only));
+    println!(
+        "  the ledger's calls: {:.1} µs per dispatch",
+        per(ledger_only)
+    );
     println!(
         "  time with / without: {:.3} (ledger calls / dispatch without: {:.1} %)",
         on.as_secs_f64() / off.as_secs_f64(),
@@ -131,7 +145,10 @@ fn list_over_a_million() {
         }
         transaction.commit().unwrap();
     }
-    println!("\n`tasks list` over {ROWS} rows (built in {:.1} s):", built.elapsed().as_secs_f64());
+    println!(
+        "\n`tasks list` over {ROWS} rows (built in {:.1} s):",
+        built.elapsed().as_secs_f64()
+    );
     let ledger = Ledger::open(&path).unwrap();
     let plain = rusqlite::Connection::open(&path).unwrap();
     let time = |f: &dyn Fn() -> usize| {
@@ -150,10 +167,7 @@ fn list_over_a_million() {
         let mut statement = plain
             .prepare_cached("SELECT * FROM tasks LIMIT 50")
             .unwrap();
-        statement
-            .query_map([], |_| Ok(()))
-            .unwrap()
-            .count()
+        statement.query_map([], |_| Ok(())).unwrap().count()
     });
     let first_page = time(&|| ledger.list(&Filter::default(), 50).unwrap().len());
     let failed = Filter {
@@ -167,7 +181,10 @@ fn list_over_a_million() {
     };
     let automation_page = time(&|| ledger.list(&automation, 50).unwrap().len());
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!("  plain `SELECT * FROM tasks LIMIT 50`: {:.3} ms", ms(select));
+    println!(
+        "  plain `SELECT * FROM tasks LIMIT 50`: {:.3} ms",
+        ms(select)
+    );
     println!(
         "  first page, newest first:             {:.3} ms ({:.1}× the plain SELECT)",
         ms(first_page),

@@ -568,7 +568,7 @@ impl Ledger {
                  ORDER BY updated_at",
             )
             .map_err(self.error("read"))?;
-        let rows = statement
+        let rows: Vec<Requested> = statement
             .query_map(params![automation], |row| {
                 Ok(Requested {
                     task_id: row.get(0)?,
@@ -576,8 +576,8 @@ impl Ledger {
                 })
             })
             .and_then(Iterator::collect)
-            .map_err(|source| classify(&self.path, "read", source));
-        rows
+            .map_err(|source| classify(&self.path, "read", source))?;
+        Ok(rows)
     }
 
     /// The most recently changed rows matching `filter`, newest first, at most

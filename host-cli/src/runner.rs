@@ -973,7 +973,14 @@ impl Scheduler<'_> {
                 return Ok(Ok(()));
             }
         }
-        self.dispatch(index, (task_id, id_text, pairs), false, runs, extensions, events)
+        self.dispatch(
+            index,
+            (task_id, id_text, pairs),
+            false,
+            runs,
+            extensions,
+            events,
+        )
     }
 
     /// A task that waited for no poll: one `tasks retry` asked for, or one whose
@@ -1248,7 +1255,13 @@ impl Scheduler<'_> {
             (true, true) => Status::Succeeded,
             (true, false) => Status::Failed,
         };
-        self.record_end(&name, &task, status, outcome.exit_code(), outcome.reason.as_str());
+        self.record_end(
+            &name,
+            &task,
+            status,
+            outcome.exit_code(),
+            outcome.reason.as_str(),
+        );
         let run = &mut runs[task.run];
         if let Some(round) = &mut run.round {
             round.outstanding = round.outstanding.saturating_sub(1);

@@ -128,13 +128,19 @@ fn signal(pid: u32, name: &str) {
 fn processes() -> Vec<(u32, u32, char, String)> {
     let mut found = Vec::new();
     for entry in fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
-        let Some(close) = stat.rfind(')') else { continue };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
         let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
         let state = fields[0].chars().next().unwrap();
         let ppid = fields[1].parse().unwrap();
@@ -220,7 +226,10 @@ fn a_restart_skips_what_succeeded_and_the_ledger_reopens() {
     let toml = project.read("curupira.toml");
     project.write(
         "curupira.toml",
-        &toml.replace("[settings.agent]", "[settings.ledger]\nenabled = false\n\n[settings.agent]"),
+        &toml.replace(
+            "[settings.agent]",
+            "[settings.ledger]\nenabled = false\n\n[settings.agent]",
+        ),
     );
     let _ = fs::remove_file(project.path().join("done.jsonl"));
     let third = project.curupira(ONCE);
@@ -246,7 +255,10 @@ fn a_failed_task_is_skipped_too_and_retry_and_forget_reopen_tasks() {
     assert_eq!(skipped.events_named("task.skipped").len(), 1, "{skipped:?}");
     let forgot = project.curupira(&["tasks", "forget", &id[..8]]);
     assert_eq!(forgot.code, Some(0), "{forgot:?}");
-    assert!(forgot.stdout.contains(&format!("forgot task {id}")), "{forgot:?}");
+    assert!(
+        forgot.stdout.contains(&format!("forgot task {id}")),
+        "{forgot:?}"
+    );
     assert!(ledger(&project).find(&id, None, 2).unwrap().is_empty());
     fs::remove_file(project.path().join("agent-exit")).unwrap();
     let again = project.curupira(ONCE);
@@ -263,16 +275,25 @@ fn a_failed_task_is_skipped_too_and_retry_and_forget_reopen_tasks() {
     let row: Value = serde_json::from_str(listed.stdout.lines().next().unwrap()).unwrap();
     assert_eq!(row["retry_requested"], true, "{listed:?}");
     let run = project.curupira(&["run", "--once", "--format", "json", "--dry-run"]);
-    assert!(run.events_named("task.rendered").is_empty(), "a dry run starts no retry");
+    assert!(
+        run.events_named("task.rendered").is_empty(),
+        "a dry run starts no retry"
+    );
     let run = project.curupira(ONCE);
     let started = run.events_named("task.started");
     assert_eq!(started.len(), 1, "{run:?}");
     assert_eq!(started[0]["task_id"], id.as_str());
-    assert_eq!(started[0]["values"], serde_json::json!([{"key": "n", "value": "a"}]));
+    assert_eq!(
+        started[0]["values"],
+        serde_json::json!([{"key": "n", "value": "a"}])
+    );
     assert_eq!(starts(&project), 3);
     let row = &ledger(&project).find(&id, None, 2).unwrap()[0];
     // Two attempts since `forget` deleted the row: the run after it, and the retry.
-    assert_eq!((row.status, row.attempts, row.retry_requested), (Status::Succeeded, 2, false));
+    assert_eq!(
+        (row.status, row.attempts, row.retry_requested),
+        (Status::Succeeded, 2, false)
+    );
 }
 
 #[test]
@@ -309,14 +330,30 @@ fn a_corrupt_ledger_is_refused_with_its_name() {
     project.write(".curupira/ledger.sqlite", &garbage);
     let run = project.curupira(ONCE);
     assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(run.stderr.contains(".curupira/ledger.sqlite"), "{}", run.stderr);
-    assert!(run.stderr.contains("damaged or is not an SQLite database"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(".curupira/ledger.sqlite"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("damaged or is not an SQLite database"),
+        "{}",
+        run.stderr
+    );
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     assert_eq!(starts(&project), 0, "nothing ran");
-    assert_eq!(project.read(".curupira/ledger.sqlite"), garbage, "left as it was");
+    assert_eq!(
+        project.read(".curupira/ledger.sqlite"),
+        garbage,
+        "left as it was"
+    );
     let list = project.curupira(&["tasks", "list"]);
     assert_eq!(list.code, Some(2), "{list:?}");
-    assert!(list.stderr.contains(".curupira/ledger.sqlite"), "{}", list.stderr);
+    assert!(
+        list.stderr.contains(".curupira/ledger.sqlite"),
+        "{}",
+        list.stderr
+    );
 }
 
 #[test]
@@ -344,7 +381,11 @@ fn readers_see_whole_rows_while_a_host_writes() {
                 assert_eq!(row["exit_code"], 0, "a finished row is whole: {row}");
             }
         }
-        assert!(rows.len() >= seen, "rows never disappear: {} after {seen}", rows.len());
+        assert!(
+            rows.len() >= seen,
+            "rows never disappear: {} after {seen}",
+            rows.len()
+        );
         seen = rows.len();
         reads += 1;
     }
@@ -408,13 +449,21 @@ fn nothing_of_a_killed_host_survives_and_a_restart_runs_the_task_once() {
     let left: Vec<_> = family.iter().filter(|(pid, _)| alive(*pid)).collect();
     assert!(gone, "left after {:?}: {left:?}", started.elapsed());
     let _ = finish(host, Duration::from_secs(5));
-    assert_eq!(agent_log(&project).len(), 1, "the agent never ended by itself");
+    assert_eq!(
+        agent_log(&project).len(),
+        1,
+        "the agent never ended by itself"
+    );
 
     fs::remove_file(project.path().join("sleep")).unwrap();
     let again = project.curupira(ONCE);
     assert_eq!(again.code, Some(0), "{again:?}");
     assert_eq!(again.events_named("task.started").len(), 1, "{again:?}");
-    assert_eq!(starts(&project), 2, "the first attempt, then the restart's one");
+    assert_eq!(
+        starts(&project),
+        2,
+        "the first attempt, then the restart's one"
+    );
 }
 
 /// The host and its watchdog both killed: the agent lives on. A restarted host finds

@@ -31,11 +31,11 @@ use curupira_host::config::{Config, Loaded};
 use curupira_host::events::EventWriter;
 use curupira_host::format::Format;
 use curupira_host::ledger::Ledger;
-use curupira_host::state::{self, RUN_LOCK, RunLock};
-use curupira_host::watchdog::{self, Watchdog};
 use curupira_host::resolve::Plan;
 use curupira_host::runner::{self, RunOptions};
+use curupira_host::state::{self, RUN_LOCK, RunLock};
 use curupira_host::stop::Stop;
+use curupira_host::watchdog::{self, Watchdog};
 
 use super::{ConfigArg, Verbosity, load_config};
 
@@ -81,14 +81,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut held = None;
     if options.dry_run {
         if settings.enabled {
-            options.ledger = Ledger::open_existing(&settings.path)?
-                .map(|ledger| Arc::new(Mutex::new(ledger)));
+            options.ledger =
+                Ledger::open_existing(&settings.path)?.map(|ledger| Arc::new(Mutex::new(ledger)));
         }
     } else {
         let state_dir = settings.state_dir();
-        state::ensure_folder(&config.dir, &state_dir).with_context(|| {
-            format!("cannot create the state folder `{}`", state_dir.display())
-        })?;
+        state::ensure_folder(&config.dir, &state_dir)
+            .with_context(|| format!("cannot create the state folder `{}`", state_dir.display()))?;
         let lock = match RunLock::acquire(&state_dir.join(RUN_LOCK)) {
             Ok(lock) => lock,
             Err(busy) => {

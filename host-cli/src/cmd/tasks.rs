@@ -204,9 +204,7 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     }
     write_out(&out)?;
     if rows.len() > shown && args.common.format == Format::Human {
-        eprintln!(
-            "(the {shown} most recently changed; more with `--limit` or a filter)"
-        );
+        eprintln!("(the {shown} most recently changed; more with `--limit` or a filter)");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -311,10 +309,7 @@ fn forget(args: ForgetArgs) -> anyhow::Result<ExitCode> {
 fn resolve(ledger: &Ledger, id: &str, automation: Option<&str>) -> anyhow::Result<TaskRecord> {
     const SHOWN: usize = 10;
     let prefix = id.to_ascii_lowercase();
-    if prefix.is_empty()
-        || prefix.len() > 64
-        || !prefix.bytes().all(|b| b.is_ascii_hexdigit())
-    {
+    if prefix.is_empty() || prefix.len() > 64 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
         bail!("`{id}` is not a task id: expected 1 to 64 hexadecimal digits");
     }
     let mut rows = ledger.find(&prefix, automation, SHOWN as u32 + 1)?;
