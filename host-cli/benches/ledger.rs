@@ -26,7 +26,9 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(10_000);
-    per_dispatch(dispatches);
+    if dispatches > 0 {
+        per_dispatch(dispatches);
+    }
     list_over_a_million();
 }
 

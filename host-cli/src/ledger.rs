@@ -601,7 +601,10 @@ impl Ledger {
         }
         values.push(&limit);
         sql.push_str(&format!(
-            " ORDER BY updated_at DESC, automation, task_id LIMIT ?{}",
+            // Each index on `updated_at` ends with the key (automation, task_id) of
+            // this WITHOUT ROWID table: this order is the index's, read backwards, so
+            // the first page costs as much as a plain `SELECT … LIMIT`.
+            " ORDER BY updated_at DESC, automation DESC, task_id DESC LIMIT ?{}",
             values.len()
         ));
         self.query(&sql, values.as_slice())
