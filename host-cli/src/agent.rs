@@ -292,15 +292,35 @@ fn seconds(duration: Duration) -> String {
     format!("{} s", duration.as_secs_f64())
 }
 
+/// Told when an agent's process started and when it was reaped: how the run's
+/// watchdog and ledger learn its pid (which is also its process group id).
+pub trait AgentObserver: fmt::Debug + Sync {
+    /// The agent started as process `pid`, leading its own process group.
+    fn spawned(&self, pid: u32);
+    /// The agent `pid` was reaped, after what it left in its group was killed.
+    fn reaped(&self, pid: u32);
+}
+
 /// Runs one attempt of the agent under `limits` and reports how it ended; it never
 /// fails as a call (a program that cannot start is [`EndReason::SpawnFailed`]). The
 /// agent is reaped, and its process group killed, before this returns.
 pub fn run_attempt(run: &AgentRun<'_>, limits: &AgentLimits, stop: &Stop) -> AttemptOutcome {
+    run_attempt_observed(run, limits, stop, None)
+}
+
+/// [`run_attempt`], telling `observer` the agent's pid when it started and when it was
+/// reaped.
+pub fn run_attempt_observed(
+    run: &AgentRun<'_>,
+    limits: &AgentLimits,
+    stop: &Stop,
+    observer: Option<&dyn AgentObserver>,
+) -> AttemptOutcome {
     let started = Instant::now();
     let reason = if stop.count() >= FORCED_STOP {
         EndReason::Interrupted
     } else {
-        match Attempt::start(run) {
+        match Attempt::start(run, observer) {
             Ok(attempt) => attempt.supervise(run, limits, stop),
             Err(error) => EndReason::SpawnFailed { error },
         }
@@ -449,16 +469,20 @@ impl Activity {
 }
 
 /// A started agent with the threads that feed and read it.
-struct Attempt {
+struct Attempt<'o> {
     agent: ProcessGuard,
+    observer: Option<&'o dyn AgentObserver>,
     activity: Arc<Activity>,
     /// Disconnected once every helper thread has ended (each holds a sender).
     helpers: mpsc::Receiver<()>,
 }
 
-impl Attempt {
+impl<'o> Attempt<'o> {
     /// Starts the agent and its helper threads; why it cannot, in one sentence.
-    fn start(run: &AgentRun<'_>) -> Result<Attempt, String> {
+    fn start(
+        run: &AgentRun<'_>,
+        observer: Option<&'o dyn AgentObserver>,
+    ) -> Result<Attempt<'o>, String> {
         let Some((program, args)) = run.command.split_first() else {
             return Err("the agent command is empty".to_owned());
         };
@@ -489,6 +513,9 @@ impl Attempt {
                 format!("cannot start the agent `{program}`: {err}")
             }
         })?;
+        if let Some(observer) = observer {
+            observer.spawned(agent.id());
+        }
         let activity = Arc::new(Activity(Mutex::new(Instant::now())));
         let (done, helpers) = mpsc::channel();
         // A helper that cannot start would leave the agent without its prompt or
@@ -515,6 +542,7 @@ impl Attempt {
         }
         Ok(Attempt {
             agent,
+            observer,
             activity,
             helpers,
         })
@@ -566,7 +594,11 @@ impl Attempt {
             step = (step * 2).min(POLL_STEP);
         };
         // Reap now (the guard would on drop), then let the output drain.
+        let pid = self.agent.id();
         drop(self.agent);
+        if let Some(observer) = self.observer {
+            observer.reaped(pid);
+        }
         let deadline = Instant::now() + DRAIN_LIMIT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());

@@ -11,7 +11,7 @@
 //! | `task.finished` | `task_id`, `values`, `exit_code`, `error`?, `reason`, `duration_seconds` | after the last attempt and `trigger/onFinished` (not sent for `spawn-failed`: the task is reported, not finished) |
 //! | `workspace.created` | `task_id`, `workspace`, `branch`, `reused` | worktree mode: the task's worktree was made (or an earlier run's taken up) |
 //! | `workspace.removed` | `task_id`, `workspace` | worktree mode: removed after the task, per `cleanup` (the branch stays) |
-//! | `task.skipped` | `task_id`, `values` | a poll returned an identity this process already handled for this automation |
+//! | `task.skipped` | `task_id`, `values` | a poll returned an identity this automation already handled: in this process, or (with the durable ledger) finished in an earlier one |
 //! | `task.rendered` | `task_id`, `values`, `prompt` | `--dry-run`: instead of started/finished |
 //! | `round.finished` | `polled`, `dispatched`, `skipped`, `failed` | after each complete round |
 //! | `automation.failed` | `code`, `message`, `extension`?, `method`? | the automation stops (for the rest of the process) |
@@ -111,7 +111,8 @@ pub enum Event {
         /// The worktree's folder.
         workspace: String,
     },
-    /// A poll returned an identity already handled by this process.
+    /// A poll returned an identity already handled: by this process, or finished by an
+    /// earlier one (the durable ledger).
     #[serde(rename = "task.skipped")]
     TaskSkipped {
         /// The automation.
@@ -271,7 +272,7 @@ impl Event {
                 task_id,
                 values,
             } => format!(
-                "{automation}: skipped task {} {} (already handled by this process)",
+                "{automation}: skipped task {} {} (already handled)",
                 short(task_id),
                 pairs_text(values)
             ),

@@ -21,6 +21,7 @@ pub mod dispatch;
 pub mod events;
 pub mod forge;
 pub mod format;
+pub mod ledger;
 pub mod logging;
 pub mod plugins;
 pub mod preflight;
@@ -28,7 +29,9 @@ pub mod probe;
 pub mod resolve;
 pub mod runner;
 pub mod spirit_run;
+pub mod state;
 pub mod stop;
+pub mod watchdog;
 pub mod workspace;
 
 /// The README's example, compiled and run as a doctest.

@@ -46,9 +46,15 @@ enum Command {
     /// Check, install, list and remove Spirit extension packages; show and run their tools.
     #[command(subcommand)]
     Spirit(cmd::spirit::Command),
+    /// List, show, retry and forget the tasks of the durable ledger.
+    #[command(subcommand)]
+    Tasks(cmd::tasks::Command),
     /// Run an extension built into this executable (used by the host itself).
     #[command(hide = true)]
     Builtin(cmd::builtin::Args),
+    /// Stop a run's agents if the run dies (started by `run` itself).
+    #[command(hide = true)]
+    Watchdog(cmd::watchdog::Args),
 }
 
 fn main() -> ExitCode {
@@ -64,7 +70,9 @@ fn main() -> ExitCode {
         Command::Manifest(command) => cmd::manifest::run(command),
         Command::Registry(command) => cmd::registry::run(command),
         Command::Spirit(command) => cmd::spirit::run(command),
+        Command::Tasks(command) => cmd::tasks::run(command),
         Command::Builtin(args) => cmd::builtin::run(args),
+        Command::Watchdog(args) => cmd::watchdog::run(args),
     };
     match result {
         Ok(code) => code,

@@ -59,9 +59,10 @@
 //! skips it), and emits `task.rendered` with the prompt instead of starting anything:
 //! no agent, no `onStarted`, no `onFinished`.
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -72,12 +73,16 @@ use curupira_protocol::{Arguments, HostInfo, TriggerDescription, TriggerSchema};
 use curupira_task_identity::{Pair, TaskId};
 use curupira_template::{Chain, Template};
 
-use crate::agent::{AgentLimits, AgentRun, AttemptOutcome, EndReason, run_attempt};
+use crate::agent::{
+    AgentLimits, AgentObserver, AgentRun, AttemptOutcome, EndReason, run_attempt_observed,
+};
 use crate::config::{Automation, Config};
 use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
 use crate::events::{Event, EventWriter};
+use crate::ledger::{self, AgentProcess, Decision, LedgerError, Status};
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
+use crate::watchdog::Watch;
 use crate::workspace::{Finished, HookKind, Origin, Workspace, WorkspaceMode, Workspaces};
 
 /// How to run.
@@ -89,7 +94,34 @@ pub struct RunOptions {
     pub dry_run: bool,
     /// The automations to run, by name; empty means all.
     pub automations: Vec<String>,
+    /// The durable task ledger, when enabled ([`crate::ledger`]): consulted for every
+    /// polled task, written at every change of a task's state (read only in a dry
+    /// run). `None`: identities are kept for this process only.
+    pub ledger: Option<SharedLedger>,
+    /// The run's watchdog ([`crate::watchdog`]): told about every agent's process
+    /// group, so none outlives a host that died.
+    pub watch: Option<Watch>,
 }
+
+/// The ledger, shared by the dispatch loop and the worker threads (which record
+/// their agent's pid as soon as it started).
+pub type SharedLedger = Arc<Mutex<ledger::Ledger>>;
+
+/// Why [`run`] ended early.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The events could not be written.
+    #[error("cannot write events to standard output: {0}")]
+    Events(#[from] io::Error),
+    /// The ledger could not be read or written: the run stopped as on a signal (no
+    /// new task, running agents waited for).
+    #[error("{0}; the run was stopped")]
+    Ledger(#[from] LedgerError),
+}
+
+/// How long a task whose earlier agent (of a host that died) still runs waits before
+/// the host looks again.
+const ORPHAN_RECHECK: Duration = Duration::from_secs(1);
 
 /// The plan `run` follows, and what stands in its way, worked out before anything
 /// starts (after the config file itself): every extension's manifest and every
@@ -374,6 +406,20 @@ struct AutomationRun<'c> {
     rounds: u32,
     /// Where its agents work (the base of worktrees resolved at the start of the run).
     workspaces: Workspaces,
+    /// Tasks to dispatch without a poll, each when due: those `tasks retry` asked for,
+    /// and those waiting for an earlier host's agent to end. Each is claimed in
+    /// `ledger` and counted in its round's `outstanding`.
+    pending: VecDeque<Pending>,
+}
+
+/// A task to dispatch from its stored pairs rather than from a poll.
+#[derive(Debug)]
+struct Pending {
+    task_id: TaskId,
+    pairs: Vec<Pair>,
+    due: Instant,
+    /// The agent of a host that died, still running the task: the task waits for it.
+    waiting_for: Option<AgentProcess>,
 }
 
 /// One round of one automation: its polls, and the tasks they dispatched until the
@@ -424,6 +470,40 @@ struct AttemptSpec {
     limits: AgentLimits,
     workspaces: Workspaces,
     stop: Stop,
+    observer: TaskObserver,
+}
+
+/// Tells the watchdog and the ledger about one task's agent process.
+#[derive(Debug)]
+struct TaskObserver {
+    automation: String,
+    task_id: String,
+    grace: Duration,
+    watch: Option<Watch>,
+    ledger: Option<SharedLedger>,
+}
+
+impl AgentObserver for TaskObserver {
+    fn spawned(&self, pid: u32) {
+        if let Some(watch) = &self.watch {
+            watch.add(pid, self.grace);
+        }
+        if let Some(ledger) = &self.ledger {
+            let recorded = ledger
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .agent_started(&self.automation, &self.task_id, AgentProcess::of(pid));
+            if let Err(error) = recorded {
+                tracing::error!("{error}");
+            }
+        }
+    }
+
+    fn reaped(&self, pid: u32) {
+        if let Some(watch) = &self.watch {
+            watch.remove(pid);
+        }
+    }
 }
 
 /// Runs the selected automations of `plan` until done (`--once`), stopped, or out of
@@ -435,7 +515,7 @@ pub fn run<W: Write>(
     options: &RunOptions,
     stop: &Stop,
     events: &mut EventWriter<W>,
-) -> io::Result<()> {
+) -> Result<(), RunError> {
     let selected = config.selected(&options.automations);
     let repository = repository(config);
     let mut extensions = Extensions::new(plan, config.settings.client_options());
@@ -507,6 +587,7 @@ pub fn run<W: Write>(
                 round: None,
                 rounds: 0,
                 workspaces,
+                pending: VecDeque::new(),
             }),
             Err(error) => emit_failure(events, &automation.name, &error)?,
         }
@@ -522,6 +603,7 @@ pub fn run<W: Write>(
         retries: RetryQueue::new(),
         running: 0,
         finished: mpsc::channel(),
+        ledger_error: None,
     };
     for run in &runs {
         let cap = run.automation.agent_policy.cap;
@@ -540,7 +622,10 @@ pub fn run<W: Write>(
             message: error.to_string(),
         })?;
     }
-    Ok(())
+    match scheduler.ledger_error {
+        Some(error) => Err(RunError::Ledger(error)),
+        None => Ok(()),
+    }
 }
 
 /// The dispatch loop's state (see the module doc, "Concurrency"). The extensions and
@@ -555,6 +640,8 @@ struct Scheduler<'a> {
     /// Attempts running on worker threads.
     running: usize,
     finished: (mpsc::Sender<Attempted>, mpsc::Receiver<Attempted>),
+    /// The first ledger failure: from then on the run stops as on a signal.
+    ledger_error: Option<LedgerError>,
 }
 
 /// The longest the loop sleeps before it looks at signals again.
@@ -573,7 +660,7 @@ impl Scheduler<'_> {
                 self.attempt_ended(attempted, runs, extensions, events)?;
                 progressed = true;
             }
-            if self.stop.requested() {
+            if self.stopping() {
                 // No new poll, no new attempt: what waits for a retry is interrupted.
                 for (_, task) in self.retries.drain() {
                     self.interrupted(task, runs);
@@ -581,6 +668,11 @@ impl Scheduler<'_> {
                 for run in runs.iter_mut() {
                     if let Some(round) = &mut run.round {
                         round.polling_done = true;
+                        // Not started: the ledger keeps them for the next run.
+                        for pending in run.pending.drain(..) {
+                            run.ledger.release(&pending.task_id);
+                            round.outstanding = round.outstanding.saturating_sub(1);
+                        }
                     }
                 }
             } else {
@@ -592,7 +684,7 @@ impl Scheduler<'_> {
 
             if self.running == 0 && self.retries.is_empty() {
                 let rounds_open = runs.iter().any(|run| run.round.is_some());
-                if self.stop.requested() && !rounds_open {
+                if self.stopping() && !rounds_open {
                     break;
                 }
                 if self.options.once
@@ -632,6 +724,9 @@ impl Scheduler<'_> {
                 wait = wait.min(run.next_due.saturating_duration_since(now));
             }
         }
+        for pending in runs.iter().flat_map(|run| run.pending.iter()) {
+            wait = wait.min(pending.due.saturating_duration_since(now));
+        }
         wait.max(Duration::from_millis(1))
     }
 
@@ -670,12 +765,81 @@ impl Scheduler<'_> {
             };
             if due {
                 run.rounds += 1;
-                run.round = Some(Round {
+                let mut round = Round {
                     polls_left: run.automation.polling.batch_size,
                     polling_done: run.automation.polling.batch_size == 0,
                     ..Round::default()
-                });
+                };
+                if !self.options.dry_run
+                    && let Some(ledger) = &self.options.ledger
+                {
+                    let requested = ledger
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .requested(&run.automation.name);
+                    match requested {
+                        Ok(requested) => {
+                            for task in requested {
+                                queue_requested(run, &mut round, task, now);
+                            }
+                        }
+                        Err(error) => {
+                            tracing::error!("{error}");
+                            self.ledger_error.get_or_insert(error);
+                        }
+                    }
+                }
+                run.round = Some(round);
             }
+        }
+    }
+
+    /// Whether the run is stopping: a signal, or the ledger failed.
+    fn stopping(&self) -> bool {
+        self.stop.requested() || self.ledger_error.is_some()
+    }
+
+    /// A ledger failure: logged, kept (the first) for the exit, and the run stops.
+    fn ledger_failed(&mut self, error: LedgerError) {
+        tracing::error!("{error}; no new task starts");
+        self.ledger_error.get_or_insert(error);
+    }
+
+    /// What the ledger says about a polled task: `Dispatch` without a ledger.
+    fn decide(&mut self, automation: &str, task_id: &str) -> Decision {
+        let Some(ledger) = &self.options.ledger else {
+            return Decision::Dispatch;
+        };
+        let decided = ledger
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .decide(automation, task_id);
+        decided.unwrap_or_else(|error| {
+            self.ledger_failed(error);
+            // Not dispatched: the stop that follows interrupts nothing of it.
+            Decision::Skip(Status::Interrupted)
+        })
+    }
+
+    /// Records in the ledger (when there is one) that `task` ended in this process
+    /// with `status`.
+    fn record_end(
+        &mut self,
+        automation: &str,
+        task: &Task,
+        status: Status,
+        exit_code: Option<i32>,
+        reason: &str,
+    ) {
+        let Some(ledger) = &self.options.ledger else {
+            return;
+        };
+        let recorded = ledger
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .finished(automation, &task.id_text, status, exit_code, reason);
+        if let Err(error) = recorded {
+            self.ledger_failed(error);
         }
     }
 
@@ -689,11 +853,14 @@ impl Scheduler<'_> {
     ) -> io::Result<bool> {
         let mut progressed = false;
         loop {
+            let now = Instant::now();
             let wants = |name: &str| {
                 runs.iter().any(|run| {
                     run.automation.name == name
                         && run.active
-                        && run.round.as_ref().is_some_and(|round| !round.polling_done)
+                        && run.round.as_ref().is_some_and(|round| {
+                            !round.polling_done || run.pending.iter().any(|p| p.due <= now)
+                        })
                 })
             };
             let Some(name) = self.slots.next_to_serve(wants) else {
@@ -703,7 +870,13 @@ impl Scheduler<'_> {
                 return Ok(progressed);
             };
             progressed = true;
-            if let Err(error) = self.poll_one(index, runs, extensions, events)? {
+            // Tasks that wait for no poll come first, as due retries do.
+            let ready = runs[index].pending.iter().position(|p| p.due <= now);
+            let served = match ready.and_then(|at| runs[index].pending.remove(at)) {
+                Some(pending) => self.dispatch_pending(index, pending, runs, extensions, events)?,
+                None => self.poll_one(index, runs, extensions, events)?,
+            };
+            if let Err(error) = served {
                 emit_failure(events, &name, &error)?;
                 let run = &mut runs[index];
                 run.active = false;
@@ -711,7 +884,7 @@ impl Scheduler<'_> {
                     round.polling_done = true;
                 }
             }
-            if self.stop.requested() {
+            if self.stopping() {
                 return Ok(progressed);
             }
         }
@@ -760,6 +933,101 @@ impl Scheduler<'_> {
             })?;
             return Ok(Ok(()));
         }
+        match self.decide(&name, &id_text) {
+            Decision::Dispatch => {}
+            Decision::Skip(status) => {
+                // Finished by an earlier process (or the ledger failed: not started).
+                let run = &mut runs[index];
+                if status.is_finished() {
+                    run.ledger.finish(&task_id);
+                    if let Some(round) = &mut run.round {
+                        round.skipped += 1;
+                    }
+                    events.emit(&Event::TaskSkipped {
+                        automation: name,
+                        task_id: id_text,
+                        values: pairs,
+                    })?;
+                } else {
+                    run.ledger.release(&task_id);
+                }
+                return Ok(Ok(()));
+            }
+            Decision::Wait(agent) => {
+                tracing::warn!(
+                    "automation `{name}`: task {id_text} was left running by a host that \
+                     died, and its agent (process group {}) is still alive; the task waits \
+                     for it to end",
+                    agent.pid
+                );
+                let run = &mut runs[index];
+                if let Some(round) = &mut run.round {
+                    round.outstanding += 1;
+                }
+                run.pending.push_back(Pending {
+                    task_id,
+                    pairs,
+                    due: Instant::now() + ORPHAN_RECHECK,
+                    waiting_for: Some(agent),
+                });
+                return Ok(Ok(()));
+            }
+        }
+        self.dispatch(
+            index,
+            (task_id, id_text, pairs),
+            false,
+            runs,
+            extensions,
+            events,
+        )
+    }
+
+    /// A task that waited for no poll: one `tasks retry` asked for, or one whose
+    /// earlier agent was still alive (looked at again: still alive, it waits again).
+    fn dispatch_pending<W: Write>(
+        &mut self,
+        index: usize,
+        mut pending: Pending,
+        runs: &mut [AutomationRun<'_>],
+        extensions: &mut Extensions<'_>,
+        events: &mut EventWriter<W>,
+    ) -> io::Result<Result<(), CallError>> {
+        let run = &mut runs[index];
+        if pending.waiting_for.is_some_and(|agent| agent.is_alive()) {
+            pending.due = Instant::now() + ORPHAN_RECHECK;
+            run.pending.push_back(pending);
+            return Ok(Ok(()));
+        }
+        let id_text = pending.task_id.to_string();
+        self.dispatch(
+            index,
+            (pending.task_id, id_text, pending.pairs),
+            true,
+            runs,
+            extensions,
+            events,
+        )
+    }
+
+    /// Dispatches a claimed task: its prompt, `onStarted`, then its first attempt (a
+    /// dry run renders it instead). `counted`: the round counts it as outstanding
+    /// already (a pending task).
+    fn dispatch<W: Write>(
+        &mut self,
+        index: usize,
+        (task_id, id_text, pairs): (TaskId, String, Vec<Pair>),
+        counted: bool,
+        runs: &mut [AutomationRun<'_>],
+        extensions: &mut Extensions<'_>,
+        events: &mut EventWriter<W>,
+    ) -> io::Result<Result<(), CallError>> {
+        let run = &mut runs[index];
+        let name = run.automation.name.clone();
+        let Some(round) = run.round.as_mut() else {
+            run.ledger.release(&task_id);
+            return Ok(Ok(()));
+        };
         let prompt = render(&run.template, &pairs, self.repository, &name);
         round.dispatched += 1;
         if self.options.dry_run {
@@ -772,11 +1040,20 @@ impl Scheduler<'_> {
             })?;
             return Ok(Ok(()));
         }
-        if let Err(error) = client.on_started(trigger_type, &pairs) {
+        let trigger_type = &run.planned.trigger_type;
+        let started = extensions
+            .ready(&run.planned.extension)
+            .and_then(|ready| ready.client.on_started(trigger_type, &pairs));
+        if let Err(error) = started {
             run.ledger.release(&task_id);
+            if counted {
+                round.outstanding = round.outstanding.saturating_sub(1);
+            }
             return Ok(Err(error));
         }
-        round.outstanding += 1;
+        if !counted {
+            round.outstanding += 1;
+        }
         if !self.slots.take(&name) {
             // `next_to_serve` said a slot was free; it still is (nothing ran between).
             tracing::warn!("automation `{name}`: no agent slot after a poll; running anyway");
@@ -804,14 +1081,22 @@ impl Scheduler<'_> {
     ) -> io::Result<()> {
         let run = &runs[task.run];
         let automation = run.automation;
+        let limits = automation.agent_policy.limits();
         let spec = AttemptSpec {
             command: automation.agent.clone().unwrap_or_default(),
             config_dir: self.config.dir.clone(),
             automation: automation.name.clone(),
             repository: self.repository.to_owned(),
-            limits: automation.agent_policy.limits(),
+            limits,
             workspaces: run.workspaces.clone(),
             stop: self.stop.clone(),
+            observer: TaskObserver {
+                automation: automation.name.clone(),
+                task_id: task.id_text.clone(),
+                grace: limits.kill_grace,
+                watch: self.options.watch.clone(),
+                ledger: self.options.ledger.clone(),
+            },
         };
         let workspace = match &task.workspace {
             Some(workspace) => workspace.path().to_owned(),
@@ -819,6 +1104,30 @@ impl Scheduler<'_> {
         }
         .display()
         .to_string();
+        if let Some(ledger) = &self.options.ledger {
+            let pairs = serde_json::to_string(&task.pairs).unwrap_or_default();
+            let recorded = ledger
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .attempt_started(
+                    &automation.name,
+                    &task.id_text,
+                    &pairs,
+                    &workspace,
+                    std::process::id(),
+                );
+            if let Err(error) = recorded {
+                // Not recorded, not started: the stop that follows leaves it for later.
+                self.ledger_failed(error);
+                let run = &mut runs[task.run];
+                self.slots.give_back(&run.automation.name);
+                run.ledger.release(&task.task_id);
+                if let Some(round) = &mut run.round {
+                    round.outstanding = round.outstanding.saturating_sub(1);
+                }
+                return Ok(());
+            }
+        }
         events.emit(&Event::TaskStarted {
             automation: spec.automation.clone(),
             task_id: task.id_text.clone(),
@@ -842,6 +1151,17 @@ impl Scheduler<'_> {
         if let Err(error) = worker {
             // The task went with the closure: it is not finished, so it is released
             // and a later poll hands it over again.
+            if let Some(ledger) = &self.options.ledger {
+                let name = &runs[index].automation.name;
+                let id_text = task_id.to_string();
+                let recorded = ledger
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .finished(name, &id_text, Status::Interrupted, None, "thread-failed");
+                if let Err(error) = recorded {
+                    self.ledger_failed(error);
+                }
+            }
             let run = &mut runs[index];
             tracing::error!(
                 "automation `{}`: cannot start a thread for an agent ({error}); the task is \
@@ -930,6 +1250,19 @@ impl Scheduler<'_> {
             run.ledger.release(&task.task_id);
             Ok(())
         };
+        let status = match (finishes, outcome.succeeded()) {
+            (false, _) => Status::Interrupted,
+            (true, true) => Status::Succeeded,
+            (true, false) => Status::Failed,
+        };
+        self.record_end(
+            &name,
+            &task,
+            status,
+            outcome.exit_code(),
+            outcome.reason.as_str(),
+        );
+        let run = &mut runs[task.run];
         if let Some(round) = &mut run.round {
             round.outstanding = round.outstanding.saturating_sub(1);
             if !outcome.succeeded() {
@@ -960,6 +1293,8 @@ impl Scheduler<'_> {
     /// A task that will not finish in this process: no `onFinished`, its identity
     /// forgotten, so a later poll (or run) hands it over again.
     fn interrupted(&mut self, task: Task, runs: &mut [AutomationRun<'_>]) {
+        let name = runs[task.run].automation.name.clone();
+        self.record_end(&name, &task, Status::Interrupted, None, "interrupted");
         let run = &mut runs[task.run];
         tracing::warn!(
             "automation `{}`: task {} interrupted by the host's shutdown; it is not finished",
@@ -978,6 +1313,15 @@ impl Scheduler<'_> {
         events: &mut EventWriter<W>,
     ) -> io::Result<()> {
         for run in runs.iter_mut() {
+            if !run.active
+                && let Some(round) = &mut run.round
+            {
+                // An automation that failed dispatches nothing more.
+                for pending in run.pending.drain(..) {
+                    run.ledger.release(&pending.task_id);
+                    round.outstanding = round.outstanding.saturating_sub(1);
+                }
+            }
             let done = run
                 .round
                 .as_ref()
@@ -1034,7 +1378,7 @@ fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
     if let Err(error) = workspace.run_hook(HookKind::BeforeRun) {
         return failed(task, error.to_string(), prepared);
     }
-    let outcome = run_attempt(
+    let outcome = run_attempt_observed(
         &AgentRun {
             command: &spec.command,
             config_dir: &spec.config_dir,
@@ -1047,6 +1391,7 @@ fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
         },
         &spec.limits,
         &spec.stop,
+        Some(&spec.observer),
     );
     if let Err(error) = workspace.run_hook(HookKind::AfterRun) {
         tracing::warn!("automation `{}`: {error}", spec.automation);
@@ -1088,4 +1433,46 @@ pub fn render(template: &Template, pairs: &[Pair], repository: &str, automation:
 /// The path of this executable, which runs the built-in extensions.
 pub fn host_executable() -> io::Result<PathBuf> {
     std::env::current_exe()
+}
+
+/// Queues a task `tasks retry` asked for, unless this process has it in flight or
+/// finished already (then the request waits for the next run).
+fn queue_requested(
+    run: &mut AutomationRun<'_>,
+    round: &mut Round,
+    task: ledger::Requested,
+    now: Instant,
+) {
+    let pairs: Vec<Pair> = match serde_json::from_str(&task.pairs) {
+        Ok(pairs) => pairs,
+        Err(error) => {
+            tracing::error!(
+                "automation `{}`: the ledger's pairs of task {} cannot be read ({error}); \
+                 it is not retried",
+                run.automation.name,
+                task.task_id
+            );
+            return;
+        }
+    };
+    let task_id = TaskId::of_pairs(&pairs);
+    if task_id.to_string() != task.task_id {
+        tracing::error!(
+            "automation `{}`: the ledger's pairs of task {} have another identity; it is \
+             not retried",
+            run.automation.name,
+            task.task_id
+        );
+        return;
+    }
+    if run.ledger.claim(&task_id) != Claim::New {
+        return;
+    }
+    round.outstanding += 1;
+    run.pending.push_back(Pending {
+        task_id,
+        pairs,
+        due: now,
+        waiting_for: None,
+    });
 }

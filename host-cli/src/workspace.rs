@@ -134,7 +134,7 @@ mod git;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
-use std::io::{self, ErrorKind};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -144,6 +144,7 @@ use std::time::{Duration, Instant};
 use curupira_client::{ProcessGuard, describe_status};
 
 use self::git::{GitOutput, Listed};
+use crate::state::HOST_FOLDER;
 use crate::stop::Stop;
 
 /// The hook timeout when the config sets none.
@@ -151,9 +152,6 @@ pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Where `root` is under the config's folder when the config sets none.
 pub const DEFAULT_ROOT: &str = ".curupira/worktrees";
-
-/// The folder under the config's folder that the host owns (and ignores in Git).
-const HOST_FOLDER: &str = ".curupira";
 
 /// The prefix of every branch the host creates.
 const BRANCH_PREFIX: &str = "curupira";
@@ -822,21 +820,10 @@ fn task_folder(spec: &WorkspaceSpec, names: &TaskNames) -> Result<PathBuf, Works
     let root = spec.root_dir();
     let host_folder = spec.repo_dir.join(HOST_FOLDER);
     if root.starts_with(&host_folder) {
-        match std::fs::create_dir(&host_folder) {
-            Ok(()) => std::fs::write(host_folder.join(".gitignore"), "*\n").map_err(|source| {
-                WorkspaceError::Folder {
-                    path: host_folder.clone(),
-                    source,
-                }
-            })?,
-            Err(err) if err.kind() == ErrorKind::AlreadyExists => {}
-            Err(source) => {
-                return Err(WorkspaceError::Folder {
-                    path: host_folder,
-                    source,
-                });
-            }
-        }
+        crate::state::host_folder(&spec.repo_dir).map_err(|source| WorkspaceError::Folder {
+            path: host_folder.clone(),
+            source,
+        })?;
     }
     let folder_error = |path: &Path| {
         let path = path.to_owned();

@@ -17,7 +17,9 @@ pub mod registry;
 pub mod render;
 pub mod run;
 pub mod spirit;
+pub mod tasks;
 pub mod validate;
+pub mod watchdog;
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};

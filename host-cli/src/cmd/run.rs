@@ -13,19 +13,29 @@
 //!   SIGINT/SIGTERM lets the task in flight finish, starts no new poll, and shuts the
 //!   extensions down; the exit code still says whether anything failed. A second
 //!   signal kills the agent in flight.
+//! - Before the first poll (not in a dry run): the state folder is made, `run.lock`
+//!   taken (a second `run` on the same state exits 2), the ledger opened (a damaged
+//!   one is an error naming it, exit 2) and the watchdog started
+//!   (`curupira_host::state`, `curupira_host::ledger`, `curupira_host::watchdog`). A
+//!   dry run only reads the ledger, when there is one.
 
 use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::Context;
 use curupira_diagnostics::{Report, color_enabled};
 use curupira_host::config::{Config, Loaded};
 use curupira_host::events::EventWriter;
 use curupira_host::format::Format;
+use curupira_host::ledger::Ledger;
 use curupira_host::resolve::Plan;
 use curupira_host::runner::{self, RunOptions};
+use curupira_host::state::{self, RUN_LOCK, RunLock};
 use curupira_host::stop::Stop;
+use curupira_host::watchdog::{self, Watchdog};
 
 use super::{ConfigArg, Verbosity, load_config};
 
@@ -53,10 +63,12 @@ pub struct Args {
 /// Runs `curupira run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (host_exe, loaded) = load_config(&args.config, &args.verbosity)?;
-    let options = RunOptions {
+    let mut options = RunOptions {
         once: args.once,
         dry_run: args.dry_run,
         automations: args.automations,
+        ledger: None,
+        watch: None,
     };
     let Some((config, plan)) = plan(loaded, &host_exe, &options)? else {
         return Ok(ExitCode::from(2));
@@ -65,10 +77,53 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stop = Stop::new();
     stop.install_signal_handlers()
         .context("cannot install the SIGINT/SIGTERM handlers")?;
+    let settings = &config.settings.ledger;
+    let mut held = None;
+    if options.dry_run {
+        if settings.enabled {
+            options.ledger =
+                Ledger::open_existing(&settings.path)?.map(|ledger| Arc::new(Mutex::new(ledger)));
+        }
+    } else {
+        let state_dir = settings.state_dir();
+        state::ensure_folder(&config.dir, &state_dir)
+            .with_context(|| format!("cannot create the state folder `{}`", state_dir.display()))?;
+        let lock = match RunLock::acquire(&state_dir.join(RUN_LOCK)) {
+            Ok(lock) => lock,
+            Err(busy) => {
+                eprintln!("error: {busy}");
+                return Ok(ExitCode::from(2));
+            }
+        };
+        if settings.enabled {
+            options.ledger = Some(Arc::new(Mutex::new(Ledger::open(&settings.path)?)));
+        }
+        let dog = start_watchdog(&host_exe, &state_dir)?;
+        options.watch = dog.as_ref().map(Watchdog::watch);
+        held = Some((lock, dog));
+    }
     let mut events = EventWriter::new(io::stdout().lock(), args.format);
-    runner::run(&config, &plan, &options, &stop, &mut events)
-        .context("cannot write events to standard output")?;
+    let ran = runner::run(&config, &plan, &options, &stop, &mut events);
+    if let Some((lock, dog)) = held {
+        if let Some(dog) = dog {
+            dog.close(Duration::from_secs(5));
+        }
+        drop(lock);
+    }
+    ran?;
     Ok(ExitCode::from(u8::from(events.had_failure())))
+}
+
+/// The run's watchdog (Unix), started once no earlier host's watchdog is stopping
+/// agents any more.
+fn start_watchdog(host_exe: &Path, state_dir: &Path) -> anyhow::Result<Option<Watchdog>> {
+    if !cfg!(unix) {
+        return Ok(None);
+    }
+    let dog = Watchdog::start(host_exe, &state_dir.join(watchdog::LOCK_FILE))
+        .context("cannot start the watchdog that stops agents if this host dies")?;
+    tracing::debug!("watchdog started (pid {})", dog.id());
+    Ok(Some(dog))
 }
 
 /// Plans the run from the loaded config: the manifests, the triggers, the agents and

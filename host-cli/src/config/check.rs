@@ -13,7 +13,8 @@ use toml::Value as TomlValue;
 use super::codes;
 use super::model::{
     Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, ExtensionConfig,
-    ExtensionSource, Polling, Settings, Timeouts, TriggerRef, Unusable, UnusableAutomation,
+    ExtensionSource, LedgerSettings, Polling, Settings, Timeouts, TriggerRef, Unusable,
+    UnusableAutomation,
 };
 use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
 
@@ -207,6 +208,7 @@ impl Checker<'_> {
                 "workspace",
                 "protocol",
                 "timeouts",
+                "ledger",
             ],
         );
         let repository = self.string_member(table, &at, "repository", true);
@@ -258,10 +260,15 @@ impl Checker<'_> {
                 }
             }
         }
+        let ledger = match self.table_member(table, &at, "ledger") {
+            Some(ledger) => self.ledger(ledger, &at.key("ledger")),
+            None => LedgerSettings::new(self.dir),
+        };
         let settings = Settings {
             repository,
             max_frame_bytes,
             timeouts,
+            ledger,
             agent: merged_agent(&agent, &AgentOverride::default()),
             workspace: merged_workspace(self.dir, &workspace, &WorkspaceOverride::default()),
         };
@@ -271,6 +278,22 @@ impl Checker<'_> {
             workspace,
         };
         (settings, defaults)
+    }
+
+    /// `[settings.ledger]`: `enabled` (a boolean), `path` (a non-empty string, relative
+    /// to the config's folder).
+    fn ledger(&mut self, table: &toml::Table, at: &JsonPointer) -> LedgerSettings {
+        self.unknown_keys(table, at, &["enabled", "path"]);
+        let mut ledger = LedgerSettings::new(self.dir);
+        match table.get("enabled") {
+            Some(TomlValue::Boolean(enabled)) => ledger.enabled = *enabled,
+            Some(other) => self.wrong_type(&at.key("enabled"), "a boolean", other),
+            None => {}
+        }
+        if let Some(path) = self.string_member(table, at, "path", true) {
+            ledger.path = self.dir.join(path);
+        }
+        ledger
     }
 
     fn polling(&mut self, table: &toml::Table, at: &JsonPointer) -> PollingOverride {

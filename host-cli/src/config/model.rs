@@ -42,6 +42,9 @@ pub const DEFAULT_HOOK_TIMEOUT_SECONDS: u64 = 60;
 pub const MAX_SECONDS: u64 = 365 * 24 * 60 * 60;
 /// Where worktrees go when `root` is not written, relative to the config's folder.
 pub const DEFAULT_WORKTREE_ROOT: &str = ".curupira/worktrees";
+/// Where the task ledger is when `[settings.ledger] path` is not written, relative to
+/// the config's folder.
+pub const DEFAULT_LEDGER_PATH: &str = ".curupira/ledger.sqlite";
 
 /// A checked `curupira.toml`.
 #[derive(Debug, Clone)]
@@ -117,6 +120,37 @@ pub struct Settings {
     pub agent: AgentPolicy,
     /// `[settings.workspace]` with defaults filled in (no automation's override).
     pub workspace: WorkspacePolicy,
+    /// `[settings.ledger]` with defaults filled in.
+    pub ledger: LedgerSettings,
+}
+
+/// `[settings.ledger]`: the durable task ledger ([`crate::ledger`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerSettings {
+    /// `enabled` (default `true`): `false` keeps identities for the process only.
+    pub enabled: bool,
+    /// `path`, absolute (relative paths start at the config's folder); default
+    /// `<config folder>/.curupira/ledger.sqlite`.
+    pub path: PathBuf,
+}
+
+impl LedgerSettings {
+    /// The defaults for a config in `dir`: enabled, in `dir/.curupira/`.
+    pub fn new(dir: &Path) -> Self {
+        LedgerSettings {
+            enabled: true,
+            path: dir.join(DEFAULT_LEDGER_PATH),
+        }
+    }
+
+    /// The state folder: the ledger's folder (`<config folder>/.curupira` by default),
+    /// which also holds `run.lock` and `watchdog.lock`. With the ledger disabled it is
+    /// still the folder `path` names, so the lock works the same.
+    pub fn state_dir(&self) -> PathBuf {
+        self.path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_owned)
+    }
 }
 
 /// `[settings.timeouts]`, in the config's own model (read from seconds);

@@ -1567,3 +1567,74 @@ fn the_module_documentation_example_checks_clean() {
         found(&loaded)
     );
 }
+
+#[test]
+fn the_ledger_is_on_by_default_in_the_state_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = check_in(VALID, dir.path()).config.unwrap();
+    assert!(config.settings.ledger.enabled);
+    assert_eq!(
+        config.settings.ledger.path,
+        dir.path().join(".curupira/ledger.sqlite")
+    );
+    assert_eq!(
+        config.settings.ledger.state_dir(),
+        dir.path().join(".curupira")
+    );
+
+    let text = replaced(
+        "[settings.protocol]",
+        "[settings.ledger]\nenabled = false\npath = \"state/tasks.db\"\n\n[settings.protocol]",
+    );
+    let config = check_in(&text, dir.path()).config.unwrap();
+    assert!(!config.settings.ledger.enabled);
+    assert_eq!(
+        config.settings.ledger.path,
+        dir.path().join("state/tasks.db")
+    );
+    assert_eq!(config.settings.ledger.state_dir(), dir.path().join("state"));
+}
+
+#[test]
+fn ledger_keys_are_checked_like_every_other_key() {
+    let ledger = |body: &str| {
+        replaced(
+            "[settings.protocol]",
+            &format!("[settings.ledger]\n{body}\n\n[settings.protocol]"),
+        )
+    };
+    let message = only(
+        &ledger("enabled = \"no\""),
+        codes::INVALID_TYPE,
+        "/settings/ledger/enabled",
+    );
+    assert_eq!(
+        message,
+        "`settings.ledger.enabled` must be a boolean, found a string"
+    );
+    only(
+        &ledger("path = 3"),
+        codes::INVALID_TYPE,
+        "/settings/ledger/path",
+    );
+    let message = only(
+        &ledger("path = \"\""),
+        codes::INVALID_VALUE,
+        "/settings/ledger/path",
+    );
+    assert_eq!(message, "`settings.ledger.path` must not be empty");
+    let message = only(
+        &ledger("enable = false"),
+        codes::UNKNOWN_KEY,
+        "/settings/ledger/enable",
+    );
+    assert!(message.contains("did you mean `enabled`?"), "{message}");
+    only(
+        &replaced(
+            "repository = \"github.com/acme/widgets\"",
+            "repository = \"github.com/acme/widgets\"\nledger = 1",
+        ),
+        codes::INVALID_TYPE,
+        "/settings/ledger",
+    );
+}

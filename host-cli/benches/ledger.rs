@@ -1,0 +1,205 @@
+//! The durable ledger's cost (issue 12, "Performance"), printed as plain figures:
+//!
+//! 1. **Per dispatch.** `DISPATCHES` (default 10,000) attempts of a no-op agent (`true`)
+//!    through `agent::run_attempt`, half of them with the ledger calls a host makes
+//!    around one attempt (`decide`, `attempt_started`, `agent_started`, `finished`:
+//!    one read and three one-row transactions), half without, interleaved in blocks of
+//!    100 so that drift of the machine falls on both sides alike. The full host loop
+//!    adds an extension round trip and events to both sides, so this ratio is an upper
+//!    bound of the ledger's share.
+//! 2. **`tasks list` over 1,000,000 rows.** The first page (50 rows, newest first, as
+//!    `tasks list` asks) and the same with `--status failed`, against a plain
+//!    `SELECT … LIMIT 50` on the same file.
+//!
+//! `cargo bench -p curupira-host --bench ledger` (`DISPATCHES=N` to change the count).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::time::{Duration, Instant};
+
+use curupira_host::agent::{AgentLimits, AgentRun, run_attempt};
+use curupira_host::ledger::{AgentProcess, Filter, Ledger, Status};
+use curupira_host::stop::Stop;
+
+fn main() {
+    let dispatches: usize = std::env::var("DISPATCHES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
+    if dispatches > 0 {
+        per_dispatch(dispatches);
+    }
+    list_over_a_million();
+}
+
+fn per_dispatch(dispatches: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = Ledger::open(&dir.path().join("ledger.sqlite")).unwrap();
+    let command = vec!["true".to_owned()];
+    let stop = Stop::new();
+    let limits = AgentLimits::default();
+    let pairs = r#"[{"key":"issue","value":"1234"},{"key":"title","value":"A task"}]"#;
+    let (mut on, mut off, mut ledger_only) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let block = 100;
+    let mut n = 0;
+    while n < dispatches {
+        for with_ledger in [true, false] {
+            for _ in 0..block / 2 {
+                let task_id = format!("{n:064x}");
+                let started = Instant::now();
+                let mut spent = Duration::ZERO;
+                if with_ledger {
+                    let t = Instant::now();
+                    ledger.decide("bench", &task_id).unwrap();
+                    ledger
+                        .attempt_started("bench", &task_id, pairs, "/work", 1)
+                        .unwrap();
+                    spent += t.elapsed();
+                }
+                let run = AgentRun {
+                    command: &command,
+                    config_dir: dir.path(),
+                    cwd: dir.path(),
+                    prompt: "",
+                    automation: "bench",
+                    task_id: &task_id,
+                    repository: "",
+                    branch: None,
+                };
+                let outcome = run_attempt(&run, &limits, &stop);
+                assert!(outcome.succeeded(), "{outcome:?}");
+                if with_ledger {
+                    let t = Instant::now();
+                    ledger
+                        .agent_started(
+                            "bench",
+                            &task_id,
+                            AgentProcess {
+                                pid: 4242,
+                                start: Some(1),
+                            },
+                        )
+                        .unwrap();
+                    ledger
+                        .finished("bench", &task_id, Status::Succeeded, Some(0), "exit")
+                        .unwrap();
+                    spent += t.elapsed();
+                    on += started.elapsed();
+                    ledger_only += spent;
+                } else {
+                    off += started.elapsed();
+                }
+                n += 1;
+            }
+        }
+    }
+    let half = (dispatches / 2) as f64;
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / half;
+    println!(
+        "dispatches of a no-op agent: {dispatches} ({} with the ledger, {} without)",
+        dispatches / 2,
+        dispatches / 2
+    );
+    println!("  without the ledger: {:.1} µs per dispatch", per(off));
+    println!("  with the ledger:    {:.1} µs per dispatch", per(on));
+    println!(
+        "  the ledger's calls: {:.1} µs per dispatch",
+        per(ledger_only)
+    );
+    println!(
+        "  time with / without: {:.3} (ledger calls / dispatch without: {:.1} %)",
+        on.as_secs_f64() / off.as_secs_f64(),
+        100.0 * ledger_only.as_secs_f64() / off.as_secs_f64()
+    );
+}
+
+fn list_over_a_million() {
+    const ROWS: u32 = 1_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    drop(Ledger::open(&path).unwrap());
+    let built = Instant::now();
+    {
+        let mut connection = rusqlite::Connection::open(&path).unwrap();
+        let transaction = connection.transaction().unwrap();
+        {
+            let mut insert = transaction
+                .prepare(
+                    "INSERT INTO tasks (automation, task_id, pairs, status, attempts, exit_code,
+                     reason, workspace, host_pid, created_at, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, 1, 0, 'exit', '/work', 1, ?5, ?5)",
+                )
+                .unwrap();
+            for n in 0..ROWS {
+                let automation = ["fix", "review", "triage"][n as usize % 3];
+                let status = if n % 10 == 0 { "failed" } else { "succeeded" };
+                let time = format!("2025-01-01T00:00:00.{:09}Z", n);
+                insert
+                    .execute(rusqlite::params![
+                        automation,
+                        format!("{:064x}", u64::from(n).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                        format!(r#"[{{"key":"issue","value":"{n}"}}]"#),
+                        status,
+                        time
+                    ])
+                    .unwrap();
+            }
+        }
+        transaction.commit().unwrap();
+    }
+    println!(
+        "\n`tasks list` over {ROWS} rows (built in {:.1} s):",
+        built.elapsed().as_secs_f64()
+    );
+    let ledger = Ledger::open(&path).unwrap();
+    let plain = rusqlite::Connection::open(&path).unwrap();
+    let time = |f: &dyn Fn() -> usize| {
+        // The best of 20 runs, after a warm-up.
+        f();
+        (0..20)
+            .map(|_| {
+                let started = Instant::now();
+                assert_eq!(f(), 50);
+                started.elapsed()
+            })
+            .min()
+            .unwrap()
+    };
+    let select = time(&|| {
+        let mut statement = plain
+            .prepare_cached("SELECT * FROM tasks LIMIT 50")
+            .unwrap();
+        statement.query_map([], |_| Ok(())).unwrap().count()
+    });
+    let first_page = time(&|| ledger.list(&Filter::default(), 50).unwrap().len());
+    let failed = Filter {
+        status: Some(Status::Failed),
+        ..Filter::default()
+    };
+    let failed_page = time(&|| ledger.list(&failed, 50).unwrap().len());
+    let automation = Filter {
+        automation: Some("review".to_owned()),
+        ..Filter::default()
+    };
+    let automation_page = time(&|| ledger.list(&automation, 50).unwrap().len());
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "  plain `SELECT * FROM tasks LIMIT 50`: {:.3} ms",
+        ms(select)
+    );
+    println!(
+        "  first page, newest first:             {:.3} ms ({:.1}× the plain SELECT)",
+        ms(first_page),
+        first_page.as_secs_f64() / select.as_secs_f64()
+    );
+    println!(
+        "  first page, --status failed:          {:.3} ms ({:.1}×)",
+        ms(failed_page),
+        failed_page.as_secs_f64() / select.as_secs_f64()
+    );
+    println!(
+        "  first page, --automation review:      {:.3} ms ({:.1}×)",
+        ms(automation_page),
+        automation_page.as_secs_f64() / select.as_secs_f64()
+    );
+}

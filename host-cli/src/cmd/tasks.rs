@@ -1,0 +1,428 @@
+//! `curupira tasks list|show|retry|forget`: the durable ledger's tasks
+//! (`curupira_host::ledger`), read and changed while a host may be running (SQLite's
+//! locking: every command is one transaction, and a reader never sees half of one).
+//!
+//! - `list [--automation A] [--status S] [--limit N]`: the most recently changed tasks
+//!   first, at most `--limit` (default 50).
+//! - `show ID`: one task with everything the ledger holds.
+//! - `retry ID | --failed`: the next `run` dispatches the task (every failed task)
+//!   again from its stored pairs, through the normal path (`onStarted`, the agent,
+//!   `onFinished`).
+//! - `forget ID | --automation A`: deletes the task (every task of A), so the
+//!   extension's next poll that returns it dispatches it again.
+//!
+//! ID is the full task id or a unique prefix of it (hex digits); `--automation`
+//! narrows it. While a host runs on the ledger (its `run.lock` is held), a `running`
+//! task can be neither retried nor forgotten. Exit codes: 0 done, 2 anything else
+//! (an unknown or ambiguous ID, a damaged ledger, a config error).
+
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use curupira_diagnostics::JsonPointer;
+use curupira_host::config::{Config, LedgerSettings};
+use curupira_host::format::Format;
+use curupira_host::ledger::{Filter, Ledger, Status, TaskRecord};
+use curupira_host::state::{RUN_LOCK, RunLock};
+
+use super::{ConfigArg, Verbosity, load_config, write_stdout};
+
+/// The subcommands of `curupira tasks`.
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// List the ledger's tasks, most recently changed first.
+    List(ListArgs),
+    /// Show one task.
+    Show(ShowArgs),
+    /// Have the next `run` dispatch a task again (or every failed one).
+    Retry(RetryArgs),
+    /// Forget a task (or every task of an automation).
+    Forget(ForgetArgs),
+}
+
+/// What every `tasks` command takes.
+#[derive(clap::Args)]
+pub struct Common {
+    #[command(flatten)]
+    config: ConfigArg,
+    /// How to print (`json`: one object per line).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    #[command(flatten)]
+    verbosity: Verbosity,
+}
+
+/// Arguments of `tasks list`.
+#[derive(clap::Args)]
+pub struct ListArgs {
+    /// Only this automation's tasks.
+    #[arg(long, value_name = "NAME")]
+    automation: Option<String>,
+    /// Only tasks with this status.
+    #[arg(long, value_name = "STATUS", value_parser = ["running", "succeeded", "failed", "interrupted"])]
+    status: Option<String>,
+    /// The most tasks to print.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    limit: u32,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Arguments of `tasks show`.
+#[derive(clap::Args)]
+pub struct ShowArgs {
+    /// The task id, or a unique prefix of it.
+    id: String,
+    /// The task's automation, when the id alone is ambiguous.
+    #[arg(long, value_name = "NAME")]
+    automation: Option<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Arguments of `tasks retry`.
+#[derive(clap::Args)]
+pub struct RetryArgs {
+    /// The task id, or a unique prefix of it.
+    #[arg(required_unless_present = "failed", conflicts_with = "failed")]
+    id: Option<String>,
+    /// Every failed task (of `--automation`, when given).
+    #[arg(long)]
+    failed: bool,
+    /// The task's automation; with `--failed`, only its tasks.
+    #[arg(long, value_name = "NAME")]
+    automation: Option<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Arguments of `tasks forget`.
+#[derive(clap::Args)]
+pub struct ForgetArgs {
+    /// The task id, or a unique prefix of it.
+    #[arg(required_unless_present = "automation")]
+    id: Option<String>,
+    /// The task's automation; without an ID, every task of it.
+    #[arg(long, value_name = "NAME")]
+    automation: Option<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Runs a `tasks` subcommand.
+pub fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::List(args) => list(args),
+        Command::Show(args) => show(args),
+        Command::Retry(args) => retry(args),
+        Command::Forget(args) => forget(args),
+    }
+}
+
+/// The ledger the config names: `None` when no run wrote one yet.
+struct Opened {
+    settings: LedgerSettings,
+    ledger: Option<Ledger>,
+}
+
+impl Opened {
+    fn ledger(&mut self) -> anyhow::Result<&mut Ledger> {
+        match &mut self.ledger {
+            Some(ledger) => Ok(ledger),
+            None => bail!(
+                "there is no task ledger at `{}` yet (no `curupira run` has recorded a task)",
+                self.settings.path.display()
+            ),
+        }
+    }
+
+    /// Whether a host runs on this ledger now.
+    fn host_running(&self) -> anyhow::Result<bool> {
+        let lock = self.settings.state_dir().join(RUN_LOCK);
+        RunLock::is_held(&lock).with_context(|| format!("cannot look at `{}`", lock.display()))
+    }
+}
+
+fn open(common: &Common) -> anyhow::Result<Opened> {
+    let (_, loaded) = load_config(&common.config, &common.verbosity)?;
+    let settings_at = JsonPointer::root().key("settings");
+    let ledger_at = settings_at.key("ledger");
+    let broken: Vec<String> = loaded
+        .report
+        .diagnostics()
+        .iter()
+        .filter(|d| {
+            d.is_error()
+                && (d.path == settings_at
+                    || d.path == JsonPointer::root()
+                    || d.path.as_str().starts_with(ledger_at.as_str()))
+        })
+        .map(|d| format!("{}: {}", d.path, d.message))
+        .collect();
+    let config: Option<&Config> = loaded.config.as_ref().or(loaded.partial.as_ref());
+    let Some(config) = config.filter(|_| broken.is_empty()) else {
+        bail!(
+            "cannot tell where the task ledger is: `{}` has errors in `[settings.ledger]` \
+             ({}); `curupira validate` lists them",
+            common.config.config.display(),
+            if broken.is_empty() {
+                "the file cannot be read".to_owned()
+            } else {
+                broken.join("; ")
+            }
+        );
+    };
+    let settings = config.settings.ledger.clone();
+    if !settings.enabled {
+        bail!(
+            "the task ledger is disabled in `{}` (`[settings.ledger] enabled = false`)",
+            common.config.config.display()
+        );
+    }
+    let ledger = Ledger::open_existing(&settings.path)?;
+    Ok(Opened { settings, ledger })
+}
+
+fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
+    let opened = open(&args.common)?;
+    let Some(ledger) = &opened.ledger else {
+        tracing::info!(
+            "no task ledger at `{}` yet: no task recorded",
+            opened.settings.path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    let filter = Filter {
+        automation: args.automation,
+        status: args.status.as_deref().and_then(Status::parse),
+    };
+    let rows = ledger.list(&filter, args.limit.saturating_add(1))?;
+    let shown = rows.len().min(args.limit as usize);
+    let mut out = String::new();
+    for row in &rows[..shown] {
+        out.push_str(&line(row, args.common.format));
+    }
+    write_out(&out)?;
+    if rows.len() > shown && args.common.format == Format::Human {
+        eprintln!("(the {shown} most recently changed; more with `--limit` or a filter)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let mut opened = open(&args.common)?;
+    let row = resolve(opened.ledger()?, &args.id, args.automation.as_deref())?;
+    let text = match args.common.format {
+        Format::Json => line(&row, Format::Json),
+        Format::Human => details(&row),
+    };
+    write_out(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn retry(args: RetryArgs) -> anyhow::Result<ExitCode> {
+    let mut opened = open(&args.common)?;
+    let host_running = opened.host_running()?;
+    let ledger = opened.ledger()?;
+    let keys = match &args.id {
+        Some(id) => {
+            let row = resolve(ledger, id, args.automation.as_deref())?;
+            if row.status == Status::Running && host_running {
+                bail!(
+                    "task {} of automation `{}` is running (a host runs on `{}`); retry it \
+                     once it ended",
+                    row.task_id,
+                    row.automation,
+                    ledger.path().display()
+                );
+            }
+            vec![(row.automation, row.task_id)]
+        }
+        None => ledger
+            .keys(args.automation.as_deref(), Some(Status::Failed))?
+            .into_iter()
+            .map(|(automation, task_id, _)| (automation, task_id))
+            .collect(),
+    };
+    let changed = ledger.request_retry(&keys)?;
+    let message = match (&args.id, keys.first()) {
+        (Some(_), Some((automation, task_id))) => format!(
+            "task {task_id} of automation `{automation}` will be dispatched again by the next \
+             `curupira run`\n"
+        ),
+        _ => format!(
+            "{changed} failed task(s) will be dispatched again by the next `curupira run`\n"
+        ),
+    };
+    write_out(&message)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn forget(args: ForgetArgs) -> anyhow::Result<ExitCode> {
+    let mut opened = open(&args.common)?;
+    let host_running = opened.host_running()?;
+    let ledger = opened.ledger()?;
+    let (keys, kept) = match (&args.id, &args.automation) {
+        (Some(id), automation) => {
+            let row = resolve(ledger, id, automation.as_deref())?;
+            if row.status == Status::Running && host_running {
+                bail!(
+                    "task {} of automation `{}` is running (a host runs on `{}`); forget it \
+                     once it ended",
+                    row.task_id,
+                    row.automation,
+                    ledger.path().display()
+                );
+            }
+            (vec![(row.automation, row.task_id)], 0)
+        }
+        (None, automation) => {
+            let rows = ledger.keys(automation.as_deref(), None)?;
+            let total = rows.len();
+            let keys: Vec<(String, String)> = rows
+                .into_iter()
+                .filter(|(_, _, status)| !(host_running && *status == Status::Running))
+                .map(|(automation, task_id, _)| (automation, task_id))
+                .collect();
+            let kept = total - keys.len();
+            (keys, kept)
+        }
+    };
+    let forgotten = ledger.forget(&keys)?;
+    let mut message = match (&args.id, keys.first()) {
+        (Some(_), Some((automation, task_id))) => {
+            format!("forgot task {task_id} of automation `{automation}`\n")
+        }
+        _ => format!("forgot {forgotten} task(s)\n"),
+    };
+    if kept > 0 {
+        message.push_str(&format!(
+            "kept {kept} running task(s): a host runs on `{}`\n",
+            ledger.path().display()
+        ));
+    }
+    write_out(&message)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The one row `id` (a full id or a unique prefix) names.
+fn resolve(ledger: &Ledger, id: &str, automation: Option<&str>) -> anyhow::Result<TaskRecord> {
+    const SHOWN: usize = 10;
+    let prefix = id.to_ascii_lowercase();
+    if prefix.is_empty() || prefix.len() > 64 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+        bail!("`{id}` is not a task id: expected 1 to 64 hexadecimal digits");
+    }
+    let mut rows = ledger.find(&prefix, automation, SHOWN as u32 + 1)?;
+    let within = automation.map_or_else(String::new, |a| format!(" of automation `{a}`"));
+    match rows.len() {
+        0 => bail!(
+            "no task{within} in `{}` has an id starting with `{prefix}`",
+            ledger.path().display()
+        ),
+        1 => Ok(rows.remove(0)),
+        count => {
+            let mut candidates: Vec<String> = rows
+                .iter()
+                .take(SHOWN)
+                .map(|row| format!("{} ({})", row.task_id, row.automation))
+                .collect();
+            if count > SHOWN {
+                candidates.push("…".to_owned());
+            }
+            bail!(
+                "`{id}` is ambiguous: it starts the ids of several tasks{within}: {}; give more \
+                 digits{}",
+                candidates.join(", "),
+                if automation.is_none() {
+                    " or `--automation`"
+                } else {
+                    ""
+                }
+            )
+        }
+    }
+}
+
+/// One row on one line: JSON, or `ID12  automation  status  attempts  outcome  time  values`.
+fn line(row: &TaskRecord, format: Format) -> String {
+    match format {
+        Format::Json => serde_json::to_string(row).unwrap_or_default() + "\n",
+        Format::Human => format!(
+            "{}  {}  {}  {} attempt(s)  {}  {}  {}\n",
+            &row.task_id[..12.min(row.task_id.len())],
+            row.automation,
+            status_text(row),
+            row.attempts,
+            outcome(row),
+            row.updated_at,
+            values(row, 60)
+        ),
+    }
+}
+
+/// Everything about one row, one field per line.
+fn details(row: &TaskRecord) -> String {
+    let or_dash = |value: Option<String>| value.unwrap_or_else(|| "-".to_owned());
+    format!(
+        "task        {}\nautomation  {}\nstatus      {}\nattempts    {}\nlast        {}\n\
+         workspace   {}\nhost pid    {}\nagent pid   {}\ncreated     {}\nupdated     {}\n\
+         values      {}\n",
+        row.task_id,
+        row.automation,
+        status_text(row),
+        row.attempts,
+        outcome(row),
+        or_dash(row.workspace.clone()),
+        or_dash(row.host_pid.map(|pid| pid.to_string())),
+        or_dash(row.agent_pid.map(|pid| pid.to_string())),
+        row.created_at,
+        row.updated_at,
+        values(row, usize::MAX)
+    )
+}
+
+fn status_text(row: &TaskRecord) -> String {
+    if row.retry_requested {
+        format!("{} (retry requested)", row.status)
+    } else {
+        row.status.to_string()
+    }
+}
+
+fn outcome(row: &TaskRecord) -> String {
+    match (&row.reason, row.exit_code) {
+        (Some(reason), Some(code)) => format!("{reason} {code}"),
+        (Some(reason), None) => reason.clone(),
+        (None, _) => "-".to_owned(),
+    }
+}
+
+/// The pairs as `key=value, …`, cut to about `limit` characters.
+fn values(row: &TaskRecord, limit: usize) -> String {
+    let text = row
+        .values
+        .as_array()
+        .map(|pairs| {
+            pairs
+                .iter()
+                .map(|pair| {
+                    let key = pair["key"].as_str().unwrap_or_default();
+                    let value = pair["value"].as_str().unwrap_or_default();
+                    format!("{key}={value}")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    let text = text.replace(['\n', '\r', '\t'], " ");
+    if text.chars().count() > limit {
+        let cut: String = text.chars().take(limit.saturating_sub(1)).collect();
+        cut + "…"
+    } else {
+        text
+    }
+}
+
+fn write_out(text: &str) -> anyhow::Result<()> {
+    write_stdout(text).context("cannot write to standard output")
+}

@@ -1,0 +1,24 @@
+//! `curupira watchdog --lock FILE` (hidden): the watchdog a `curupira run` starts to
+//! stop its agents if it dies (`curupira_host::watchdog`). Reads `add`/`remove` lines
+//! on stdin, says `ready` on stdout once it holds the lock.
+
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+/// Arguments of `curupira watchdog`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The lock held while the watchdog lives (`<state folder>/watchdog.lock`).
+    #[arg(long, value_name = "FILE")]
+    lock: PathBuf,
+}
+
+/// Runs the watchdog until its stdin ends.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    curupira_host::watchdog::serve(&args.lock, io::stdin().lock(), io::stdout().lock())
+        .with_context(|| format!("watchdog on `{}`", args.lock.display()))?;
+    Ok(ExitCode::SUCCESS)
+}

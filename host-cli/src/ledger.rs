@@ -1,0 +1,998 @@
+//! The durable task ledger: what every `curupira run` on one state did with each task,
+//! in an SQLite database (`<config folder>/.curupira/ledger.sqlite` by default, SQLite
+//! compiled in), so that "once per identity" holds across processes.
+//!
+//! # Rows
+//!
+//! One row per (automation, task id), in the table `tasks`:
+//!
+//! | column | meaning |
+//! |---|---|
+//! | `automation`, `task_id` | the key: the automation's name and the task identity (64 hex digits) |
+//! | `pairs` | the item's pairs as polled, JSON `[{"key", "value"}, …]`: what `tasks retry` dispatches again |
+//! | `status` | `running`, `succeeded`, `failed` or `interrupted` ([`Status`]) |
+//! | `attempts` | agent attempts started, over every run |
+//! | `exit_code`, `reason` | how the last attempt ended (`exit`, `timeout`, `stalled`, `signal`, `spawn-failed`, `hook-failed`, `interrupted`, …) |
+//! | `workspace` | the last attempt's working directory |
+//! | `host_pid` | the `curupira run` that wrote the row last |
+//! | `agent_pid`, `agent_start` | the running agent's pid (= its process group) and, on Linux, its start time (clock ticks since boot, `/proc/PID/stat`) |
+//! | `retry` | 1 after `tasks retry`: the next `run` dispatches it from `pairs` |
+//! | `created_at`, `updated_at` | UTC, ISO 8601 with milliseconds |
+//!
+//! # Rules
+//!
+//! - A task found `succeeded` or `failed` is skipped ([`Decision::Skip`]), as a
+//!   repeated identity in one process always was.
+//! - One found `interrupted` (the host stopped it, or its agent could not start) is
+//!   dispatched again.
+//! - One found `running` was left so by a host that died (the run lock says no other
+//!   host runs): it is dispatched again, unless its agent is provably still alive
+//!   ([`Decision::Wait`]): its process group still exists and, on Linux, its leader
+//!   still has the recorded start time. The host then waits and checks again.
+//! - Every state change is one transaction (SQLite's autocommit), committed before
+//!   the event that reports it is printed. The database is in WAL mode with
+//!   `synchronous = NORMAL`: a crash of the host (SIGKILL included) loses nothing that
+//!   was committed; a power loss may lose the last commits but never corrupts the
+//!   file.
+//! - Readers (`curupira tasks`) and the host share the file through SQLite's locking
+//!   (with a busy timeout): a reader sees each row as of a committed transaction,
+//!   never half of a change.
+//! - The schema has a version (`PRAGMA user_version`, [`SCHEMA_VERSION`]) and an
+//!   application id; a file written by an older version is migrated on open, one step
+//!   per version ([`MIGRATIONS`]); a newer one is refused. A file that is not an SQLite
+//!   database, is damaged, or belongs to another program is refused with an error
+//!   naming it: the ledger is never silently started afresh.
+//!
+//! ```
+//! use curupira_host::ledger::{Decision, Ledger, Status};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("ledger.sqlite");
+//! let mut ledger = Ledger::open(&path)?;
+//! let id = "ab".repeat(32);
+//! assert_eq!(ledger.decide("fix", &id)?, Decision::Dispatch);
+//! ledger.attempt_started("fix", &id, r#"[{"key":"issue","value":"7"}]"#, "/work", 4242)?;
+//! ledger.finished("fix", &id, Status::Succeeded, Some(0), "exit")?;
+//! drop(ledger);
+//! let mut reopened = Ledger::open(&path)?;
+//! assert_eq!(reopened.decide("fix", &id)?, Decision::Skip(Status::Succeeded));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use serde::Serialize;
+
+/// The ledger's file name in the state folder.
+pub const FILE_NAME: &str = "ledger.sqlite";
+
+/// The schema version this host writes (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// `PRAGMA application_id` of a ledger: "CURU".
+const APPLICATION_ID: i64 = 0x4355_5255;
+
+/// How long a statement waits for another process's lock before it fails.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The schema, one step per version: `MIGRATIONS[n]` takes a ledger from version `n`
+/// to `n + 1`. Steps are never edited once released; a change is a new step.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the first release.
+    "CREATE TABLE tasks (
+        automation TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        pairs TEXT NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('running', 'succeeded', 'failed', 'interrupted')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        exit_code INTEGER,
+        reason TEXT,
+        workspace TEXT,
+        host_pid INTEGER,
+        agent_pid INTEGER,
+        agent_start INTEGER,
+        retry INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (automation, task_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX tasks_by_id ON tasks (task_id);
+    CREATE INDEX tasks_by_time ON tasks (updated_at);
+    CREATE INDEX tasks_by_automation ON tasks (automation, updated_at);
+    CREATE INDEX tasks_by_status ON tasks (status, updated_at);
+    CREATE INDEX tasks_to_retry ON tasks (automation) WHERE retry = 1;",
+];
+
+/// The current time as the ledger writes it.
+const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
+/// A task's status in the ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// An agent runs it (or ran it when its host died).
+    Running,
+    /// Its agent succeeded; it is finished.
+    Succeeded,
+    /// Its agent failed after its retries; it is finished.
+    Failed,
+    /// It did not finish (the host stopped it, or its agent could not start): the next
+    /// poll that returns it dispatches it again.
+    Interrupted,
+}
+
+impl Status {
+    /// Every status, in the order `tasks list --status` documents them.
+    pub const ALL: [Status; 4] = [
+        Status::Running,
+        Status::Succeeded,
+        Status::Failed,
+        Status::Interrupted,
+    ];
+
+    /// The status's name, as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Succeeded => "succeeded",
+            Status::Failed => "failed",
+            Status::Interrupted => "interrupted",
+        }
+    }
+
+    /// The status named `name`.
+    pub fn parse(name: &str) -> Option<Status> {
+        Status::ALL
+            .into_iter()
+            .find(|status| status.as_str() == name)
+    }
+
+    /// Whether the task is finished (skipped when polled again).
+    pub fn is_finished(self) -> bool {
+        matches!(self, Status::Succeeded | Status::Failed)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What went wrong with the ledger; every message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// The file is not an SQLite database, or is damaged.
+    #[error(
+        "the task ledger `{}` is damaged or is not an SQLite database ({source}); \
+         curupira does not start a new one in its place: restore it, or move it aside \
+         to start with an empty ledger",
+        path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// An SQLite database of another program.
+    #[error(
+        "`{}` is an SQLite database but not a curupira task ledger (application id \
+         {found:#x}, expected {APPLICATION_ID:#x}); point `[settings.ledger] path` at \
+         another file",
+        path.display()
+    )]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+        /// Its application id.
+        found: i64,
+    },
+    /// Written by a newer curupira.
+    #[error(
+        "the task ledger `{}` has schema version {found}, newer than this curupira \
+         knows ({SCHEMA_VERSION}); use a newer curupira",
+        path.display()
+    )]
+    TooNew {
+        /// The file.
+        path: PathBuf,
+        /// Its schema version.
+        found: i64,
+    },
+    /// A row that this version cannot read.
+    #[error("the task ledger `{}` has a row it cannot read: {what}", path.display())]
+    BadRow {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, in a few words.
+        what: String,
+    },
+    /// Any other failure to open, read or write it.
+    #[error("cannot {action} the task ledger `{}`: {source}", path.display())]
+    Sql {
+        /// What was being done: `open`, `read`, `write`.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+}
+
+/// What [`Ledger::decide`] says about a polled task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Never seen, interrupted, or left running by a dead host with no agent alive.
+    Dispatch,
+    /// Finished in an earlier process.
+    Skip(Status),
+    /// Left running by a dead host whose agent is still alive: wait, then decide again.
+    Wait(AgentProcess),
+}
+
+/// A running agent, as recorded: enough to tell later whether it is still alive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AgentProcess {
+    /// Its pid, which is also its process group id.
+    pub pid: u32,
+    /// Linux: its start time in clock ticks since boot (`/proc/PID/stat`, field 22).
+    pub start: Option<u64>,
+}
+
+impl AgentProcess {
+    /// The process `pid`, with its start time where the system tells it.
+    pub fn of(pid: u32) -> AgentProcess {
+        AgentProcess {
+            pid,
+            start: crate::watchdog::process_start(pid),
+        }
+    }
+
+    /// Whether the agent's process group still has a live process (not a zombie)
+    /// and, on Linux, its leader, if still there, is the same process (same start
+    /// time): see [`crate::watchdog::group_alive`].
+    pub fn is_alive(&self) -> bool {
+        crate::watchdog::group_alive(self.pid, self.start)
+    }
+}
+
+/// One row of the ledger, as `curupira tasks` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskRecord {
+    /// The automation.
+    pub automation: String,
+    /// The task identity.
+    pub task_id: String,
+    /// The item's pairs as polled.
+    pub values: serde_json::Value,
+    /// Its status.
+    pub status: Status,
+    /// Agent attempts started, over every run.
+    pub attempts: u32,
+    /// The last attempt's exit status, when it had one.
+    pub exit_code: Option<i32>,
+    /// How the last attempt ended.
+    pub reason: Option<String>,
+    /// The last attempt's working directory.
+    pub workspace: Option<String>,
+    /// The host that wrote the row last.
+    pub host_pid: Option<u32>,
+    /// The agent's pid while it runs (or ran, for a finished task).
+    pub agent_pid: Option<u32>,
+    /// Whether `tasks retry` asked the next run to dispatch it again.
+    pub retry_requested: bool,
+    /// When the row was first written (UTC).
+    pub created_at: String,
+    /// When it last changed (UTC).
+    pub updated_at: String,
+}
+
+/// Which rows [`Ledger::list`] returns.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only this automation's.
+    pub automation: Option<String>,
+    /// Only those with this status.
+    pub status: Option<Status>,
+}
+
+/// A task that `tasks retry` asked to dispatch again, as the next run reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requested {
+    /// The task identity.
+    pub task_id: String,
+    /// The stored pairs, JSON.
+    pub pairs: String,
+}
+
+/// An open ledger (one SQLite connection).
+#[derive(Debug)]
+pub struct Ledger {
+    path: PathBuf,
+    connection: Connection,
+}
+
+const COLUMNS: &str = "automation, task_id, pairs, status, attempts, exit_code, reason, \
+                       workspace, host_pid, agent_pid, retry, created_at, updated_at";
+
+impl Ledger {
+    /// Opens the ledger at `path`, creating it (not its folder) when missing, and
+    /// migrates it to [`SCHEMA_VERSION`].
+    pub fn open(path: &Path) -> Result<Ledger, LedgerError> {
+        Self::open_with(path, OpenFlags::SQLITE_OPEN_CREATE)
+    }
+
+    /// Opens the ledger at `path` if it exists (`None` when it does not), migrating it
+    /// as [`open`](Self::open) does.
+    pub fn open_existing(path: &Path) -> Result<Option<Ledger>, LedgerError> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        Self::open_with(path, OpenFlags::empty()).map(Some)
+    }
+
+    fn open_with(path: &Path, extra: OpenFlags) -> Result<Ledger, LedgerError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
+        let connection =
+            Connection::open_with_flags(path, flags).map_err(|source| LedgerError::Sql {
+                action: "open",
+                path: path.to_owned(),
+                source,
+            })?;
+        let mut ledger = Ledger {
+            path: path.to_owned(),
+            connection,
+        };
+        ledger.prepare()?;
+        Ok(ledger)
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Settings of the connection, then the schema checked and migrated.
+    fn prepare(&mut self) -> Result<(), LedgerError> {
+        let path = self.path.clone();
+        let classify = move |source: rusqlite::Error| classify(&path, "open", source);
+        self.connection
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(&classify)?;
+        // Reading the header first tells a foreign or damaged file before anything is
+        // written to it.
+        let application_id: i64 = self
+            .connection
+            .pragma_query_value(None, "application_id", |row| row.get(0))
+            .map_err(&classify)?;
+        let version: i64 = self
+            .connection
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(&classify)?;
+        let objects: i64 = self
+            .connection
+            .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
+            .map_err(&classify)?;
+        if application_id != APPLICATION_ID && (application_id != 0 || objects > 0) {
+            return Err(LedgerError::Foreign {
+                path: self.path.clone(),
+                found: application_id,
+            });
+        }
+        if version > SCHEMA_VERSION {
+            return Err(LedgerError::TooNew {
+                path: self.path.clone(),
+                found: version,
+            });
+        }
+        // WAL is a property of the file: set once, by the first opener. Asking again
+        // would take a lock that readers beside a running host need not wait for.
+        let mode: String = self
+            .connection
+            .pragma_query_value(None, "journal_mode", |row| row.get(0))
+            .map_err(&classify)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            let mode: String = self
+                .connection
+                .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
+                .map_err(&classify)?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                tracing::debug!("the task ledger is in journal mode {mode}, not WAL");
+            }
+        }
+        self.connection
+            .pragma_update(None, "synchronous", "NORMAL")
+            .map_err(&classify)?;
+        if version < SCHEMA_VERSION {
+            self.migrate(version).map_err(&classify)?;
+        }
+        Ok(())
+    }
+
+    /// Applies the migrations after `from`, each in its own transaction with the
+    /// version it reaches.
+    fn migrate(&mut self, from: i64) -> rusqlite::Result<()> {
+        let from = usize::try_from(from).unwrap_or(0);
+        for (step, sql) in MIGRATIONS.iter().enumerate().skip(from) {
+            // IMMEDIATE: the write lock first (waiting for it), so a reader that opens
+            // the file while a host creates it waits instead of failing at once.
+            let transaction = self
+                .connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
+            // Another process may have migrated meanwhile.
+            let current: i64 =
+                transaction.pragma_query_value(None, "user_version", |row| row.get(0))?;
+            if usize::try_from(current).unwrap_or(0) > step {
+                continue;
+            }
+            transaction.execute_batch(sql)?;
+            transaction.pragma_update(None, "application_id", APPLICATION_ID)?;
+            transaction.pragma_update(None, "user_version", step as i64 + 1)?;
+            transaction.commit()?;
+        }
+        Ok(())
+    }
+
+    fn error(&self, action: &'static str) -> impl Fn(rusqlite::Error) -> LedgerError + '_ {
+        move |source| classify(&self.path, action, source)
+    }
+
+    /// What to do with a task a poll returned (see the module's rules). Reads only.
+    pub fn decide(&mut self, automation: &str, task_id: &str) -> Result<Decision, LedgerError> {
+        let found = self
+            .connection
+            .prepare_cached(
+                "SELECT status, agent_pid, agent_start FROM tasks
+                 WHERE automation = ?1 AND task_id = ?2",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_row(params![automation, task_id], |row| {
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            row.get::<_, Option<i64>>(1)?,
+                            row.get::<_, Option<i64>>(2)?,
+                        ))
+                    })
+                    .optional()
+            })
+            .map_err(self.error("read"))?;
+        let Some((status, agent_pid, agent_start)) = found else {
+            return Ok(Decision::Dispatch);
+        };
+        let status = self.status(&status)?;
+        Ok(decide(
+            status,
+            agent(agent_pid, agent_start),
+            AgentProcess::is_alive,
+        ))
+    }
+
+    fn status(&self, name: &str) -> Result<Status, LedgerError> {
+        Status::parse(name).ok_or_else(|| LedgerError::BadRow {
+            path: self.path.clone(),
+            what: format!("unknown status `{name}`"),
+        })
+    }
+
+    /// An attempt of the task starts (its first in this process, or a retry): the row
+    /// is made `running` under this host, its attempts counted, the last outcome and
+    /// agent and any retry request cleared.
+    pub fn attempt_started(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+        pairs: &str,
+        workspace: &str,
+        host_pid: u32,
+    ) -> Result<(), LedgerError> {
+        let sql = format!(
+            "INSERT INTO tasks (automation, task_id, pairs, status, attempts, workspace,
+                                host_pid, created_at, updated_at)
+             VALUES (?1, ?2, ?3, 'running', 1, ?4, ?5, {NOW}, {NOW})
+             ON CONFLICT (automation, task_id) DO UPDATE SET
+                pairs = excluded.pairs, status = 'running', attempts = attempts + 1,
+                exit_code = NULL, reason = NULL, workspace = excluded.workspace,
+                host_pid = excluded.host_pid, agent_pid = NULL, agent_start = NULL,
+                retry = 0, updated_at = excluded.updated_at"
+        );
+        self.connection
+            .prepare_cached(&sql)
+            .and_then(|mut statement| {
+                statement.execute(params![automation, task_id, pairs, workspace, host_pid])
+            })
+            .map_err(self.error("write"))?;
+        Ok(())
+    }
+
+    /// The task's agent process started.
+    pub fn agent_started(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+        agent: AgentProcess,
+    ) -> Result<(), LedgerError> {
+        let start = agent.start.and_then(|start| i64::try_from(start).ok());
+        self.connection
+            .prepare_cached(
+                "UPDATE tasks SET agent_pid = ?3, agent_start = ?4
+                 WHERE automation = ?1 AND task_id = ?2",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![automation, task_id, agent.pid, start])
+            })
+            .map_err(self.error("write"))?;
+        Ok(())
+    }
+
+    /// The task ended in this process with `status` (`succeeded`, `failed` or
+    /// `interrupted`), its last attempt with `exit_code` and `reason`.
+    pub fn finished(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+        status: Status,
+        exit_code: Option<i32>,
+        reason: &str,
+    ) -> Result<(), LedgerError> {
+        let sql = format!(
+            "UPDATE tasks SET status = ?3, exit_code = ?4, reason = ?5, updated_at = {NOW}
+             WHERE automation = ?1 AND task_id = ?2"
+        );
+        self.connection
+            .prepare_cached(&sql)
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    automation,
+                    task_id,
+                    status.as_str(),
+                    exit_code,
+                    reason
+                ])
+            })
+            .map_err(self.error("write"))?;
+        Ok(())
+    }
+
+    /// The tasks of `automation` that `tasks retry` asked to dispatch again.
+    pub fn requested(&mut self, automation: &str) -> Result<Vec<Requested>, LedgerError> {
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT task_id, pairs FROM tasks WHERE automation = ?1 AND retry = 1
+                 ORDER BY updated_at",
+            )
+            .map_err(self.error("read"))?;
+        let rows: Vec<Requested> = statement
+            .query_map(params![automation], |row| {
+                Ok(Requested {
+                    task_id: row.get(0)?,
+                    pairs: row.get(1)?,
+                })
+            })
+            .and_then(Iterator::collect)
+            .map_err(|source| classify(&self.path, "read", source))?;
+        Ok(rows)
+    }
+
+    /// The most recently changed rows matching `filter`, newest first, at most
+    /// `limit`.
+    pub fn list(&self, filter: &Filter, limit: u32) -> Result<Vec<TaskRecord>, LedgerError> {
+        let mut sql = format!("SELECT {COLUMNS} FROM tasks");
+        let mut conditions = Vec::new();
+        let mut values: Vec<&dyn rusqlite::ToSql> = Vec::new();
+        if let Some(automation) = &filter.automation {
+            values.push(automation);
+            conditions.push(format!("automation = ?{}", values.len()));
+        }
+        let status = filter.status.map(Status::as_str);
+        if let Some(status) = &status {
+            values.push(status);
+            conditions.push(format!("status = ?{}", values.len()));
+        }
+        if !conditions.is_empty() {
+            sql.push_str(" WHERE ");
+            sql.push_str(&conditions.join(" AND "));
+        }
+        values.push(&limit);
+        sql.push_str(&format!(
+            // Each index on `updated_at` ends with the key (automation, task_id) of
+            // this WITHOUT ROWID table: this order is the index's, read backwards, so
+            // the first page costs as much as a plain `SELECT … LIMIT`.
+            " ORDER BY updated_at DESC, automation DESC, task_id DESC LIMIT ?{}",
+            values.len()
+        ));
+        self.query(&sql, values.as_slice())
+    }
+
+    /// The rows whose task id starts with `prefix` (lowercase hex), of `automation`
+    /// when given; at most `limit`.
+    pub fn find(
+        &self,
+        prefix: &str,
+        automation: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<TaskRecord>, LedgerError> {
+        // Every task id is lowercase hex: all ids with the prefix sort between it and
+        // the prefix followed by `g`.
+        let upper = format!("{prefix}g");
+        match automation {
+            Some(automation) => self.query(
+                &format!(
+                    "SELECT {COLUMNS} FROM tasks WHERE task_id >= ?1 AND task_id < ?2
+                     AND automation = ?3 ORDER BY task_id, automation LIMIT ?4"
+                ),
+                params![prefix, upper, automation, limit],
+            ),
+            None => self.query(
+                &format!(
+                    "SELECT {COLUMNS} FROM tasks WHERE task_id >= ?1 AND task_id < ?2
+                     ORDER BY task_id, automation LIMIT ?3"
+                ),
+                params![prefix, upper, limit],
+            ),
+        }
+    }
+
+    /// Every row of `automation` (`None`: of every automation) with `status`.
+    pub fn keys(
+        &self,
+        automation: Option<&str>,
+        status: Option<Status>,
+    ) -> Result<Vec<(String, String, Status)>, LedgerError> {
+        let mut statement = self
+            .connection
+            .prepare(
+                "SELECT automation, task_id, status FROM tasks
+                 WHERE (?1 IS NULL OR automation = ?1) AND (?2 IS NULL OR status = ?2)
+                 ORDER BY automation, task_id",
+            )
+            .map_err(self.error("read"))?;
+        let rows: Vec<(String, String, String)> = statement
+            .query_map(params![automation, status.map(Status::as_str)], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })
+            .and_then(Iterator::collect)
+            .map_err(self.error("read"))?;
+        rows.into_iter()
+            .map(|(automation, task_id, status)| Ok((automation, task_id, self.status(&status)?)))
+            .collect()
+    }
+
+    /// Asks the next `run` to dispatch these tasks again from their stored pairs;
+    /// returns how many rows changed. One transaction.
+    pub fn request_retry(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError> {
+        let sql = format!(
+            "UPDATE tasks SET retry = 1, updated_at = {NOW} WHERE automation = ?1 AND task_id = ?2"
+        );
+        self.each_key(keys, &sql)
+    }
+
+    /// Forgets these tasks (deletes their rows); returns how many were deleted. One
+    /// transaction.
+    pub fn forget(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError> {
+        self.each_key(
+            keys,
+            "DELETE FROM tasks WHERE automation = ?1 AND task_id = ?2",
+        )
+    }
+
+    fn each_key(&mut self, keys: &[(String, String)], sql: &str) -> Result<usize, LedgerError> {
+        let path = self.path.clone();
+        let error = |source| classify(&path, "write", source);
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(error)?;
+        let mut changed = 0;
+        {
+            let mut statement = transaction.prepare(sql).map_err(error)?;
+            for (automation, task_id) in keys {
+                changed += statement
+                    .execute(params![automation, task_id])
+                    .map_err(error)?;
+            }
+        }
+        transaction.commit().map_err(error)?;
+        Ok(changed)
+    }
+
+    fn query(
+        &self,
+        sql: &str,
+        values: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<TaskRecord>, LedgerError> {
+        let mut statement = self.connection.prepare(sql).map_err(self.error("read"))?;
+        let rows: Vec<RawRecord> = statement
+            .query_map(values, RawRecord::read)
+            .and_then(Iterator::collect)
+            .map_err(self.error("read"))?;
+        rows.into_iter().map(|raw| raw.into_record(self)).collect()
+    }
+}
+
+/// A row as read, before its status and pairs are checked.
+struct RawRecord {
+    automation: String,
+    task_id: String,
+    pairs: String,
+    status: String,
+    attempts: i64,
+    exit_code: Option<i64>,
+    reason: Option<String>,
+    workspace: Option<String>,
+    host_pid: Option<i64>,
+    agent_pid: Option<i64>,
+    retry: i64,
+    created_at: String,
+    updated_at: String,
+}
+
+impl RawRecord {
+    fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<RawRecord> {
+        Ok(RawRecord {
+            automation: row.get(0)?,
+            task_id: row.get(1)?,
+            pairs: row.get(2)?,
+            status: row.get(3)?,
+            attempts: row.get(4)?,
+            exit_code: row.get(5)?,
+            reason: row.get(6)?,
+            workspace: row.get(7)?,
+            host_pid: row.get(8)?,
+            agent_pid: row.get(9)?,
+            retry: row.get(10)?,
+            created_at: row.get(11)?,
+            updated_at: row.get(12)?,
+        })
+    }
+
+    fn into_record(self, ledger: &Ledger) -> Result<TaskRecord, LedgerError> {
+        let values = serde_json::from_str(&self.pairs).map_err(|err| LedgerError::BadRow {
+            path: ledger.path.clone(),
+            what: format!("the pairs of task {} are not JSON ({err})", self.task_id),
+        })?;
+        Ok(TaskRecord {
+            status: ledger.status(&self.status)?,
+            automation: self.automation,
+            task_id: self.task_id,
+            values,
+            attempts: u32::try_from(self.attempts).unwrap_or(0),
+            exit_code: self.exit_code.and_then(|code| i32::try_from(code).ok()),
+            reason: self.reason,
+            workspace: self.workspace,
+            host_pid: self.host_pid.and_then(|pid| u32::try_from(pid).ok()),
+            agent_pid: self.agent_pid.and_then(|pid| u32::try_from(pid).ok()),
+            retry_requested: self.retry != 0,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+/// The recorded agent of a row.
+fn agent(pid: Option<i64>, start: Option<i64>) -> Option<AgentProcess> {
+    let pid = u32::try_from(pid?).ok()?;
+    Some(AgentProcess {
+        pid,
+        start: start.and_then(|start| u64::try_from(start).ok()),
+    })
+}
+
+/// The rule of [`Ledger::decide`], apart from the database: `alive` tells whether a
+/// recorded agent still runs.
+pub fn decide(
+    status: Status,
+    agent: Option<AgentProcess>,
+    alive: impl Fn(&AgentProcess) -> bool,
+) -> Decision {
+    match status {
+        Status::Succeeded | Status::Failed => Decision::Skip(status),
+        Status::Interrupted => Decision::Dispatch,
+        Status::Running => match agent {
+            Some(agent) if alive(&agent) => Decision::Wait(agent),
+            _ => Decision::Dispatch,
+        },
+    }
+}
+
+/// An SQLite error as a ledger error: a damaged or foreign file is `Corrupt`.
+fn classify(path: &Path, action: &'static str, source: rusqlite::Error) -> LedgerError {
+    use rusqlite::ffi::ErrorCode;
+    match source.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => LedgerError::Corrupt {
+            path: path.to_owned(),
+            source,
+        },
+        _ => LedgerError::Sql {
+            action,
+            path: path.to_owned(),
+            source,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAIRS: &str = r#"[{"key":"issue","value":"1"}]"#;
+
+    fn id(n: u8) -> String {
+        format!("{n:02x}").repeat(32)
+    }
+
+    #[test]
+    fn the_rule_of_decide() {
+        let agent = AgentProcess {
+            pid: 99,
+            start: None,
+        };
+        let alive = |_: &AgentProcess| true;
+        let dead = |_: &AgentProcess| false;
+        assert_eq!(
+            decide(Status::Succeeded, None, alive),
+            Decision::Skip(Status::Succeeded)
+        );
+        assert_eq!(
+            decide(Status::Failed, Some(agent), alive),
+            Decision::Skip(Status::Failed)
+        );
+        assert_eq!(
+            decide(Status::Interrupted, Some(agent), alive),
+            Decision::Dispatch
+        );
+        assert_eq!(
+            decide(Status::Running, Some(agent), alive),
+            Decision::Wait(agent)
+        );
+        assert_eq!(
+            decide(Status::Running, Some(agent), dead),
+            Decision::Dispatch
+        );
+        assert_eq!(decide(Status::Running, None, alive), Decision::Dispatch);
+    }
+
+    #[test]
+    fn a_row_goes_through_its_states_and_survives_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let mut ledger = Ledger::open(&path).unwrap();
+        ledger.attempt_started("a", &id(1), PAIRS, "/w", 7).unwrap();
+        ledger.attempt_started("a", &id(1), PAIRS, "/w", 7).unwrap();
+        ledger
+            .agent_started(
+                "a",
+                &id(1),
+                AgentProcess {
+                    pid: 1234,
+                    start: Some(5),
+                },
+            )
+            .unwrap();
+        ledger
+            .finished("a", &id(1), Status::Failed, Some(3), "exit")
+            .unwrap();
+        ledger.attempt_started("b", &id(2), PAIRS, "/w", 7).unwrap();
+        ledger
+            .finished("b", &id(2), Status::Interrupted, None, "interrupted")
+            .unwrap();
+        drop(ledger);
+
+        let mut ledger = Ledger::open(&path).unwrap();
+        assert_eq!(
+            ledger.decide("a", &id(1)).unwrap(),
+            Decision::Skip(Status::Failed)
+        );
+        assert_eq!(ledger.decide("b", &id(2)).unwrap(), Decision::Dispatch);
+        assert_eq!(ledger.decide("b", &id(1)).unwrap(), Decision::Dispatch);
+        let rows = ledger.list(&Filter::default(), 10).unwrap();
+        assert_eq!(rows.len(), 2);
+        let a = rows.iter().find(|row| row.automation == "a").unwrap();
+        assert_eq!(
+            (a.status, a.attempts, a.exit_code, a.agent_pid),
+            (Status::Failed, 2, Some(3), Some(1234))
+        );
+        assert_eq!(
+            a.values,
+            serde_json::json!([{"key": "issue", "value": "1"}])
+        );
+        let failed = Filter {
+            status: Some(Status::Failed),
+            ..Filter::default()
+        };
+        assert_eq!(ledger.list(&failed, 10).unwrap().len(), 1);
+
+        let keys = vec![("a".to_owned(), id(1))];
+        assert_eq!(ledger.request_retry(&keys).unwrap(), 1);
+        let requested = ledger.requested("a").unwrap();
+        assert_eq!(
+            requested,
+            [Requested {
+                task_id: id(1),
+                pairs: PAIRS.to_owned()
+            }]
+        );
+        ledger.attempt_started("a", &id(1), PAIRS, "/w", 8).unwrap();
+        assert!(
+            ledger.requested("a").unwrap().is_empty(),
+            "a new attempt clears it"
+        );
+        assert_eq!(ledger.find(&id(1)[..5], None, 10).unwrap().len(), 1);
+        assert_eq!(ledger.find("0", None, 10).unwrap().len(), 2);
+        assert_eq!(ledger.forget(&keys).unwrap(), 1);
+        assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Dispatch);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_running_row_waits_only_for_a_live_agent() {
+        use std::os::unix::process::CommandExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = Ledger::open(&dir.path().join(FILE_NAME)).unwrap();
+        ledger.attempt_started("a", &id(1), PAIRS, "/w", 7).unwrap();
+        assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Dispatch);
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let agent = AgentProcess::of(child.id());
+        assert_eq!(agent.start.is_some(), cfg!(target_os = "linux"));
+        ledger.agent_started("a", &id(1), agent).unwrap();
+        assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Wait(agent));
+        if let Some(start) = agent.start {
+            let stranger = AgentProcess {
+                start: Some(start + 1),
+                ..agent
+            };
+            assert!(
+                !stranger.is_alive(),
+                "a pid reused by another process is not the agent"
+            );
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Dispatch);
+    }
+
+    #[test]
+    fn a_damaged_or_foreign_file_is_refused_with_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let garbage = dir.path().join("garbage.sqlite");
+        std::fs::write(&garbage, vec![b'x'; 8192]).unwrap();
+        let error = Ledger::open(&garbage).unwrap_err();
+        assert!(matches!(error, LedgerError::Corrupt { .. }), "{error:?}");
+        assert!(error.to_string().contains("garbage.sqlite"), "{error}");
+        assert_eq!(
+            std::fs::read(&garbage).unwrap(),
+            vec![b'x'; 8192],
+            "left as it was"
+        );
+
+        let foreign = dir.path().join("other.sqlite");
+        let connection = Connection::open(&foreign).unwrap();
+        connection.execute_batch("CREATE TABLE t (x)").unwrap();
+        drop(connection);
+        let error = Ledger::open(&foreign).unwrap_err();
+        assert!(matches!(error, LedgerError::Foreign { .. }), "{error:?}");
+
+        let newer = dir.path().join("newer.sqlite");
+        drop(Ledger::open(&newer).unwrap());
+        let connection = Connection::open(&newer).unwrap();
+        connection.pragma_update(None, "user_version", 99).unwrap();
+        drop(connection);
+        let error = Ledger::open(&newer).unwrap_err().to_string();
+        assert!(error.contains("schema version 99"), "{error}");
+        assert!(
+            Ledger::open_existing(&dir.path().join("none"))
+                .unwrap()
+                .is_none()
+        );
+    }
+}

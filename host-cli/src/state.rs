@@ -1,0 +1,239 @@
+//! The host's state folder and the lock that keeps one `curupira run` per state.
+//!
+//! - **The state folder** is `<config folder>/.curupira/` by default: it holds the
+//!   task ledger (`ledger.sqlite`, [`crate::ledger`]), `run.lock`, `watchdog.lock`
+//!   ([`crate::watchdog`]) and the worktrees (`worktrees/`, [`crate::workspace`]).
+//!   [`host_folder`] creates it with a `.gitignore` of `*`, so Git and code-search
+//!   tools ignore everything in it. With `[settings.ledger] path` elsewhere, the state
+//!   folder is the ledger's folder (two configs sharing one ledger share one lock).
+//! - **`run.lock`** ([`RunLock`]): `run` holds an exclusive advisory lock (`flock`) on
+//!   it for as long as it runs and writes its pid in it. The kernel releases the lock
+//!   when the process ends, however it ends (SIGKILL included), so no stale lock can
+//!   outlive a crash; the pid in the file is only for the message a second `run`
+//!   prints. The file is opened close-on-exec: agents and hooks never inherit it.
+//!
+//! ```
+//! use curupira_host::state::{RunLock, Locked};
+//!
+//! let folder = tempfile::tempdir()?;
+//! let lock = folder.path().join("run.lock");
+//! let first = RunLock::acquire(&lock)?;
+//! // A second holder is refused while the first lives (here: this same process).
+//! match RunLock::acquire(&lock) {
+//!     Err(Locked::Busy { pid, .. }) => assert_eq!(pid, Some(std::process::id())),
+//!     other => panic!("{other:?}"),
+//! }
+//! drop(first);
+//! RunLock::acquire(&lock)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, ErrorKind, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// The name of the host's folder in the config's folder.
+pub const HOST_FOLDER: &str = ".curupira";
+
+/// The name of the lock file `run` holds, in the state folder.
+pub const RUN_LOCK: &str = "run.lock";
+
+/// Creates `<dir>/.curupira` when it does not exist, with a `.gitignore` of `*` in it,
+/// and returns its path. An existing folder is left as it is.
+pub fn host_folder(dir: &Path) -> io::Result<PathBuf> {
+    let folder = dir.join(HOST_FOLDER);
+    match std::fs::create_dir(&folder) {
+        Ok(()) => std::fs::write(folder.join(".gitignore"), "*\n")?,
+        Err(err) if err.kind() == ErrorKind::AlreadyExists => {}
+        Err(err) => return Err(err),
+    }
+    Ok(folder)
+}
+
+/// Creates `folder` (and its parents) for the host's state: through [`host_folder`]
+/// when it is `<config_dir>/.curupira` or inside it, so that folder gets its
+/// `.gitignore`; with `create_dir_all` otherwise.
+pub fn ensure_folder(config_dir: &Path, folder: &Path) -> io::Result<()> {
+    if folder.starts_with(config_dir.join(HOST_FOLDER)) {
+        host_folder(config_dir)?;
+    }
+    std::fs::create_dir_all(folder)
+}
+
+/// Why [`RunLock::acquire`] did not get the lock.
+#[derive(Debug, thiserror::Error)]
+pub enum Locked {
+    /// Another process holds it.
+    #[error(
+        "another `curupira run` ({}) is using `{}`; one host runs per state (stop it first)",
+        pid.map_or_else(|| "pid unknown".to_owned(), |pid| format!("pid {pid}")),
+        path.display()
+    )]
+    Busy {
+        /// The lock file.
+        path: PathBuf,
+        /// The pid the holder wrote in it, when it could be read.
+        pid: Option<u32>,
+    },
+    /// The file cannot be opened or locked.
+    #[error("cannot lock `{}`: {source}", path.display())]
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// The system's error.
+        source: io::Error,
+    },
+}
+
+/// An exclusive advisory lock on a file, held until dropped or until the process ends.
+#[derive(Debug)]
+pub struct RunLock {
+    path: PathBuf,
+    _file: File,
+}
+
+impl RunLock {
+    /// Takes the lock on `path` (created when missing) without waiting, and writes this
+    /// process's id in the file.
+    pub fn acquire(path: &Path) -> Result<RunLock, Locked> {
+        let io_error = |source| Locked::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io_error)?;
+        match try_lock(&file) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(Locked::Busy {
+                    path: path.to_owned(),
+                    pid: read_pid(&mut file),
+                });
+            }
+            Err(source) => return Err(io_error(source)),
+        }
+        let written = file
+            .set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| writeln!(file, "{}", std::process::id()));
+        written.map_err(io_error)?;
+        Ok(RunLock {
+            path: path.to_owned(),
+            _file: file,
+        })
+    }
+
+    /// Whether some process holds the lock on `path` right now (a missing file is not
+    /// held). Used by `curupira tasks` to know whether a host runs.
+    pub fn is_held(path: &Path) -> io::Result<bool> {
+        let file = match File::open(path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(false),
+            Err(err) => return Err(err),
+        };
+        // Taken (and released on drop) only to see whether it can be.
+        Ok(!try_lock(&file)?)
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The pid written in a lock file, if it holds one.
+fn read_pid(file: &mut File) -> Option<u32> {
+    let mut text = String::new();
+    file.rewind().ok()?;
+    file.take(32).read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
+}
+
+/// Tries to take an exclusive `flock` on `file`: `false` when another open file holds
+/// one.
+#[cfg(unix)]
+pub(crate) fn try_lock(file: &File) -> io::Result<bool> {
+    use rustix::fs::{FlockOperation, flock};
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Takes an exclusive `flock` on `file`, waiting as long as another holds it.
+#[cfg(unix)]
+pub(crate) fn lock_blocking(file: &File) -> io::Result<()> {
+    use rustix::fs::{FlockOperation, flock};
+    loop {
+        match flock(file, FlockOperation::LockExclusive) {
+            Err(rustix::io::Errno::INTR) => {}
+            other => return other.map_err(Into::into),
+        }
+    }
+}
+
+/// Elsewhere than Unix: `std`'s file locks.
+#[cfg(not(unix))]
+pub(crate) fn try_lock(file: &File) -> io::Result<bool> {
+    match file.try_lock() {
+        Ok(()) => Ok(true),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(err)) => Err(err),
+    }
+}
+
+/// Elsewhere than Unix: `std`'s file locks.
+#[cfg(not(unix))]
+pub(crate) fn lock_blocking(file: &File) -> io::Result<()> {
+    file.lock()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_folder_gets_a_gitignore_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = host_folder(dir.path()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(folder.join(".gitignore")).unwrap(),
+            "*\n"
+        );
+        std::fs::write(folder.join(".gitignore"), "mine\n").unwrap();
+        host_folder(dir.path()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(folder.join(".gitignore")).unwrap(),
+            "mine\n"
+        );
+        let elsewhere = dir.path().join("state/deep");
+        ensure_folder(dir.path(), &elsewhere).unwrap();
+        assert!(elsewhere.is_dir() && !elsewhere.join(".gitignore").exists());
+    }
+
+    #[test]
+    fn a_lock_is_exclusive_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RUN_LOCK);
+        assert!(!RunLock::is_held(&path).unwrap());
+        let lock = RunLock::acquire(&path).unwrap();
+        assert!(RunLock::is_held(&path).unwrap());
+        let busy = RunLock::acquire(&path).unwrap_err();
+        let message = busy.to_string();
+        assert!(
+            message.starts_with(&format!(
+                "another `curupira run` (pid {}) is using `",
+                std::process::id()
+            )),
+            "{message}"
+        );
+        drop(lock);
+        assert!(!RunLock::is_held(&path).unwrap());
+    }
+}

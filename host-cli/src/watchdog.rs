@@ -1,0 +1,434 @@
+//! The watchdog: agents and hooks never run unsupervised after their host died.
+//!
+//! `curupira run` starts one watchdog per run: its own executable with the hidden
+//! subcommand `watchdog`, in a process group of its own (a terminal's Ctrl-C or a
+//! kill of the host's group does not reach it). The host tells it, on a pipe, each
+//! process group it starts (an agent, a hook) and each it reaped:
+//!
+//! ```text
+//! add PGID GRACE_MS
+//! remove PGID
+//! clear
+//! ```
+//!
+//! When the pipe reaches its end the host has closed it, or has died: the kernel
+//! closes a dead process's files, SIGKILL included, on every Unix. The watchdog then
+//! sends SIGTERM to every group still registered, waits each group's grace (the
+//! automation's `kill_grace_seconds`) while any of its processes lives, sends SIGKILL
+//! to what is left, and exits. A host that ends normally has reaped its agents: it
+//! says `clear` before it closes the pipe, and the watchdog exits at once.
+//!
+//! Before it reads its first line the watchdog takes an exclusive lock on
+//! `<state folder>/watchdog.lock`, and only then answers `ready`: the host dispatches
+//! nothing before that answer. So a host started while an earlier host's watchdog
+//! still stops that host's agents waits until they are gone. The ledger's check of a
+//! `running` task's agent ([`crate::ledger::AgentProcess::is_alive`]) covers what is
+//! left: a watchdog killed with its host.
+//!
+//! What does not hold: a process that left its agent's process group (`setsid`) is
+//! not stopped; the window between the start of an agent and its `add` line (a write
+//! on a pipe) is not covered; elsewhere than Unix there is no watchdog.
+
+use std::collections::HashMap;
+use std::fs::OpenOptions;
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use curupira_client::ProcessGuard;
+
+/// The name of the watchdog's lock file in the state folder.
+pub const LOCK_FILE: &str = "watchdog.lock";
+
+/// The subcommand of the `curupira` executable that runs the watchdog.
+pub const SUBCOMMAND: &str = "watchdog";
+
+/// What the watchdog writes on its stdout once it holds its lock.
+const READY: &str = "ready";
+
+/// How often a stopping watchdog looks whether its groups are gone.
+const STEP: Duration = Duration::from_millis(20);
+
+/// How long a host says nothing while it waits for its watchdog to be ready.
+const QUIET_WAIT: Duration = Duration::from_secs(2);
+
+/// The host's side: the watchdog process and the pipe to it.
+#[derive(Debug)]
+pub struct Watchdog {
+    guard: ProcessGuard,
+    watch: Watch,
+}
+
+/// A handle to tell the watchdog about process groups; cheap to clone, usable from
+/// any thread. Writes that fail (a dead watchdog) are logged once and otherwise
+/// ignored: supervision is lost, the run goes on.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    input: Arc<Mutex<Option<ChildStdin>>>,
+}
+
+impl Watchdog {
+    /// Starts the watchdog (`host_exe watchdog --lock LOCK`) and waits until it is
+    /// ready, which is when no earlier watchdog holds `lock` any more. An error when it
+    /// cannot start or exits before it is ready.
+    pub fn start(host_exe: &Path, lock: &Path) -> io::Result<Watchdog> {
+        let mut command = Command::new(host_exe);
+        command
+            .arg(SUBCOMMAND)
+            .arg("--lock")
+            .arg(lock)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut guard = ProcessGuard::spawn(&mut command)?;
+        let input = guard.take_stdin();
+        let Some(stdout) = guard.take_stdout() else {
+            return Err(io::Error::other("the watchdog has no standard output"));
+        };
+        let (sender, answer) = mpsc::channel();
+        thread::Builder::new()
+            .name("watchdog-ready".to_owned())
+            .spawn(move || {
+                let mut line = String::new();
+                let read = BufReader::new(stdout).read_line(&mut line);
+                let _ = sender.send(read.map(|_| line.trim() == READY));
+            })?;
+        let started = Instant::now();
+        loop {
+            match answer.recv_timeout(QUIET_WAIT) {
+                Ok(Ok(true)) => break,
+                Ok(Ok(false)) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err(io::Error::other(
+                        "the watchdog exited before it was ready (see its message above)",
+                    ));
+                }
+                Ok(Err(err)) => return Err(err),
+                Err(RecvTimeoutError::Timeout) => tracing::warn!(
+                    "waiting for an earlier host's watchdog to stop that host's agents ({} s \
+                     so far; `{}` is locked)",
+                    started.elapsed().as_secs(),
+                    lock.display()
+                ),
+            }
+        }
+        Ok(Watchdog {
+            guard,
+            watch: Watch {
+                input: Arc::new(Mutex::new(input)),
+            },
+        })
+    }
+
+    /// The watchdog's process id.
+    pub fn id(&self) -> u32 {
+        self.guard.id()
+    }
+
+    /// A handle to register process groups.
+    pub fn watch(&self) -> Watch {
+        self.watch.clone()
+    }
+
+    /// Closes the pipe (the watchdog stops what is still registered, normally nothing)
+    /// and waits at most `limit` for it to exit; the guard kills it after that.
+    pub fn close(mut self, limit: Duration) {
+        self.watch.send("clear\n");
+        self.watch.close();
+        if self.guard.wait_for(limit).is_none() {
+            tracing::warn!(
+                "the watchdog did not exit within {} s; killing it",
+                limit.as_secs()
+            );
+        }
+    }
+}
+
+impl Watch {
+    /// Registers the process group `pgid`, to be stopped with `grace` if the host dies.
+    pub fn add(&self, pgid: u32, grace: Duration) {
+        self.send(&format!("add {pgid} {}\n", grace.as_millis()));
+    }
+
+    /// The group `pgid` was reaped: forget it.
+    pub fn remove(&self, pgid: u32) {
+        self.send(&format!("remove {pgid}\n"));
+    }
+
+    fn send(&self, line: &str) {
+        let mut input = self.input.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(pipe) = input.as_mut()
+            && let Err(err) = pipe.write_all(line.as_bytes())
+        {
+            tracing::warn!(
+                "the watchdog cannot be told about a process ({err}); agents are no longer \
+                 stopped if this host dies"
+            );
+            *input = None;
+        }
+    }
+
+    fn close(&self) {
+        self.input
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+}
+
+/// The watchdog's own work (the hidden subcommand): takes the lock on `lock` (waiting
+/// for an earlier watchdog), says `ready` on `ready`, then follows `input` until its
+/// end and stops every group still registered. Malformed lines are reported on stderr
+/// and ignored.
+pub fn serve(lock: &Path, input: impl BufRead, mut ready: impl Write) -> io::Result<()> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(lock)?;
+    crate::state::lock_blocking(&file)?;
+    writeln!(ready, "{READY}")?;
+    ready.flush()?;
+    drop(ready);
+    let mut groups: HashMap<u32, Duration> = HashMap::new();
+    for line in input.lines() {
+        let Ok(line) = line else { break };
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["add", pgid, grace] => match (pgid.parse(), grace.parse()) {
+                (Ok(pgid), Ok(grace)) => {
+                    groups.insert(pgid, Duration::from_millis(grace));
+                }
+                _ => eprintln!("curupira watchdog: ignored a malformed line `{line}`"),
+            },
+            ["clear"] => groups.clear(),
+            ["remove", pgid] => match pgid.parse::<u32>() {
+                Ok(pgid) => {
+                    groups.remove(&pgid);
+                }
+                Err(_) => eprintln!("curupira watchdog: ignored a malformed line `{line}`"),
+            },
+            _ => eprintln!("curupira watchdog: ignored a malformed line `{line}`"),
+        }
+    }
+    if !groups.is_empty() {
+        eprintln!(
+            "curupira watchdog: the host is gone; stopping {} process group(s) it left",
+            groups.len()
+        );
+        stop_groups(&groups);
+    }
+    drop(file);
+    Ok(())
+}
+
+/// SIGTERM to every group, then SIGKILL to each still alive when its grace is over.
+fn stop_groups(groups: &HashMap<u32, Duration>) {
+    let started = Instant::now();
+    let mut left: Vec<(u32, Instant)> = groups
+        .iter()
+        .filter(|(pgid, _)| **pgid > 1)
+        .map(|(pgid, grace)| (*pgid, started + *grace))
+        .collect();
+    for (pgid, _) in &left {
+        signal_group(*pgid, Signal::Term);
+    }
+    while !left.is_empty() {
+        let now = Instant::now();
+        left.retain(|(pgid, deadline)| {
+            if !group_alive(*pgid, None) {
+                return false;
+            }
+            if now >= *deadline {
+                signal_group(*pgid, Signal::Kill);
+                return false;
+            }
+            true
+        });
+        if !left.is_empty() {
+            thread::sleep(STEP);
+        }
+    }
+}
+
+/// The two signals the watchdog sends.
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+fn signal_group(pgid: u32, signal: Signal) {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Pid, Signal as Sig, kill_process_group};
+        let signal = match signal {
+            Signal::Term => Sig::TERM,
+            Signal::Kill => Sig::KILL,
+        };
+        if let Some(pid) = i32::try_from(pgid)
+            .ok()
+            .filter(|pid| *pid > 1)
+            .and_then(Pid::from_raw)
+        {
+            let _ = kill_process_group(pid, signal);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (pgid, signal);
+}
+
+/// Whether the process group `pgid` has a process that is not a zombie (an exited
+/// process its parent has not reaped: where nobody reaps orphans, a killed agent stays
+/// one). With `leader_start`, a leader (pid `pgid`) that exists with another start
+/// time means the id was reused by another process: not the group meant.
+///
+/// On Linux this reads `/proc`; on other Unixes it asks `kill(-pgid, 0)`, which also
+/// counts zombies (so a host may wait longer there, never shorter). Elsewhere: `false`.
+pub fn group_alive(pgid: u32, leader_start: Option<u64>) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            let mut alive = false;
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(pid) = name.to_str().and_then(|name| name.parse::<u32>().ok()) else {
+                    continue;
+                };
+                let Some(stat) = read_stat(pid) else { continue };
+                if stat.pgrp != pgid {
+                    continue;
+                }
+                if pid == pgid
+                    && let Some(start) = leader_start
+                    && start != stat.start
+                {
+                    return false;
+                }
+                alive |= stat.state != 'Z' && stat.state != 'X';
+            }
+            return alive;
+        }
+    }
+    #[cfg(unix)]
+    {
+        let _ = leader_start;
+        let Some(pid) = i32::try_from(pgid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return false;
+        };
+        match rustix::process::test_kill_process_group(pid) {
+            Ok(()) | Err(rustix::io::Errno::PERM) => true,
+            Err(_) => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = leader_start;
+        false
+    }
+}
+
+/// The fields of `/proc/PID/stat` the watchdog needs.
+#[cfg(target_os = "linux")]
+struct Stat {
+    state: char,
+    pgrp: u32,
+    start: u64,
+}
+
+/// Reads `/proc/PID/stat`; `None` when the process is gone or the line is odd.
+#[cfg(target_os = "linux")]
+fn read_stat(pid: u32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `comm` (field 2) is in parentheses and may hold anything: count after it.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(Stat {
+        state: fields.first()?.chars().next()?,
+        pgrp: fields.get(2)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// Linux: the start time of process `pid` in clock ticks since boot (field 22 of
+/// `/proc/PID/stat`); `None` elsewhere or when the process is gone.
+pub fn process_start(pid: u32) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        read_stat(pid).map(|stat| stat.start)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    fn sleeper() -> std::process::Child {
+        // A shell that ignores SIGTERM, with a child in its group.
+        Command::new("sh")
+            .args(["-c", "trap '' TERM; sleep 30 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_end_of_the_pipe_stops_the_registered_groups_after_their_grace() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut stubborn = sleeper();
+        let mut polite = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut forgotten = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        thread::sleep(Duration::from_millis(100));
+        let input = format!(
+            "add {} 300\nadd {} 10000\nadd {} 300\nremove {}\nnonsense\n",
+            stubborn.id(),
+            polite.id(),
+            forgotten.id(),
+            forgotten.id()
+        );
+        let mut ready = Vec::new();
+        let started = Instant::now();
+        serve(&dir.path().join(LOCK_FILE), input.as_bytes(), &mut ready).unwrap();
+        let took = started.elapsed();
+        assert_eq!(ready, b"ready\n");
+        assert!(
+            took >= Duration::from_millis(300),
+            "the stubborn one had its grace: {took:?}"
+        );
+        assert!(
+            took < Duration::from_secs(5),
+            "the polite one needed no more: {took:?}"
+        );
+        assert!(!group_alive(stubborn.id(), None) && !group_alive(polite.id(), None));
+        assert!(group_alive(forgotten.id(), process_start(forgotten.id())));
+        for child in [&mut stubborn, &mut polite, &mut forgotten] {
+            let _ = child.kill();
+            child.wait().unwrap();
+        }
+        assert!(!group_alive(forgotten.id(), None));
+    }
+}

@@ -1,0 +1,519 @@
+//! The durable ledger, one host per state, and agents that never outlive their host
+//! (issue 12), end to end with the real `curupira` binary, the built-in `local-queue`
+//! extension and a shell agent that logs every start and end in `agent.log`.
+//!
+//! Processes are killed for real (SIGKILL, SIGINT); "alive" means present in `/proc`
+//! and not a zombie (where nobody reaps orphans, a killed agent stays a zombie).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod run_support;
+
+use std::fs::{self, File};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use curupira_host::ledger::{Ledger, Status};
+use run_support::{Project, curupira};
+use serde_json::Value;
+
+/// An agent that logs `start ID PID` and `end ID PID` around a pause of `SLEEP` seconds
+/// (the file `sleep`, default 0), then exits with the status in `agent-exit` (default 0).
+const AGENT: &str = r#"echo "start $CURUPIRA_TASK_ID $$" >> agent.log
+sleep "$(cat sleep 2>/dev/null || echo 0)"
+echo "end $CURUPIRA_TASK_ID $$" >> agent.log
+exit "$(cat agent-exit 2>/dev/null || echo 0)"
+"#;
+
+/// A project with the local queue holding `items` (one `{"n": item}` line each).
+fn queue_project(items: &[&str], settings: &str) -> Project {
+    let project = Project::new();
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n{settings}\n\n\
+             [settings.agent]\ncommand = [\"sh\", \"agent.sh\"]\nkill_grace_seconds = 2\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+             [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${{n}}.\"\n\
+             arguments = {{ path = \"tasks.jsonl\", done_path = \"done.jsonl\" }}\n"
+        ),
+    );
+    project.write("agent.sh", AGENT);
+    let lines: String = items
+        .iter()
+        .map(|item| format!("{{\"n\": \"{item}\"}}\n"))
+        .collect();
+    project.write("tasks.jsonl", &lines);
+    project
+}
+
+/// The lines of `agent.log`, each as (`start`|`end`, task id, pid).
+fn agent_log(project: &Project) -> Vec<(String, String, u32)> {
+    let text = fs::read_to_string(project.path().join("agent.log")).unwrap_or_default();
+    text.lines()
+        .map(|line| {
+            let mut words = line.split(' ');
+            let what = words.next().unwrap().to_owned();
+            let id = words.next().unwrap().to_owned();
+            let pid = words.next().unwrap().parse().unwrap();
+            (what, id, pid)
+        })
+        .collect()
+}
+
+fn starts(project: &Project) -> usize {
+    agent_log(project)
+        .iter()
+        .filter(|(what, _, _)| what == "start")
+        .count()
+}
+
+/// Starts `curupira ARGS…` in the project, its stdout and stderr in `NAME.out` and
+/// `NAME.err` there.
+fn spawn(project: &Project, name: &str, args: &[&str]) -> Child {
+    let out = File::create(project.path().join(format!("{name}.out"))).unwrap();
+    let err = File::create(project.path().join(format!("{name}.err"))).unwrap();
+    Command::new(curupira())
+        .args(args)
+        .current_dir(project.path())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .unwrap()
+}
+
+/// Waits up to `limit` for `condition`; whether it became true.
+fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    condition()
+}
+
+/// Waits for a child, failing the test after `limit`.
+fn finish(mut child: Child, limit: Duration) -> Option<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("a curupira run took longer than {limit:?}");
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `kill -SIGNAL pid`.
+fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{name} {pid}");
+}
+
+/// `(pid, ppid, state, cmdline)` of every process in `/proc`.
+fn processes() -> Vec<(u32, u32, char, String)> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let state = fields[0].chars().next().unwrap();
+        let ppid = fields[1].parse().unwrap();
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', " "))
+            .unwrap_or_default();
+        found.push((pid, ppid, state, cmdline));
+    }
+    found
+}
+
+/// The living (not zombie) descendants of `pid`.
+fn descendants(pid: u32) -> Vec<(u32, String)> {
+    let all = processes();
+    let mut family = vec![pid];
+    let mut found = Vec::new();
+    while let Some(parent) = family.pop() {
+        for (child, ppid, state, cmdline) in &all {
+            if *ppid == parent && *state != 'Z' {
+                family.push(*child);
+                found.push((*child, cmdline.clone()));
+            }
+        }
+    }
+    found
+}
+
+fn alive(pid: u32) -> bool {
+    processes()
+        .iter()
+        .any(|(other, _, state, _)| *other == pid && *state != 'Z')
+}
+
+/// The events of a run's `NAME.out` (JSON lines).
+fn events(project: &Project, name: &str) -> Vec<Value> {
+    fs::read_to_string(project.path().join(format!("{name}.out")))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn named<'e>(events: &'e [Value], name: &str) -> Vec<&'e Value> {
+    events.iter().filter(|e| e["event"] == name).collect()
+}
+
+fn ledger(project: &Project) -> Ledger {
+    Ledger::open(&project.path().join(".curupira/ledger.sqlite")).unwrap()
+}
+
+fn status_of(project: &Project, task_id: &str) -> Status {
+    let rows = ledger(project).find(task_id, Some("q"), 2).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    rows[0].status
+}
+
+const ONCE: &[&str] = &["run", "--once", "--format", "json"];
+
+#[test]
+fn a_restart_skips_what_succeeded_and_the_ledger_reopens() {
+    let project = queue_project(&["a", "b"], "");
+    let first = project.curupira(ONCE);
+    assert_eq!(first.code, Some(0), "{first:?}");
+    assert_eq!(first.events_named("task.finished").len(), 2);
+    assert_eq!(
+        project.read(".curupira/.gitignore"),
+        "*\n",
+        "the state folder is ignored by Git"
+    );
+    // The queue forgets what it did; the ledger does not.
+    fs::remove_file(project.path().join("done.jsonl")).unwrap();
+    let second = project.curupira(ONCE);
+    assert_eq!(second.code, Some(0), "{second:?}");
+    assert_eq!(second.events_named("task.skipped").len(), 2, "{second:?}");
+    assert!(second.events_named("task.started").is_empty());
+    assert_eq!(starts(&project), 2, "each task ran once");
+    for finished in first.events_named("task.finished") {
+        let id = finished["task_id"].as_str().unwrap();
+        assert_eq!(status_of(&project, id), Status::Succeeded);
+    }
+
+    // Without the ledger, today's once-per-process behaviour.
+    let toml = project.read("curupira.toml");
+    project.write(
+        "curupira.toml",
+        &toml.replace(
+            "[settings.agent]",
+            "[settings.ledger]\nenabled = false\n\n[settings.agent]",
+        ),
+    );
+    let _ = fs::remove_file(project.path().join("done.jsonl"));
+    let third = project.curupira(ONCE);
+    assert_eq!(third.events_named("task.finished").len(), 2, "{third:?}");
+    assert_eq!(starts(&project), 4);
+}
+
+#[test]
+fn a_failed_task_is_skipped_too_and_retry_and_forget_reopen_tasks() {
+    let project = queue_project(&["a"], "");
+    project.write("agent-exit", "3");
+    let first = project.curupira(ONCE);
+    assert_eq!(first.code, Some(1), "{first:?}");
+    let id = first.events_named("task.finished")[0]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(status_of(&project, &id), Status::Failed);
+
+    // forget: the next poll that returns it dispatches it again.
+    fs::remove_file(project.path().join("done.jsonl")).unwrap();
+    let skipped = project.curupira(ONCE);
+    assert_eq!(skipped.events_named("task.skipped").len(), 1, "{skipped:?}");
+    let forgot = project.curupira(&["tasks", "forget", &id[..8]]);
+    assert_eq!(forgot.code, Some(0), "{forgot:?}");
+    assert!(
+        forgot.stdout.contains(&format!("forgot task {id}")),
+        "{forgot:?}"
+    );
+    assert!(ledger(&project).find(&id, None, 2).unwrap().is_empty());
+    fs::remove_file(project.path().join("agent-exit")).unwrap();
+    let again = project.curupira(ONCE);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert_eq!(again.events_named("task.finished").len(), 1);
+    assert_eq!(starts(&project), 2);
+    assert_eq!(status_of(&project, &id), Status::Succeeded);
+
+    // retry: the next run dispatches it from the stored pairs, without a poll
+    // (the queue has it in done.jsonl and hands out nothing).
+    let retried = project.curupira(&["tasks", "retry", &id]);
+    assert_eq!(retried.code, Some(0), "{retried:?}");
+    let listed = project.curupira(&["tasks", "list", "--format", "json"]);
+    let row: Value = serde_json::from_str(listed.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(row["retry_requested"], true, "{listed:?}");
+    let run = project.curupira(&["run", "--once", "--format", "json", "--dry-run"]);
+    assert!(
+        run.events_named("task.rendered").is_empty(),
+        "a dry run starts no retry"
+    );
+    let run = project.curupira(ONCE);
+    let started = run.events_named("task.started");
+    assert_eq!(started.len(), 1, "{run:?}");
+    assert_eq!(started[0]["task_id"], id.as_str());
+    assert_eq!(
+        started[0]["values"],
+        serde_json::json!([{"key": "n", "value": "a"}])
+    );
+    assert_eq!(starts(&project), 3);
+    let row = &ledger(&project).find(&id, None, 2).unwrap()[0];
+    // Two attempts since `forget` deleted the row: the run after it, and the retry.
+    assert_eq!(
+        (row.status, row.attempts, row.retry_requested),
+        (Status::Succeeded, 2, false)
+    );
+}
+
+#[test]
+fn an_interrupted_task_runs_again() {
+    let project = queue_project(&["a"], "");
+    project.write("sleep", "30");
+    let host = spawn(&project, "first", ONCE);
+    assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
+    // The first signal waits for the agent; the second stops it: interrupted.
+    signal(host.id(), "INT");
+    thread::sleep(Duration::from_millis(200));
+    signal(host.id(), "INT");
+    assert_eq!(finish(host, Duration::from_secs(20)), Some(0));
+    let first = events(&project, "first");
+    assert!(named(&first, "task.finished").is_empty(), "{first:?}");
+    let id = named(&first, "task.started")[0]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(status_of(&project, &id), Status::Interrupted);
+
+    fs::remove_file(project.path().join("sleep")).unwrap();
+    let again = project.curupira(ONCE);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert_eq!(again.events_named("task.finished").len(), 1, "{again:?}");
+    assert_eq!(starts(&project), 2);
+    assert_eq!(status_of(&project, &id), Status::Succeeded);
+}
+
+#[test]
+fn a_corrupt_ledger_is_refused_with_its_name() {
+    let project = queue_project(&["a"], "");
+    let garbage = "this is no database ".repeat(400);
+    project.write(".curupira/ledger.sqlite", &garbage);
+    let run = project.curupira(ONCE);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.contains(".curupira/ledger.sqlite"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("damaged or is not an SQLite database"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    assert_eq!(starts(&project), 0, "nothing ran");
+    assert_eq!(
+        project.read(".curupira/ledger.sqlite"),
+        garbage,
+        "left as it was"
+    );
+    let list = project.curupira(&["tasks", "list"]);
+    assert_eq!(list.code, Some(2), "{list:?}");
+    assert!(
+        list.stderr.contains(".curupira/ledger.sqlite"),
+        "{}",
+        list.stderr
+    );
+}
+
+#[test]
+fn readers_see_whole_rows_while_a_host_writes() {
+    let items: Vec<String> = (0..40).map(|n| n.to_string()).collect();
+    let items: Vec<&str> = items.iter().map(String::as_str).collect();
+    let project = queue_project(&items, "\n[settings.polling]\nbatch_size = 100\n");
+    let host = spawn(&project, "host", ONCE);
+    let mut reads = 0;
+    let mut seen = 0;
+    let host_pid = host.id();
+    while alive(host_pid) || reads < 3 {
+        let list = project.curupira(&["tasks", "list", "--limit", "100", "--format", "json"]);
+        assert_eq!(list.code, Some(0), "{list:?}");
+        let rows: Vec<Value> = list
+            .stdout
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        for row in &rows {
+            let status = row["status"].as_str().unwrap();
+            assert!(["running", "succeeded"].contains(&status), "{row}");
+            assert_eq!(row["values"][0]["key"], "n", "{row}");
+            if status == "succeeded" {
+                assert_eq!(row["exit_code"], 0, "a finished row is whole: {row}");
+            }
+        }
+        assert!(
+            rows.len() >= seen,
+            "rows never disappear: {} after {seen}",
+            rows.len()
+        );
+        seen = rows.len();
+        reads += 1;
+    }
+    assert_eq!(finish(host, Duration::from_secs(60)), Some(0));
+    assert!(reads >= 3);
+    let rows = ledger(&project)
+        .list(&curupira_host::ledger::Filter::default(), 100)
+        .unwrap();
+    assert_eq!(rows.len(), 40);
+    assert!(rows.iter().all(|row| row.status == Status::Succeeded));
+}
+
+#[test]
+fn a_second_host_on_the_same_state_refuses_and_the_first_runs_each_task_once() {
+    let project = queue_project(&["a", "b", "c"], "");
+    project.write("sleep", "0.5");
+    let first = spawn(&project, "first", ONCE);
+    assert!(wait_until(Duration::from_secs(20), || starts(&project) >= 1));
+    let second = project.curupira(ONCE);
+    assert_eq!(second.code, Some(2), "{second:?}");
+    let expected = format!("another `curupira run` (pid {}) is using", first.id());
+    assert!(second.stderr.contains(&expected), "{}", second.stderr);
+    assert!(second.stderr.contains("run.lock"), "{}", second.stderr);
+    assert!(second.stdout.is_empty(), "{second:?}");
+    assert_eq!(finish(first, Duration::from_secs(30)), Some(0));
+    let log = agent_log(&project);
+    let mut ids: Vec<&str> = log
+        .iter()
+        .filter(|(what, _, _)| what == "start")
+        .map(|(_, id, _)| id.as_str())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!((starts(&project), ids.len()), (3, 3), "{log:?}");
+    // The lock died with its holder: the next run starts.
+    let third = project.curupira(ONCE);
+    assert_eq!(third.code, Some(0), "{third:?}");
+}
+
+/// SIGKILL of the host during a 5 s agent: the watchdog stops the agent (and the
+/// queue extension ends with its stdin), so nothing of the run is left after a short
+/// bound; a restart runs the task once.
+#[test]
+fn nothing_of_a_killed_host_survives_and_a_restart_runs_the_task_once() {
+    let project = queue_project(&["a"], "");
+    project.write("sleep", "5");
+    let host = spawn(&project, "first", ONCE);
+    assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
+    let family = descendants(host.id());
+    let agent = agent_log(&project)[0].2;
+    assert!(family.iter().any(|(pid, _)| *pid == agent), "{family:?}");
+    assert!(
+        family.iter().any(|(_, cmd)| cmd.contains(" watchdog ")),
+        "a watchdog runs: {family:?}"
+    );
+    signal(host.id(), "KILL");
+    let started = Instant::now();
+    let gone = wait_until(Duration::from_secs(4), || {
+        family.iter().all(|(pid, _)| !alive(*pid))
+    });
+    let left: Vec<_> = family.iter().filter(|(pid, _)| alive(*pid)).collect();
+    assert!(gone, "left after {:?}: {left:?}", started.elapsed());
+    let _ = finish(host, Duration::from_secs(5));
+    assert_eq!(
+        agent_log(&project).len(),
+        1,
+        "the agent never ended by itself"
+    );
+
+    fs::remove_file(project.path().join("sleep")).unwrap();
+    let again = project.curupira(ONCE);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert_eq!(again.events_named("task.started").len(), 1, "{again:?}");
+    assert_eq!(
+        starts(&project),
+        2,
+        "the first attempt, then the restart's one"
+    );
+}
+
+/// The host and its watchdog both killed: the agent lives on. A restarted host finds
+/// the task `running` with its agent alive, waits for it, then dispatches it exactly
+/// once, never beside it.
+#[test]
+fn a_restart_waits_for_an_orphaned_agent_then_dispatches_once() {
+    let project = queue_project(&["a"], "");
+    project.write("sleep", "3");
+    let host = spawn(&project, "first", ONCE);
+    assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
+    let watchdog: Vec<u32> = descendants(host.id())
+        .into_iter()
+        .filter(|(_, cmd)| cmd.contains(" watchdog "))
+        .map(|(pid, _)| pid)
+        .collect();
+    assert_eq!(watchdog.len(), 1);
+    signal(watchdog[0], "KILL");
+    signal(host.id(), "KILL");
+    let _ = finish(host, Duration::from_secs(5));
+    let orphan = agent_log(&project)[0].2;
+    assert!(alive(orphan), "the agent outlived its host");
+    fs::write(project.path().join("sleep"), "0").unwrap();
+
+    let again = project.curupira(&["run", "--once", "--format", "json", "-v"]);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert!(again.stderr.contains("is still alive"), "{}", again.stderr);
+    assert_eq!(again.events_named("task.started").len(), 1, "{again:?}");
+    let log: Vec<(String, u32)> = agent_log(&project)
+        .into_iter()
+        .map(|(what, _, pid)| (what, pid))
+        .collect();
+    assert_eq!(log.len(), 4, "{log:?}");
+    assert_eq!(
+        (log[0].clone(), log[1].clone()),
+        (("start".to_owned(), orphan), ("end".to_owned(), orphan)),
+        "the orphan ended before the task started again: {log:?}"
+    );
+    assert_eq!((log[2].0.as_str(), log[3].0.as_str()), ("start", "end"));
+}
+
+/// The ledger's path can be moved; the lock goes with it.
+#[test]
+fn the_ledger_path_setting_moves_the_state() {
+    let project = queue_project(&["a"], "\n[settings.ledger]\npath = \"state/tasks.db\"\n");
+    let run = project.curupira(ONCE);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(project.exists("state/tasks.db") && project.exists("state/run.lock"));
+    assert!(!project.exists(".curupira/ledger.sqlite"));
+    let list = project.curupira(&["tasks", "list", "--format", "json"]);
+    assert_eq!(list.stdout.lines().count(), 1, "{list:?}");
+    assert!(Path::new(&project.path().join("state/tasks.db")).is_file());
+}
