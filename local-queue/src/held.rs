@@ -11,6 +11,7 @@ use curupira_extension_sdk::Pair;
 use fs4::TryLockError;
 
 use crate::NAME;
+use crate::arguments::Queue;
 use crate::jsonl::{Line, LineHash, append_line, hex, parse_hex, parse_line};
 use crate::tracked::{Content, Stamp, Tracked, Trust};
 
@@ -56,6 +57,8 @@ impl Content for DoneLines {
 pub(crate) struct Held {
     /// The path it was first named by.
     pub(crate) done_path: String,
+    /// The queue file whose items it records (as first named).
+    pub(crate) queue_path: String,
     /// Open for reading and appending, and locked: all reads and appends go through it.
     file: File,
     /// Where it really is, so two spellings of one path share one lock.
@@ -179,6 +182,7 @@ impl Locks {
         let rejected = read_rejected(&rejected_path).map_err(HoldError::Io)?;
         self.held.push(Held {
             done_path: done_path.to_owned(),
+            queue_path: queue_path.to_owned(),
             file,
             canonical,
             done: Tracked::default(),
@@ -189,6 +193,17 @@ impl Locks {
         let index = self.held.len() - 1;
         self.by_path.insert(done_path.to_owned(), index);
         self.held.get_mut(index).ok_or_else(lost)
+    }
+
+    /// Every queue this process holds the done file of, as first named.
+    pub(crate) fn queues(&self) -> Vec<Queue> {
+        self.held
+            .iter()
+            .map(|held| Queue {
+                path: held.queue_path.clone(),
+                done_path: held.done_path.clone(),
+            })
+            .collect()
     }
 
     /// The done file already held at `done_path`.

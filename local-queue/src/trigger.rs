@@ -231,15 +231,22 @@ impl Trigger for LocalQueue {
     }
 
     fn on_finished(&mut self, _trigger_type: &str, values: &[Pair]) -> Result<(), TriggerError> {
-        let Some(queue) = self
+        let queue = match self
             .unfinished
             .get_mut(values)
             .and_then(VecDeque::pop_front)
-        else {
-            return Err(TriggerError::invalid_params(
-                "these values were not handed out by a poll of this process (or were already \
-                 finished), so local-queue does not know which `done_path` records them",
-            ));
+        {
+            Some(queue) => queue,
+            None => match self.queue_holding(values)? {
+                Some(queue) => queue,
+                None => {
+                    return Err(TriggerError::invalid_params(
+                        "these values were not handed out by a poll of this process and are \
+                         not an item of any queue it was given, so local-queue does not know \
+                         which `done_path` records them",
+                    ));
+                }
+            },
         };
         let line = item_line(values);
         let appended = match self
@@ -269,6 +276,37 @@ impl Trigger for LocalQueue {
 }
 
 impl LocalQueue {
+    /// For an item this process did not hand out (a host re-dispatching a task it
+    /// recorded earlier, e.g. `curupira tasks retry`): the first queue this process was
+    /// given (validated or polled) whose file holds an item with exactly these values.
+    fn queue_holding(&mut self, values: &[Pair]) -> Result<Option<Queue>, TriggerError> {
+        let queues = self
+            .locks
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .queues();
+        let now = self.now();
+        for queue in queues {
+            self.refresh_queue(&queue.path, now)?;
+            let holds = self.queue_files.get(&queue.path).is_some_and(|lines| {
+                lines
+                    .value
+                    .entries
+                    .iter()
+                    .any(|entry| matches!(entry, Entry::Item(pairs) if pairs == values))
+            });
+            if holds {
+                self.handed_out
+                    .entry(queue.clone())
+                    .or_default()
+                    .items
+                    .insert(values.to_vec());
+                return Ok(Some(queue));
+            }
+        }
+        Ok(None)
+    }
+
     fn now(&self) -> SystemTime {
         #[cfg(test)]
         return SystemTime::now() + self.clock_shift;
@@ -389,6 +427,33 @@ mod tests {
             clock_shift: Duration::from_secs(3600),
             ..LocalQueue::default()
         }
+    }
+
+    #[test]
+    fn an_item_of_a_given_queue_finishes_though_this_process_did_not_hand_it_out() {
+        // A host re-dispatching a task it recorded in an earlier run (`tasks retry`):
+        // this process validated the queue but never polled the item.
+        let files = Files::new("{\"k\":\"a\"}\n{\"k\":\"b\"}\n");
+        let mut queue = settled();
+        queue.validate(TRIGGER_TYPE, &files.arguments()).unwrap();
+        queue
+            .on_finished(TRIGGER_TYPE, &pairs(&[("k", "b")]))
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(files.done()).unwrap(),
+            "{\"k\":\"b\"}\n"
+        );
+        // It counts as handed out: the next poll gives `a`, then nothing.
+        assert_eq!(poll(&mut queue, &files), item("a"));
+        assert_eq!(poll(&mut queue, &files), None);
+        // Values that are no item of any queue it was given are still refused.
+        let err = queue
+            .on_finished(TRIGGER_TYPE, &pairs(&[("k", "zzz")]))
+            .unwrap_err();
+        assert!(
+            format!("{err:?}").contains("not an item of any queue"),
+            "{err:?}"
+        );
     }
 
     #[test]
