@@ -5,8 +5,8 @@
 /// The `--format` of every command that reports: readable text, or JSON for tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Readable text: rustc-like diagnostics, one sentence per event or step.
+    /// Text for people (each command's `--format` help says what it prints).
     Human,
-    /// JSON: one object (diagnostics, listings) or one object per line (events, steps).
+    /// JSON for programs (each command's `--format` help says its shape).
     Json,
 }

@@ -99,8 +99,9 @@ pub struct InstallArgs {
     /// Replace a package already installed under the same id.
     #[arg(long)]
     replace: bool,
-    /// How to print a refusal's diagnostics.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// How a refusal's diagnostics are printed: `human` rustc-like, `json` as the
+    /// `{"diagnostics": [...], "errors": n, "warnings": n}` object of `spirit check`.
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
 }
 
@@ -112,8 +113,10 @@ pub struct ListArgs {
     /// Only this host's packages.
     #[arg(long, value_enum)]
     host: Option<HostArg>,
-    /// How to print the list.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// `human`: one line per package (host, id, version, name, hosts; `INVALID` and
+    /// why); `json`: one object, `{"packages": [{"id", "host", "path", "version",
+    /// "valid", "problems", "diagnostics", …}]}`.
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
 }
 
@@ -135,8 +138,10 @@ pub struct ToolsArgs {
     /// A package folder, a `package.json`, a `.zip`, a `.tgz`, or `-`.
     #[arg(value_name = "PATH")]
     path: PathBuf,
-    /// How to print the tools.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// `human`: each tool's invocation name, description and input schema; `json`:
+    /// one object, `{"package", "tools": [{"name", "tool", "description",
+    /// "input_schema", …}], "diagnostics"}`.
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
 }
 
