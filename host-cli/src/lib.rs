@@ -27,6 +27,7 @@ pub mod preflight;
 pub mod probe;
 pub mod resolve;
 pub mod runner;
+pub mod spirit_run;
 pub mod stop;
 pub mod workspace;
 

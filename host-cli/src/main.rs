@@ -43,7 +43,7 @@ enum Command {
     /// Check, build and add to the Spirit marketplace registry.
     #[command(subcommand)]
     Registry(cmd::registry::Command),
-    /// Check, install, list and remove Spirit extension packages; show their tools.
+    /// Check, install, list and remove Spirit extension packages; show and run their tools.
     #[command(subcommand)]
     Spirit(cmd::spirit::Command),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).

@@ -100,4 +100,10 @@ curupira_diagnostics::codes! {
     /// An archive that cannot be read.
     ARCHIVE_CORRUPT = "spirit/archive-corrupt", Error,
         "The file is not a readable ZIP or gzip-compressed tar archive.";
+    /// A tool's arguments break its `inputSchema`.
+    INVALID_ARGUMENTS = "spirit/invalid-arguments", Error,
+        "`spirit run-tool`: the arguments break the tool's `inputSchema`; the pointer is inside the arguments, and the tool is not run.";
+    /// A tool's result breaks its `outputSchema`.
+    INVALID_RESULT = "spirit/invalid-result", Error,
+        "`spirit run-tool`: the tool's result (a value other than a string or `undefined`) breaks its `outputSchema`; the pointer is inside the result.";
 }

@@ -54,7 +54,9 @@
 //! [`Options`] add registry-strict mode and the host the package is meant for.
 //!
 //! At run time a host calls [`settings::check_values`] / [`settings::check_update`],
-//! [`settings::with_defaults`], [`settings::check_secret_key`] and [`invocation_name`].
+//! [`settings::with_defaults`], [`settings::check_secret_key`] and [`invocation_name`];
+//! [`runtime`] has the same rules as operations (`ctx.settings`, `ctx.secrets`) and
+//! checks a tool's arguments and result against its schemas.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
@@ -67,6 +69,7 @@ pub mod install;
 mod invocation;
 mod model;
 mod paths;
+pub mod runtime;
 mod schema;
 pub mod settings;
 mod validate;

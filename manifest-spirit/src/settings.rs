@@ -11,8 +11,8 @@
 //!   `false`, a `select` setting a string equal to one of its `options[].value`;
 //! - `null` clears a setting that is not `required`; a `required` setting cannot be
 //!   cleared;
-//! - only declared keys can be written ([`check_update`], what `ctx.settings.set` and
-//!   `setAll` may do) or stored ([`check_values`], which also wants a value, written or
+//! - only declared keys can be read ([`check_setting_key`]), written ([`check_update`],
+//!   what `ctx.settings.set` and `setAll` may do) or stored ([`check_values`], which also wants a value, written or
 //!   default, for every `required` setting);
 //! - what `ctx.settings.getAll()` returns is the stored map with the declared defaults
 //!   filled in ([`with_defaults`]);
@@ -202,15 +202,28 @@ pub fn check_secret_key(slots: &[SecretSlot], key: &str) -> Result<(), SecretKey
     })
 }
 
-/// The problem with writing `value` to `key`, if there is one.
-fn check_one(schema: &[SettingDef], key: &str, value: &Value) -> Option<SettingError> {
-    let Some(def) = schema.iter().find(|def| def.key == key) else {
-        return Some(SettingError::UnknownKey {
+/// Checks that `key` is declared in `settingsSchema` (what `ctx.settings.get` may
+/// read) and returns its declaration.
+pub fn check_setting_key<'s>(
+    schema: &'s [SettingDef],
+    key: &str,
+) -> Result<&'s SettingDef, SettingError> {
+    schema
+        .iter()
+        .find(|def| def.key == key)
+        .ok_or_else(|| SettingError::UnknownKey {
             key: key.to_owned(),
             suggestion: did_you_mean(key, schema.iter().map(|def| def.key.as_str()))
                 .map(str::to_owned),
             declared: schema.iter().map(|def| def.key.clone()).collect(),
-        });
+        })
+}
+
+/// The problem with writing `value` to `key`, if there is one.
+fn check_one(schema: &[SettingDef], key: &str, value: &Value) -> Option<SettingError> {
+    let def = match check_setting_key(schema, key) {
+        Ok(def) => def,
+        Err(error) => return Some(error),
     };
     match (def.kind, value) {
         (_, Value::Null) if def.required => Some(SettingError::RequiredNull {

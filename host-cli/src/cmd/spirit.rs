@@ -19,6 +19,11 @@
 //!   "description", "input_schema", "output_schema"?}], "diagnostics"}`, the
 //!   diagnostics being the package's warnings). Exit 1 (with the diagnostics) when the
 //!   package has errors.
+//! - `run-tool PKG TOOL [--arguments JSON|@FILE] …` and `system-prompt PKG …`: run the
+//!   extension's code in Node.js (`curupira_host::spirit_run`) and print what Spirit
+//!   would pass on. Exit 0 done, 1 the package, the arguments or the result break a
+//!   rule or the extension failed (threw, timed out), 2 usage or I/O (no `node`, a
+//!   bad settings file, an unknown tool or event).
 
 use std::fmt::Write as _;
 use std::io::Read;
@@ -27,10 +32,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use curupira_host::format::Format;
+use curupira_host::spirit_run::{self, Call, Failure, Invocation, Outcome, Produced, Stores};
 use spirit_manifest::archive::Format as ArchiveFormat;
 use spirit_manifest::files::MAX_JSON_BYTES;
 use spirit_manifest::install::{self, InstallError, InstallOptions, InstalledPackage};
-use spirit_manifest::{Checked, Host, Options, invocation_name};
+use spirit_manifest::{Capability, Checked, Host, Options, PackageJson, invocation_name};
 
 use super::{
     ReportFormat, STDIN_NAME, finish_report, read_if_stdin, report_output, write_report,
@@ -50,6 +56,10 @@ pub enum Command {
     Remove(RemoveArgs),
     /// Show each tool as the model sees it: invocation name, description, input schema.
     Tools(ToolsArgs),
+    /// Run one tool of a package in Node.js, as Spirit would, and print its result.
+    RunTool(RunToolArgs),
+    /// Print a package's system prompt (`getSystemPrompt()`, else `systemPrompt`).
+    SystemPrompt(SystemPromptArgs),
 }
 
 /// `cli` or `desktop`.
@@ -145,6 +155,65 @@ pub struct ToolsArgs {
     format: Format,
 }
 
+#[derive(clap::Args)]
+pub struct RunToolArgs {
+    /// A package folder, or an installed extension id with `--data-dir`.
+    #[arg(value_name = "PKG")]
+    package: PathBuf,
+    /// The tool's name in `contributes.tools`.
+    #[arg(value_name = "TOOL")]
+    tool: String,
+    /// The tool's arguments: a JSON text, or `@FILE` to read them from a file.
+    #[arg(long, value_name = "JSON|@FILE", default_value = "{}")]
+    arguments: String,
+    /// `ctx.toolCallId`.
+    #[arg(long, value_name = "ID")]
+    tool_call_id: Option<String>,
+    /// `ctx.questionsResult`, a JSON text.
+    #[arg(long, value_name = "JSON")]
+    questions_result: Option<String>,
+    #[command(flatten)]
+    run: RunOptions,
+}
+
+#[derive(clap::Args)]
+pub struct SystemPromptArgs {
+    /// A package folder, or an installed extension id with `--data-dir`.
+    #[arg(value_name = "PKG")]
+    package: PathBuf,
+    #[command(flatten)]
+    run: RunOptions,
+}
+
+/// What `run-tool` and `system-prompt` share.
+#[derive(clap::Args)]
+pub struct RunOptions {
+    /// The Spirit data folder: PKG is then the id of an extension installed there.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// A JSON object of setting values: `ctx.settings` reads it, and changes are written back.
+    #[arg(long, value_name = "FILE")]
+    settings: Option<PathBuf>,
+    /// A JSON object of secret strings: `ctx.secrets` reads it, and changes are written back.
+    #[arg(long, value_name = "FILE")]
+    secrets: Option<PathBuf>,
+    /// The host to run as: `cli` (`ctx.host` is `{}`) or `desktop` (`showMessageBox`).
+    #[arg(long, value_enum, default_value = "cli")]
+    host: HostArg,
+    /// The activation event (`ctx.activationEvent.type`); default `onStartup`.
+    #[arg(long, value_name = "TYPE")]
+    event: Option<String>,
+    /// The button `showMessageBox` resolves to (default: its `defaultId`, else 0).
+    #[arg(long, value_name = "N")]
+    message_box_response: Option<u64>,
+    /// Stop Node and everything it started after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: u64,
+    /// How to print the result.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
 /// Runs `curupira spirit …`.
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
@@ -153,6 +222,8 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::List(args) => list(&args),
         Command::Remove(args) => remove(&args),
         Command::Tools(args) => tools(&args),
+        Command::RunTool(args) => run_tool(&args),
+        Command::SystemPrompt(args) => system_prompt(&args),
     }
 }
 
@@ -435,4 +506,341 @@ fn remove(args: &RemoveArgs) -> anyhow::Result<ExitCode> {
     ))
     .context("could not write to standard output")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A package that passed `spirit check` for the host it is run as.
+struct Prepared {
+    dir: PathBuf,
+    package: PackageJson,
+    /// Its warnings (printed on stderr in the human format, listed in JSON).
+    report: curupira_diagnostics::Report,
+}
+
+/// Finds the package of `run-tool` / `system-prompt` (a folder, or an installed id with
+/// `--data-dir`) and checks it as `spirit check --host` would. `Ok(Err(code))` when it
+/// has errors, after the report was printed.
+fn prepare(package: &Path, options: &RunOptions) -> anyhow::Result<Result<Prepared, ExitCode>> {
+    let host = Host::from(options.host);
+    let dir = match &options.data_dir {
+        Some(data_dir) => {
+            let id = package.to_str().unwrap_or_default();
+            let dir = spirit_run::installed_dir(data_dir, host, id).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "`{}` is not an extension id (an npm package name); with `--data-dir`, PKG is the id of an installed extension",
+                    package.display()
+                )
+            })?;
+            if !dir.is_dir() {
+                anyhow::bail!(
+                    "no extension `{id}` is installed for {host} in `{}`; see `curupira spirit list --data-dir {}`",
+                    data_dir.display(),
+                    data_dir.display()
+                );
+            }
+            dir
+        }
+        None => {
+            if !package.is_dir() {
+                anyhow::bail!(
+                    "`{}` is not a package folder: give the folder that holds `package.json` (install an archive first with `curupira spirit install`)",
+                    package.display()
+                );
+            }
+            package.to_owned()
+        }
+    };
+    let checked = spirit_manifest::check_folder(
+        &dir,
+        &Options {
+            registry_strict: false,
+            host: Some(host),
+        },
+    )?;
+    let Some(model) = checked.package else {
+        write_report(&checked.report, options.format)?;
+        return Ok(Err(ExitCode::from(1)));
+    };
+    if options.format == Format::Human && checked.report.warnings() > 0 {
+        eprint!("{}", checked.report.render_human(false));
+    }
+    Ok(Ok(Prepared {
+        dir,
+        package: model,
+        report: checked.report,
+    }))
+}
+
+/// The arguments text and the name diagnostics give it: `@FILE` is read (up to the
+/// size limit), anything else is the JSON itself.
+fn arguments_text(arguments: &str) -> anyhow::Result<(String, String)> {
+    let Some(path) = arguments.strip_prefix('@') else {
+        return Ok((arguments.to_owned(), "--arguments".to_owned()));
+    };
+    let unreadable = || format!("could not read the arguments file `{path}`");
+    let file = std::fs::File::open(path).with_context(unreadable)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_JSON_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(unreadable)?;
+    if bytes.len() as u64 > MAX_JSON_BYTES {
+        anyhow::bail!("the arguments file `{path}` is larger than {MAX_JSON_BYTES} bytes");
+    }
+    let text = String::from_utf8(bytes).map_err(|error| {
+        anyhow::anyhow!(
+            "the arguments file `{path}` is not UTF-8 (invalid byte at offset {})",
+            error.utf8_error().valid_up_to()
+        )
+    })?;
+    Ok((text, path.to_owned()))
+}
+
+/// The settings and secrets of a run, with a note for each required secret that has no
+/// value (Spirit would ask the user for it).
+fn load_stores(package: &PackageJson, options: &RunOptions) -> anyhow::Result<Stores> {
+    let stores = Stores::load(
+        package,
+        options.settings.as_deref(),
+        options.secrets.as_deref(),
+    )?;
+    for key in stores.secrets.missing_required() {
+        eprintln!(
+            "note: the required secret `{key}` has no value (give it in the `--secrets` file)"
+        );
+    }
+    Ok(stores)
+}
+
+/// The members of `--format json` that both commands print.
+fn outcome_json(
+    prepared: &Prepared,
+    outcome: &Outcome,
+    error: Option<&str>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let value = serde_json::json!({
+        "package": prepared.package.name,
+        "logs": outcome.logs,
+        "settings_changes": outcome.settings_changes,
+        "secret_changes": outcome.secret_changes,
+        "error": error,
+        "dispose_error": outcome.dispose_error,
+        "node": outcome.node_version,
+        "diagnostics": prepared.report.diagnostics(),
+    });
+    match value {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// One sentence for a call that failed.
+fn failure_text(failure: &Failure, what: &str) -> String {
+    match failure {
+        Failure::Threw { stage, message } if stage == "tool" || stage == "systemPrompt" => {
+            format!("{what} failed: {message}")
+        }
+        other => format!("{what} failed: {other}"),
+    }
+}
+
+/// Prints `--format json`'s object, or the human output and the errors; the exit code.
+fn finish_run(
+    format: Format,
+    json: serde_json::Map<String, serde_json::Value>,
+    human: &str,
+    errors: &[String],
+) -> anyhow::Result<ExitCode> {
+    for error in errors {
+        eprintln!("error: {error}");
+    }
+    let output = match format {
+        // A map of JSON values always serializes.
+        Format::Json => serde_json::to_string(&json).unwrap_or_default() + "\n",
+        Format::Human => human.to_owned(),
+    };
+    write_stdout(&output).context("could not write the result to standard output")?;
+    Ok(ExitCode::from(if errors.is_empty() { 0 } else { 1 }))
+}
+
+fn run_tool(args: &RunToolArgs) -> anyhow::Result<ExitCode> {
+    let options = &args.run;
+    let prepared = match prepare(&args.package, options)? {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    let package = &prepared.package;
+    let tool = spirit_run::checks::find_tool(package, &args.tool).map_err(anyhow::Error::msg)?;
+    let event = spirit_run::checks::activation_event(package, options.event.as_deref())
+        .map_err(anyhow::Error::msg)?;
+    let (text, file) = arguments_text(&args.arguments)?;
+    let (arguments, report) = match spirit_run::checks::check_arguments(tool, &text, &file) {
+        Ok(checked) => checked,
+        Err(diagnostic) => anyhow::bail!("the arguments are not JSON: {diagnostic}"),
+    };
+    if report.has_errors() {
+        write_report(&report, options.format)?;
+        eprintln!(
+            "error: the arguments do not fit `{}`'s `inputSchema`; the tool was not run",
+            tool.name
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let questions_result = match &args.questions_result {
+        Some(text) => Some(
+            serde_json::from_str::<serde_json::Value>(text)
+                .map_err(|error| anyhow::anyhow!("`--questions-result` is not JSON: {error}"))?,
+        ),
+        None => None,
+    };
+    if questions_result.is_some()
+        && tool.approval_mode != Some(spirit_manifest::ApprovalMode::NeedQuestions)
+    {
+        eprintln!(
+            "note: Spirit sets `questionsResult` only for a tool whose `approvalMode` is `need-questions`; `{}` is not one",
+            tool.name
+        );
+    }
+    let mut stores = load_stores(package, options)?;
+    let invocation = Invocation {
+        package,
+        dir: &prepared.dir,
+        host: options.host.into(),
+        event,
+        call: Call::Tool {
+            name: tool.name.clone(),
+            arguments,
+            tool_call_id: args.tool_call_id.clone(),
+            questions_result,
+        },
+        timeout: std::time::Duration::from_secs(options.timeout),
+        message_box_response: options.message_box_response,
+    };
+    let outcome = spirit_run::run(&invocation, &mut stores, &mut std::io::stderr())?;
+
+    let what = format!("tool `{}`", tool.name);
+    let mut errors = Vec::new();
+    let (printed, kind, value) = match &outcome.result {
+        Ok(Produced::Text(text)) => (Some(text.clone()), "string", None),
+        Ok(Produced::Json { text, value }) => {
+            let report = spirit_run::checks::check_result(tool, text, value, "<result>");
+            if report.has_errors() {
+                write_report(&report, options.format)?;
+                eprintln!(
+                    "error: the result of `{}` does not fit its `outputSchema`",
+                    tool.name
+                );
+                return Ok(ExitCode::from(1));
+            }
+            (Some(text.clone()), "json", Some(value.clone()))
+        }
+        Ok(Produced::Undefined { unserializable }) => {
+            if let Some(what) = unserializable {
+                eprintln!(
+                    "note: the tool returned {what}, which JSON.stringify turns into undefined: printed as nothing"
+                );
+            }
+            (Some(String::new()), "undefined", None)
+        }
+        Ok(Produced::Prompt { .. } | Produced::NoPrompt) => {
+            errors.push(format!("{what} failed: node reported a system prompt"));
+            (None, "none", None)
+        }
+        Err(failure) => {
+            errors.push(failure_text(failure, &what));
+            (None, "none", None)
+        }
+    };
+    if let Some(error) = &outcome.dispose_error {
+        errors.push(format!("`dispose` failed: {error}"));
+    }
+    let mut json = outcome_json(&prepared, &outcome, errors.first().map(String::as_str));
+    json.insert("tool".to_owned(), tool.name.clone().into());
+    json.insert("result".to_owned(), printed.clone().into());
+    json.insert("result_type".to_owned(), kind.into());
+    if let Some(value) = value {
+        json.insert("value".to_owned(), value);
+    }
+    finish_run(
+        options.format,
+        json,
+        printed.as_deref().unwrap_or_default(),
+        &errors,
+    )
+}
+
+fn system_prompt(args: &SystemPromptArgs) -> anyhow::Result<ExitCode> {
+    let options = &args.run;
+    let prepared = match prepare(&args.package, options)? {
+        Ok(prepared) => prepared,
+        Err(code) => return Ok(code),
+    };
+    let package = &prepared.package;
+    let event = spirit_run::checks::activation_event(package, options.event.as_deref())
+        .map_err(anyhow::Error::msg)?;
+    let none = format!(
+        "`{}` has no system prompt: neither `getSystemPrompt` nor `systemPrompt` gives one",
+        package.name
+    );
+    if package.main.is_none() {
+        eprintln!(
+            "{}",
+            none.replace(
+                "neither `getSystemPrompt` nor `systemPrompt` gives one",
+                "it has no `main`"
+            )
+        );
+        let mut json = serde_json::Map::new();
+        json.insert("package".to_owned(), package.name.clone().into());
+        json.insert("system_prompt".to_owned(), serde_json::Value::Null);
+        return finish_run(options.format, json, "", &[]);
+    }
+    let mut stores = load_stores(package, options)?;
+    let invocation = Invocation {
+        package,
+        dir: &prepared.dir,
+        host: options.host.into(),
+        event,
+        call: Call::SystemPrompt,
+        timeout: std::time::Duration::from_secs(options.timeout),
+        message_box_response: options.message_box_response,
+    };
+    let outcome = spirit_run::run(&invocation, &mut stores, &mut std::io::stderr())?;
+    let mut errors = Vec::new();
+    let (prompt, source) = match &outcome.result {
+        Ok(Produced::Prompt { text, source }) => (Some(text.clone()), Some(source.clone())),
+        Ok(Produced::NoPrompt) => {
+            eprintln!("{none}");
+            (None, None)
+        }
+        Ok(_) => {
+            errors.push("the system prompt failed: node reported a tool result".to_owned());
+            (None, None)
+        }
+        Err(failure) => {
+            errors.push(failure_text(failure, "the system prompt"));
+            (None, None)
+        }
+    };
+    if prompt.is_some()
+        && !package
+            .spirit_extension
+            .requested_capabilities
+            .contains(&Capability::SystemPrompt)
+    {
+        eprintln!(
+            "note: Spirit uses this prompt only when the package requests the `system-prompt` capability, which `{}` does not",
+            package.name
+        );
+    }
+    if let Some(error) = &outcome.dispose_error {
+        errors.push(format!("`dispose` failed: {error}"));
+    }
+    let mut json = outcome_json(&prepared, &outcome, errors.first().map(String::as_str));
+    json.insert("system_prompt".to_owned(), prompt.clone().into());
+    json.insert("source".to_owned(), source.into());
+    finish_run(
+        options.format,
+        json,
+        prompt.as_deref().unwrap_or_default(),
+        &errors,
+    )
 }

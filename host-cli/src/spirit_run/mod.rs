@@ -1,0 +1,741 @@
+//! Runs one call of a Spirit extension in Node.js, as Spirit would: a tool
+//! (`curupira spirit run-tool`) or the system prompt (`curupira spirit system-prompt`).
+//!
+//! **This is a test harness, not a sandbox**: the extension's code runs with the
+//! user's rights, in the package folder, with the user's environment.
+//!
+//! # How it runs
+//!
+//! A small ES module, the *loader* (`loader.mjs`, shipped inside the binary), is
+//! written to a private temporary folder and run with `node` from `PATH` (version
+//! [`node::MIN_MAJOR`] or later). It imports the package's `main` by file URL,
+//! finds `activate` in any of the forms the Spirit docs list, builds `ctx` exactly as
+//! their tables say, calls `activate`, `onEvent` (with the activation event), the
+//! tool or `getSystemPrompt` / `systemPrompt`, then `dispose`, and reports back.
+//!
+//! # The channel
+//!
+//! Node's **fd 0 is one end of a socket pair** whose other end this process keeps: one
+//! JSON object per line each way. That is the simplest robust design: no path to
+//! agree on, no fd beyond the three standard ones to pass (which std cannot do
+//! without `unsafe`), and Node sees an ordinary socket (`net.Socket({fd: 0})`). The
+//! loader hides it from the extension (`process.stdin` is an empty stream). Node's
+//! **fd 1 is this process's stderr**: whatever the extension prints, with
+//! `console.log` or a raw write to fd 1, lands on stderr and can never corrupt the
+//! channel or the result. fd 2 is inherited.
+//!
+//! On the channel the host sends the job first (`{"type": "job", …}`); the loader
+//! sends `{"type": "request", "id", "method", "params"}` for every settings, secrets
+//! and message-box operation, answered by `{"type": "response", "id", "result"}` (no
+//! `result`: `undefined`) or `{"type": "response", "id", "error": "…"}` (the promise
+//! rejects with that message); `{"type": "log", "message"}` for `ctx.log`; and
+//! finally one `{"type": "done", "outcome"?, "failure"?, "disposeError"?}`.
+//!
+//! **The rules stay in Rust**: every settings and secrets operation is decided here by
+//! `spirit_manifest::runtime` (declared keys only, types, select options, `null`
+//! clears only a setting that is not required, `setAll` all-or-nothing), and a
+//! change is written to the `--settings` / `--secrets` file before it is
+//! acknowledged. A secret's value travels only on the channel: it is never logged,
+//! printed or put in an error.
+//!
+//! # Limits
+//!
+//! The whole call is bounded by a timeout: when it runs out, Node's process group
+//! (Node and everything it started) gets SIGTERM, then SIGKILL after a grace
+//! ([`ProcessGuard::terminate`]), and is reaped. A line on the channel is at most
+//! [`MAX_LINE_BYTES`]. After `done`, Node is given [`EXIT_GRACE`] to exit before its
+//! group is stopped the same way.
+
+pub mod checks;
+mod message_box;
+pub mod node;
+mod stores;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use curupira_client::{ProcessGuard, describe_status};
+use serde::Serialize;
+use serde_json::{Value, json};
+use spirit_manifest::{ActivationEvent, Host, PackageJson};
+
+pub use stores::{StoreError, Stores};
+
+/// The loader module, written to a temporary file for each run.
+pub const LOADER: &str = include_str!("loader.mjs");
+
+/// The longest line accepted on the channel (a tool's result travels on one line).
+pub const MAX_LINE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// How long Node may take to exit after it reported `done`.
+pub const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Between SIGTERM and SIGKILL when Node's group is stopped.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// What to call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    /// A tool of `contributes.tools`.
+    Tool {
+        /// Its manifest name.
+        name: String,
+        /// `ctx.arguments`.
+        arguments: Value,
+        /// `ctx.toolCallId`, when given.
+        tool_call_id: Option<String>,
+        /// `ctx.questionsResult`, when given.
+        questions_result: Option<Value>,
+    },
+    /// `getSystemPrompt()` (awaited), else `systemPrompt`.
+    SystemPrompt,
+}
+
+/// One run: which package, for which host and event, what to call, within what time.
+#[derive(Debug, Clone)]
+pub struct Invocation<'a> {
+    /// The package (already checked).
+    pub package: &'a PackageJson,
+    /// Its folder; Node runs there.
+    pub dir: &'a Path,
+    /// `cli` (`ctx.host` is `{}`) or `desktop` (`ctx.host.showMessageBox`).
+    pub host: Host,
+    /// `ctx.activationEvent.type`.
+    pub event: ActivationEvent,
+    /// The call.
+    pub call: Call,
+    /// The whole run's limit.
+    pub timeout: Duration,
+    /// The button `showMessageBox` resolves to (else its `defaultId`, else 0).
+    pub message_box_response: Option<u64>,
+}
+
+/// What a call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Produced {
+    /// The tool returned `undefined` (printed as nothing). `unserializable` names the
+    /// value when it was something `JSON.stringify` turns into `undefined` (a
+    /// function).
+    Undefined {
+        /// `a function`, `a symbol`, when that is what was returned.
+        unserializable: Option<String>,
+    },
+    /// A string, printed as it is.
+    Text(String),
+    /// Anything else: `JSON.stringify(value, null, 2)` and the value it denotes.
+    Json {
+        /// The text Node made.
+        text: String,
+        /// The same, parsed (for `outputSchema`).
+        value: Value,
+    },
+    /// The system prompt, and where it came from (`getSystemPrompt`, `systemPrompt`).
+    Prompt {
+        /// The text.
+        text: String,
+        /// The member that gave it.
+        source: String,
+    },
+    /// No system prompt.
+    NoPrompt,
+}
+
+/// Why a call did not produce anything.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Failure {
+    /// The extension threw or rejected: `stage` is `load`, `activate`, `onEvent`,
+    /// `tool`, `systemPrompt` or `uncaught`.
+    #[error("{}", threw(stage, message))]
+    Threw {
+        /// Where.
+        stage: String,
+        /// The error's message.
+        message: String,
+    },
+    /// The timeout ran out; Node's group was stopped.
+    #[error(
+        "the call did not finish within {seconds} s: node and everything it started were stopped"
+    )]
+    Timeout {
+        /// The limit.
+        seconds: f64,
+    },
+    /// Node ended without reporting.
+    #[error("node {} before the call finished", status)]
+    Exited {
+        /// `exited with status 3`.
+        status: String,
+    },
+    /// Node broke the channel's rules (a bug of the loader, or an extension writing to
+    /// fd 0).
+    #[error("the channel to node broke: {0}")]
+    Channel(String),
+}
+
+fn threw(stage: &str, message: &str) -> String {
+    match stage {
+        "load" => format!("could not load `main`: {message}"),
+        "activate" => format!("`activate` failed: {message}"),
+        "onEvent" => format!("`onEvent` failed: {message}"),
+        "uncaught" => format!("uncaught error: {message}"),
+        _ => message.to_owned(),
+    }
+}
+
+/// A change `ctx.settings` made, in the order made.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SettingChange {
+    /// The setting.
+    pub key: String,
+    /// Its new value (`null`: cleared).
+    pub value: Value,
+}
+
+/// A change `ctx.secrets` made, without the value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SecretChange {
+    /// The secret.
+    pub key: String,
+    /// `set` or `delete`.
+    pub action: &'static str,
+}
+
+/// Everything a run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The call's result, or why there is none.
+    pub result: Result<Produced, Failure>,
+    /// `ctx.log` messages, in order.
+    pub logs: Vec<String>,
+    /// What `ctx.settings` changed.
+    pub settings_changes: Vec<SettingChange>,
+    /// What `ctx.secrets` changed.
+    pub secret_changes: Vec<SecretChange>,
+    /// `dispose()` threw this.
+    pub dispose_error: Option<String>,
+    /// Node's version.
+    pub node_version: String,
+}
+
+/// Why the call could not be run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// No `node` on `PATH`.
+    #[error(
+        "`node` was not found on PATH: running a Spirit extension needs Node.js {} or later",
+        node::MIN_MAJOR
+    )]
+    NodeMissing,
+    /// `node --version` failed.
+    #[error(
+        "`node --version` failed (it printed \"{found}\"): running a Spirit extension needs Node.js {} or later",
+        node::MIN_MAJOR
+    )]
+    NodeUnusable {
+        /// What it printed.
+        found: String,
+    },
+    /// Node is older than the minimum.
+    #[error(
+        "`node` is version \"{found}\": running a Spirit extension needs Node.js {} or later",
+        node::MIN_MAJOR
+    )]
+    NodeTooOld {
+        /// What `node --version` printed.
+        found: String,
+    },
+    /// The package has no `main`.
+    #[error("`{package}` has no `main`: Spirit would have no module to activate")]
+    NoMain {
+        /// The package name.
+        package: String,
+    },
+    /// A local I/O step failed (temporary folder, spawn, channel).
+    #[error("could not {action}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// Only on Unix.
+    #[error("running a Spirit extension needs a Unix system (the channel is a socket pair)")]
+    Unsupported,
+}
+
+fn io(action: &'static str) -> impl FnOnce(std::io::Error) -> RunError {
+    move |source| RunError::Io { action, source }
+}
+
+/// Runs `invocation` with `stores`; `progress` receives what is printed as it happens
+/// (`ctx.log` lines prefixed with the extension id, message boxes, notes), normally
+/// stderr.
+pub fn run(
+    invocation: &Invocation<'_>,
+    stores: &mut Stores,
+    progress: &mut dyn Write,
+) -> Result<Outcome, RunError> {
+    let node_version = node::check_node()?;
+    run_checked(invocation, stores, progress, node_version)
+}
+
+#[cfg(not(unix))]
+fn run_checked(
+    _invocation: &Invocation<'_>,
+    _stores: &mut Stores,
+    _progress: &mut dyn Write,
+    _node_version: String,
+) -> Result<Outcome, RunError> {
+    Err(RunError::Unsupported)
+}
+
+/// What the reader thread hands over.
+enum Incoming {
+    Line(Vec<u8>),
+    TooLong,
+    End,
+}
+
+#[cfg(unix)]
+fn run_checked(
+    invocation: &Invocation<'_>,
+    stores: &mut Stores,
+    progress: &mut dyn Write,
+    node_version: String,
+) -> Result<Outcome, RunError> {
+    use std::os::fd::OwnedFd;
+    use std::os::unix::net::UnixStream;
+
+    let package = invocation.package;
+    let main = package.main.as_deref().ok_or_else(|| RunError::NoMain {
+        package: package.name.clone(),
+    })?;
+    let dir = std::path::absolute(invocation.dir).map_err(io("resolve the package folder"))?;
+    let main_path = dir.join(main);
+
+    let temp = tempfile::Builder::new()
+        .prefix("curupira-spirit-")
+        .tempdir()
+        .map_err(io("create a temporary folder for the loader"))?;
+    let loader = temp.path().join("loader.mjs");
+    std::fs::write(&loader, LOADER).map_err(io("write the loader"))?;
+
+    let (ours, theirs) = UnixStream::pair().map_err(io("create the channel"))?;
+    let started = Instant::now();
+    let mut guard = {
+        let mut command = Command::new(node::NODE);
+        command
+            .arg(&loader)
+            .current_dir(&dir)
+            .stdin(Stdio::from(OwnedFd::from(theirs)))
+            .stdout(Stdio::from(std::io::stderr()))
+            .stderr(Stdio::inherit());
+        // The command (and its copy of the channel's far end) is dropped at the end of
+        // this block, so the channel ends when Node does.
+        ProcessGuard::spawn(&mut command).map_err(io("start node"))?
+    };
+
+    let mut session = Session {
+        invocation,
+        stores,
+        progress,
+        writer: ours.try_clone().map_err(io("use the channel"))?,
+        logs: Vec::new(),
+        settings_changes: Vec::new(),
+        secret_changes: Vec::new(),
+    };
+    let job = job_line(invocation, &dir, &main_path, main);
+    let deadline = started.checked_add(invocation.timeout);
+    let remaining = || deadline.map(|d| d.saturating_duration_since(Instant::now()));
+    let _ = ours.set_write_timeout(remaining().filter(|d| !d.is_zero()));
+    let wrote_job = session.send(&job);
+
+    let (sender, receiver) = mpsc::channel();
+    let reader_stream = ours.try_clone().map_err(io("use the channel"))?;
+    std::thread::Builder::new()
+        .name("spirit-channel".to_owned())
+        .spawn(move || read_lines(reader_stream, &sender))
+        .map_err(io("start the channel reader"))?;
+
+    let done = if wrote_job.is_err() {
+        Err(Failure::Channel("node did not take the job".to_owned()))
+    } else {
+        session.serve(&receiver, deadline, invocation.timeout)
+    };
+    let status = match &done {
+        Err(Failure::Timeout { .. }) | Err(Failure::Channel(_)) => guard.terminate(KILL_GRACE).ok(),
+        _ => match guard.wait_for(EXIT_GRACE) {
+            Some(status) => Some(status),
+            None => guard.terminate(KILL_GRACE).ok(),
+        },
+    };
+    // Unblocks the reader thread should something outside the group hold the far end.
+    let _ = ours.shutdown(std::net::Shutdown::Both);
+    drop(guard);
+    drop(temp);
+
+    let Session {
+        logs,
+        settings_changes,
+        secret_changes,
+        ..
+    } = session;
+    let (result, dispose_error) = match done {
+        Ok(report) => report,
+        Err(Failure::Exited { .. }) => (
+            Err(Failure::Exited {
+                status: status.map_or_else(|| "ended".to_owned(), describe_status),
+            }),
+            None,
+        ),
+        Err(failure) => (Err(failure), None),
+    };
+    Ok(Outcome {
+        result,
+        logs,
+        settings_changes,
+        secret_changes,
+        dispose_error,
+        node_version,
+    })
+}
+
+/// The job line: what the loader needs to make `ctx` and the call.
+fn job_line(invocation: &Invocation<'_>, dir: &Path, main_path: &Path, main: &str) -> Value {
+    let package = invocation.package;
+    let call = match &invocation.call {
+        Call::Tool {
+            name,
+            arguments,
+            tool_call_id,
+            questions_result,
+        } => {
+            let mut call = json!({"kind": "tool", "toolName": name, "arguments": arguments});
+            if let Some(id) = tool_call_id {
+                call["toolCallId"] = Value::from(id.as_str());
+            }
+            if let Some(result) = questions_result {
+                call["questionsResult"] = result.clone();
+            }
+            call
+        }
+        Call::SystemPrompt => json!({"kind": "systemPrompt"}),
+    };
+    json!({
+        "type": "job",
+        "extension": {
+            "id": package.name,
+            "name": package.name,
+            "version": package.version,
+            "directoryPath": path_text(dir),
+            "manifestPath": path_text(&dir.join(spirit_manifest::PACKAGE_JSON)),
+            "main": path_text(main_path),
+        },
+        "host": invocation.host.as_str(),
+        "event": invocation.event.as_str(),
+        "main": main,
+        "mainPath": path_text(main_path),
+        "call": call,
+    })
+}
+
+fn path_text(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Reads the channel line by line into `sender` until it ends, breaks or sends a line
+/// over the limit.
+fn read_lines(stream: impl Read, sender: &mpsc::Sender<Incoming>) {
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut line = Vec::new();
+        let read = (&mut reader)
+            .take(MAX_LINE_BYTES + 1)
+            .read_until(b'\n', &mut line);
+        let incoming = match read {
+            Ok(0) | Err(_) => Incoming::End,
+            Ok(_) if line.len() as u64 > MAX_LINE_BYTES => Incoming::TooLong,
+            Ok(_) => Incoming::Line(line),
+        };
+        let last = !matches!(incoming, Incoming::Line(_));
+        if sender.send(incoming).is_err() || last {
+            return;
+        }
+    }
+}
+
+/// The host's side of one conversation with the loader.
+#[cfg(unix)]
+struct Session<'r, 'i> {
+    invocation: &'r Invocation<'i>,
+    stores: &'r mut Stores,
+    progress: &'r mut dyn Write,
+    writer: std::os::unix::net::UnixStream,
+    logs: Vec<String>,
+    settings_changes: Vec<SettingChange>,
+    secret_changes: Vec<SecretChange>,
+}
+
+/// The `done` report: the result and `dispose`'s error.
+type Report = (Result<Produced, Failure>, Option<String>);
+
+#[cfg(unix)]
+impl Session<'_, '_> {
+    fn send(&mut self, message: &Value) -> std::io::Result<()> {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.writer.write_all(line.as_bytes())
+    }
+
+    /// Answers requests until `done`, the end of the channel, or the deadline.
+    fn serve(
+        &mut self,
+        receiver: &mpsc::Receiver<Incoming>,
+        deadline: Option<Instant>,
+        timeout: Duration,
+    ) -> Result<Report, Failure> {
+        let timed_out = || Failure::Timeout {
+            seconds: timeout.as_secs_f64(),
+        };
+        loop {
+            let incoming = match deadline {
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match receiver.recv_timeout(left) {
+                        Ok(incoming) => incoming,
+                        Err(mpsc::RecvTimeoutError::Timeout) => return Err(timed_out()),
+                        Err(mpsc::RecvTimeoutError::Disconnected) => Incoming::End,
+                    }
+                }
+                None => receiver.recv().unwrap_or(Incoming::End),
+            };
+            let line = match incoming {
+                Incoming::Line(line) => line,
+                Incoming::TooLong => {
+                    return Err(Failure::Channel(format!(
+                        "node sent a line longer than {MAX_LINE_BYTES} bytes"
+                    )));
+                }
+                Incoming::End => {
+                    return Err(Failure::Exited {
+                        status: String::new(),
+                    });
+                }
+            };
+            let message: Value = serde_json::from_slice(&line).map_err(|error| {
+                Failure::Channel(format!("node sent a line that is not JSON: {error}"))
+            })?;
+            match message.get("type").and_then(Value::as_str) {
+                Some("log") => self.log(&message),
+                Some("request") => {
+                    let reply = self.answer(&message);
+                    // A reply Node cannot take shows up as the end of the channel.
+                    let _ = self.send(&reply);
+                }
+                Some("done") => return Ok(done(&message)),
+                _ => {
+                    return Err(Failure::Channel(
+                        "node sent a message of no known type".to_owned(),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn log(&mut self, message: &Value) {
+        let text = message
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let _ = writeln!(self.progress, "[{}] {}", self.invocation.package.name, text);
+        self.logs.push(text);
+    }
+
+    /// The response to one request.
+    fn answer(&mut self, message: &Value) -> Value {
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let params = message.get("params").cloned().unwrap_or(Value::Null);
+        match self.apply(method, &params) {
+            Ok(Some(result)) => json!({"type": "response", "id": id, "result": result}),
+            Ok(None) => json!({"type": "response", "id": id}),
+            Err(error) => json!({"type": "response", "id": id, "error": error}),
+        }
+    }
+
+    /// Applies one operation; `Ok(None)` answers `undefined`.
+    fn apply(&mut self, method: &str, params: &Value) -> Result<Option<Value>, String> {
+        let key = || -> Result<&str, String> {
+            match params.get("key") {
+                Some(Value::String(key)) => Ok(key),
+                other => Err(format!(
+                    "{method} takes a string key, found {}",
+                    other.map_or("undefined", curupira_diagnostics::json::type_name)
+                )),
+            }
+        };
+        let value = || -> Result<Value, String> {
+            params.get("value").cloned().ok_or_else(|| {
+                format!("{method} takes a value (a JSON value; `null` clears), found undefined")
+            })
+        };
+        match method {
+            "settings.get" => self
+                .stores
+                .settings
+                .get(key()?)
+                .map_err(|error| error.to_string()),
+            "settings.getAll" => Ok(Some(Value::Object(self.stores.settings.get_all()))),
+            "settings.set" | "settings.setAll" => {
+                let changes = if method == "settings.set" {
+                    let mut changes = serde_json::Map::new();
+                    changes.insert(key()?.to_owned(), value()?);
+                    changes
+                } else {
+                    match params.get("values") {
+                        Some(Value::Object(values)) => values.clone(),
+                        other => {
+                            return Err(format!(
+                                "settings.setAll takes an object of values, found {}",
+                                other.map_or("undefined", curupira_diagnostics::json::type_name)
+                            ));
+                        }
+                    }
+                };
+                let mut next = self.stores.settings.clone();
+                next.set_all(changes.clone()).map_err(|errors| {
+                    errors
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                })?;
+                self.stores
+                    .commit_settings(next)
+                    .map_err(|error| error.to_string())?;
+                self.settings_changes.extend(
+                    changes
+                        .into_iter()
+                        .map(|(key, value)| SettingChange { key, value }),
+                );
+                Ok(None)
+            }
+            "secrets.get" => self
+                .stores
+                .secrets
+                .get(key()?)
+                .map(|value| value.map(Value::from))
+                .map_err(|error| error.to_string()),
+            "secrets.has" => self
+                .stores
+                .secrets
+                .has(key()?)
+                .map(|has| Some(Value::Bool(has)))
+                .map_err(|error| error.to_string()),
+            "secrets.set" | "secrets.delete" => {
+                let key = key()?.to_owned();
+                let mut next = self.stores.secrets.clone();
+                let action = if method == "secrets.set" {
+                    next.set(&key, &value()?).map_err(|e| e.to_string())?;
+                    "set"
+                } else {
+                    next.delete(&key).map_err(|e| e.to_string())?;
+                    "delete"
+                };
+                self.stores
+                    .commit_secrets(next)
+                    .map_err(|error| error.to_string())?;
+                self.secret_changes.push(SecretChange { key, action });
+                Ok(None)
+            }
+            "host.showMessageBox" if self.invocation.host == Host::Desktop => {
+                let options = params.get("options").cloned().unwrap_or(Value::Null);
+                let problems = message_box::check(&options);
+                if !problems.is_empty() {
+                    return Err(problems.join("; "));
+                }
+                let response =
+                    message_box::response(&options, self.invocation.message_box_response);
+                let box_text =
+                    message_box::describe(&self.invocation.package.name, &options, &response);
+                let _ = self.progress.write_all(box_text.as_bytes());
+                Ok(Some(json!({ "response": response })))
+            }
+            other => Err(format!(
+                "the {} host has no operation `{}`",
+                self.invocation.host,
+                other.escape_debug()
+            )),
+        }
+    }
+}
+
+/// Reads the `done` message.
+fn done(message: &Value) -> Report {
+    let dispose_error = message
+        .get("disposeError")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let Some(failure) = message.get("failure") {
+        let text = |key: &str| {
+            failure
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        return (
+            Err(Failure::Threw {
+                stage: text("stage"),
+                message: text("message"),
+            }),
+            dispose_error,
+        );
+    }
+    let outcome = message.get("outcome").cloned().unwrap_or(Value::Null);
+    let text = outcome
+        .get("text")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let produced = match (outcome.get("kind").and_then(Value::as_str), text) {
+        (Some("undefined"), _) => Ok(Produced::Undefined {
+            unserializable: outcome
+                .get("unserializable")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        }),
+        (Some("string"), Some(text)) => match outcome.get("source").and_then(Value::as_str) {
+            Some(source) => Ok(Produced::Prompt {
+                text,
+                source: source.to_owned(),
+            }),
+            None => Ok(Produced::Text(text)),
+        },
+        (Some("json"), Some(text)) => match serde_json::from_str(&text) {
+            Ok(value) => Ok(Produced::Json { text, value }),
+            Err(error) => Err(Failure::Channel(format!(
+                "the result's JSON text does not parse: {error}"
+            ))),
+        },
+        (Some("none"), _) => Ok(Produced::NoPrompt),
+        _ => Err(Failure::Channel(
+            "node reported an outcome of no known kind".to_owned(),
+        )),
+    };
+    (produced, dispose_error)
+}
+
+/// The package folder of an installed extension: `<data_dir>/extensions/<host>/<id>`.
+pub fn installed_dir(data_dir: &Path, host: Host, id: &str) -> Option<PathBuf> {
+    if !spirit_manifest::install::is_valid_id(id) {
+        return None;
+    }
+    Some(spirit_manifest::install::host_dir(data_dir, host).join(id))
+}
