@@ -209,8 +209,11 @@ pub struct RunOptions {
     /// Stop Node and everything it started after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
-    /// How to print the result.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// `human`: what Spirit would pass on (the tool's result, or the system prompt)
+    /// with the extension's logs; `json`: one object, `{"package", "tool", "result",
+    /// "result_type"` or `"system_prompt", "source"`, `"logs", "settings_changes",
+    /// "secret_changes", "error", "diagnostics", …}`.
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
 }
 
