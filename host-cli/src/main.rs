@@ -238,6 +238,44 @@ mod tests {
     /// `docs/DIAGNOSTICS.md` and the README name only commands that exist: every
     /// code span that starts with `curupira ` (or with a command that has
     /// subcommands, as `spirit install`) is a path in the tree.
+    /// The code spans of a Markdown text: what lies between a run of backticks and
+    /// the next run of the same length (so ``a `b` c`` is one span).
+    fn code_spans(text: &str) -> Vec<&str> {
+        let mut spans = Vec::new();
+        let mut rest = text;
+        while let Some(open) = rest.find('`') {
+            let run = rest[open..].len() - rest[open..].trim_start_matches('`').len();
+            let body = &rest[open + run..];
+            let fence = "`".repeat(run);
+            let mut from = 0;
+            let close = loop {
+                match body[from..].find(&fence) {
+                    Some(at) => {
+                        let at = from + at;
+                        let longer = body[at + run..].starts_with('`');
+                        if !longer && (at == 0 || !body[..at].ends_with('`')) {
+                            break Some(at);
+                        }
+                        from = at + body[at..].len() - body[at..].trim_start_matches('`').len();
+                    }
+                    None => break None,
+                }
+            };
+            let Some(close) = close else { break };
+            spans.push(body[..close].trim());
+            rest = &body[close + run..];
+        }
+        spans
+    }
+
+    #[test]
+    fn code_spans_follow_markdown() {
+        assert_eq!(
+            code_spans("a `x` b ``y `z` w`` c `` `q` ``\n```sh\nrun\n```"),
+            ["x", "y `z` w", "`q`", "sh\nrun"]
+        );
+    }
+
     #[test]
     fn the_docs_name_only_commands_that_exist() {
         let root = Cli::command();
@@ -251,7 +289,7 @@ mod tests {
         let mut checked = 0;
         for doc in ["docs/DIAGNOSTICS.md", "README.md", "docs/HOST.md"] {
             let text = std::fs::read_to_string(docs.join(doc)).unwrap();
-            for span in text.split('`').skip(1).step_by(2) {
+            for span in code_spans(&text) {
                 let words: Vec<&str> = span.split_whitespace().collect();
                 let words = match words.as_slice() {
                     ["curupira", rest @ ..] => rest,
