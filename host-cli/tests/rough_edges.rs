@@ -70,9 +70,9 @@ fn no_config_here_says_how_to_name_one() {
         assert_eq!(run.code, Some(2), "{run:?}");
         assert!(run.stdout.is_empty(), "{run:?}");
         assert!(
-            run.stderr
-                .contains("there is no `curupira.toml` in the current folder")
-                && run.stderr.contains("--config FILE"),
+            run.stderr.contains(
+                "cannot read the config file `curupira.toml`: there is none in the current folder"
+            ) && run.stderr.contains("--config FILE"),
             "{command:?}: {}",
             run.stderr
         );

@@ -88,8 +88,9 @@ pub fn load_config(config: &ConfigArg, verbosity: &Verbosity) -> anyhow::Result<
                 && path.as_os_str() == config::FILE_NAME =>
         {
             anyhow::bail!(
-                "there is no `{}` in the current folder; name the config file with \
-                 `--config FILE` (`-c FILE`), or run curupira in the folder that holds it",
+                "cannot read the config file `{}`: there is none in the current folder; \
+                 name the config file with `--config FILE` (`-c FILE`), or run curupira in \
+                 the folder that holds it",
                 config::FILE_NAME
             )
         }
