@@ -3,10 +3,11 @@
 //! diagnostics are chosen by the same flag with the same values.
 
 /// The `--format` of every command that reports: readable text, or JSON for tools.
+/// What each prints is that command's own (its `--format` help says it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Text for people (each command's `--format` help says what it prints).
+    /// Text for people.
     Human,
-    /// JSON for programs (each command's `--format` help says its shape).
+    /// JSON for programs.
     Json,
 }
