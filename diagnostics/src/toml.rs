@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
+use std::ops::Range;
 
 use ::toml::Spanned;
 use ::toml::de::{DeTable, DeValue};
@@ -26,6 +27,11 @@ pub struct TomlDocument<'i> {
 /// Parses `text`; on a syntax error returns one diagnostic per error the parser
 /// reported (it recovers and goes on), each with the given `code`, line and column.
 ///
+/// An array or inline table that is never closed is reported once, at the bracket
+/// that opened it: the parser reads on to the end of the file looking for its `]` or
+/// `}`, and what it then reports about every later line (a missing comma, an unquoted
+/// string, …) is a consequence, not a problem of those lines, so it is left out.
+///
 /// ```
 /// use curupira_diagnostics::toml::parse;
 ///
@@ -33,6 +39,11 @@ pub struct TomlDocument<'i> {
 /// assert_eq!(errors.len(), 1);
 /// assert_eq!((errors[0].line(), errors[0].column()), (Some(2), Some(14)));
 /// assert!(errors[0].message.starts_with("invalid TOML: "));
+///
+/// let errors = parse("args = [\"a\",\n\n[launch]\ntype = \"npx\"\n", "ext.toml", "demo/syntax")
+///     .unwrap_err();
+/// assert_eq!(errors.len(), 1);
+/// assert_eq!((errors[0].line(), errors[0].column()), (Some(1), Some(8)));
 ///
 /// let document = parse("[launch]\ntype = \"npx\"\n", "ext.toml", "demo/syntax").unwrap();
 /// let pointer = curupira_diagnostics::JsonPointer::parse("/launch/type").unwrap();
@@ -51,11 +62,17 @@ pub fn parse<'i>(
     let code = code.into();
     let mut collector = Collector::without_source(file);
     let lines = crate::LineIndex::new(text);
+    let unclosed = first_unclosed(text);
+    // What the parser reported from the unclosed bracket on is its consequence.
+    let before = |span: &Option<Range<usize>>| match (&unclosed, span) {
+        (Some(unclosed), Some(span)) => span.start < unclosed.span.start,
+        _ => true,
+    };
     let mut seen = HashSet::new();
     for error in &errors {
         let span = error.span();
         let message = one_line(error.message());
-        if !seen.insert((span.clone(), message.clone())) {
+        if !before(&span) || !seen.insert((span.clone(), message.clone())) {
             continue;
         }
         let mut diagnostic = Diagnostic::error(
@@ -69,7 +86,53 @@ pub fn parse<'i>(
         }
         collector.push_located(diagnostic, None);
     }
+    if let Some(Unclosed { span, what, close }) = unclosed {
+        let diagnostic = Diagnostic::error(
+            code,
+            file,
+            JsonPointer::root(),
+            format!(
+                "invalid TOML: unclosed {what}: this `{open}` has no matching `{close}` before \
+                 the end of the file",
+                open = &text[span.clone()],
+            ),
+        )
+        .with_location(span.clone(), lines.position(span.start));
+        collector.push_located(diagnostic, None);
+    }
     Err(collector.finish())
+}
+
+/// An array or inline table that is never closed: its opening bracket, what it is and
+/// the bracket that would close it.
+struct Unclosed {
+    span: Range<usize>,
+    what: &'static str,
+    close: char,
+}
+
+/// The earliest array or inline table in `text` that is never closed. `toml`'s errors
+/// keep only where the parser gave up (the end of the file); `toml_parser`, the parser
+/// under it, also says where the bracket was opened, so a document with errors is
+/// parsed once more with it to learn that.
+fn first_unclosed(text: &str) -> Option<Unclosed> {
+    let tokens = toml_parser::Source::new(text).lex().into_vec();
+    let mut errors: Vec<toml_parser::ParseError> = Vec::new();
+    toml_parser::parser::parse_document(&tokens, &mut (), &mut errors);
+    errors
+        .iter()
+        .filter_map(|error| {
+            let (what, close) = match error.description() {
+                "unclosed array" => ("array", ']'),
+                "unclosed inline table" => ("inline table", '}'),
+                _ => return None,
+            };
+            let context = error.context()?;
+            let span = context.start()..context.end();
+            text.get(span.clone())?;
+            Some(Unclosed { span, what, close })
+        })
+        .min_by_key(|unclosed| unclosed.span.start)
 }
 
 /// Pointer → spans for every key, value and array element of a parsed document.
@@ -304,6 +367,67 @@ mod tests {
                 .iter()
                 .all(|d| d.code == "t/syntax" && d.file == "f.toml")
         );
+    }
+
+    fn places(text: &str) -> Vec<(Option<u32>, Option<u32>, String)> {
+        parse(text, "f.toml", "t/syntax")
+            .unwrap_err()
+            .into_iter()
+            .map(|d| (d.line(), d.column(), d.message))
+            .collect()
+    }
+
+    #[test]
+    fn an_unclosed_array_is_reported_once_where_it_opens() {
+        // The quick start's config with the `]` of `command` left out: the parser
+        // reads every later line as array elements (45 errors, none on line 2).
+        let text = "[settings.agent]\ncommand = [\"sh\", \"agent.sh\"\n\n[settings.polling]\n\
+                    batch_size = 10\n\n[extensions.local]\nbuiltin = \"local-queue\"\n\n\
+                    [automations.triage]\ntrigger = \"jsonl\"\narguments = { path = \"t\" }\n";
+        assert_eq!(
+            places(text),
+            [(
+                Some(2),
+                Some(11),
+                "invalid TOML: unclosed array: this `[` has no matching `]` before the end \
+                 of the file"
+                    .to_owned()
+            )]
+        );
+        // A multi-line array, and one that ends the file.
+        let lines = "args = [\n  \"a\",\n  \"b\"\nname = \"x\"\n";
+        assert_eq!(places(lines).len(), 1);
+        assert_eq!(places(lines)[0].0, Some(1));
+        assert_eq!(
+            places("a = [1, 2")[0..1],
+            [(Some(1), Some(5), places("a = [1, 2")[0].2.clone())]
+        );
+        assert_eq!(places("a = [1, 2").len(), 1);
+    }
+
+    #[test]
+    fn an_unclosed_inline_table_is_reported_once_where_it_opens() {
+        let found = places("x = 1\nt = { a = 1,\nb = 2\n[next]\nc = 3\n");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].0, found[0].1), (Some(2), Some(5)));
+        assert!(
+            found[0]
+                .2
+                .contains("unclosed inline table: this `{` has no matching `}`")
+        );
+    }
+
+    #[test]
+    fn errors_before_an_unclosed_bracket_stay_and_closed_arrays_are_not_blamed() {
+        let found = places("a = 1.2.3\nb = [1,\nc = 2\n");
+        let lines: Vec<_> = found.iter().map(|f| f.0).collect();
+        assert_eq!(lines, [Some(1), Some(2)], "{found:?}");
+        assert!(found[1].2.contains("unclosed array"));
+        // A missing comma inside an array that is closed is reported where it is.
+        let found = places("a = [\"x\" \"y\"]\n");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].0, found[0].1), (Some(1), Some(10)));
+        assert!(found[0].2.contains("missing comma"), "{found:?}");
     }
 
     #[test]

@@ -1,25 +1,58 @@
 //! npm package names and SemVer versions against the public cases in
 //! `../shared/conformance/` (npm's validate-npm-package-name and node-semver fixtures).
-//! Skipped, with a message, when that folder is not there (a fresh clone elsewhere).
+//! When a folder is not there (a fresh clone elsewhere) its tests are skipped, and
+//! the skip shows in `cargo test`'s own output and summary: `test … ignored (skipped:
+//! … is missing …)`, counted among the ignored tests. A plain `#[test]` cannot decide at
+//! run time that it was skipped, so this file has its own harness, `libtest-mimic`,
+//! which mimics libtest's output and arguments.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use curupira_diagnostics::npm::{NameProblem, check_package_name};
 use curupira_diagnostics::version::{VersionError, parse_version};
+use libtest_mimic::{Arguments, Completion, Trial};
 use serde_json::Value;
 
-fn conformance(dir: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/conformance")
-        .join(dir);
-    if path.is_dir() {
-        Some(path)
-    } else {
-        eprintln!("skipped: {} is missing", path.display());
-        None
-    }
+fn main() {
+    let args = Arguments::from_args();
+    let trials = vec![
+        vectors(
+            "npm_names_match_validate_npm_package_name",
+            "npm-names",
+            npm_names_match_validate_npm_package_name,
+        ),
+        vectors(
+            "core_module_names_are_all_known",
+            "npm-names",
+            core_module_names_are_all_known,
+        ),
+        vectors(
+            "versions_follow_semver_2_and_hint_at_npm_spellings",
+            "semver",
+            versions_follow_semver_2_and_hint_at_npm_spellings,
+        ),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// A test of the vectors in `../shared/conformance/FOLDER`: `check` runs on that
+/// folder, or the test is reported ignored, saying which folder is missing.
+fn vectors(name: &str, folder: &'static str, check: fn(&Path)) -> Trial {
+    Trial::ignorable_test(name, move || {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/conformance")
+            .join(folder);
+        if !dir.is_dir() {
+            return Ok(Completion::ignored_with(format!(
+                "skipped: {} is missing, so these vectors were not checked",
+                dir.display()
+            )));
+        }
+        check(&dir);
+        Ok(Completion::Completed)
+    })
 }
 
 fn read(path: PathBuf) -> Value {
@@ -56,11 +89,7 @@ fn strings(value: &Value) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn npm_names_match_validate_npm_package_name() {
-    let Some(dir) = conformance("npm-names") else {
-        return;
-    };
+fn npm_names_match_validate_npm_package_name(dir: &Path) {
     let mut checked = 0;
     for file in ["cases.json", "extra-cases.json"] {
         for case in read(dir.join(file)).as_array().unwrap() {
@@ -93,11 +122,7 @@ fn npm_names_match_validate_npm_package_name() {
     assert!(checked >= 55, "only {checked} cases ran");
 }
 
-#[test]
-fn core_module_names_are_all_known() {
-    let Some(dir) = conformance("npm-names") else {
-        return;
-    };
+fn core_module_names_are_all_known(dir: &Path) {
     for name in strings(&read(dir.join("core-module-names.json"))) {
         let check = check_package_name(&name);
         assert!(
@@ -135,11 +160,7 @@ fn check_version(version: &str, semver_org_valid: bool, npm_accepts: bool) {
     }
 }
 
-#[test]
-fn versions_follow_semver_2_and_hint_at_npm_spellings() {
-    let Some(dir) = conformance("semver") else {
-        return;
-    };
+fn versions_follow_semver_2_and_hint_at_npm_spellings(dir: &Path) {
     let mut checked = 0;
     for case in read(dir.join("valid-versions-detailed.json"))
         .as_array()

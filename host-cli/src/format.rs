@@ -3,10 +3,11 @@
 //! diagnostics are chosen by the same flag with the same values.
 
 /// The `--format` of every command that reports: readable text, or JSON for tools.
+/// What each prints is that command's own (its `--format` help says it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Readable text: rustc-like diagnostics, one sentence per event or step.
+    /// Text for people.
     Human,
-    /// JSON: one object (diagnostics, listings) or one object per line (events, steps).
+    /// JSON for programs.
     Json,
 }

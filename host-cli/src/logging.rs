@@ -2,25 +2,70 @@
 //! and reports).
 //!
 //! The level is `RUST_LOG` when set (any `tracing-subscriber` filter, e.g.
-//! `RUST_LOG=curupira::extension=warn`); otherwise `info`, `debug` with `-v`, `trace`
-//! with `-vv` (`trace` shows every frame body sent and received). Extension stderr
-//! lines are logged at `info` with the target [`curupira_client::STDERR_TARGET`].
-//! Colour only on a terminal and never with `NO_COLOR` set.
+//! `RUST_LOG=curupira::extension=warn`), whatever `-q`/`-v` say; otherwise `info`,
+//! `error` with `-q`, `debug` with `-v`, `trace` with `-vv` (`trace` shows every frame
+//! body sent and received). Extension stderr lines are logged at `info` with the
+//! target [`curupira_client::STDERR_TARGET`], so `-q` hides them too. Colour only on a
+//! terminal and never with `NO_COLOR` set.
+//!
+//! ```
+//! use curupira_host::logging::Level;
+//!
+//! assert_eq!(Level::from_verbose(0), Level::Normal);
+//! assert_eq!(Level::from_verbose(2), Level::Trace);
+//! assert_eq!(Level::Quiet.filter(), "error");
+//! ```
 
 use std::io::{self, IsTerminal};
 
 use tracing_subscriber::EnvFilter;
 
+/// How much the host logs when `RUST_LOG` is not set: `-q`, nothing, `-v`, `-vv`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// `-q`: errors only.
+    Quiet,
+    /// The default: `info` (what the host does, each extension's stderr lines).
+    Normal,
+    /// `-v`: `debug`.
+    Debug,
+    /// `-vv` (or more): `trace`, with every frame body.
+    Trace,
+}
+
+impl Level {
+    /// The level of a `-v` count.
+    pub fn from_verbose(count: u8) -> Self {
+        match count {
+            0 => Self::Normal,
+            1 => Self::Debug,
+            _ => Self::Trace,
+        }
+    }
+
+    /// The `tracing-subscriber` filter of this level.
+    pub fn filter(self) -> &'static str {
+        match self {
+            Self::Quiet => "error",
+            Self::Normal => "info",
+            Self::Debug => "debug",
+            Self::Trace => "trace",
+        }
+    }
+}
+
 /// Installs the stderr logger for a verbosity (`-v` count). Calling it twice keeps
 /// the first logger.
 pub fn init(verbosity: u8) {
+    init_level(Level::from_verbose(verbosity));
+}
+
+/// Installs the stderr logger at `level`, unless `RUST_LOG` is set (non-empty), which
+/// wins. Calling it twice keeps the first logger.
+pub fn init_level(level: Level) {
     let filter = match std::env::var("RUST_LOG") {
         Ok(spec) if !spec.trim().is_empty() => EnvFilter::new(spec),
-        _ => EnvFilter::new(match verbosity {
-            0 => "info",
-            1 => "debug",
-            _ => "trace",
-        }),
+        _ => EnvFilter::new(level.filter()),
     };
     let color = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()

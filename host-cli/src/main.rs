@@ -9,7 +9,7 @@ mod cmd;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// The reference host for Curupira trigger extensions.
 #[derive(Parser)]
@@ -49,6 +49,10 @@ enum Command {
     /// List, show, retry and forget the tasks of the durable ledger.
     #[command(subcommand)]
     Tasks(cmd::tasks::Command),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(cmd::completions::Args),
+    /// Print the manual page (roff), or write one page per command into a folder.
+    Man(cmd::man::Args),
     /// Run an extension built into this executable (used by the host itself).
     #[command(hide = true)]
     Builtin(cmd::builtin::Args),
@@ -71,14 +75,289 @@ fn main() -> ExitCode {
         Command::Registry(command) => cmd::registry::run(command),
         Command::Spirit(command) => cmd::spirit::run(command),
         Command::Tasks(command) => cmd::tasks::run(command),
+        Command::Completions(args) => cmd::completions::run(&args, Cli::command()),
+        Command::Man(args) => cmd::man::run(&args, Cli::command()),
         Command::Builtin(args) => cmd::builtin::run(args),
         Command::Watchdog(args) => cmd::watchdog::run(args),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_line(&err));
             ExitCode::from(2)
         }
+    }
+}
+
+/// An error and its causes on one line, `what: why: deeper why`, each cause said once:
+/// a cause whose text the line already ends with (an error that prints its `source`
+/// in its own message, as `io::Error`s wrapped by `thiserror` often do) is not
+/// repeated.
+fn error_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.is_empty() {
+            line = text;
+        } else if !line.ends_with(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    //! What is computed from the command tree itself, so that a subcommand added later
+    //! is covered without touching these tests.
+
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::path::Path;
+
+    use clap::ValueEnum;
+    use clap_complete::Shell;
+
+    use super::*;
+
+    /// Every visible command below `command`, as its path of names (`["spirit",
+    /// "check"]`); `help` and hidden commands (`builtin`) left out.
+    fn command_paths(command: &clap::Command) -> Vec<Vec<String>> {
+        let mut paths = Vec::new();
+        for sub in command.get_subcommands() {
+            if sub.is_hide_set() || sub.get_name() == "help" {
+                continue;
+            }
+            paths.push(vec![sub.get_name().to_owned()]);
+            for mut below in command_paths(sub) {
+                below.insert(0, sub.get_name().to_owned());
+                paths.push(below);
+            }
+        }
+        paths
+    }
+
+    /// Whether `word` occurs in `text` not as part of a longer name.
+    fn has_word(text: &str, word: &str) -> bool {
+        let part = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+        text.match_indices(word).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + word.len()..].chars().next();
+            !before.is_some_and(part) && !after.is_some_and(part)
+        })
+    }
+
+    #[test]
+    fn the_tree_is_well_formed_and_has_the_new_commands() {
+        Cli::command().debug_assert();
+        let paths = command_paths(&Cli::command());
+        for wanted in [&["completions"][..], &["man"], &["spirit", "check"]] {
+            assert!(
+                paths.iter().any(|p| p == wanted),
+                "{wanted:?} not in {paths:?}"
+            );
+        }
+        assert!(!paths.iter().any(|p| p[0] == "builtin"), "hidden");
+    }
+
+    #[test]
+    fn every_shell_gets_a_script_naming_every_subcommand() {
+        let paths = command_paths(&Cli::command());
+        assert!(paths.len() > 15, "{paths:?}");
+        for shell in Shell::value_variants() {
+            let script = cmd::completions::script(*shell, &mut Cli::command());
+            assert!(script.len() > 1000, "{shell}: {script}");
+            for path in &paths {
+                let name = path.last().unwrap();
+                assert!(
+                    has_word(&script, name),
+                    "{shell} script lacks `{name}` ({path:?})"
+                );
+            }
+            assert!(has_word(&script, "--format"), "{shell}: options too");
+        }
+    }
+
+    #[test]
+    fn the_man_page_names_every_top_level_command_and_each_has_a_page() {
+        let page = cmd::man::page(Cli::command()).unwrap();
+        assert!(page.contains(".TH curupira 1"), "{page}");
+        assert!(
+            !page.contains("curupira\\-help(1)"),
+            "no page is written for `help`"
+        );
+        let paths = command_paths(&Cli::command());
+        for path in paths.iter().filter(|p| p.len() == 1) {
+            // roff escapes `-` as `\-`; each names the command's own page.
+            let name = format!("curupira\\-{}(1)", path[0].replace('-', "\\-"));
+            assert!(page.contains(&name), "the page lacks `{name}`");
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        let written = cmd::man::pages(Cli::command(), dir.path()).unwrap();
+        assert_eq!(written[0], dir.path().join("curupira.1"));
+        assert_eq!(written.len(), paths.len() + 1, "{written:?}");
+        for path in &paths {
+            let file = dir.path().join(format!("curupira-{}.1", path.join("-")));
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(text.contains(".TH"), "{}", file.display());
+        }
+    }
+
+    /// Every `--format` says what that command's formats print, not one generic
+    /// sentence: its help names both values, and no two different kinds of output
+    /// share a help.
+    #[test]
+    fn every_format_help_says_what_its_command_prints() {
+        fn visit(command: &clap::Command, at: &str, found: &mut Vec<(String, String)>) {
+            for arg in command.get_arguments() {
+                if arg.get_id() == "format" {
+                    let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+                    found.push((at.to_owned(), help));
+                }
+            }
+            for sub in command.get_subcommands() {
+                visit(sub, &format!("{at} {}", sub.get_name()), found);
+            }
+        }
+        let mut found = Vec::new();
+        visit(&Cli::command(), "curupira", &mut found);
+        assert!(found.len() >= 8, "{found:?}");
+        for (command, help) in &found {
+            assert!(
+                help.contains("`human`") && help.contains("`json`") && help.len() > 80,
+                "`{command} --format` says only {help:?}"
+            );
+        }
+        let run = &found.iter().find(|(c, _)| c == "curupira run").unwrap().1;
+        let probe = &found.iter().find(|(c, _)| c == "curupira probe").unwrap().1;
+        let validate = &found
+            .iter()
+            .find(|(c, _)| c == "curupira validate")
+            .unwrap()
+            .1;
+        assert!(run.contains("event") && probe.contains("verdict"));
+        assert!(validate.contains("diagnostics"));
+        assert_ne!(run, probe);
+        assert_ne!(run, validate);
+    }
+
+    /// `docs/DIAGNOSTICS.md` and the README name only commands that exist: every
+    /// code span that starts with `curupira ` (or with a command that has
+    /// subcommands, as `spirit install`) is a path in the tree.
+    /// The code spans of a Markdown text: what lies between a run of backticks and
+    /// the next run of the same length (so ``a `b` c`` is one span).
+    fn code_spans(text: &str) -> Vec<&str> {
+        let mut spans = Vec::new();
+        let mut rest = text;
+        while let Some(open) = rest.find('`') {
+            let run = rest[open..].len() - rest[open..].trim_start_matches('`').len();
+            let body = &rest[open + run..];
+            let fence = "`".repeat(run);
+            let mut from = 0;
+            let close = loop {
+                match body[from..].find(&fence) {
+                    Some(at) => {
+                        let at = from + at;
+                        let longer = body[at + run..].starts_with('`');
+                        if !longer && (at == 0 || !body[..at].ends_with('`')) {
+                            break Some(at);
+                        }
+                        from = at + body[at..].len() - body[at..].trim_start_matches('`').len();
+                    }
+                    None => break None,
+                }
+            };
+            let Some(close) = close else { break };
+            spans.push(body[..close].trim());
+            rest = &body[close + run..];
+        }
+        spans
+    }
+
+    #[test]
+    fn code_spans_follow_markdown() {
+        assert_eq!(
+            code_spans("a `x` b ``y `z` w`` c `` `q` ``\n```sh\nrun\n```"),
+            ["x", "y `z` w", "`q`", "sh\nrun"]
+        );
+    }
+
+    #[test]
+    fn the_docs_name_only_commands_that_exist() {
+        let root = Cli::command();
+        let paths = command_paths(&root);
+        let parents: Vec<&str> = root
+            .get_subcommands()
+            .filter(|s| s.has_subcommands())
+            .map(|s| s.get_name())
+            .collect();
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut checked = 0;
+        for doc in ["docs/DIAGNOSTICS.md", "README.md", "docs/HOST.md"] {
+            let text = std::fs::read_to_string(docs.join(doc)).unwrap();
+            for span in code_spans(&text) {
+                let words: Vec<&str> = span.split_whitespace().collect();
+                let words = match words.as_slice() {
+                    ["curupira", rest @ ..] => rest,
+                    [first, _, ..] if parents.contains(first) => &words[..],
+                    _ => continue,
+                };
+                // The command is the leading words that are names, not options,
+                // values or placeholders.
+                let mut path: Vec<String> = Vec::new();
+                for word in words {
+                    let mut candidate = path.clone();
+                    candidate.push((*word).to_owned());
+                    if paths.contains(&candidate) {
+                        path = candidate;
+                    } else {
+                        break;
+                    }
+                }
+                let first = words.first().copied().unwrap_or("");
+                let is_name = first.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                    && !first.starts_with('-')
+                    && !first.is_empty();
+                assert!(
+                    !is_name || !path.is_empty(),
+                    "{doc} names `{span}`, but curupira has no command `{first}`"
+                );
+                if let (Some(second), true) = (words.get(1), parents.contains(&first)) {
+                    let looks_like_name =
+                        second.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                            && !second.starts_with('-');
+                    assert!(
+                        !looks_like_name || path.len() >= 2,
+                        "{doc} names `{span}`, but `curupira {first}` has no subcommand `{second}`"
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(
+            checked > 20,
+            "only {checked} command names found in the docs"
+        );
+    }
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let shown = missing.to_string();
+        let err = anyhow::Error::new(curupira_host::config::LoadError::Read {
+            path: "nope.toml".into(),
+            source: missing,
+        });
+        let line = error_line(&err);
+        assert_eq!(line.matches(&shown).count(), 1, "{line}");
+        assert!(
+            line.starts_with("cannot read the config file `nope.toml`: "),
+            "{line}"
+        );
+
+        let err = anyhow::anyhow!("deeper").context("outer");
+        assert_eq!(error_line(&err), "outer: deeper");
     }
 }

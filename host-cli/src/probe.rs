@@ -77,6 +77,20 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// The verdict line of `--format json`.
+    pub fn verdict(&self) -> Verdict {
+        Verdict {
+            verdict: if self.failed == 0 {
+                Status::Pass
+            } else {
+                Status::Fail
+            },
+            passed: self.passed,
+            failed: self.failed,
+            skipped: self.skipped,
+        }
+    }
+
     /// Counts one step.
     pub fn count(&mut self, step: &Step) {
         match step.status {
@@ -110,6 +124,22 @@ impl std::fmt::Display for Tally {
             )
         }
     }
+}
+
+/// The last line of `curupira probe --format json`, after the steps:
+/// `{"verdict":"pass","passed":7,"failed":0,"skipped":1}`. A line is a step when it
+/// has `step`, the verdict when it has `verdict`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// `pass` when no step failed (skipped steps allowed), else `fail`; the exit code
+    /// says the same (0 or 1). Never `skip`.
+    pub verdict: Status,
+    /// Steps that passed.
+    pub passed: usize,
+    /// Steps that failed.
+    pub failed: usize,
+    /// Steps that were skipped.
+    pub skipped: usize,
 }
 
 /// What to probe.
@@ -388,10 +418,15 @@ mod tests {
             tally.to_string(),
             "the extension conforms: 2 steps passed and 1 were skipped"
         );
+        assert_eq!(
+            serde_json::to_string(&tally.verdict()).unwrap(),
+            r#"{"verdict":"pass","passed":2,"failed":0,"skipped":1}"#
+        );
         tally.count(&step(Status::Fail));
         assert_eq!(
             tally.to_string(),
             "the extension does not conform: 1 of 4 steps failed (2 passed, 1 skipped)"
         );
+        assert_eq!(tally.verdict().verdict, Status::Fail);
     }
 }

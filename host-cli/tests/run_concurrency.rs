@@ -270,13 +270,18 @@ fn an_agent_that_cannot_start_is_an_error_before_the_first_poll() {
         );
         let run = project.curupira(&["run", "--once", "--format", "json"]);
         assert_eq!(run.code, Some(2), "{command}: {run:?}");
+        // `--format json`: the diagnostics object on stdout, and no event.
         assert!(
-            run.stderr.contains("config/agent-not-runnable")
-                && run.stderr.contains("automation `a` cannot start its agent"),
+            run.stdout.contains("config/agent-not-runnable")
+                && run.stdout.contains("automation `a` cannot start its agent"),
             "{command}: {}",
-            run.stderr
+            run.stdout
         );
-        assert!(run.stdout.is_empty(), "nothing was polled: {}", run.stdout);
+        assert!(
+            !run.stdout.contains("\"event\""),
+            "nothing was polled: {}",
+            run.stdout
+        );
         let validate = project.curupira(&["validate", "--format", "json"]);
         assert_eq!(validate.code, Some(1), "{command}: {validate:?}");
         let report: serde_json::Value = serde_json::from_str(validate.stdout.trim()).unwrap();
@@ -562,12 +567,13 @@ fn worktree_mode_outside_a_repository_and_a_crowded_shared_folder_are_reported()
     project.write("curupira.toml", &config("", "mode = \"worktree\""));
     let run = project.curupira(&["run", "--once", "--format", "json"]);
     assert_eq!(run.code, Some(2), "{run:?}");
+    // `--format json`: the diagnostics object on stdout, and no event.
     assert!(
-        run.stderr.contains("config/worktree-unavailable"),
+        run.stdout.contains("config/worktree-unavailable"),
         "{}",
-        run.stderr
+        run.stdout
     );
-    assert!(run.stdout.is_empty());
+    assert!(!run.stdout.contains("\"event\""), "{}", run.stdout);
 
     project.write(
         "curupira.toml",

@@ -458,7 +458,7 @@ fn a_config_error_exits_2_before_starting_anything() {
         "curupira.toml",
         "[settings.polling]\nbatch_size = 0\n\n[automations.a]\ntrigger = \"jsonl\"\nprompt = \"x\"\n",
     );
-    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    let run = project.curupira(&["run", "--once"]);
     assert_eq!(run.code, Some(2), "{run:?}");
     assert!(run.stdout.is_empty());
     assert!(
@@ -467,6 +467,14 @@ fn a_config_error_exits_2_before_starting_anything() {
         run.stderr
     );
     assert!(run.stderr.contains("curupira.toml:2:14"), "{}", run.stderr);
+    // With `--format json` the same diagnostics are the one JSON object on stdout.
+    let json = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(json.code, Some(2), "{json:?}");
+    let events = json.events();
+    assert_eq!(events.len(), 1, "{}", json.stdout);
+    let first = &events[0]["diagnostics"][0];
+    assert_eq!(first["code"], "config/batch-size", "{}", json.stdout);
+    assert_eq!((&first["line"], &first["column"]), (&2.into(), &14.into()));
 
     let missing = Project::new().curupira(&["run", "--once"]);
     assert_eq!(missing.code, Some(2));

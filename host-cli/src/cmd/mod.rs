@@ -4,12 +4,14 @@
 //! reported by `main` and exits 2.
 //!
 //! What several commands share lives here, once: the `--config`, `--format` (of a
-//! report) and `-v` arguments and loading the config behind them, reading standard
+//! report) and `-q`/`-v` arguments and loading the config behind them, reading standard
 //! input (`-`) and its text, and printing a report.
 
 pub mod builtin;
+pub mod completions;
 pub mod frame;
 pub mod identity;
+pub mod man;
 pub mod manifest;
 pub mod plugins;
 pub mod probe;
@@ -27,8 +29,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use curupira_diagnostics::{Report, color_enabled};
-use curupira_host::config::{self, Loaded};
+use curupira_host::config::{self, LoadError, Loaded};
 use curupira_host::format::Format;
+use curupira_host::logging::{self, Level};
 use curupira_host::runner;
 use serde::Deserialize as _;
 
@@ -43,27 +46,81 @@ pub struct ConfigArg {
 /// `--format` of a command that prints a report of diagnostics.
 #[derive(clap::Args)]
 pub struct ReportFormat {
-    /// How to print the diagnostics.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// `human`: each diagnostic rustc-like, with its source line, then a summary
+    /// line; `json`: one object on one line, `{"diagnostics": [...], "errors": n,
+    /// "warnings": n}` (`docs/DIAGNOSTICS.md`).
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     pub format: Format,
 }
 
-/// `-v`/`-vv`, for the commands that read the config and log what they do.
+/// `-q` / `-v` / `-vv`, for the commands that log what they do.
 #[derive(clap::Args)]
 pub struct Verbosity {
-    /// More log on stderr (-v debug, -vv trace); `RUST_LOG` overrides.
-    #[arg(short, long, action = clap::ArgAction::Count)]
+    /// More log on stderr: -v debug, -vv trace (every frame sent and received).
+    /// `RUST_LOG`, when set, overrides -q and -v.
+    #[arg(short, long, action = clap::ArgAction::Count, conflicts_with = "quiet")]
     verbose: u8,
+    /// Only errors on stderr: no info or warning log lines (an extension's stderr
+    /// lines included). `RUST_LOG`, when set, overrides it.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+impl Verbosity {
+    /// Installs the stderr log at this verbosity (see `curupira_host::logging`).
+    pub fn init_logging(&self) {
+        let level = if self.quiet {
+            Level::Quiet
+        } else {
+            Level::from_verbose(self.verbose)
+        };
+        logging::init_level(level);
+    }
 }
 
 /// The start of every command that reads the config: the log at `verbosity`, this
 /// executable (it runs the built-in extensions), and the config checked. An `Err`
-/// when the executable cannot be found or the file cannot be read (exit 2).
+/// when the executable cannot be found or the file cannot be read (exit 2); a missing
+/// `./curupira.toml` says how to name another file.
 pub fn load_config(config: &ConfigArg, verbosity: &Verbosity) -> anyhow::Result<(PathBuf, Loaded)> {
-    curupira_host::logging::init(verbosity.verbose);
+    verbosity.init_logging();
     let host_exe = runner::host_executable().context("cannot find the curupira executable")?;
-    let loaded = config::load(&config.config)?;
+    let loaded = match config::load(&config.config) {
+        Err(LoadError::Read { path, source })
+            if source.kind() == io::ErrorKind::NotFound
+                && path.as_os_str() == config::FILE_NAME =>
+        {
+            anyhow::bail!(
+                "cannot read the config file `{}`: there is none in the current folder; \
+                 name the config file with `--config FILE` (`-c FILE`), or run curupira in \
+                 the folder that holds it",
+                config::FILE_NAME
+            )
+        }
+        other => other?,
+    };
     Ok((host_exe, loaded))
+}
+
+/// Prints the diagnostics of a command whose stdout carries something else (`run`'s
+/// events). When they stop the command (any error) and `format` is JSON, they go to
+/// stdout as the one-line object every checking command prints (`{"diagnostics":
+/// [...], "errors": n, "warnings": n}`), the only thing on stdout then: a program
+/// reading stdout gets them in the same shape everywhere. Otherwise (human format, or
+/// only warnings, where events follow) they go to stderr, rustc-like, so stdout stays
+/// one event per line.
+pub fn write_diagnostics_beside_events(report: &Report, format: Format) -> anyhow::Result<()> {
+    match format {
+        Format::Json if report.has_errors() => write_report(report, Format::Json),
+        Format::Json | Format::Human => {
+            let stderr = io::stderr();
+            let text = report.render_human(color_enabled(&stderr));
+            let mut err = stderr.lock();
+            err.write_all(text.as_bytes())
+                .and_then(|()| err.flush())
+                .context("cannot write to standard error")
+        }
+    }
 }
 
 /// A checking command's report for stdout: rustc-like text (coloured only on a

@@ -37,8 +37,9 @@ pub enum Command {
 pub struct ListArgs {
     #[command(flatten)]
     config: ConfigArg,
-    /// How to print the list.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// `human`: one block per extension, then the diagnostics; `json`: one object,
+    /// `{"extensions": [...], "diagnostics": [...], "errors": n, "warnings": n}`.
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
     #[command(flatten)]
     verbosity: Verbosity,

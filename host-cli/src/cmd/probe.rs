@@ -1,5 +1,5 @@
 //! `curupira probe [--trigger T] [--arguments JSON] [--timeout S] [--max-frame-bytes N]
-//! [--format human|json] [-v] -- CMD ARGS…`: drives any extension through every protocol
+//! [--format human|json] [-q|-v|-vv] -- CMD ARGS…`: drives any extension through every protocol
 //! step and reports each step's conformance (the rules are in
 //! `curupira_host::probe`).
 //!
@@ -7,7 +7,9 @@
 //! local-queue, version 0.1.0)`, `fail trigger/poll: timeout (-32004): no reply within
 //! 10 s`, `skip trigger/onStarted (the poll returned no item)`; with `--format json`,
 //! one object per line: `{"step": s, "status": "pass"|"fail"|"skip", "detail": s}`.
-//! Then a summary line (human only).
+//! Then the verdict, always the last line: `the extension conforms: …`, or with
+//! `--format json` `{"verdict": "pass"|"fail", "passed": n, "failed": n, "skipped": n}`
+//! (`curupira_host::probe::Verdict`; the fields are documented in `docs/HOST.md`).
 //!
 //! Exit codes: 0 every step that ran passed, 1 any step failed, 2 bad arguments.
 
@@ -20,6 +22,8 @@ use curupira_client::{LaunchCommand, Limits, Options, Timeouts};
 use curupira_host::format::Format;
 use curupira_host::probe::{ProbeOptions, Step, Tally, probe};
 use serde_json::{Map, Value};
+
+use super::Verbosity;
 
 /// Arguments of `curupira probe`.
 #[derive(clap::Args)]
@@ -36,12 +40,13 @@ pub struct Args {
     /// The largest frame body accepted from the extension.
     #[arg(long, value_name = "BYTES", default_value_t = curupira_framing::DEFAULT_MAX_BODY)]
     max_frame_bytes: usize,
-    /// How to print the steps.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// `human`: one line per step (`pass …`, `fail STEP: …`, `skip …`), then the
+    /// verdict sentence; `json`: one object per step (`step`, `status`, `detail`), then
+    /// the verdict object (`verdict`, `passed`, `failed`, `skipped`), one per line.
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
-    /// More log on stderr (-v debug, -vv trace with every frame); `RUST_LOG` overrides.
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    verbose: u8,
+    #[command(flatten)]
+    verbosity: Verbosity,
     /// The extension's command line, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     command: Vec<String>,
@@ -49,7 +54,7 @@ pub struct Args {
 
 /// Runs `curupira probe`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    curupira_host::logging::init(args.verbose);
+    args.verbosity.init_logging();
     let arguments: Map<String, Value> = match serde_json::from_str(&args.arguments) {
         Ok(Value::Object(object)) => object,
         Ok(other) => anyhow::bail!(
@@ -95,8 +100,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             write_error.get_or_insert(err);
         }
     });
-    if let Format::Human = args.format {
-        let _ = writeln!(out, "{tally}");
+    let verdict = match args.format {
+        Format::Human => tally.to_string(),
+        Format::Json => serde_json::to_string(&tally.verdict()).unwrap_or_default(),
+    };
+    if let Err(err) = writeln!(out, "{verdict}").and_then(|()| out.flush()) {
+        write_error.get_or_insert(err);
     }
     if let Some(err) = write_error {
         return Err(err).context("cannot write to standard output");

@@ -3,8 +3,10 @@
 //! pipeline is `curupira_host::runner`, the events `curupira_host::events`).
 //!
 //! - stdout: one line per event (`--format json`: one JSON object per line).
-//! - stderr: the log (`RUST_LOG`, `-v`, `-vv`), the agent's output, and the config's
-//!   diagnostics (always in human form).
+//! - stderr: the log (`RUST_LOG`, `-q`, `-v`, `-vv`), the agent's output, and the
+//!   config's diagnostics in human form (with `--format json`, a config with errors
+//!   has its diagnostics on stdout instead, as the one-line object of
+//!   `validate --format json`; nothing runs then).
 //! - Exit codes: 0 when every automation ran without failure (warnings allowed); 1
 //!   when any automation failed, any task's agent failed, or an extension failed at
 //!   shutdown; 2 when the config (or a manifest) has errors, an `--automation` is not
@@ -19,14 +21,13 @@
 //!   (`curupira_host::state`, `curupira_host::ledger`, `curupira_host::watchdog`). A
 //!   dry run only reads the ledger, when there is one.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
-use curupira_diagnostics::{Report, color_enabled};
 use curupira_host::config::{Config, Loaded};
 use curupira_host::events::EventWriter;
 use curupira_host::format::Format;
@@ -53,8 +54,10 @@ pub struct Args {
     /// Run only this automation (repeatable).
     #[arg(long = "automation", value_name = "NAME")]
     automations: Vec<String>,
-    /// How to print events on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// `human`: one sentence per event on stdout; `json`: one object per event per
+    /// line (`docs/HOST.md`), or, when the config has errors, its diagnostics as one
+    /// `{"diagnostics": …}` object, as `validate --format json` prints them.
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
     #[command(flatten)]
     verbosity: Verbosity,
@@ -70,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ledger: None,
         watch: None,
     };
-    let Some((config, plan)) = plan(loaded, &host_exe, &options)? else {
+    let Some((config, plan)) = plan(loaded, &host_exe, &options, args.format)? else {
         return Ok(ExitCode::from(2));
     };
 
@@ -127,12 +130,14 @@ fn start_watchdog(host_exe: &Path, state_dir: &Path) -> anyhow::Result<Option<Wa
 }
 
 /// Plans the run from the loaded config: the manifests, the triggers, the agents and
-/// the selected automation names. Prints the diagnostics on stderr (every problem,
-/// even in a config with errors); `None` when there is an error (exit 2).
+/// the selected automation names. Prints the diagnostics (every problem, even in a
+/// config with errors: on stderr, or as JSON on stdout with `--format json`); `None`
+/// when there is an error (exit 2).
 fn plan(
     loaded: Loaded,
     host_exe: &Path,
     options: &RunOptions,
+    format: Format,
 ) -> anyhow::Result<Option<(Config, Plan)>> {
     let mut report = loaded.report;
     let planned = loaded.config.or(loaded.partial).map(|config| {
@@ -141,7 +146,7 @@ fn plan(
         (config, plan)
     });
     if !report.diagnostics().is_empty() {
-        report_on_stderr(&report)?;
+        super::write_diagnostics_beside_events(&report, format)?;
     }
     match planned {
         Some((config, Some(plan))) => {
@@ -150,15 +155,4 @@ fn plan(
         }
         _ => Ok(None),
     }
-}
-
-/// The diagnostics in human form on stderr, whatever `--format` says: stdout is for
-/// events.
-fn report_on_stderr(report: &Report) -> anyhow::Result<()> {
-    let stderr = io::stderr();
-    let text = report.render_human(color_enabled(&stderr));
-    let mut err = stderr.lock();
-    err.write_all(text.as_bytes())
-        .and_then(|()| err.flush())
-        .context("cannot write to standard error")
 }

@@ -109,8 +109,9 @@ pub struct InstallArgs {
     /// Replace a package already installed under the same id.
     #[arg(long)]
     replace: bool,
-    /// How to print a refusal's diagnostics.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// How a refusal's diagnostics are printed: `human` rustc-like, `json` as the
+    /// `{"diagnostics": [...], "errors": n, "warnings": n}` object of `spirit check`.
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
 }
 
@@ -122,8 +123,10 @@ pub struct ListArgs {
     /// Only this host's packages.
     #[arg(long, value_enum)]
     host: Option<HostArg>,
-    /// How to print the list.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// `human`: one line per package (host, id, version, name, hosts; `INVALID` and
+    /// why); `json`: one object, `{"packages": [{"id", "host", "path", "version",
+    /// "valid", "problems", "diagnostics", …}]}`.
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
 }
 
@@ -145,8 +148,10 @@ pub struct ToolsArgs {
     /// A package folder, a `package.json`, a `.zip`, a `.tgz`, or `-`.
     #[arg(value_name = "PATH")]
     path: PathBuf,
-    /// How to print the tools.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// `human`: each tool's invocation name, description and input schema; `json`:
+    /// one object, `{"package", "tools": [{"name", "tool", "description",
+    /// "input_schema", …}], "diagnostics"}`.
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
 }
 
@@ -204,8 +209,11 @@ pub struct RunOptions {
     /// Stop Node and everything it started after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
-    /// How to print the result.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    /// `human`: what Spirit would pass on (the tool's result, or the system prompt)
+    /// with the extension's logs; `json`: one object, `{"package", "tool", "result",
+    /// "result_type"` or `"system_prompt", "source"`, `"logs", "settings_changes",
+    /// "secret_changes", "error", "diagnostics", …}`.
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
 }
 

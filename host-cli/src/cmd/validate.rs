@@ -1,4 +1,4 @@
-//! `curupira validate [--config FILE] [--format human|json] [-v]`: everything `run`
+//! `curupira validate [--config FILE] [--format human|json] [-q|-v]`: everything `run`
 //! does before the first poll, reported as diagnostics (SPEC section 7): the config,
 //! the manifests, trigger resolution and agents, then each extension an automation
 //! uses is started and asked for its trigger's schema and to validate the arguments.
