@@ -45,7 +45,10 @@ pub enum Command {
 pub struct Common {
     #[command(flatten)]
     config: ConfigArg,
-    /// How to print (`json`: one object per line).
+    /// `human`: `list` prints one line per task (short id, automation, status,
+    /// attempts, last outcome, time, pairs), `show` one `name: value` line per column;
+    /// `json`: one object per task per line, with every column (`docs/HOST.md`).
+    /// `retry` and `forget` print one sentence either way.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
     #[command(flatten)]
