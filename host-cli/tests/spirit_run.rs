@@ -744,17 +744,18 @@ fn a_tool_that_never_resolves_is_killed_at_the_timeout_with_what_it_started() {
             fixture("harness").to_str().unwrap(),
             "never",
             "--timeout",
-            "1",
+            "4",
         ],
         &[("SPIRIT_TEST_PIDS", pids.to_str().unwrap())],
     );
     let took = started.elapsed();
     assert_exit(&output, 1);
-    assert!(took >= Duration::from_secs(1), "{took:?}");
-    assert!(took < Duration::from_secs(20), "{took:?}");
+    // 4 s, not 1: on a loaded machine Node may take over a second to start the tool.
+    assert!(took >= Duration::from_secs(4), "{took:?}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
     assert!(
         stderr(&output)
-            .contains("did not finish within 1 s: node and everything it started were stopped"),
+            .contains("did not finish within 4 s: node and everything it started were stopped"),
         "{}",
         stderr(&output)
     );
