@@ -11,7 +11,14 @@
 //!    `tasks list` asks) and the same with `--status failed`, against a plain
 //!    `SELECT … LIMIT 50` on the same file.
 //!
-//! `cargo bench -p curupira-host --bench ledger` (`DISPATCHES=N` to change the count).
+//! 3. **The whole host.** `curupira run --once` over `HOST_ITEMS` (default 10,000)
+//!    `local-queue` items with a no-op agent at `max_concurrent = 4`, with the ledger on
+//!    (the default) and off (`[settings.ledger] enabled = false`), alternating, three
+//!    runs each; the median of each side. This is the issue's own measure: what a
+//!    dispatch costs with everything a host does around it.
+//!
+//! `cargo bench -p curupira-host --bench ledger` (`DISPATCHES=N`, `HOST_ITEMS=N` change
+//! the counts; `0` skips that part).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
@@ -26,10 +33,84 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(10_000);
+    let host_items: usize = std::env::var("HOST_ITEMS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
+    if host_items > 0 {
+        whole_host(host_items);
+    }
     if dispatches > 0 {
         per_dispatch(dispatches);
     }
     list_over_a_million();
+}
+
+/// `curupira run --once` over `items` queued items, with the ledger on and off.
+fn whole_host(items: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let queue: String = (1..=items)
+        .map(|n| format!("{{\"n\": \"{n}\"}}\n"))
+        .collect();
+    std::fs::write(dir.path().join("tasks.jsonl"), queue).unwrap();
+    let config = |ledger: bool| {
+        format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\ncommand = [\"true\"]\nmax_concurrent = 4\n\n\
+             [settings.ledger]\nenabled = {ledger}\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+             [automations.fix]\ntrigger = \"jsonl\"\nprompt = \"Fix ${{n}}\"\n\
+             arguments = {{ path = \"tasks.jsonl\", done_path = \"done.jsonl\" }}\n\
+             polling = {{ batch_size = {items} }}\n"
+        )
+    };
+    // Older than local-queue's settle time, so the queue file is read once per run.
+    std::thread::sleep(Duration::from_secs(4));
+    let run = |ledger: bool| {
+        std::fs::write(dir.path().join("curupira.toml"), config(ledger)).unwrap();
+        let _ = std::fs::remove_file(dir.path().join("done.jsonl"));
+        let _ = std::fs::remove_dir_all(dir.path().join(".curupira"));
+        let started = Instant::now();
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_curupira"))
+            .args(["run", "--once", "--config", "curupira.toml"])
+            .current_dir(dir.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        let took = started.elapsed();
+        assert!(status.success(), "curupira run: {status}");
+        let done = std::fs::read_to_string(dir.path().join("done.jsonl")).unwrap();
+        assert_eq!(done.lines().count(), items);
+        took
+    };
+    let (mut on, mut off) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        off.push(run(false));
+        on.push(run(true));
+    }
+    let median = |runs: &mut Vec<Duration>| {
+        runs.sort();
+        runs[runs.len() / 2]
+    };
+    let (on, off) = (median(&mut on), median(&mut off));
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / items as f64;
+    println!("`curupira run --once`, {items} items, no-op agent, max_concurrent = 4:");
+    println!(
+        "  ledger off: {:.2} s ({:.1} µs per task)",
+        off.as_secs_f64(),
+        per(off)
+    );
+    println!(
+        "  ledger on:  {:.2} s ({:.1} µs per task)",
+        on.as_secs_f64(),
+        per(on)
+    );
+    println!(
+        "  time on / off: {:.3}\n",
+        on.as_secs_f64() / off.as_secs_f64()
+    );
 }
 
 fn per_dispatch(dispatches: usize) {
