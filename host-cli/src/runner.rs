@@ -61,7 +61,7 @@
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -426,6 +426,91 @@ struct AttemptSpec {
     stop: Stop,
 }
 
+/// An attempt for a worker thread: the task, and what the attempt needs besides it.
+type Job = (Task, AttemptSpec);
+
+/// The threads that run attempts. One is started when an attempt would otherwise
+/// wait for a thread, and kept for the next attempts, so a run has at most as many
+/// as attempts ever ran at once (the global `max_concurrent`), however many tasks it
+/// dispatches; a thread per attempt cost the host a `clone` and its stack each time.
+struct Workers {
+    /// `None` once [`finish`](Self::finish)ed.
+    jobs: Option<mpsc::Sender<Job>>,
+    queue: Arc<Mutex<mpsc::Receiver<Job>>>,
+    results: mpsc::Sender<Attempted>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+impl Workers {
+    /// No thread yet; attempts that end are sent to `results`.
+    fn new(results: mpsc::Sender<Attempted>) -> Self {
+        let (jobs, queue) = mpsc::channel();
+        Workers {
+            jobs: Some(jobs),
+            queue: Arc::new(Mutex::new(queue)),
+            results,
+            threads: Vec::new(),
+        }
+    }
+
+    /// Hands `job` to a worker, starting one when there are fewer than `running`
+    /// (the attempts handed over and not come back, this one included). Gives the job
+    /// back when no worker exists and none can be started; when some exist, the job
+    /// waits for one of them to be free.
+    fn submit(&mut self, job: Job, running: usize) -> Result<(), (Box<Job>, io::Error)> {
+        if self.threads.len() < running {
+            match self.spawn() {
+                Ok(thread) => self.threads.push(thread),
+                Err(error) if self.threads.is_empty() => return Err((Box::new(job), error)),
+                Err(error) => tracing::warn!(
+                    "cannot start another thread for agents ({error}); the task waits for a \
+                     free one"
+                ),
+            }
+        }
+        let Some(jobs) = &self.jobs else {
+            return Err((
+                Box::new(job),
+                io::Error::other("the agent threads have ended"),
+            ));
+        };
+        // The receiver lives in `self.queue`: sending cannot fail while `self` does.
+        jobs.send(job).map_err(|mpsc::SendError(job)| {
+            (
+                Box::new(job),
+                io::Error::other("the agent threads have ended"),
+            )
+        })
+    }
+
+    fn spawn(&self) -> io::Result<thread::JoinHandle<()>> {
+        let queue = Arc::clone(&self.queue);
+        let results = self.results.clone();
+        thread::Builder::new()
+            .name(format!("agents-{}", self.threads.len() + 1))
+            .spawn(move || {
+                loop {
+                    // The lock is held only while this thread waits for a job.
+                    let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                    let Ok((task, spec)) = job else {
+                        return;
+                    };
+                    // The loop owns the receiver until every attempt came back.
+                    let _ = results.send(attempt(task, &spec));
+                }
+            })
+    }
+
+    /// Lets the threads end once their attempts did, and waits for them. Call it when
+    /// no attempt runs; dropping `Workers` instead lets them end without waiting.
+    fn finish(&mut self) {
+        self.jobs = None;
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// Runs the selected automations of `plan` until done (`--once`), stopped, or out of
 /// automations, writing events to `events`. Returns an I/O error only when the events
 /// cannot be written.
@@ -513,6 +598,7 @@ pub fn run<W: Write>(
     }
 
     let repository = repository.unwrap_or_default();
+    let (results, finished) = mpsc::channel();
     let mut scheduler = Scheduler {
         config,
         options,
@@ -521,7 +607,8 @@ pub fn run<W: Write>(
         slots: Slots::new(usize::try_from(config.global_max_concurrent()).unwrap_or(1)),
         retries: RetryQueue::new(),
         running: 0,
-        finished: mpsc::channel(),
+        workers: Workers::new(results),
+        finished,
     };
     for run in &runs {
         let cap = run.automation.agent_policy.cap;
@@ -552,9 +639,12 @@ struct Scheduler<'a> {
     repository: &'a str,
     slots: Slots,
     retries: RetryQueue<Task>,
-    /// Attempts running on worker threads.
+    /// Attempts running on worker threads (or handed to them).
     running: usize,
-    finished: (mpsc::Sender<Attempted>, mpsc::Receiver<Attempted>),
+    /// The threads that run attempts.
+    workers: Workers,
+    /// Where the workers send the attempts that ended.
+    finished: mpsc::Receiver<Attempted>,
 }
 
 /// The longest the loop sleeps before it looks at signals again.
@@ -569,7 +659,7 @@ impl Scheduler<'_> {
     ) -> io::Result<()> {
         loop {
             let mut progressed = false;
-            while let Ok(attempted) = self.finished.1.try_recv() {
+            while let Ok(attempted) = self.finished.try_recv() {
                 self.attempt_ended(attempted, runs, extensions, events)?;
                 progressed = true;
             }
@@ -610,13 +700,15 @@ impl Scheduler<'_> {
             }
             if !progressed {
                 let wait = self.idle_wait(runs);
-                match self.finished.1.recv_timeout(wait) {
+                match self.finished.recv_timeout(wait) {
                     Ok(attempted) => self.attempt_ended(attempted, runs, extensions, events)?,
                     Err(mpsc::RecvTimeoutError::Timeout | mpsc::RecvTimeoutError::Disconnected) => {
                     }
                 }
             }
         }
+        // Nothing runs any more: the workers are idle.
+        self.workers.finish();
         Ok(())
     }
 
@@ -826,22 +918,13 @@ impl Scheduler<'_> {
             attempt: task.attempt,
             workspace,
         })?;
-        let sender = self.finished.0.clone();
-        let (index, task_id) = (task.run, task.task_id);
+        let index = task.run;
         self.running += 1;
-        let worker = thread::Builder::new()
-            .name(format!(
-                "agent-{}",
-                &task.id_text[..12.min(task.id_text.len())]
-            ))
-            .spawn(move || {
-                let attempted = attempt(task, &spec);
-                // The loop owns the receiver until every attempt came back.
-                let _ = sender.send(attempted);
-            });
-        if let Err(error) = worker {
-            // The task went with the closure: it is not finished, so it is released
-            // and a later poll hands it over again.
+        let worker = self.workers.submit((task, spec), self.running);
+        if let Err((job, error)) = worker {
+            // No worker could take the task: it is not finished, so it is released and
+            // a later poll hands it over again.
+            let (task, _) = *job;
             let run = &mut runs[index];
             tracing::error!(
                 "automation `{}`: cannot start a thread for an agent ({error}); the task is \
@@ -850,7 +933,7 @@ impl Scheduler<'_> {
             );
             self.running -= 1;
             self.slots.give_back(&run.automation.name);
-            run.ledger.release(&task_id);
+            run.ledger.release(&task.task_id);
             if let Some(round) = &mut run.round {
                 round.outstanding = round.outstanding.saturating_sub(1);
             }
@@ -1006,14 +1089,15 @@ impl Scheduler<'_> {
 /// `after_create`), `before_run`, the agent, `after_run`.
 fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
     let started = Instant::now();
-    let failed = |task: Task, error: String, prepared| Attempted {
+    let failed = |task: Task, reason: EndReason, prepared| Attempted {
         task,
         outcome: AttemptOutcome {
-            reason: EndReason::HookFailed { error },
+            reason,
             duration: started.elapsed(),
         },
         prepared,
     };
+    let hook_failed = |error: String| EndReason::HookFailed { error };
     let mut prepared = None;
     if task.workspace.is_none() {
         match spec.workspaces.prepare(&spec.automation, &task.id_text) {
@@ -1022,17 +1106,25 @@ fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
                 let created = workspace.run_hook(HookKind::AfterCreate);
                 task.workspace = Some(workspace);
                 if let Err(error) = created {
-                    return failed(task, error.to_string(), prepared);
+                    return failed(task, hook_failed(error.to_string()), prepared);
                 }
             }
-            Err(error) => return failed(task, error.to_string(), None),
+            Err(error) => {
+                let reason = EndReason::WorkspaceFailed {
+                    error: error.to_string(),
+                };
+                return failed(task, reason, None);
+            }
         }
     }
     let Some(workspace) = task.workspace.as_ref() else {
-        return failed(task, "the workspace is gone".to_owned(), prepared);
+        let reason = EndReason::WorkspaceFailed {
+            error: "the workspace is gone".to_owned(),
+        };
+        return failed(task, reason, prepared);
     };
     if let Err(error) = workspace.run_hook(HookKind::BeforeRun) {
-        return failed(task, error.to_string(), prepared);
+        return failed(task, hook_failed(error.to_string()), prepared);
     }
     let outcome = run_attempt(
         &AgentRun {
