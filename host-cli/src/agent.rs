@@ -33,7 +33,7 @@
 //!   even when its own stderr is closed, so an agent never blocks on a full pipe.
 //! - One thread supervises an attempt: it writes the prompt, reads both outputs, sees
 //!   the agent's exit (a pidfd on Linux) and checks the limits in one `poll(2)`
-//!   ([`pipes`]); no helper thread per pipe.
+//!   (`agent::pipes`); no helper thread per pipe.
 //! - On Unix the agent runs in a process group of its own, so a terminal's Ctrl-C
 //!   reaches only the host. It lives in a [`ProcessGuard`]: whatever happens it is
 //!   killed and reaped, and what it left in its group is killed when it exits.

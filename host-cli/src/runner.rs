@@ -18,7 +18,9 @@
 //!    item gets its task identity and is skipped (`task.skipped`) when this process
 //!    has it in flight or finished; otherwise its prompt is rendered with the pairs
 //!    plus `repository` and `automation`, `trigger/onStarted` is sent, and the agent
-//!    runs on a worker thread. Polls and every extension call stay on this thread, in
+//!    runs on a worker thread (a pool that grows to the most attempts ever running at
+//!    once, at most `max_concurrent`, and is reused). Polls and every extension call
+//!    stay on this thread, in
 //!    order: one request in flight per extension. When an attempt ends: a failure with
 //!    `retries` left emits `task.retrying` and waits `retry_backoff_seconds` (doubling,
 //!    capped) *without a slot*; due retries start before new polls. Otherwise
