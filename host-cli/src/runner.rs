@@ -431,85 +431,161 @@ struct AttemptSpec {
 /// An attempt for a worker thread: the task, and what the attempt needs besides it.
 type Job = (Task, AttemptSpec);
 
-/// The threads that run attempts. One is started when an attempt would otherwise
-/// wait for a thread, and kept for the next attempts, so a run has at most as many
-/// as attempts ever ran at once (the global `max_concurrent`), however many tasks it
-/// dispatches; a thread per attempt cost the host a `clone` and its stack each time.
+/// The threads that run attempts. One is started when an attempt finds no idle one,
+/// and kept for the next attempts, so a run has at most as many as attempts ever ran
+/// at once (the global `max_concurrent`), however many tasks it dispatches; a thread
+/// per attempt cost the host a `clone` and its stack each time. Each thread has an
+/// inbox of its own, so a job wakes exactly the thread that runs it.
 struct Workers {
-    /// `None` once [`finish`](Self::finish)ed.
-    jobs: Option<mpsc::Sender<Job>>,
-    queue: Arc<Mutex<mpsc::Receiver<Job>>>,
+    /// Each thread's inbox, by index; emptied by [`finish`](Self::finish).
+    inboxes: Vec<mpsc::Sender<Job>>,
+    /// What the threads share with the dispatcher.
+    shared: Arc<Mutex<Idle>>,
     results: mpsc::Sender<Attempted>,
     threads: Vec<thread::JoinHandle<()>>,
+}
+
+/// The threads waiting for a job, and the jobs waiting for a thread (only when no
+/// thread could be started for them).
+#[derive(Default)]
+struct Idle {
+    threads: Vec<usize>,
+    jobs: std::collections::VecDeque<Job>,
 }
 
 impl Workers {
     /// No thread yet; attempts that end are sent to `results`.
     fn new(results: mpsc::Sender<Attempted>) -> Self {
-        let (jobs, queue) = mpsc::channel();
         Workers {
-            jobs: Some(jobs),
-            queue: Arc::new(Mutex::new(queue)),
+            inboxes: Vec::new(),
+            shared: Arc::default(),
             results,
             threads: Vec::new(),
         }
     }
 
-    /// Hands `job` to a worker, starting one when there are fewer than `running`
-    /// (the attempts handed over and not come back, this one included). Gives the job
-    /// back when no worker exists and none can be started; when some exist, the job
-    /// waits for one of them to be free.
-    fn submit(&mut self, job: Job, running: usize) -> Result<(), (Box<Job>, io::Error)> {
-        if self.threads.len() < running {
-            match self.spawn() {
-                Ok(thread) => self.threads.push(thread),
-                Err(error) if self.threads.is_empty() => return Err((Box::new(job), error)),
-                Err(error) => tracing::warn!(
-                    "cannot start another thread for agents ({error}); the task waits for a \
-                     free one"
-                ),
+    /// Hands `job` to an idle thread, or to a new one. Gives the job back when no
+    /// thread exists and none can be started; when some exist, the job waits for the
+    /// first of them to be free.
+    fn submit(&mut self, job: Job) -> Result<(), (Box<Job>, io::Error)> {
+        let idle = self.lock().threads.pop();
+        let job = match idle {
+            Some(index) => match self.hand_to(index, job) {
+                Ok(()) => return Ok(()),
+                Err(job) => job,
+            },
+            None => job,
+        };
+        let (job, error) = match self.spawn(job) {
+            Ok(()) => return Ok(()),
+            Err(failed) if self.threads.is_empty() => return Err(failed),
+            Err(failed) => failed,
+        };
+        tracing::warn!(
+            "cannot start another thread for agents ({error}); the task waits for a free one"
+        );
+        // Checked and queued under one lock, as a thread checks the queue and goes
+        // idle under it: a queued job always has a thread coming for it.
+        let mut shared = self.lock();
+        match shared.threads.pop() {
+            Some(index) => {
+                drop(shared);
+                self.hand_to(index, *job).map_err(|job| {
+                    (
+                        Box::new(job),
+                        io::Error::other("the agent threads have ended"),
+                    )
+                })
+            }
+            None => {
+                shared.jobs.push_back(*job);
+                Ok(())
             }
         }
-        let Some(jobs) = &self.jobs else {
-            return Err((
-                Box::new(job),
-                io::Error::other("the agent threads have ended"),
-            ));
-        };
-        // The receiver lives in `self.queue`: sending cannot fail while `self` does.
-        jobs.send(job).map_err(|mpsc::SendError(job)| {
-            (
-                Box::new(job),
-                io::Error::other("the agent threads have ended"),
-            )
-        })
     }
 
-    fn spawn(&self) -> io::Result<thread::JoinHandle<()>> {
-        let queue = Arc::clone(&self.queue);
+    /// Sends `job` to the idle thread `index`; gives it back when that thread is gone.
+    fn hand_to(&self, index: usize, job: Job) -> Result<(), Job> {
+        match self.inboxes.get(index) {
+            Some(inbox) => inbox.send(job).map_err(|mpsc::SendError(job)| job),
+            None => Err(job),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Idle> {
+        lock_idle(&self.shared)
+    }
+
+    /// Starts a thread whose first job is `job` (queued for it, so a thread that
+    /// cannot start gives it back).
+    fn spawn(&mut self, job: Job) -> Result<(), (Box<Job>, io::Error)> {
+        let index = self.threads.len();
+        self.lock().jobs.push_back(job);
+        let (inbox, jobs) = mpsc::channel();
+        let shared = Arc::clone(&self.shared);
         let results = self.results.clone();
-        thread::Builder::new()
-            .name(format!("agents-{}", self.threads.len() + 1))
-            .spawn(move || {
-                loop {
-                    // The lock is held only while this thread waits for a job.
-                    let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
-                    let Ok((task, spec)) = job else {
-                        return;
-                    };
-                    // The loop owns the receiver until every attempt came back.
-                    let _ = results.send(attempt(task, &spec));
-                }
-            })
+        let started = thread::Builder::new()
+            .name(format!("agents-{}", index + 1))
+            .spawn(move || work(index, &jobs, &shared, &results));
+        match started {
+            Ok(thread) => {
+                self.threads.push(thread);
+                self.inboxes.push(inbox);
+                Ok(())
+            }
+            // Taken back, unless a running thread took it meanwhile.
+            Err(error) => match self.lock().jobs.pop_back() {
+                Some(job) => Err((Box::new(job), error)),
+                None => Ok(()),
+            },
+        }
     }
 
     /// Lets the threads end once their attempts did, and waits for them. Call it when
     /// no attempt runs; dropping `Workers` instead lets them end without waiting.
     fn finish(&mut self) {
-        self.jobs = None;
+        self.inboxes.clear();
         for thread in self.threads.drain(..) {
             let _ = thread.join();
         }
+    }
+}
+
+fn lock_idle(shared: &Mutex<Idle>) -> std::sync::MutexGuard<'_, Idle> {
+    // Only plain pushes and pops happen under the lock: nothing is left half done.
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A worker thread's loop: run a job, then take a queued one or note itself idle —
+/// before it reports, so the dispatcher finds it idle once the report arrives — and
+/// wait on its inbox, until the inbox closes.
+fn work(
+    index: usize,
+    inbox: &mpsc::Receiver<Job>,
+    shared: &Mutex<Idle>,
+    results: &mpsc::Sender<Attempted>,
+) {
+    let take_or_idle = || {
+        let mut idle = lock_idle(shared);
+        let next = idle.jobs.pop_front();
+        if next.is_none() {
+            idle.threads.push(index);
+        }
+        next
+    };
+    let mut next = take_or_idle();
+    loop {
+        let (task, spec) = match next.take() {
+            Some(job) => job,
+            None => match inbox.recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            },
+        };
+        let attempted = attempt(task, &spec);
+        next = take_or_idle();
+        // The dispatcher owns the receiver until every attempt came back.
+        let _ = results.send(attempted);
     }
 }
 
@@ -920,14 +996,12 @@ impl Scheduler<'_> {
             attempt: task.attempt,
             workspace,
         })?;
-        let index = task.run;
         self.running += 1;
-        let worker = self.workers.submit((task, spec), self.running);
-        if let Err((job, error)) = worker {
-            // No worker could take the task: it is not finished, so it is released and
+        if let Err((job, error)) = self.workers.submit((task, spec)) {
+            // No thread could take the task: it is not finished, so it is released and
             // a later poll hands it over again.
             let (task, _) = *job;
-            let run = &mut runs[index];
+            let run = &mut runs[task.run];
             tracing::error!(
                 "automation `{}`: cannot start a thread for an agent ({error}); the task is \
                  not finished",
