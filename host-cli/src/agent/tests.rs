@@ -182,6 +182,29 @@ fn a_prompt_larger_than_the_pipe_reaches_an_agent_that_reads_it_late() {
 }
 
 #[test]
+fn output_held_open_outside_the_group_does_not_hold_the_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    // `setsid` takes the holder out of the agent's process group, so killing the group
+    // does not close the output pipe it inherited.
+    let command = sh("setsid sh -c 'echo $$ > holder; sleep 5; echo late' & \
+         while [ ! -s holder ]; do sleep 0.01; done; echo early");
+    let outcome = attempt_in(dir.path(), &command, AgentLimits::default(), &Stop::new());
+    let holder = read_pid(&dir.path().join("holder"));
+    assert_eq!(outcome.reason, EndReason::Exit { code: 0 });
+    // Read for the drain limit (2 s), then handed to a thread: not the holder's 5 s.
+    assert!(
+        outcome.duration >= ms(1900) && outcome.duration < Duration::from_millis(4500),
+        "{:?}",
+        outcome.duration
+    );
+    assert!(alive(holder), "the holder is outside the group, not killed");
+    // The holder leads its own group: end it and its `sleep`.
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", "--", &format!("-{holder}")])
+        .status();
+}
+
+#[test]
 fn a_relative_program_is_found_from_the_config_folder_not_the_workspace() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
