@@ -472,7 +472,7 @@ impl Workers {
         let job = match idle {
             Some(index) => match self.hand_to(index, job) {
                 Ok(()) => return Ok(()),
-                Err(job) => job,
+                Err(job) => *job,
             },
             None => job,
         };
@@ -490,12 +490,8 @@ impl Workers {
         match shared.threads.pop() {
             Some(index) => {
                 drop(shared);
-                self.hand_to(index, *job).map_err(|job| {
-                    (
-                        Box::new(job),
-                        io::Error::other("the agent threads have ended"),
-                    )
-                })
+                self.hand_to(index, *job)
+                    .map_err(|job| (job, io::Error::other("the agent threads have ended")))
             }
             None => {
                 shared.jobs.push_back(*job);
@@ -505,10 +501,12 @@ impl Workers {
     }
 
     /// Sends `job` to the idle thread `index`; gives it back when that thread is gone.
-    fn hand_to(&self, index: usize, job: Job) -> Result<(), Job> {
+    fn hand_to(&self, index: usize, job: Job) -> Result<(), Box<Job>> {
         match self.inboxes.get(index) {
-            Some(inbox) => inbox.send(job).map_err(|mpsc::SendError(job)| job),
-            None => Err(job),
+            Some(inbox) => inbox
+                .send(job)
+                .map_err(|mpsc::SendError(job)| Box::new(job)),
+            None => Err(Box::new(job)),
         }
     }
 
