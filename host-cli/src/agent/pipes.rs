@@ -37,6 +37,7 @@ const READ_CHUNK: usize = 16 * 1024;
 
 /// Reads per stream and wake-up at most, so a child that writes without pause cannot
 /// keep its supervisor from looking at the clock.
+#[cfg(unix)]
 const READS_PER_WAKE: usize = 8;
 
 #[cfg(unix)]
