@@ -24,9 +24,11 @@
 //!
 //! Every run's exit status and done file are checked (that all items ran), never its
 //! time. Read the ratio of the lines of one group, not absolute times; criterion prints
-//! means, the medians are in `target/criterion/<group>/<line>/new/estimates.json`. The
-//! worktree lines follow the disk's mood; `TMPDIR=/dev/shm/…` (temporary folders on
-//! tmpfs) gives steadier ratios. Figures and findings: `docs/BENCHMARKS.md`.
+//! means, the medians are in `target/criterion/<group>/<line>/new/estimates.json`. Both
+//! groups follow the disk's mood: git writes worktrees, and `local-queue` flushes its
+//! done file to disk (`fdatasync`) after every finished item, on the host's path to the
+//! next dispatch. `TMPDIR=/dev/shm/…` (temporary folders on tmpfs) gives steadier
+//! ratios. Figures and findings: `docs/BENCHMARKS.md`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 

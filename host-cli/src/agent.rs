@@ -12,23 +12,28 @@
 //!   it by the same rule.
 //! - The working directory is [`AgentRun::cwd`], the task's workspace: the config's
 //!   folder (shared mode) or the task's worktree.
-//! - The prompt is written to the agent's stdin from a thread, then stdin is closed; an
-//!   agent that does not read its stdin is fine (the write error is ignored), and a
-//!   large prompt cannot deadlock against an agent that writes before it reads.
+//! - The prompt is written to the agent's stdin as the pipe takes it, then stdin is
+//!   closed; an agent that does not read its stdin is fine (the write error is
+//!   ignored), and a large prompt cannot deadlock against an agent that writes before
+//!   it reads (the same wait serves both directions).
 //! - The environment is the host's plus `CURUPIRA_AUTOMATION`, `CURUPIRA_TASK_ID`,
 //!   `CURUPIRA_REPOSITORY` (the empty string when no repository is known),
 //!   `CURUPIRA_WORKSPACE` (the working directory, absolute) and `CURUPIRA_BRANCH` (the
 //!   worktree's branch). Without a branch, `CURUPIRA_BRANCH` is removed from the
 //!   inherited environment, so an agent never sees the branch of an outer run.
-//! - stdout and stderr are pipes the host reads (threads `agent-out` and `agent-err`,
-//!   8 KiB reads) and forwards, every byte unchanged and as it arrives, to the host's
-//!   stderr, so the host's stdout carries only events. Lines are not prefixed: a line
-//!   split across reads would otherwise be held back or cut by a prefix, and the
-//!   stream is the agent's own. Reading them is what lets the host see silence (the
-//!   stall limit); the price is that the agent no longer writes to the terminal itself,
-//!   so a program that colours or animates only for a terminal stops doing so. The
-//!   host keeps reading even when its own stderr is closed, so an agent never blocks
-//!   on a full pipe. Concurrent agents' bytes interleave, read by read.
+//! - stdout and stderr are pipes the host reads and forwards to its own stderr, so
+//!   the host's stdout carries only events. Each line goes out whole, behind the task's
+//!   name: `[<automation> <first 12 digits of the task id>] ` (as an extension's stderr
+//!   lines carry its name), so concurrent agents' lines never mix. A line is held
+//!   until its end arrives, at most 64 KiB (a longer one goes out in 64 KiB pieces,
+//!   each a line); a last line without an end gets one. Other bytes are forwarded
+//!   unchanged. Reading them is what lets the host see silence (the stall limit); the
+//!   price is that the agent no longer writes to the terminal itself, so a program that
+//!   colours or animates only for a terminal stops doing so. The host keeps reading
+//!   even when its own stderr is closed, so an agent never blocks on a full pipe.
+//! - One thread supervises an attempt: it writes the prompt, reads both outputs, sees
+//!   the agent's exit (a pidfd on Linux) and checks the limits in one `poll(2)`
+//!   (`agent::pipes`); no helper thread per pipe.
 //! - On Unix the agent runs in a process group of its own, so a terminal's Ctrl-C
 //!   reaches only the host. It lives in a [`ProcessGuard`]: whatever happens it is
 //!   killed and reaped, and what it left in its group is killed when it exits.
@@ -44,6 +49,7 @@
 //! | `SpawnFailed` | `spawn-failed` | it could not start: not found, not executable, fork failure | no |
 //! | `Interrupted` | `interrupted` | the host's own shutdown stopped it (a second SIGINT/SIGTERM) | no |
 //! | `HookFailed` | `hook-failed` | never returned here: a worktree hook failed (the caller's) | yes (failed) |
+//! | `WorkspaceFailed` | `workspace-failed` | never returned here: the task's workspace could not be prepared (the caller's) | yes (failed) |
 //!
 //! "Finishes the task" ([`AttemptOutcome::finishes_task`]) is what the caller needs: a
 //! task whose agent never started, or was stopped by the host itself, gets no
@@ -55,15 +61,17 @@
 //! - [`AgentLimits::timeout`] is wall-clock time from the start; [`AgentLimits::stall`]
 //!   is time since the last byte on stdout or stderr (or since the start). An agent
 //!   that closed both pipes and keeps running is silent. Both are off by default.
-//! - They are checked every 10 ms (more often in the first few milliseconds, so a
-//!   quick agent's end is seen at once), so an expiry is noticed within about that
-//!   (more on a loaded machine). An agent that exits before an expiry is noticed ends
-//!   with its own status.
-//! - On expiry the agent is stopped with [`ProcessGuard::terminate`]: SIGTERM to its
-//!   process group, at most [`AgentLimits::kill_grace`] for it to exit, then SIGKILL
-//!   to the group; always reaped. When the agent exits within the grace, what it left
-//!   in its group is killed then: an agent that wants its helpers to finish cleanly
-//!   waits for them. The attempt's duration includes the grace it took.
+//! - They are checked at least every 10 ms, so an expiry is noticed within about that
+//!   (more on a loaded machine). The agent's exit is seen at once on Linux (its
+//!   pidfd wakes the wait); elsewhere it is looked for after 0.25 ms, then at doubling
+//!   intervals up to the same 10 ms. An agent that exits before an expiry is noticed
+//!   ends with its own status.
+//! - On expiry the agent is stopped as [`ProcessGuard::terminate`] does it: SIGTERM
+//!   to its process group, at most [`AgentLimits::kill_grace`] for it to exit, then
+//!   SIGKILL to the group; always reaped. Its output is still read and forwarded
+//!   during the grace. When the agent exits within the grace, what it left in its
+//!   group is killed then: an agent that wants its helpers to finish cleanly waits for
+//!   them. The attempt's duration includes the grace it took.
 //!
 //! # Stop signals
 //!
@@ -75,41 +83,32 @@
 //!
 //! # Afterwards
 //!
-//! Once the agent is reaped its group is dead, so its pipes close and the reader and
-//! writer threads end; the attempt waits for them (so the agent's last output comes
-//! before the caller's next event), at most 2 s. A process that left the agent's group
-//! and still holds a pipe keeps its thread: it goes on forwarding in the background,
-//! and a warning says so.
+//! Once the agent is reaped its group is dead, so its pipes close; the attempt reads
+//! them to their end (so the agent's last output comes before the caller's next
+//! event), for at most 2 s. When a process that left the agent's group still holds a
+//! pipe then, a thread takes over and goes on forwarding in the background, and a
+//! warning says so.
 
 use std::env;
 use std::ffi::OsStr;
 use std::fmt;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use curupira_client::{LaunchCommand, ProcessGuard};
 
+use self::lines::Lines;
+use self::pipes::{Chunk, FIRST_STEP, Pipes, STEP, Stream, drain, forward_in_background};
 use crate::stop::Stop;
+
+mod lines;
+pub(crate) mod pipes;
 
 /// The grace between SIGTERM and SIGKILL when nothing else is configured.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(10);
-
-/// How often a running attempt checks its agent, its limits and the stop count.
-const POLL_STEP: Duration = Duration::from_millis(10);
-
-/// The first pause of that check; each next pause doubles, up to [`POLL_STEP`], so a
-/// quick agent is seen to end within a fraction of a millisecond rather than after a
-/// whole step (which bounded a slot to one agent per 10 ms).
-const FIRST_POLL_STEP: Duration = Duration::from_micros(250);
-
-/// How long the attempt waits, after the agent was reaped, for the threads that read
-/// its output and write its prompt.
-const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 
 /// The stop count from which a running attempt is interrupted.
 const FORCED_STOP: usize = 2;
@@ -200,11 +199,18 @@ pub enum EndReason {
         /// Which hook, and how it failed, in one sentence.
         error: String,
     },
+    /// The task's workspace could not be prepared (a git command that failed or ran
+    /// too long, a folder that is taken, a branch checked out elsewhere), so the agent
+    /// did not run. Never returned by [`run_attempt`]: the caller builds it.
+    WorkspaceFailed {
+        /// Why, in one sentence.
+        error: String,
+    },
 }
 
 impl EndReason {
     /// The reason's name in events: `exit`, `timeout`, `stalled`, `signal`,
-    /// `spawn-failed`, `interrupted`, `hook-failed`.
+    /// `spawn-failed`, `interrupted`, `hook-failed`, `workspace-failed`.
     pub fn as_str(&self) -> &'static str {
         match self {
             EndReason::Exit { .. } => "exit",
@@ -214,6 +220,7 @@ impl EndReason {
             EndReason::SpawnFailed { .. } => "spawn-failed",
             EndReason::Interrupted => "interrupted",
             EndReason::HookFailed { .. } => "hook-failed",
+            EndReason::WorkspaceFailed { .. } => "workspace-failed",
         }
     }
 }
@@ -279,7 +286,9 @@ impl AttemptOutcome {
             EndReason::Signal { signal: None } => {
                 "the agent could not be waited for and was killed".to_owned()
             }
-            EndReason::SpawnFailed { error } | EndReason::HookFailed { error } => error.clone(),
+            EndReason::SpawnFailed { error }
+            | EndReason::HookFailed { error }
+            | EndReason::WorkspaceFailed { error } => error.clone(),
             EndReason::Interrupted => {
                 "the agent was stopped by the host's shutdown (a second stop signal)".to_owned()
             }
@@ -320,8 +329,19 @@ pub fn run_attempt_observed(
     let reason = if stop.count() >= FORCED_STOP {
         EndReason::Interrupted
     } else {
-        match Attempt::start(run, observer) {
-            Ok(attempt) => attempt.supervise(run, limits, stop),
+        match start(run) {
+            Ok(agent) => {
+                let pid = agent.id();
+                if let Some(observer) = observer {
+                    observer.spawned(pid);
+                }
+                // `supervise` reaps the agent (and kills its group) before it returns.
+                let reason = supervise(agent, run, limits, stop);
+                if let Some(observer) = observer {
+                    observer.reaped(pid);
+                }
+                reason
+            }
             Err(error) => EndReason::SpawnFailed { error },
         }
     };
@@ -455,169 +475,226 @@ fn program_file(path: &Path) -> ProgramFile {
     }
 }
 
-/// The time of the last byte the agent wrote.
-struct Activity(Mutex<Instant>);
-
-impl Activity {
-    fn touch(&self) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
-    }
-
-    fn silent_for(&self, now: Instant) -> Duration {
-        now.saturating_duration_since(*self.0.lock().unwrap_or_else(PoisonError::into_inner))
-    }
+/// Starts the agent; why it cannot, in one sentence.
+fn start(run: &AgentRun<'_>) -> Result<ProcessGuard, String> {
+    let Some((program, args)) = run.command.split_first() else {
+        return Err("the agent command is empty".to_owned());
+    };
+    let workspace = std::path::absolute(run.cwd).unwrap_or_else(|_| run.cwd.to_owned());
+    let mut command = LaunchCommand::new(program_path(program, run.config_dir), run.cwd)
+        .args(args)
+        .env("CURUPIRA_AUTOMATION", run.automation)
+        .env("CURUPIRA_TASK_ID", run.task_id)
+        .env("CURUPIRA_REPOSITORY", run.repository)
+        .env("CURUPIRA_WORKSPACE", workspace)
+        .command();
+    match run.branch {
+        Some(branch) => command.env("CURUPIRA_BRANCH", branch),
+        None => command.env_remove("CURUPIRA_BRANCH"),
+    };
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    ProcessGuard::spawn(&mut command).map_err(|err| {
+        if err.kind() == io::ErrorKind::NotFound && !run.cwd.is_dir() {
+            format!(
+                "cannot start the agent `{program}`: its working directory `{}` does not exist",
+                run.cwd.display()
+            )
+        } else {
+            format!("cannot start the agent `{program}`: {err}")
+        }
+    })
 }
 
-/// A started agent with the threads that feed and read it.
-struct Attempt<'o> {
-    agent: ProcessGuard,
-    observer: Option<&'o dyn AgentObserver>,
-    activity: Arc<Activity>,
-    /// Disconnected once every helper thread has ended (each holds a sender).
-    helpers: mpsc::Receiver<()>,
+/// The agent's output on its way to the host's stderr: both streams cut into lines
+/// behind the task's prefix, and the time of the last byte (the stall limit's clock).
+struct Output {
+    /// stdout's lines, then stderr's.
+    lines: [Lines; 2],
+    /// Lines ready to be written, in one `write`.
+    ready: Vec<u8>,
+    last_byte: Instant,
 }
 
-impl<'o> Attempt<'o> {
-    /// Starts the agent and its helper threads; why it cannot, in one sentence.
-    fn start(
-        run: &AgentRun<'_>,
-        observer: Option<&'o dyn AgentObserver>,
-    ) -> Result<Attempt<'o>, String> {
-        let Some((program, args)) = run.command.split_first() else {
-            return Err("the agent command is empty".to_owned());
-        };
-        let workspace = std::path::absolute(run.cwd).unwrap_or_else(|_| run.cwd.to_owned());
-        let mut command = LaunchCommand::new(program_path(program, run.config_dir), run.cwd)
-            .args(args)
-            .env("CURUPIRA_AUTOMATION", run.automation)
-            .env("CURUPIRA_TASK_ID", run.task_id)
-            .env("CURUPIRA_REPOSITORY", run.repository)
-            .env("CURUPIRA_WORKSPACE", workspace)
-            .command();
-        match run.branch {
-            Some(branch) => command.env("CURUPIRA_BRANCH", branch),
-            None => command.env_remove("CURUPIRA_BRANCH"),
-        };
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut agent = ProcessGuard::spawn(&mut command).map_err(|err| {
-            if err.kind() == io::ErrorKind::NotFound && !run.cwd.is_dir() {
-                format!(
-                    "cannot start the agent `{program}`: its working directory `{}` does not \
-                     exist",
-                    run.cwd.display()
-                )
-            } else {
-                format!("cannot start the agent `{program}`: {err}")
+impl Output {
+    fn new(run: &AgentRun<'_>) -> Self {
+        let prefix = lines::prefix(run.automation, run.task_id);
+        Output {
+            lines: [Lines::new(&prefix), Lines::new(&prefix)],
+            ready: Vec::new(),
+            last_byte: Instant::now(),
+        }
+    }
+
+    /// Takes what a pipe gave and forwards the lines it completes.
+    fn take(&mut self, stream: Stream, chunk: Chunk<'_>) {
+        let lines = &mut self.lines[match stream {
+            Stream::Stdout => 0,
+            Stream::Stderr => 1,
+        }];
+        match chunk {
+            Chunk::Bytes(bytes) => {
+                self.last_byte = Instant::now();
+                lines.push(bytes, &mut self.ready);
             }
-        })?;
-        if let Some(observer) = observer {
-            observer.spawned(agent.id());
+            Chunk::End => lines.finish(&mut self.ready),
         }
-        let activity = Arc::new(Activity(Mutex::new(Instant::now())));
-        let (done, helpers) = mpsc::channel();
-        // A helper that cannot start would leave the agent without its prompt or
-        // blocked on a full pipe: it did not really start (the guard kills it).
-        let helper_failed =
-            |err: io::Error| format!("cannot start a thread for the agent `{program}`: {err}");
-        if let Some(stdout) = agent.take_stdout() {
-            forward("agent-out", stdout, &activity, &done).map_err(helper_failed)?;
+        if self.ready.is_empty() {
+            return;
         }
-        if let Some(stderr) = agent.take_stderr() {
-            forward("agent-err", stderr, &activity, &done).map_err(helper_failed)?;
-        }
-        if let Some(mut stdin) = agent.take_stdin() {
-            let prompt = run.prompt.as_bytes().to_vec();
-            let done = done.clone();
-            thread::Builder::new()
-                .name("agent-stdin".to_owned())
-                .spawn(move || {
-                    // An agent that exits without reading its stdin is not an error.
-                    let _ = stdin.write_all(&prompt);
-                    drop(done);
-                })
-                .map_err(helper_failed)?;
-        }
-        Ok(Attempt {
-            agent,
-            observer,
-            activity,
-            helpers,
-        })
+        // A closed host stderr loses the lines, never blocks the agent.
+        let _ = io::stderr().lock().write_all(&self.ready);
+        self.ready.clear();
+        self.ready.shrink_to(lines::MAX_LINE);
     }
+}
 
-    /// Waits for the agent to end, stopping it on an expiry or a second stop signal.
-    fn supervise(mut self, run: &AgentRun<'_>, limits: &AgentLimits, stop: &Stop) -> EndReason {
-        let started = Instant::now();
-        let mut step = FIRST_POLL_STEP;
-        let reason = loop {
-            match self.agent.try_wait() {
-                Ok(Some(status)) => break ended(status),
-                Ok(None) => {}
-                Err(err) => {
+/// Runs a started agent to its end: feeds its prompt, forwards its output, and stops
+/// it on an expiry or a second stop signal. It is reaped when this returns.
+fn supervise(
+    mut agent: ProcessGuard,
+    run: &AgentRun<'_>,
+    limits: &AgentLimits,
+    stop: &Stop,
+) -> EndReason {
+    let started = Instant::now();
+    let mut output = Output::new(run);
+    let mut pipes = match Pipes::new(&mut agent, run.prompt.as_bytes()) {
+        Ok(pipes) => pipes,
+        // The guard kills the agent: without its pipes it did not really start.
+        Err(err) => {
+            return EndReason::SpawnFailed {
+                error: format!(
+                    "cannot read the output of the agent of task {}: {err}",
+                    run.task_id
+                ),
+            };
+        }
+    };
+    let mut step = FIRST_STEP;
+    // Set once the agent was asked to stop: why, and when it gets SIGKILL.
+    let mut stopping: Option<(EndReason, Instant)> = None;
+    let reason = loop {
+        match agent.try_wait() {
+            Ok(Some(status)) => {
+                break stopping.map_or_else(|| ended(status), |(reason, _)| reason);
+            }
+            Ok(None) => {}
+            Err(err) => {
+                tracing::warn!(
+                    "cannot wait for the agent of task {}: {err}; killing it",
+                    run.task_id
+                );
+                agent.kill();
+                break stopping.map_or(EndReason::Signal { signal: None }, |(reason, _)| reason);
+            }
+        }
+        let now = Instant::now();
+        match &stopping {
+            None => {
+                if let Some(reason) = expired(
+                    limits,
+                    stop,
+                    now.duration_since(started),
+                    output.last_byte,
+                    now,
+                ) {
                     tracing::warn!(
-                        "cannot wait for the agent of task {}: {err}; killing it",
-                        run.task_id
+                        "stopping the agent of task {} ({reason}): SIGTERM, then SIGKILL after {}",
+                        run.task_id,
+                        seconds(limits.kill_grace)
                     );
-                    self.agent.kill();
-                    break EndReason::Signal { signal: None };
+                    ask_to_stop(&mut agent);
+                    stopping = Some((reason, now + limits.kill_grace));
+                    continue;
                 }
             }
-            let now = Instant::now();
-            let expired = if stop.count() >= FORCED_STOP {
-                Some(EndReason::Interrupted)
-            } else if let Some(limit) = limits
-                .timeout
-                .filter(|limit| now.duration_since(started) >= *limit)
-            {
-                Some(EndReason::Timeout { limit })
-            } else {
-                limits
-                    .stall
-                    .filter(|limit| self.activity.silent_for(now) >= *limit)
-                    .map(|limit| EndReason::Stalled { limit })
-            };
-            if let Some(reason) = expired {
-                tracing::warn!(
-                    "stopping the agent of task {} ({reason}): SIGTERM, then SIGKILL after {}",
-                    run.task_id,
-                    seconds(limits.kill_grace)
-                );
-                if let Err(err) = self.agent.terminate(limits.kill_grace) {
+            Some((reason, kill_at)) if now >= *kill_at => {
+                agent.kill();
+                if let Err(err) = agent.wait() {
                     tracing::warn!("cannot wait for the agent of task {}: {err}", run.task_id);
                 }
-                break reason;
+                break reason.clone();
             }
-            thread::sleep(step);
-            step = (step * 2).min(POLL_STEP);
-        };
-        // Reap now (the guard would on drop), then let the output drain.
-        let pid = self.agent.id();
-        drop(self.agent);
-        if let Some(observer) = self.observer {
-            observer.reaped(pid);
+            Some(_) => {}
         }
-        let deadline = Instant::now() + DRAIN_LIMIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.helpers.recv_timeout(left) {
-                Err(RecvTimeoutError::Disconnected) => break,
-                Ok(()) => {}
-                Err(RecvTimeoutError::Timeout) => {
-                    tracing::warn!(
-                        "the output of the agent of task {} is still open after it ended (a \
-                         process that left its group holds it); it is forwarded in the \
-                         background",
-                        run.task_id
-                    );
-                    break;
-                }
-            }
+        let mut wait = if pipes.sees_exit() { STEP } else { step };
+        if let Some((_, kill_at)) = &stopping {
+            wait = wait.min(kill_at.saturating_duration_since(now));
         }
-        reason
+        if let Err(err) = pipes.wait(Some(wait), true, &mut |stream, chunk: Chunk<'_>| {
+            output.take(stream, chunk)
+        }) {
+            tracing::debug!(
+                "cannot poll the pipes of the agent of task {}: {err}",
+                run.task_id
+            );
+            thread::sleep(wait);
+        }
+        step = (step * 2).min(STEP);
+    };
+    // Reap now (the guard would on drop): its group dies, so its pipes end.
+    drop(agent);
+    if !matches!(
+        drain(&mut pipes, &mut |stream, chunk: Chunk<'_>| {
+            output.take(stream, chunk)
+        }),
+        Ok(true)
+    ) {
+        tracing::warn!(
+            "the output of the agent of task {} is still open after it ended (a process that \
+             left its group holds it); it is forwarded in the background",
+            run.task_id
+        );
+        if let Err(err) = forward_in_background(
+            pipes,
+            Box::new(move |stream, chunk: Chunk<'_>| output.take(stream, chunk)),
+        ) {
+            tracing::warn!("cannot start a thread to forward it ({err}); it is dropped");
+        }
     }
+    reason
+}
+
+/// Whether a running agent must be stopped now, and why.
+fn expired(
+    limits: &AgentLimits,
+    stop: &Stop,
+    running_for: Duration,
+    last_byte: Instant,
+    now: Instant,
+) -> Option<EndReason> {
+    if stop.count() >= FORCED_STOP {
+        return Some(EndReason::Interrupted);
+    }
+    if let Some(limit) = limits.timeout.filter(|limit| running_for >= *limit) {
+        return Some(EndReason::Timeout { limit });
+    }
+    limits
+        .stall
+        .filter(|limit| now.saturating_duration_since(last_byte) >= *limit)
+        .map(|limit| EndReason::Stalled { limit })
+}
+
+/// SIGTERM to the agent's process group and to the agent itself (in case it left the
+/// group). Only for an agent not reaped yet, so its id is still its own.
+#[cfg(unix)]
+fn ask_to_stop(agent: &mut ProcessGuard) {
+    use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+    let pid = i32::try_from(agent.id()).ok().and_then(Pid::from_raw);
+    // Never signal group 1 (`kill(-1)` means "every process").
+    if let Some(pid) = pid.filter(|pid| pid.as_raw_nonzero().get() > 1) {
+        let _ = kill_process_group(pid, Signal::TERM);
+        let _ = kill_process(pid, Signal::TERM);
+    }
+}
+
+/// No SIGTERM elsewhere than Unix: the agent is killed at once.
+#[cfg(not(unix))]
+fn ask_to_stop(agent: &mut ProcessGuard) {
+    agent.kill();
 }
 
 /// How an agent that ended by itself ended.
@@ -641,37 +718,6 @@ fn signal_of(status: ExitStatus) -> Option<i32> {
 #[cfg(not(unix))]
 fn signal_of(_: ExitStatus) -> Option<i32> {
     None
-}
-
-/// Starts a thread copying `from` to the host's stderr as it arrives, noting the time
-/// of every read in `activity`, until end of file.
-fn forward(
-    name: &str,
-    mut from: impl Read + Send + 'static,
-    activity: &Arc<Activity>,
-    done: &mpsc::Sender<()>,
-) -> io::Result<()> {
-    let activity = Arc::clone(activity);
-    let done = done.clone();
-    thread::Builder::new()
-        .name(name.to_owned())
-        .spawn(move || {
-            let mut buffer = vec![0; 8 * 1024];
-            loop {
-                match from.read(&mut buffer) {
-                    Ok(0) => break,
-                    Ok(read) => {
-                        activity.touch();
-                        // A closed host stderr loses the bytes, never blocks the agent.
-                        let _ = io::stderr().lock().write_all(&buffer[..read]);
-                    }
-                    Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
-            drop(done);
-        })?;
-    Ok(())
 }
 
 #[cfg(all(test, unix))]

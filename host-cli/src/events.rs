@@ -82,7 +82,7 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
         /// How the last attempt ended: `exit`, `timeout`, `stalled`, `signal`,
-        /// `spawn-failed` or `hook-failed`.
+        /// `spawn-failed`, `hook-failed` or `workspace-failed`.
         reason: String,
         /// The last attempt's duration, in seconds.
         duration_seconds: f64,

@@ -10,7 +10,11 @@
 //! telling an scp-like address from a local path.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+
+use curupira_client::{ProcessGuard, describe_status};
+
+use crate::agent::pipes::{self, Chunk, Stream};
 
 /// Why no forge identity could be derived.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -83,27 +87,58 @@ pub fn forge_identity(remote_url: &str) -> Result<String, ForgeError> {
     Ok(format!("{host}/{path}"))
 }
 
+/// How long `git remote get-url origin` may run: the workspace hooks' default bound.
+const GIT_LIMIT: std::time::Duration = crate::workspace::DEFAULT_HOOK_TIMEOUT;
+
+/// The most of git's output kept (a remote URL is one short line).
+const OUTPUT_LIMIT: usize = 64 * 1024;
+
 /// Reads `git remote get-url origin` in `dir` and derives the forge identity from it.
+/// git runs guarded (its own process group, killed and reaped on every path), with
+/// stdin closed and prompts off, for at most 60 s.
 pub fn forge_identity_of_checkout(dir: &Path) -> Result<String, ForgeError> {
     let no_remote = |reason: String| ForgeError::NoRemote {
         dir: dir.display().to_string(),
         reason,
     };
-    let output = Command::new("git")
+    let mut command = Command::new("git");
+    command
         .args(["remote", "get-url", "origin"])
         .current_dir(dir)
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("GIT_TERMINAL_PROMPT", "0");
+    let mut git = ProcessGuard::spawn(&mut command)
         .map_err(|err| no_remote(format!("could not run git ({err})")))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let ended = pipes::run_to_end(&mut git, GIT_LIMIT, &mut |stream, chunk: Chunk<'_>| {
+        if let Chunk::Bytes(bytes) = chunk {
+            let kept = match stream {
+                Stream::Stdout => &mut stdout,
+                Stream::Stderr => &mut stderr,
+            };
+            let take = OUTPUT_LIMIT.saturating_sub(kept.len()).min(bytes.len());
+            kept.extend_from_slice(&bytes[..take]);
+        }
+    })
+    .map_err(|err| no_remote(format!("could not run git ({err})")))?;
+    let status = ended.map_err(|_| {
+        no_remote(format!(
+            "git ran longer than {} s and was killed",
+            GIT_LIMIT.as_secs()
+        ))
+    })?;
+    if !status.success() {
+        let stderr = String::from_utf8_lossy(&stderr);
         let reason = stderr.trim();
         return Err(no_remote(if reason.is_empty() {
-            format!("git exited with {}", output.status)
+            format!("git {}", describe_status(status))
         } else {
             reason.to_owned()
         }));
     }
-    forge_identity(&String::from_utf8_lossy(&output.stdout))
+    forge_identity(&String::from_utf8_lossy(&stdout))
 }
 
 #[cfg(test)]
@@ -220,6 +255,26 @@ mod tests {
         assert!(
             err.to_string()
                 .starts_with("cannot read the Git remote `origin` in ")
+        );
+    }
+
+    #[test]
+    fn a_checkout_with_an_origin_has_its_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let status = Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        git(&["remote", "add", "origin", "git@GitHub.com:Acme/Widgets.git"]);
+        assert_eq!(
+            forge_identity_of_checkout(dir.path()).as_deref(),
+            Ok("github.com/Acme/Widgets")
         );
     }
 }

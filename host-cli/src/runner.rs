@@ -18,7 +18,9 @@
 //!    item gets its task identity and is skipped (`task.skipped`) when this process
 //!    has it in flight or finished; otherwise its prompt is rendered with the pairs
 //!    plus `repository` and `automation`, `trigger/onStarted` is sent, and the agent
-//!    runs on a worker thread. Polls and every extension call stay on this thread, in
+//!    runs on a worker thread (a pool that grows to the most attempts ever running at
+//!    once, at most `max_concurrent`, and is reused). Polls and every extension call
+//!    stay on this thread, in
 //!    order: one request in flight per extension. When an attempt ends: a failure with
 //!    `retries` left emits `task.retrying` and waits `retry_backoff_seconds` (doubling,
 //!    capped) *without a slot*; due retries start before new polls. Otherwise
@@ -506,6 +508,165 @@ impl AgentObserver for TaskObserver {
     }
 }
 
+/// An attempt for a worker thread: the task, and what the attempt needs besides it.
+type Job = (Task, AttemptSpec);
+
+/// The threads that run attempts. One is started when an attempt finds no idle one,
+/// and kept for the next attempts, so a run has at most as many as attempts ever ran
+/// at once (the global `max_concurrent`), however many tasks it dispatches; a thread
+/// per attempt cost the host a `clone` and its stack each time. Each thread has an
+/// inbox of its own, so a job wakes exactly the thread that runs it.
+struct Workers {
+    /// Each thread's inbox, by index; emptied by [`finish`](Self::finish).
+    inboxes: Vec<mpsc::Sender<Job>>,
+    /// What the threads share with the dispatcher.
+    shared: Arc<Mutex<Idle>>,
+    results: mpsc::Sender<Attempted>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+/// The threads waiting for a job, and the jobs waiting for a thread (only when no
+/// thread could be started for them).
+#[derive(Default)]
+struct Idle {
+    threads: Vec<usize>,
+    jobs: std::collections::VecDeque<Job>,
+}
+
+impl Workers {
+    /// No thread yet; attempts that end are sent to `results`.
+    fn new(results: mpsc::Sender<Attempted>) -> Self {
+        Workers {
+            inboxes: Vec::new(),
+            shared: Arc::default(),
+            results,
+            threads: Vec::new(),
+        }
+    }
+
+    /// Hands `job` to an idle thread, or to a new one. Gives the job back when no
+    /// thread exists and none can be started; when some exist, the job waits for the
+    /// first of them to be free.
+    fn submit(&mut self, job: Job) -> Result<(), (Box<Job>, io::Error)> {
+        let idle = self.lock().threads.pop();
+        let job = match idle {
+            Some(index) => match self.hand_to(index, job) {
+                Ok(()) => return Ok(()),
+                Err(job) => *job,
+            },
+            None => job,
+        };
+        let (job, error) = match self.spawn(job) {
+            Ok(()) => return Ok(()),
+            Err(failed) if self.threads.is_empty() => return Err(failed),
+            Err(failed) => failed,
+        };
+        tracing::warn!(
+            "cannot start another thread for agents ({error}); the task waits for a free one"
+        );
+        // Checked and queued under one lock, as a thread checks the queue and goes
+        // idle under it: a queued job always has a thread coming for it.
+        let mut shared = self.lock();
+        match shared.threads.pop() {
+            Some(index) => {
+                drop(shared);
+                self.hand_to(index, *job)
+                    .map_err(|job| (job, io::Error::other("the agent threads have ended")))
+            }
+            None => {
+                shared.jobs.push_back(*job);
+                Ok(())
+            }
+        }
+    }
+
+    /// Sends `job` to the idle thread `index`; gives it back when that thread is gone.
+    fn hand_to(&self, index: usize, job: Job) -> Result<(), Box<Job>> {
+        match self.inboxes.get(index) {
+            Some(inbox) => inbox
+                .send(job)
+                .map_err(|mpsc::SendError(job)| Box::new(job)),
+            None => Err(Box::new(job)),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Idle> {
+        lock_idle(&self.shared)
+    }
+
+    /// Starts a thread whose first job is `job` (queued for it, so a thread that
+    /// cannot start gives it back).
+    fn spawn(&mut self, job: Job) -> Result<(), (Box<Job>, io::Error)> {
+        let index = self.threads.len();
+        self.lock().jobs.push_back(job);
+        let (inbox, jobs) = mpsc::channel();
+        let shared = Arc::clone(&self.shared);
+        let results = self.results.clone();
+        let started = thread::Builder::new()
+            .name(format!("agents-{}", index + 1))
+            .spawn(move || work(index, &jobs, &shared, &results));
+        match started {
+            Ok(thread) => {
+                self.threads.push(thread);
+                self.inboxes.push(inbox);
+                Ok(())
+            }
+            // Taken back, unless a running thread took it meanwhile.
+            Err(error) => match self.lock().jobs.pop_back() {
+                Some(job) => Err((Box::new(job), error)),
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// Lets the threads end once their attempts did, and waits for them. Call it when
+    /// no attempt runs; dropping `Workers` instead lets them end without waiting.
+    fn finish(&mut self) {
+        self.inboxes.clear();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn lock_idle(shared: &Mutex<Idle>) -> std::sync::MutexGuard<'_, Idle> {
+    // Only plain pushes and pops happen under the lock: nothing is left half done.
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A worker thread's loop: run a job, then take a queued one or note itself idle —
+/// before it reports, so the dispatcher finds it idle once the report arrives — and
+/// wait on its inbox, until the inbox closes.
+fn work(
+    index: usize,
+    inbox: &mpsc::Receiver<Job>,
+    shared: &Mutex<Idle>,
+    results: &mpsc::Sender<Attempted>,
+) {
+    let take_or_idle = || {
+        let mut idle = lock_idle(shared);
+        let next = idle.jobs.pop_front();
+        if next.is_none() {
+            idle.threads.push(index);
+        }
+        next
+    };
+    let mut next = take_or_idle();
+    loop {
+        let (task, spec) = match next.take() {
+            Some(job) => job,
+            None => match inbox.recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            },
+        };
+        let attempted = attempt(task, &spec);
+        next = take_or_idle();
+        // The dispatcher owns the receiver until every attempt came back.
+        let _ = results.send(attempted);
+    }
+}
+
 /// Runs the selected automations of `plan` until done (`--once`), stopped, or out of
 /// automations, writing events to `events`. Returns an I/O error only when the events
 /// cannot be written.
@@ -594,6 +755,7 @@ pub fn run<W: Write>(
     }
 
     let repository = repository.unwrap_or_default();
+    let (results, finished) = mpsc::channel();
     let mut scheduler = Scheduler {
         config,
         options,
@@ -602,7 +764,8 @@ pub fn run<W: Write>(
         slots: Slots::new(usize::try_from(config.global_max_concurrent()).unwrap_or(1)),
         retries: RetryQueue::new(),
         running: 0,
-        finished: mpsc::channel(),
+        workers: Workers::new(results),
+        finished,
         ledger_error: None,
     };
     for run in &runs {
@@ -637,9 +800,12 @@ struct Scheduler<'a> {
     repository: &'a str,
     slots: Slots,
     retries: RetryQueue<Task>,
-    /// Attempts running on worker threads.
+    /// Attempts running on worker threads (or handed to them).
     running: usize,
-    finished: (mpsc::Sender<Attempted>, mpsc::Receiver<Attempted>),
+    /// The threads that run attempts.
+    workers: Workers,
+    /// Where the workers send the attempts that ended.
+    finished: mpsc::Receiver<Attempted>,
     /// The first ledger failure: from then on the run stops as on a signal.
     ledger_error: Option<LedgerError>,
 }
@@ -656,7 +822,7 @@ impl Scheduler<'_> {
     ) -> io::Result<()> {
         loop {
             let mut progressed = false;
-            while let Ok(attempted) = self.finished.1.try_recv() {
+            while let Ok(attempted) = self.finished.try_recv() {
                 self.attempt_ended(attempted, runs, extensions, events)?;
                 progressed = true;
             }
@@ -702,13 +868,15 @@ impl Scheduler<'_> {
             }
             if !progressed {
                 let wait = self.idle_wait(runs);
-                match self.finished.1.recv_timeout(wait) {
+                match self.finished.recv_timeout(wait) {
                     Ok(attempted) => self.attempt_ended(attempted, runs, extensions, events)?,
                     Err(mpsc::RecvTimeoutError::Timeout | mpsc::RecvTimeoutError::Disconnected) => {
                     }
                 }
             }
         }
+        // Nothing runs any more: the workers are idle.
+        self.workers.finish();
         Ok(())
     }
 
@@ -1135,34 +1303,22 @@ impl Scheduler<'_> {
             attempt: task.attempt,
             workspace,
         })?;
-        let sender = self.finished.0.clone();
-        let (index, task_id) = (task.run, task.task_id);
         self.running += 1;
-        let worker = thread::Builder::new()
-            .name(format!(
-                "agent-{}",
-                &task.id_text[..12.min(task.id_text.len())]
-            ))
-            .spawn(move || {
-                let attempted = attempt(task, &spec);
-                // The loop owns the receiver until every attempt came back.
-                let _ = sender.send(attempted);
-            });
-        if let Err(error) = worker {
-            // The task went with the closure: it is not finished, so it is released
-            // and a later poll hands it over again.
+        if let Err((job, error)) = self.workers.submit((task, spec)) {
+            // No thread could take the task: it is not finished, so it is released and
+            // a later poll hands it over again.
+            let (task, _) = *job;
             if let Some(ledger) = &self.options.ledger {
-                let name = &runs[index].automation.name;
-                let id_text = task_id.to_string();
+                let name = &runs[task.run].automation.name;
                 let recorded = ledger
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .finished(name, &id_text, Status::Interrupted, None, "thread-failed");
+                    .finished(name, &task.id_text, Status::Interrupted, None, "thread-failed");
                 if let Err(error) = recorded {
                     self.ledger_failed(error);
                 }
             }
-            let run = &mut runs[index];
+            let run = &mut runs[task.run];
             tracing::error!(
                 "automation `{}`: cannot start a thread for an agent ({error}); the task is \
                  not finished",
@@ -1170,7 +1326,7 @@ impl Scheduler<'_> {
             );
             self.running -= 1;
             self.slots.give_back(&run.automation.name);
-            run.ledger.release(&task_id);
+            run.ledger.release(&task.task_id);
             if let Some(round) = &mut run.round {
                 round.outstanding = round.outstanding.saturating_sub(1);
             }
@@ -1350,14 +1506,15 @@ impl Scheduler<'_> {
 /// `after_create`), `before_run`, the agent, `after_run`.
 fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
     let started = Instant::now();
-    let failed = |task: Task, error: String, prepared| Attempted {
+    let failed = |task: Task, reason: EndReason, prepared| Attempted {
         task,
         outcome: AttemptOutcome {
-            reason: EndReason::HookFailed { error },
+            reason,
             duration: started.elapsed(),
         },
         prepared,
     };
+    let hook_failed = |error: String| EndReason::HookFailed { error };
     let mut prepared = None;
     if task.workspace.is_none() {
         match spec.workspaces.prepare(&spec.automation, &task.id_text) {
@@ -1366,17 +1523,25 @@ fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
                 let created = workspace.run_hook(HookKind::AfterCreate);
                 task.workspace = Some(workspace);
                 if let Err(error) = created {
-                    return failed(task, error.to_string(), prepared);
+                    return failed(task, hook_failed(error.to_string()), prepared);
                 }
             }
-            Err(error) => return failed(task, error.to_string(), None),
+            Err(error) => {
+                let reason = EndReason::WorkspaceFailed {
+                    error: error.to_string(),
+                };
+                return failed(task, reason, None);
+            }
         }
     }
     let Some(workspace) = task.workspace.as_ref() else {
-        return failed(task, "the workspace is gone".to_owned(), prepared);
+        let reason = EndReason::WorkspaceFailed {
+            error: "the workspace is gone".to_owned(),
+        };
+        return failed(task, reason, prepared);
     };
     if let Err(error) = workspace.run_hook(HookKind::BeforeRun) {
-        return failed(task, error.to_string(), prepared);
+        return failed(task, hook_failed(error.to_string()), prepared);
     }
     let outcome = run_attempt_observed(
         &AgentRun {

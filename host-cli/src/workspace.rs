@@ -126,8 +126,10 @@
 //! The `git` program is run (what users have), each call in a [`ProcessGuard`], with
 //! stdin closed, `GIT_TERMINAL_PROMPT=0`, untranslated messages, and the variables
 //! that would point it at another repository (`GIT_DIR`, `GIT_WORK_TREE`, …) removed
-//! — also for hooks. Git calls have no time limit (a checkout of a large repository
-//! may take long). [`check_worktree_mode`] is what `validate` asks: `git` can run and
+//! — also for hooks. Each git call is bounded by `hook_timeout` (default 60 s; raise
+//! it for a repository whose checkout takes longer): one that runs longer is killed
+//! with its process group and fails the preparation or removal
+//! ([`WorkspaceError::GitTimedOut`]). Their output is read on the calling thread. [`check_worktree_mode`] is what `validate` asks: `git` can run and
 //! the config's folder is inside a work tree.
 
 mod git;
@@ -283,6 +285,18 @@ pub enum WorkspaceError {
         dir: PathBuf,
         /// Git's stderr on one line (bounded), or its exit status.
         detail: String,
+    },
+    /// A git command ran past its time limit (the hook timeout) and was killed.
+    #[error(
+        "`{command}` was still running in {dir} after {seconds} s (the workspace's `hook_timeout_seconds`) and was killed with its process group"
+    )]
+    GitTimedOut {
+        /// The command line.
+        command: String,
+        /// The folder it ran in.
+        dir: PathBuf,
+        /// The limit, in seconds.
+        seconds: f64,
     },
     /// The base does not name a commit.
     #[error(
@@ -502,7 +516,13 @@ impl Workspaces {
         };
         let names = TaskNames::new(automation, task_id);
         let path = task_folder(&self.spec, &names)?;
-        let origin = add_worktree(&self.spec.repo_dir, &path, &names.branch, base)?;
+        let origin = add_worktree(
+            &self.spec.repo_dir,
+            &path,
+            &names.branch,
+            base,
+            self.spec.hook_timeout,
+        )?;
         tracing::debug!(
             "workspace of task {task_id} ({origin:?}): {} on {}",
             path.display(),
@@ -672,7 +692,11 @@ impl Workspace {
         if !self.path.exists() {
             let _turn = git::worktree_changes();
             tracing::debug!("{} is already gone; pruning", self.path.display());
-            git_ok(repo, &[OsStr::new("worktree"), OsStr::new("prune")])?;
+            git_ok(
+                repo,
+                &[OsStr::new("worktree"), OsStr::new("prune")],
+                self.spec.hook_timeout,
+            )?;
             return Ok(Finished::Removed);
         }
         if let Err(err) = self.run_hook(HookKind::BeforeRemove) {
@@ -687,6 +711,7 @@ impl Workspace {
                 OsStr::new("--force"),
                 self.path.as_os_str(),
             ],
+            self.spec.hook_timeout,
         )?;
         Ok(Finished::Removed)
     }
@@ -712,6 +737,7 @@ pub fn resolve_base(spec: &WorkspaceSpec) -> Result<String, WorkspaceError> {
             OsStr::new("--verify"),
             OsStr::new(&spelled),
         ],
+        spec.hook_timeout,
     )?;
     let commit = output.stdout.trim();
     if !output.success() || commit.is_empty() {
@@ -732,6 +758,7 @@ pub fn check_worktree_mode(repo_dir: &Path) -> Result<(), String> {
     let output = git_run(
         repo_dir,
         &[OsStr::new("rev-parse"), OsStr::new("--is-inside-work-tree")],
+        DEFAULT_HOOK_TIMEOUT,
     )
     .map_err(|err| err.to_string())?;
     if output.success() && output.stdout.trim() == "true" {
@@ -861,17 +888,18 @@ fn add_worktree(
     path: &Path,
     branch: &str,
     base: &str,
+    limit: Duration,
 ) -> Result<Origin, WorkspaceError> {
     let _turn = git::worktree_changes();
     if std::fs::symlink_metadata(path).is_err() {
-        let fresh = git_run(repo, &add_new_branch(path, branch, base))?;
+        let fresh = git_run(repo, &add_new_branch(path, branch, base), limit)?;
         if fresh.success() {
             return Ok(Origin::Created);
         }
         tracing::debug!("fast worktree add failed ({}); looking why", fresh.detail());
     }
-    git_ok(repo, &[OsStr::new("worktree"), OsStr::new("prune")])?;
-    let listed = list_worktrees(repo)?;
+    git_ok(repo, &[OsStr::new("worktree"), OsStr::new("prune")], limit)?;
+    let listed = list_worktrees(repo, limit)?;
     let ours = listed.iter().find(|entry| same_path(&entry.path, path));
     let branch_ref = format!("refs/heads/{branch}");
     if std::fs::symlink_metadata(path).is_ok() {
@@ -893,6 +921,7 @@ fn add_worktree(
                         OsStr::new("--force"),
                         path.as_os_str(),
                     ],
+                    limit,
                 )?;
             }
             Some(entry) => {
@@ -921,7 +950,7 @@ fn add_worktree(
             elsewhere: elsewhere.path.clone(),
         });
     }
-    if branch_exists(repo, &branch_ref)? {
+    if branch_exists(repo, &branch_ref, limit)? {
         git_ok(
             repo,
             &[
@@ -930,10 +959,11 @@ fn add_worktree(
                 path.as_os_str(),
                 OsStr::new(branch),
             ],
+            limit,
         )?;
         return Ok(Origin::Recreated);
     }
-    git_ok(repo, &add_new_branch(path, branch, base))?;
+    git_ok(repo, &add_new_branch(path, branch, base), limit)?;
     Ok(Origin::Created)
 }
 
@@ -970,7 +1000,7 @@ fn remove_if_empty(path: &Path, branch: &str) -> Result<(), WorkspaceError> {
 }
 
 /// Whether `refs/heads/…` exists.
-fn branch_exists(repo: &Path, branch_ref: &str) -> Result<bool, WorkspaceError> {
+fn branch_exists(repo: &Path, branch_ref: &str, limit: Duration) -> Result<bool, WorkspaceError> {
     let output = git_run(
         repo,
         &[
@@ -979,12 +1009,13 @@ fn branch_exists(repo: &Path, branch_ref: &str) -> Result<bool, WorkspaceError> 
             OsStr::new("--quiet"),
             OsStr::new(branch_ref),
         ],
+        limit,
     )?;
     Ok(output.success())
 }
 
 /// The worktrees git knows of.
-fn list_worktrees(repo: &Path) -> Result<Vec<Listed>, WorkspaceError> {
+fn list_worktrees(repo: &Path, limit: Duration) -> Result<Vec<Listed>, WorkspaceError> {
     let output = git_ok(
         repo,
         &[
@@ -992,6 +1023,7 @@ fn list_worktrees(repo: &Path) -> Result<Vec<Listed>, WorkspaceError> {
             OsStr::new("list"),
             OsStr::new("--porcelain"),
         ],
+        limit,
     )?;
     Ok(git::parse_worktree_list(&output.stdout))
 }
@@ -1004,9 +1036,10 @@ fn same_path(recorded: &Path, ours: &Path) -> bool {
             .is_ok_and(|canonical| canonical == ours)
 }
 
-/// Runs git; only a git that cannot start is an error.
-fn git_run(dir: &Path, args: &[&OsStr]) -> Result<GitOutput, WorkspaceError> {
-    git::run(dir, args).map_err(|source| {
+/// Runs git for at most `limit`; only a git that cannot start, or runs too long, is
+/// an error.
+fn git_run(dir: &Path, args: &[&OsStr], limit: Duration) -> Result<GitOutput, WorkspaceError> {
+    let ended = git::run(dir, args, limit).map_err(|source| {
         if dir.is_dir() {
             WorkspaceError::GitUnavailable {
                 dir: dir.to_owned(),
@@ -1018,12 +1051,17 @@ fn git_run(dir: &Path, args: &[&OsStr]) -> Result<GitOutput, WorkspaceError> {
                 source,
             }
         }
+    })?;
+    ended.map_err(|_| WorkspaceError::GitTimedOut {
+        command: git::command_line(args),
+        dir: dir.to_owned(),
+        seconds: limit.as_secs_f64(),
     })
 }
 
-/// Runs git; a non-zero exit is an error quoting git's stderr.
-fn git_ok(dir: &Path, args: &[&OsStr]) -> Result<GitOutput, WorkspaceError> {
-    let output = git_run(dir, args)?;
+/// Runs git for at most `limit`; a non-zero exit is an error quoting git's stderr.
+fn git_ok(dir: &Path, args: &[&OsStr], limit: Duration) -> Result<GitOutput, WorkspaceError> {
+    let output = git_run(dir, args, limit)?;
     if output.success() {
         return Ok(output);
     }

@@ -159,6 +159,52 @@ fn an_exit_status_is_the_outcome_with_the_prompt_environment_and_directory() {
 }
 
 #[test]
+fn a_prompt_larger_than_the_pipe_reaches_an_agent_that_reads_it_late() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1 MiB: many times a pipe's buffer, so it is written over many waits.
+    let prompt: String = (0..16_384).map(|n| format!("{n:063}\n")).collect();
+    let command = sh("sleep 0.2; cat > prompt.txt");
+    let run = AgentRun {
+        command: &command,
+        config_dir: dir.path(),
+        cwd: dir.path(),
+        prompt: &prompt,
+        automation: "nightly",
+        task_id: "0123456789abcdef",
+        repository: "",
+        branch: None,
+    };
+    let outcome = run_attempt(&run, &limits(Some(SLOW), None, ms(100)), &Stop::new());
+    assert_eq!(outcome.reason, EndReason::Exit { code: 0 });
+    let received = fs::read_to_string(dir.path().join("prompt.txt")).unwrap();
+    assert_eq!(received.len(), prompt.len());
+    assert!(received == prompt, "the prompt arrived changed");
+}
+
+#[test]
+fn output_held_open_outside_the_group_does_not_hold_the_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    // `setsid` takes the holder out of the agent's process group, so killing the group
+    // does not close the output pipe it inherited.
+    let command = sh("setsid sh -c 'echo $$ > holder; sleep 5; echo late' & \
+         while [ ! -s holder ]; do sleep 0.01; done; echo early");
+    let outcome = attempt_in(dir.path(), &command, AgentLimits::default(), &Stop::new());
+    let holder = read_pid(&dir.path().join("holder"));
+    assert_eq!(outcome.reason, EndReason::Exit { code: 0 });
+    // Read for the drain limit (2 s), then handed to a thread: not the holder's 5 s.
+    assert!(
+        outcome.duration >= ms(1900) && outcome.duration < Duration::from_millis(4500),
+        "{:?}",
+        outcome.duration
+    );
+    assert!(alive(holder), "the holder is outside the group, not killed");
+    // The holder leads its own group: end it and its `sleep`.
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", "--", &format!("-{holder}")])
+        .status();
+}
+
+#[test]
 fn a_relative_program_is_found_from_the_config_folder_not_the_workspace() {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("work");
@@ -478,6 +524,9 @@ fn reasons_have_their_event_names() {
         EndReason::HookFailed {
             error: String::new(),
         },
+        EndReason::WorkspaceFailed {
+            error: String::new(),
+        },
     ]
     .iter()
     .map(EndReason::as_str)
@@ -491,7 +540,8 @@ fn reasons_have_their_event_names() {
             "signal",
             "spawn-failed",
             "interrupted",
-            "hook-failed"
+            "hook-failed",
+            "workspace-failed"
         ]
     );
     let hook = AttemptOutcome {

@@ -1,14 +1,16 @@
-//! Running the `git` program for [`super`]: one guarded child per call, its output
-//! read whole, and the one listing we parse (`git worktree list --porcelain`).
+//! Running the `git` program for [`super`]: one guarded child per call, bounded in time,
+//! its output read whole, and the one listing we parse (`git worktree list --porcelain`).
 
 use std::ffi::OsStr;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::thread;
+use std::time::Duration;
 
 use curupira_client::{ProcessGuard, describe_status};
+
+use crate::agent::pipes::{self, Chunk, Stream, TimedOut};
 
 /// Variables that would point git (or a hook's git) at another repository than the
 /// folder it runs in. The host always means the config's folder.
@@ -93,13 +95,26 @@ pub(super) fn command_line(args: &[&OsStr]) -> String {
     line
 }
 
-/// Runs `git ARGS…` in `dir` and waits for it, however long it takes.
+/// The most of git's stdout kept (a worktree listing is far smaller).
+const STDOUT_LIMIT: usize = 16 * 1024 * 1024;
+
+/// The most of git's stderr kept (a message quotes [`DETAIL_LIMIT`] of it).
+const STDERR_LIMIT: usize = 64 * 1024;
+
+/// Runs `git ARGS…` in `dir` and waits for it, at most `limit`: `Ok(Err(TimedOut))`
+/// when it ran longer and was killed with its process group.
 ///
 /// The child is guarded ([`ProcessGuard`]: own process group, killed and reaped on every
 /// path); stdin is closed and prompts are off, so git never waits for a person; the
 /// variables that would redirect it to another repository are removed; messages are
-/// untranslated (`LC_MESSAGES=C`), because a lock reason git writes is read back.
-pub(super) fn run(dir: &Path, args: &[&OsStr]) -> io::Result<GitOutput> {
+/// untranslated (`LC_MESSAGES=C`), because a lock reason git writes is read back. Its
+/// output is read on this thread ([`pipes::run_to_end`]), the first 16 MiB of stdout
+/// and 64 KiB of stderr kept.
+pub(super) fn run(
+    dir: &Path,
+    args: &[&OsStr],
+    limit: Duration,
+) -> io::Result<Result<GitOutput, TimedOut>> {
     let mut command = Command::new("git");
     command
         .args(args)
@@ -116,33 +131,23 @@ pub(super) fn run(dir: &Path, args: &[&OsStr]) -> io::Result<GitOutput> {
     }
     tracing::debug!("running {} in {}", command_line(args), dir.display());
     let mut git = ProcessGuard::spawn(&mut command)?;
-    // Both pipes are drained in threads and joined after the wait: once git has exited,
-    // whatever it left in its group (a hook's straggler holding a pipe) is killed, so
-    // the readers end.
-    let stdout = git.take_stdout().map(drain);
-    let stderr = git.take_stderr().map(drain);
-    let status = git.wait()?;
-    let collect = |reader: Option<thread::JoinHandle<Vec<u8>>>| {
-        let bytes = reader
-            .and_then(|reader| reader.join().ok())
-            .unwrap_or_default();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    let (stdout, stderr) = (collect(stdout), collect(stderr));
-    Ok(GitOutput {
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let ended = pipes::run_to_end(&mut git, limit, &mut |stream, chunk: Chunk<'_>| {
+        let Chunk::Bytes(bytes) = chunk else {
+            return;
+        };
+        let (kept, most) = match stream {
+            Stream::Stdout => (&mut stdout, STDOUT_LIMIT),
+            Stream::Stderr => (&mut stderr, STDERR_LIMIT),
+        };
+        let take = most.saturating_sub(kept.len()).min(bytes.len());
+        kept.extend_from_slice(&bytes[..take]);
+    })?;
+    Ok(ended.map(|status| GitOutput {
         status,
-        stdout,
-        stderr,
-    })
-}
-
-/// Reads a pipe to its end in a thread of its own.
-fn drain(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<Vec<u8>> {
-    thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        bytes
-    })
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }))
 }
 
 /// One entry of `git worktree list --porcelain`.

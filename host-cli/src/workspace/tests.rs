@@ -777,3 +777,50 @@ fn a_repository_without_commits_has_no_base() {
         "{err}"
     );
 }
+
+#[test]
+fn a_git_command_running_past_the_hook_timeout_is_killed_with_its_group() {
+    let repo = Repo::new();
+    // Git runs the repository's `post-checkout` hook inside `git worktree add`: this
+    // one hangs (and leaves a child), so the add outlives its limit.
+    let pid_file = repo.outside("pids").join("hook.pid");
+    let hook = repo.dir.join(".git/hooks/post-checkout");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nsleep 30 &\necho $! > '{}'\nwait\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let limit = Duration::from_millis(700);
+    let ws = workspaces(WorkspaceSpec {
+        hook_timeout: limit,
+        ..repo.spec()
+    });
+    let started = Instant::now();
+    let err = ws.prepare("review", TASK_A).unwrap_err();
+    let took = started.elapsed();
+    assert!(took >= limit && took < Duration::from_secs(10), "{took:?}");
+    assert!(matches!(err, WorkspaceError::GitTimedOut { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("`git worktree add -b curupira/review/0123456789ab ")
+            && message.ends_with(
+                "after 0.7 s (the workspace's `hook_timeout_seconds`) and was killed with its \
+                 process group"
+            ),
+        "{message}"
+    );
+    let child: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while running(child) {
+        assert!(Instant::now() < deadline, "git's hook survived");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
