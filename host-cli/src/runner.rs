@@ -1313,7 +1313,13 @@ impl Scheduler<'_> {
                 let recorded = ledger
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .finished(name, &task.id_text, Status::Interrupted, None, "thread-failed");
+                    .finished(
+                        name,
+                        &task.id_text,
+                        Status::Interrupted,
+                        None,
+                        "thread-failed",
+                    );
                 if let Err(error) = recorded {
                     self.ledger_failed(error);
                 }
