@@ -313,7 +313,7 @@ pub(crate) fn item_line(pairs: &[Pair]) -> String {
 }
 
 /// Appends `line` to `file` (opened for appending) with one `write`, after a newline
-/// when the file does not end with one, then syncs the data to disk.
+/// when the file does not end with one. Not synced to disk (see the crate docs).
 pub(crate) fn append_line(mut file: &File, line: &[u8]) -> io::Result<()> {
     let mut buffer = Vec::with_capacity(line.len() + 1);
     if file.metadata()?.len() > 0 {
@@ -327,8 +327,7 @@ pub(crate) fn append_line(mut file: &File, line: &[u8]) -> io::Result<()> {
     buffer.extend_from_slice(line);
     // One `write` call for a regular file; `write_all` only loops on a short write
     // (a full disk), which then reports its error.
-    file.write_all(&buffer)?;
-    file.sync_data()
+    file.write_all(&buffer)
 }
 
 #[cfg(test)]

@@ -130,14 +130,20 @@
 //!
 //! `trigger/onFinished` appends the item to its queue's `done_path` as one JSON object
 //! line (the pairs in order, compact), written with a single `write` on the file held
-//! open for appending and then synced, so a crash never leaves half a line behind our
-//! line, and concurrent writers never interleave within one. If the file does not end
-//! with a newline (someone else's interrupted write), a newline is written first. A
-//! done-file line that is not a valid item matches nothing: it is skipped, with one
-//! warning on stderr. `trigger/onFinished` only knows which `done_path` to use for
-//! items a poll of this process handed out (the protocol sends no arguments with it);
-//! other values are refused with invalid params (-32602). `trigger/onStarted` does
-//! nothing.
+//! open for appending before the reply, so a crash of this process (SIGKILL included)
+//! never loses a line it acknowledged nor leaves half a line, and concurrent writers
+//! never interleave within one. The line is not forced to the disk one item at a time
+//! (that `fdatasync` was most of a no-op task's cost): a power loss or a kernel crash
+//! may lose the last lines, whose items are then handed out again (the host's durable
+//! ledger, on by default, makes the same choice and still skips them). If the file
+//! does not end with a newline (someone else's interrupted write), a newline is written
+//! first. A done-file line that is not a valid item matches nothing: it is skipped,
+//! with one warning on stderr. The protocol sends no arguments with
+//! `trigger/onFinished`, so the `done_path` is the one of the queue a poll of this
+//! process handed the item out from; for an item it did not hand out (a host
+//! re-dispatching a task it recorded earlier, `curupira tasks retry`), the first queue
+//! this process was given whose file holds that item; other values are refused with
+//! invalid params (-32602). `trigger/onStarted` does nothing.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
