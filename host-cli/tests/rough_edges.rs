@@ -383,20 +383,7 @@ fn bounded(program: &str, args: &[&str]) -> Output {
 
 /// Whether `bash` runs; without it the test says it skipped, except under CI.
 fn bash_or_skip() -> bool {
-    let ok = Command::new("bash")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the completion test needs bash on PATH, and CI (`CI` is set) must not skip it"
-        );
-        eprintln!("skipped: the completion test needs bash on PATH");
-    }
-    ok
+    run_support::fakes::tool_or_skip("bash", "the completion test")
 }
 
 #[test]

@@ -7,6 +7,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "fakes/mod.rs"]
+mod fakes;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -16,20 +19,7 @@ use serde_json::{Value, json};
 /// Whether `node` runs. When it does not: panics under CI, else prints
 /// `skipped: … needs node on PATH` and returns `false`.
 fn node_or_skip(test: &str) -> bool {
-    let ok = Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "`{test}` needs `node` on PATH, and CI (`CI` is set) must not skip it"
-        );
-        eprintln!("skipped: `{test}` needs `node` on PATH");
-    }
-    ok
+    fakes::tool_or_skip("node", &format!("`{test}`"))
 }
 
 fn example() -> PathBuf {

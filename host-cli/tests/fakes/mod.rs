@@ -1,5 +1,5 @@
 //! The fake extensions the host's tests launch, all in this folder, and the one rule for
-//! when `python3` (which runs them) is missing.
+//! when `python3` (which runs them), or another tool a test needs, is missing.
 //!
 //! - `fake_ext.py --mode NAME`: misbehaves in exactly one way (the hostile suite).
 //! - `scripted_ext.py`: does what a script file tells it and logs every request (the
@@ -31,7 +31,14 @@ fn folder() -> PathBuf {
 /// Whether `python3` runs. When it does not: panics under CI, else prints
 /// `skipped: … needs python3 on PATH` naming `what` and returns `false`.
 pub fn python_or_skip(what: &str) -> bool {
-    let ok = Command::new("python3")
+    tool_or_skip("python3", what)
+}
+
+/// Whether `program --version` runs: the one rule for every tool a test needs (python3,
+/// node, bash). When it does not: panics under CI (`CI` set: CI must never pass by
+/// skipping), else prints `skipped: WHAT needs PROGRAM on PATH` and returns `false`.
+pub fn tool_or_skip(program: &str, what: &str) -> bool {
+    let ok = Command::new(program)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -40,9 +47,9 @@ pub fn python_or_skip(what: &str) -> bool {
     if !ok {
         assert!(
             std::env::var_os("CI").is_none(),
-            "{what} needs python3 on PATH, and CI (`CI` is set) must not skip it"
+            "{what} needs {program} on PATH, and CI (`CI` is set) must not skip it"
         );
-        eprintln!("skipped: {what} needs python3 on PATH");
+        eprintln!("skipped: {what} needs {program} on PATH");
     }
     ok
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 #[path = "../fakes/mod.rs"]
-mod fakes;
+pub mod fakes;
 
 /// A run still going after this is killed and the test fails.
 const WATCHDOG: Duration = Duration::from_secs(60);
