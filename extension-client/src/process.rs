@@ -5,8 +5,14 @@ use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitSta
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// How often a bounded wait checks on the child.
+/// How often a bounded wait checks on the child, at the most: it looks after
+/// [`FIRST_STEP`] and doubles the pause up to this, so a child that exits at once (an
+/// extension answering `shutdown`) is reaped within a fraction of a millisecond, and
+/// one that takes its time costs a check every 5 ms.
 const POLL_STEP: Duration = Duration::from_millis(5);
+
+/// The first pause of a bounded wait.
+const FIRST_STEP: Duration = Duration::from_micros(100);
 
 /// Owns a child process, which leads a process group of its own (on Unix): its `Drop`
 /// kills the group and reaps the child, so no path, panics included, leaves a zombie
@@ -139,11 +145,13 @@ impl ProcessGuard {
     /// `None` when it is still running then, or cannot be waited for.
     pub fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now().checked_add(limit);
+        let mut step = FIRST_STEP;
         loop {
             match self.try_wait() {
                 Ok(Some(status)) => return Some(status),
                 Ok(None) if deadline.is_none_or(|deadline| Instant::now() < deadline) => {
-                    thread::sleep(POLL_STEP);
+                    thread::sleep(step);
+                    step = (step * 2).min(POLL_STEP);
                 }
                 Ok(None) | Err(_) => return None,
             }
