@@ -51,6 +51,8 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod codes;
+#[cfg(feature = "schema")]
+mod json_schema;
 mod model;
 mod rules;
 mod validate;

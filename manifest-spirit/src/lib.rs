@@ -67,6 +67,8 @@ pub mod files;
 #[cfg(feature = "install")]
 pub mod install;
 mod invocation;
+#[cfg(feature = "schema")]
+mod json_schema;
 mod model;
 mod paths;
 pub mod runtime;

@@ -51,6 +51,8 @@
 
 pub mod codes;
 mod entry;
+#[cfg(feature = "schema")]
+mod json_schema;
 mod metadata;
 mod model;
 mod registry;
