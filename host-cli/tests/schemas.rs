@@ -338,6 +338,23 @@ fn the_config_schema_refuses_a_wrong_value_of_each_closed_set_and_range() {
     ] {
         assert_refused(&validator, &base, pointer, value);
     }
+    assert_refused(&validator, &base, "/settings/agent", json!({ "command": [""] }));
+    assert_refused(&validator, &base, "/settings/agent", json!({ "command": [] }));
+    // An empty argument after the program is allowed, by the checker too.
+    let mut empty_argument = base.clone();
+    empty_argument["settings"]["agent"] = json!({ "command": ["agent", ""] });
+    assert_fits(&validator, &empty_argument, "an empty argument");
+    let text = toml::to_string(&empty_argument).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = curupira_host::config::check_bytes(text.as_bytes(), "curupira.toml", dir.path());
+    assert!(
+        !loaded
+            .report
+            .diagnostics()
+            .iter()
+            .any(|d| d.path.to_string().starts_with("/settings/agent")),
+        "the checker accepts an empty argument"
+    );
     let mut bad_name = base.clone();
     bad_name["extensions"] = json!({ "a:b": { "builtin": "local-queue" } });
     assert!(!validator.is_valid(&bad_name), "an extension name with `:`");

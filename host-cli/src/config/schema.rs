@@ -76,8 +76,9 @@ pub struct PollingFile {
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct AgentFile {
-    /// The agent program and its arguments; the prompt goes to its stdin.
-    #[schemars(length(min = 1), inner(length(min = 1)), extend("x-codes" = ["config/invalid-value", "config/missing-agent", "config/agent-not-runnable"]))]
+    /// The agent program and its arguments; the prompt goes to its stdin. The program
+    /// (the first element) may not be empty.
+    #[schemars(length(min = 1), extend("prefixItems" = [{ "type": "string", "minLength": 1 }], "x-codes" = ["config/invalid-value", "config/missing-agent", "config/agent-not-runnable"]))]
     pub command: Option<Vec<String>>,
     /// In `[settings.agent]`: the most agents at once, all automations together. In an
     /// automation: the most of its own agents at once, under that limit.
@@ -453,7 +454,12 @@ fn type_of(schema: &serde_json::Value) -> String {
     if kind == "array"
         && let Some(items) = schema.get("items")
     {
-        kind = format!("array of ({})", type_of(items));
+        let item = type_of(items);
+        kind = if item.contains(',') {
+            format!("array of ({item})")
+        } else {
+            format!("array of {item}")
+        };
     }
     let bound = |key: &str| schema.get(key).map(text_of);
     match (
