@@ -338,8 +338,18 @@ fn the_config_schema_refuses_a_wrong_value_of_each_closed_set_and_range() {
     ] {
         assert_refused(&validator, &base, pointer, value);
     }
-    assert_refused(&validator, &base, "/settings/agent", json!({ "command": [""] }));
-    assert_refused(&validator, &base, "/settings/agent", json!({ "command": [] }));
+    assert_refused(
+        &validator,
+        &base,
+        "/settings/agent",
+        json!({ "command": [""] }),
+    );
+    assert_refused(
+        &validator,
+        &base,
+        "/settings/agent",
+        json!({ "command": [] }),
+    );
     // An empty argument after the program is allowed, by the checker too.
     let mut empty_argument = base.clone();
     empty_argument["settings"]["agent"] = json!({ "command": ["agent", ""] });
@@ -531,5 +541,36 @@ fn the_registry_schema_refuses_a_wrong_value_of_each_closed_set() {
         ("/versions", json!([])),
     ] {
         assert_refused(&validator, &base, pointer, value);
+    }
+}
+
+/// Every `x-codes` member of `schema`, recursively.
+fn x_codes(schema: &Value, found: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Array(codes)) = map.get("x-codes") {
+                found.extend(codes.iter().map(|c| c.as_str().unwrap().to_owned()));
+            }
+            map.values().for_each(|v| x_codes(v, found));
+        }
+        Value::Array(items) => items.iter().for_each(|v| x_codes(v, found)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_code_the_config_schema_names_is_a_config_code() {
+    let mut found = Vec::new();
+    x_codes(&schema("config"), &mut found);
+    assert!(found.len() > 20, "codes named: {found:?}");
+    let known: Vec<&str> = curupira_host::config::codes::ALL
+        .iter()
+        .map(|c| c.code)
+        .collect();
+    for code in &found {
+        assert!(
+            known.contains(&code.as_str()),
+            "`{code}` is not a config code"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! `JsonSchema` for the `package.json` model (feature `schema`): the closed sets'
-//! values and the name patterns of [`crate::validate_package_json`]'s rules, for editors.
+//! values and the name patterns of [`crate::check_str`]'s rules, for editors.
 
 /// `name`: `^[a-z0-9][a-z0-9._-]*$`, optionally after a scope `@scope/` of the same form.
 pub(crate) const PACKAGE_NAME: &str = r"^(?:@[a-z0-9][a-z0-9._-]*/)?[a-z0-9][a-z0-9._-]*$";
