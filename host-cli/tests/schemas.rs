@@ -478,6 +478,7 @@ fn the_spirit_schema_refuses_a_wrong_value_of_each_closed_set() {
         ),
         ("/name", json!("@Example/X")),
         ("/version", json!("one")),
+        ("/spiritExtension/schemaVersion", json!(2)),
     ] {
         assert_refused(&validator, &base, pointer, value.clone());
         // The checker refuses the same change.

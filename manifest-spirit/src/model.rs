@@ -195,6 +195,7 @@ pub enum Repository {
 #[serde(rename_all = "camelCase")]
 pub struct SpiritExtension {
     /// Always 1 (the default when it is left out).
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1)))]
     #[serde(default = "default_schema_version")]
     pub schema_version: u64,
     /// The name people see.
