@@ -115,6 +115,10 @@ pub const SCHEMA_VERSION: u64 = 1;
 
 /// A Spirit extension's `package.json`.
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(title = "package.json (Spirit extension)")
+)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PackageJson {

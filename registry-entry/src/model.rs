@@ -13,6 +13,7 @@ pub const SCHEMA_VERSION: u64 = 1;
 /// extension, written by hand.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(title = "entry.json (Spirit registry)"))]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
     /// Always 1.
