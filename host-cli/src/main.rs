@@ -53,6 +53,8 @@ enum Command {
     Completions(cmd::completions::Args),
     /// Print the manual page (roff), or write one page per command into a folder.
     Man(cmd::man::Args),
+    /// Print the JSON Schema of a file kind, for editors.
+    Schema(cmd::schema::Args),
     /// Run an extension built into this executable (used by the host itself).
     #[command(hide = true)]
     Builtin(cmd::builtin::Args),
@@ -77,6 +79,7 @@ fn main() -> ExitCode {
         Command::Tasks(command) => cmd::tasks::run(command),
         Command::Completions(args) => cmd::completions::run(&args, Cli::command()),
         Command::Man(args) => cmd::man::run(&args, Cli::command()),
+        Command::Schema(args) => cmd::schema::run(&args),
         Command::Builtin(args) => cmd::builtin::run(args),
         Command::Watchdog(args) => cmd::watchdog::run(args),
     };

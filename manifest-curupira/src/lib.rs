@@ -47,10 +47,16 @@
 //! The value rules live with the types: [`ExtensionName`], [`TriggerType`],
 //! [`NpmPackageName`] and [`Program`] can only hold valid values, so any [`Manifest`]
 //! prints ([`Manifest::to_toml`]) as a manifest that checks clean.
+//!
+//! With the `schema` feature, [`Manifest`] implements `schemars::JsonSchema`: the schema of
+//! the file for editors (descriptions from these doc comments, every closed set as an
+//! `enum`, the checkers' name patterns), printed by `curupira schema extension-manifest`.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod codes;
+#[cfg(feature = "schema")]
+mod json_schema;
 mod model;
 mod rules;
 mod validate;

@@ -328,29 +328,98 @@ impl<'a> IntoIterator for &'a TriggerTypes {
 
 /// The TOML layout: the keys in the order of SPEC section 2, `[launch]` last.
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        title = "curupira-extension.toml",
+        description = "A Curupira extension's manifest (format 1): who the extension is, what it offers and how the host starts it.",
+        deny_unknown_fields
+    )
+)]
 struct Wire<'a> {
+    /// The manifest format: always 1.
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1)))]
     manifest_version: i64,
+    /// The extension's name, `^[a-z0-9][a-z0-9._-]*$`, at most 214 characters.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            with = "String",
+            pattern(crate::json_schema::NAME),
+            length(min = 1, max = 214)
+        )
+    )]
     name: &'a ExtensionName,
+    /// The extension's version (SemVer).
+    #[cfg_attr(feature = "schema", schemars(pattern(crate::json_schema::SEMVER)))]
     version: String,
+    /// The protocol it speaks: the major version (`2`) or `"MAJOR.MINOR"` (`"2.1"`).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::json_schema::protocol_version")
+    )]
     protocol_version: ProtocolVersion,
+    /// What it runs on: `node`, `python`, `deno`, `bun` or `native` (another name is a
+    /// warning).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::json_schema::runtime")
+    )]
     runtime: &'a str,
+    /// What kind of extension it is: `trigger`.
+    #[cfg_attr(feature = "schema", schemars(schema_with = "crate::json_schema::kind"))]
     kind: &'static str,
+    /// The triggers it offers, by local name (`github-issue`): at least one, no repeats.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::json_schema::trigger_types")
+    )]
     trigger_types: &'a [TriggerType],
+    /// How the host starts it: `type = "npx"` with `package` and `version`, or
+    /// `type = "command"` with `command` and `args`.
     launch: WireLaunch<'a>,
 }
 
+/// `[launch]`, by its `type`.
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[serde(tag = "type", rename_all = "lowercase")]
 enum WireLaunch<'a> {
+    /// `npx --yes <package>@<version>`.
     Npx {
+        /// The npm package.
+        #[cfg_attr(
+            feature = "schema",
+            schemars(
+                with = "String",
+                pattern(crate::json_schema::NPM_NAME),
+                length(min = 1, max = 214)
+            )
+        )]
         package: &'a NpmPackageName,
+        /// The exact version to run (SemVer).
+        #[cfg_attr(feature = "schema", schemars(pattern(crate::json_schema::SEMVER)))]
         version: String,
     },
+    /// A program with arguments. A `command` containing `/` is a path relative to the
+    /// manifest's folder; otherwise it is looked up on `PATH`.
     Command {
+        /// The program (not empty).
+        #[cfg_attr(feature = "schema", schemars(with = "String", pattern(r"\S")))]
         command: &'a Program,
+        /// Its arguments (may be empty).
+        #[cfg_attr(feature = "schema", schemars(default))]
         #[serde(skip_serializing_if = "<[String]>::is_empty")]
         args: &'a [String],
     },
+}
+
+/// The schema of the TOML layout ([`Manifest`]'s `JsonSchema`).
+#[cfg(feature = "schema")]
+pub(crate) fn wire_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    <Wire<'static> as schemars::JsonSchema>::json_schema(generator)
 }
 
 /// Serializes as the manifest's TOML layout (so `serde_json` gives the same keys).

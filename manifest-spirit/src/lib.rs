@@ -57,6 +57,10 @@
 //! [`settings::with_defaults`], [`settings::check_secret_key`] and [`invocation_name`];
 //! [`runtime`] has the same rules as operations (`ctx.settings`, `ctx.secrets`) and
 //! checks a tool's arguments and result against its schemas.
+//!
+//! With the `schema` feature, [`PackageJson`] implements `schemars::JsonSchema`: the schema of
+//! the file for editors (descriptions from these doc comments, every closed set as an
+//! `enum`, the checkers' name patterns), printed by `curupira schema spirit-package`.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
@@ -67,6 +71,8 @@ pub mod files;
 #[cfg(feature = "install")]
 pub mod install;
 mod invocation;
+#[cfg(feature = "schema")]
+mod json_schema;
 mod model;
 mod paths;
 pub mod runtime;

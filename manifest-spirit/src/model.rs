@@ -114,12 +114,22 @@ fn items(value: Option<&Value>) -> &[Value] {
 pub const SCHEMA_VERSION: u64 = 1;
 
 /// A Spirit extension's `package.json`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(title = "package.json (Spirit extension)")
+)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PackageJson {
     /// The npm package name, which is also the extension id.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(pattern(crate::json_schema::PACKAGE_NAME), length(min = 1, max = 214))
+    )]
     pub name: String,
     /// The SemVer version.
+    #[cfg_attr(feature = "schema", schemars(pattern(crate::json_schema::SEMVER)))]
     pub version: String,
     /// One line about the package.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,6 +157,7 @@ pub struct PackageJson {
 }
 
 /// `author`: a string or an object with a `name`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Person {
@@ -163,6 +174,7 @@ pub enum Person {
 }
 
 /// `repository`: a string (`"github:acme/x"`, a URL) or `{ "type", "url" }`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Repository {
@@ -182,10 +194,12 @@ pub enum Repository {
 }
 
 /// The `spiritExtension` object.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SpiritExtension {
     /// Always 1 (the default when it is left out).
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1)))]
     #[serde(default = "default_schema_version")]
     pub schema_version: u64,
     /// The name people see.
@@ -380,6 +394,7 @@ curupira_diagnostics::closed_set! {
 }
 
 /// `spiritExtension.contributes`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Contributes {
     /// Tools the model can call.
@@ -397,11 +412,13 @@ pub struct Contributes {
 }
 
 /// One entry of `contributes.tools`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
     /// The tool's name in the manifest (`lookup_item`); the model sees
     /// [`invocation_name`](crate::invocation_name) instead.
+    #[cfg_attr(feature = "schema", schemars(pattern(crate::json_schema::IDENTIFIER)))]
     pub name: String,
     /// What the model is told the tool does.
     pub description: String,
@@ -422,6 +439,7 @@ pub struct Tool {
 }
 
 /// `contributes.desktop`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DesktopContribution {
@@ -437,6 +455,7 @@ pub struct DesktopContribution {
 }
 
 /// One `contributes.desktop.css[]` entry.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stylesheet {
     /// Relative path of the CSS file.
@@ -450,6 +469,7 @@ pub struct Stylesheet {
 }
 
 /// `contributes.desktop.settingsPage`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SettingsPage {
@@ -467,6 +487,7 @@ pub enum SettingsPage {
 }
 
 /// `contributes.cli`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct CliContribution {
     /// Where the hooks file is: `{ "path": "cli-hooks.json" }`.
@@ -478,6 +499,7 @@ pub struct CliContribution {
 }
 
 /// `contributes.cli.hooks`: the path of the hooks file, never the hooks themselves.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HooksRef {
     /// Relative path of the file holding `{ "hooks": [...] }`.
@@ -537,10 +559,12 @@ pub struct Tokens {
 }
 
 /// One `settingsSchema[]` entry.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SettingDef {
     /// The key (`ctx.settings.get(key)`).
+    #[cfg_attr(feature = "schema", schemars(pattern(crate::json_schema::IDENTIFIER)))]
     pub key: String,
     /// The value's type.
     #[serde(rename = "type")]
@@ -568,6 +592,7 @@ pub struct SettingDef {
 }
 
 /// One choice of a `select` setting.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SelectOption {
     /// The value stored.
@@ -583,6 +608,7 @@ pub struct SelectOption {
 }
 
 /// One `secretSlots[]` entry.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SecretSlot {
     /// The key (`ctx.secrets.get(key)`).

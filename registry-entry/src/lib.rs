@@ -46,11 +46,17 @@
 //! );
 //! assert!(checked.entry.is_none());
 //! ```
+//!
+//! With the `schema` feature, [`Entry`] implements `schemars::JsonSchema`: the schema of
+//! the file for editors (descriptions from these doc comments, every closed set as an
+//! `enum`, the checkers' name patterns), printed by `curupira schema registry-entry`.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod codes;
 mod entry;
+#[cfg(feature = "schema")]
+mod json_schema;
 mod metadata;
 mod model;
 mod registry;

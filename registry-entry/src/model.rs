@@ -12,32 +12,47 @@ pub const SCHEMA_VERSION: u64 = 1;
 /// `registry/extensions/<extensionId>/entry.json`: the marketplace's governance of one
 /// extension, written by hand.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(title = "entry.json (Spirit registry)"))]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
     /// Always 1.
+    #[cfg_attr(feature = "schema", schemars(range(min = 1, max = 1)))]
     pub schema_version: u64,
     /// `yourteam.some-extension`: two or more `.`-separated lowercase segments; the
     /// folder's name.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(pattern(crate::json_schema::EXTENSION_ID))
+    )]
     pub extension_id: String,
     /// The npm package this entry lists.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(pattern(crate::json_schema::NPM_NAME), length(min = 1, max = 214))
+    )]
     pub package_name: String,
     /// Whether and how the marketplace shows it.
     pub status: Status,
     /// Whether it is featured.
     pub featured: bool,
     /// The version installed by default; one of `versions`.
+    #[cfg_attr(feature = "schema", schemars(pattern(crate::json_schema::SEMVER)))]
     pub default_version: String,
     /// The review status shown for the default version.
     pub default_review_status: ReviewStatus,
     /// The listed versions (published on npm).
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub versions: Vec<EntryVersion>,
 }
 
 /// One listed version.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct EntryVersion {
     /// The SemVer version, as published.
+    #[cfg_attr(feature = "schema", schemars(pattern(crate::json_schema::SEMVER)))]
     pub version: String,
     /// Its release channel.
     pub channel: Channel,
@@ -50,10 +65,13 @@ pub struct EntryVersion {
 
 /// A version's changelog: both members required and non-empty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Changelog {
     /// One line.
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub summary: String,
     /// The details (Markdown).
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
     pub body: String,
 }
 

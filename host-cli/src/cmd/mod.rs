@@ -18,6 +18,7 @@ pub mod probe;
 pub mod registry;
 pub mod render;
 pub mod run;
+pub mod schema;
 pub mod spirit;
 pub mod tasks;
 pub mod validate;

@@ -102,6 +102,7 @@ mod check;
 pub mod codes;
 mod model;
 mod query;
+pub mod schema;
 
 pub use model::{
     AgentPolicy, Automation, BUILTINS, Cleanup, Config, DEFAULT_BATCH_SIZE,

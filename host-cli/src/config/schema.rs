@@ -1,0 +1,522 @@
+//! The layout of `curupira.toml` as editors see it: one type per table, next to the
+//! [checker](super::check) that reads the same keys by hand (it needs every problem
+//! located, which a derive cannot give). [`config_schema`] derives the JSON Schema from
+//! these types (`curupira schema config`, `schemas/curupira.schema.json`), and
+//! `docs/CONFIG.md` is generated from that schema. Defaults are the checker's
+//! constants; `x-codes` lists the diagnostic codes a key can raise besides
+//! `config/invalid-type` and `config/unknown-key`. A test checks that every key here is
+//! one the checker knows and that the checker's full example fits the schema.
+
+use std::collections::BTreeMap;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+
+use super::model::{
+    BUILTINS, Cleanup, DEFAULT_BATCH_SIZE, DEFAULT_HOOK_TIMEOUT_SECONDS,
+    DEFAULT_INITIALIZE_TIMEOUT, DEFAULT_INTERVAL_SECONDS, DEFAULT_KILL_GRACE_SECONDS,
+    DEFAULT_LEDGER_PATH, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RETRY_BACKOFF_SECONDS,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS, DEFAULT_SHUTDOWN_TIMEOUT,
+    DEFAULT_WORKTREE_ROOT, MAX_CONCURRENT_LIMIT, MAX_RETRIES, MAX_SECONDS, WorkspaceMode,
+};
+
+/// `curupira.toml`: the host's configuration.
+#[derive(JsonSchema)]
+#[schemars(
+    title = "curupira.toml",
+    description = "The Curupira host's configuration: settings, the extensions that offer triggers, and the automations that hand their items to an agent. Reference: docs/CONFIG.md.",
+    deny_unknown_fields
+)]
+pub struct ConfigFile {
+    /// Settings for the whole run.
+    pub settings: Option<SettingsFile>,
+    /// The extensions, by name (the `ext` of `trigger = "ext:type"`; no `:` in a name).
+    #[schemars(extend("propertyNames" = { "pattern": "^[^:]+$" }))]
+    pub extensions: Option<BTreeMap<String, ExtensionFile>>,
+    /// The automations, by name, run in file order.
+    #[schemars(extend("x-codes" = ["config/no-automations"]))]
+    pub automations: Option<BTreeMap<String, AutomationFile>>,
+}
+
+/// `[settings]`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SettingsFile {
+    /// The repository (`github.com/acme/widgets`) for `${repository}`; default: derived
+    /// from `git remote get-url origin` in the config's folder.
+    #[schemars(length(min = 1), extend("x-codes" = ["config/invalid-value", "config/repository"]))]
+    pub repository: Option<String>,
+    /// Polling of every automation (an automation's `polling` overrides it key by key).
+    pub polling: Option<PollingFile>,
+    /// How agents run (an automation's `agent` overrides it key by key).
+    pub agent: Option<AgentFile>,
+    /// Where agents run (an automation's `workspace` overrides it key by key).
+    pub workspace: Option<WorkspaceFile>,
+    /// The extension protocol.
+    pub protocol: Option<ProtocolFile>,
+    /// How long to wait for extensions' replies, in seconds.
+    pub timeouts: Option<TimeoutsFile>,
+    /// The durable task ledger.
+    pub ledger: Option<LedgerFile>,
+}
+
+/// `[settings.polling]` or an automation's `polling`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PollingFile {
+    /// The most polls in one round.
+    #[schemars(range(min = 1), extend("default" = DEFAULT_BATCH_SIZE, "x-codes" = ["config/batch-size"]))]
+    pub batch_size: Option<u32>,
+    /// Seconds between rounds when running continuously (integer or fractional).
+    #[schemars(range(min = 0.0, max = 999_999_999.0), extend("default" = DEFAULT_INTERVAL_SECONDS, "x-codes" = ["config/invalid-value"]))]
+    pub interval_seconds: Option<f64>,
+}
+
+/// `[settings.agent]` or an automation's `agent`: durations are whole seconds, at most
+/// one year.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AgentFile {
+    /// The agent program and its arguments; the prompt goes to its stdin. The program
+    /// (the first element) may not be empty.
+    #[schemars(length(min = 1), extend("prefixItems" = [{ "type": "string", "minLength": 1 }], "x-codes" = ["config/invalid-value", "config/missing-agent", "config/agent-not-runnable"]))]
+    pub command: Option<Vec<String>>,
+    /// In `[settings.agent]`: the most agents at once, all automations together. In an
+    /// automation: the most of its own agents at once, under that limit.
+    #[schemars(range(min = 1, max = MAX_CONCURRENT_LIMIT), extend("default" = DEFAULT_MAX_CONCURRENT, "x-codes" = ["config/invalid-value", "config/shared-workspace"]))]
+    pub max_concurrent: Option<u32>,
+    /// The longest one agent run may take (wall clock); default: no limit.
+    #[schemars(range(min = 1, max = MAX_SECONDS), extend("x-codes" = ["config/invalid-value"]))]
+    pub timeout_seconds: Option<u64>,
+    /// The longest an agent may write nothing on stdout or stderr; default: no limit.
+    #[schemars(range(min = 1, max = MAX_SECONDS), extend("x-codes" = ["config/invalid-value"]))]
+    pub stall_seconds: Option<u64>,
+    /// Seconds between SIGTERM to the agent's process group and SIGKILL.
+    #[schemars(range(max = MAX_SECONDS), extend("default" = DEFAULT_KILL_GRACE_SECONDS, "x-codes" = ["config/invalid-value"]))]
+    pub kill_grace_seconds: Option<u64>,
+    /// Attempts after a failed first one.
+    #[schemars(range(max = MAX_RETRIES), extend("default" = 0, "x-codes" = ["config/invalid-value"]))]
+    pub retries: Option<u32>,
+    /// The pause before the first retry; it doubles for each later one.
+    #[schemars(range(max = MAX_SECONDS), extend("default" = DEFAULT_RETRY_BACKOFF_SECONDS, "x-codes" = ["config/invalid-value"]))]
+    pub retry_backoff_seconds: Option<u64>,
+    /// The longest pause between retries; not below `retry_backoff_seconds` (default:
+    /// 300, or `retry_backoff_seconds` when that is longer).
+    #[schemars(range(max = MAX_SECONDS), extend("default" = DEFAULT_MAX_RETRY_BACKOFF_SECONDS, "x-codes" = ["config/invalid-value"]))]
+    pub max_retry_backoff_seconds: Option<u64>,
+}
+
+/// `[settings.workspace]` or an automation's `workspace`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct WorkspaceFile {
+    /// Where agents run: `shared` (the config's folder, all agents together) or
+    /// `worktree` (each task in its own `git worktree` under `root`).
+    #[schemars(extend("default" = WorkspaceMode::default().as_str(), "x-codes" = ["config/invalid-value", "config/worktree-unavailable"]))]
+    pub mode: Option<WorkspaceMode>,
+    /// The folder that holds the worktrees, relative to the config's folder.
+    #[schemars(length(min = 1), extend("default" = DEFAULT_WORKTREE_ROOT, "x-codes" = ["config/invalid-value"]))]
+    pub root: Option<String>,
+    /// The Git revision worktrees start from; default: `HEAD` when the run started.
+    /// Must not start with `-` or hold control characters.
+    #[schemars(pattern(r"^[^-\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"), extend("x-codes" = ["config/invalid-value"]))]
+    pub base: Option<String>,
+    /// When a task's worktree is removed (its branch never is): `on-success` (a failed
+    /// task's worktree stays for inspection), `always` or `never`.
+    #[schemars(extend("default" = Cleanup::default().as_str(), "x-codes" = ["config/invalid-value"]))]
+    pub cleanup: Option<Cleanup>,
+    /// The longest one hook may run, in whole seconds.
+    #[schemars(range(min = 1, max = MAX_SECONDS), extend("default" = DEFAULT_HOOK_TIMEOUT_SECONDS, "x-codes" = ["config/invalid-value"]))]
+    pub hook_timeout_seconds: Option<u64>,
+    /// Shell commands run in the workspace at points of its life.
+    pub hooks: Option<HooksFile>,
+}
+
+/// `hooks`: shell commands (`sh -c`), in the order they run.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct HooksFile {
+    /// After the worktree is created; its failure fails the task.
+    #[schemars(pattern(r"\S"), extend("x-codes" = ["config/invalid-value"]))]
+    pub after_create: Option<String>,
+    /// Before each agent attempt; its failure fails the attempt.
+    #[schemars(pattern(r"\S"), extend("x-codes" = ["config/invalid-value"]))]
+    pub before_run: Option<String>,
+    /// After each agent attempt; its failure is logged.
+    #[schemars(pattern(r"\S"), extend("x-codes" = ["config/invalid-value"]))]
+    pub after_run: Option<String>,
+    /// Before the worktree is removed; its failure is logged.
+    #[schemars(pattern(r"\S"), extend("x-codes" = ["config/invalid-value"]))]
+    pub before_remove: Option<String>,
+}
+
+/// `[settings.protocol]`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ProtocolFile {
+    /// The largest frame body accepted from or sent to an extension, in bytes.
+    #[schemars(range(min = 1, max = 4_294_967_295_u64), extend("default" = curupira_framing::DEFAULT_MAX_BODY, "x-codes" = ["config/invalid-value"]))]
+    pub max_frame_bytes: Option<u64>,
+}
+
+/// `[settings.timeouts]`: seconds, integer or fractional, above 0.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TimeoutsFile {
+    /// How long to wait for the `initialize` reply.
+    #[schemars(range(max = 999_999_999.0), extend("exclusiveMinimum" = 0, "default" = DEFAULT_INITIALIZE_TIMEOUT, "x-codes" = ["config/invalid-value"]))]
+    pub initialize: Option<f64>,
+    /// How long to wait for the reply to any other request but `shutdown`.
+    #[schemars(range(max = 999_999_999.0), extend("exclusiveMinimum" = 0, "default" = DEFAULT_REQUEST_TIMEOUT, "x-codes" = ["config/invalid-value"]))]
+    pub request: Option<f64>,
+    /// How long to wait for the `shutdown` reply, and again for the process to exit.
+    #[schemars(range(max = 999_999_999.0), extend("exclusiveMinimum" = 0, "default" = DEFAULT_SHUTDOWN_TIMEOUT, "x-codes" = ["config/invalid-value"]))]
+    pub shutdown: Option<f64>,
+}
+
+/// `[settings.ledger]`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct LedgerFile {
+    /// `false` keeps task identities for the process only.
+    #[schemars(extend("default" = true))]
+    pub enabled: Option<bool>,
+    /// The ledger's SQLite file, relative to the config's folder; its folder also holds
+    /// `run.lock` and `watchdog.lock`.
+    #[schemars(length(min = 1), extend("default" = DEFAULT_LEDGER_PATH, "x-codes" = ["config/invalid-value"]))]
+    pub path: Option<String>,
+}
+
+/// `[extensions.NAME]`: exactly one of `path` and `builtin`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields, extend("x-codes" = ["config/missing-key", "config/extension-conflict", "config/extension-failed"]))]
+pub struct ExtensionFile {
+    /// A folder with a `curupira-extension.toml`, relative to the config's folder.
+    #[schemars(length(min = 1), extend("x-codes" = ["config/invalid-value", "config/missing-manifest"]))]
+    pub path: Option<String>,
+    /// An extension built into `curupira`, run from its own executable.
+    #[schemars(extend("x-codes" = ["config/unknown-builtin"]))]
+    pub builtin: Option<Builtin>,
+}
+
+/// `[automations.NAME]`: `trigger` and exactly one of `prompt` and `prompt_file`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AutomationFile {
+    /// The trigger type (`github-issue`), or `extension:type` when several extensions
+    /// offer it.
+    #[schemars(pattern(r"^(?:[^:]+:)?[^:]+$"), extend("x-codes" = ["config/missing-key", "config/invalid-value", "config/unknown-trigger", "config/ambiguous-trigger", "config/unknown-extension"]))]
+    pub trigger: String,
+    /// The prompt template (`${field}` placeholders).
+    #[schemars(extend("x-codes" = ["config/missing-key", "config/prompt-conflict", "config/unknown-placeholder", "config/repository"]))]
+    pub prompt: Option<String>,
+    /// A file holding the prompt template, relative to the config's folder.
+    #[schemars(length(min = 1), extend("x-codes" = ["config/prompt-conflict", "config/prompt-file", "config/unknown-placeholder"]))]
+    pub prompt_file: Option<String>,
+    /// The trigger's arguments (any TOML value; the trigger's own schema checks them).
+    #[schemars(extend("x-codes" = ["config/invalid-value", "config/trigger-rejected", "config/trigger-failed"]))]
+    pub arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Overrides `[settings.polling]`, key by key.
+    pub polling: Option<PollingFile>,
+    /// Overrides `[settings.agent]`, key by key; its `max_concurrent` caps this
+    /// automation under the global limit.
+    pub agent: Option<AgentFile>,
+    /// Overrides `[settings.workspace]`, key by key (`hooks` one hook at a time).
+    pub workspace: Option<WorkspaceFile>,
+}
+
+/// The closed sets of the file: a string, one of the set's values.
+macro_rules! closed_set_schemas {
+    ($($ty:ident),* $(,)?) => {$(
+        impl JsonSchema for $ty {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($ty).into()
+            }
+
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({ "type": "string", "enum": $ty::names().collect::<Vec<_>>() })
+            }
+        }
+    )*};
+}
+
+closed_set_schemas!(WorkspaceMode, Cleanup);
+
+/// `builtin = "…"`: the name of an extension built into this host ([`BUILTINS`]).
+pub struct Builtin;
+
+impl JsonSchema for Builtin {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Builtin".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "enum": BUILTINS })
+    }
+}
+
+/// The JSON Schema of `curupira.toml` (draft 2020-12), as `curupira schema config`
+/// prints it.
+pub fn config_schema() -> Schema {
+    generator().into_root_schema_for::<ConfigFile>()
+}
+
+/// The generator every `curupira schema` uses: draft 2020-12; an optional key is left
+/// out, never `null` (TOML has none, and the JSON files' checkers refuse it).
+pub fn generator() -> SchemaGenerator {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .with_transform(no_null)
+        .into_generator()
+}
+
+/// Takes `null` out of what an `Option` allows: `"type": ["x", "null"]` becomes
+/// `"type": "x"`, `"anyOf": [S, {"type": "null"}]` becomes S.
+fn no_null(schema: &mut Schema) {
+    schemars::transform::transform_subschemas(&mut no_null, schema);
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    if let Some(serde_json::Value::Array(types)) = object.get_mut("type") {
+        types.retain(|t| t != "null");
+        if let [only] = types.as_slice() {
+            let only = only.clone();
+            object.insert("type".to_owned(), only);
+        }
+    }
+    let is_null = |s: &serde_json::Value| s.get("type").is_some_and(|t| t == "null");
+    if let Some(serde_json::Value::Array(any_of)) = object.get("anyOf")
+        && any_of.len() == 2
+        && any_of.iter().any(is_null)
+    {
+        let rest = any_of.iter().find(|s| !is_null(s)).cloned();
+        object.remove("anyOf");
+        if let Some(serde_json::Value::Object(rest)) = rest {
+            for (key, value) in rest {
+                object.entry(key).or_insert(value);
+            }
+        }
+    }
+}
+
+/// The configuration reference (`docs/CONFIG.md`): every key of `schema` (the
+/// [`config_schema`]), table by table, with its type, default, diagnostic codes and
+/// description, so the page cannot drift from the schema.
+pub fn config_reference(schema: &Schema) -> String {
+    let root = schema.as_value();
+    let mut out = String::from(
+        "<!-- Generated by `curupira schema config --markdown > docs/CONFIG.md`; do not edit: \
+         the text comes from the doc comments of host-cli/src/config/schema.rs. -->\n\
+         # `curupira.toml` reference\n\n\
+         Every key of the host's configuration: its type, its default when it is left out, \
+         and the diagnostic codes it can raise (see [DIAGNOSTICS.md](DIAGNOSTICS.md)). \
+         Besides those listed, any key can raise `config/invalid-type` (a value of the wrong \
+         TOML type), and a key not listed here is `config/unknown-key` (a warning). Paths \
+         are relative to the folder of the config file. The same facts, as a JSON Schema for \
+         editors, are in [`schemas/curupira.schema.json`](../schemas/curupira.schema.json) \
+         (`curupira schema config`).\n",
+    );
+    let mut seen = Vec::new();
+    reference_table(root, root, "", &mut seen, &mut out);
+    out
+}
+
+/// One table (`path` is its dotted name, `""` for the file) and the tables under it.
+fn reference_table(
+    root: &serde_json::Value,
+    table: &serde_json::Value,
+    path: &str,
+    seen: &mut Vec<(String, String)>,
+    out: &mut String,
+) {
+    use std::fmt::Write as _;
+    let table = resolve(root, table);
+    let heading = if path.is_empty() {
+        "The file".to_owned()
+    } else {
+        format!("`[{path}]`")
+    };
+    let _ = write!(out, "\n## {heading}\n\n");
+    if let Some(text) = table.get("description").and_then(serde_json::Value::as_str) {
+        let _ = writeln!(out, "{}\n", one_line(text));
+    }
+    if let Some(codes) = codes_of(table) {
+        let _ = writeln!(out, "Codes of the table: {codes}.\n");
+    }
+    let Some(properties) = table
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+    else {
+        return;
+    };
+    let required: Vec<&str> = table
+        .get("required")
+        .and_then(serde_json::Value::as_array)
+        .map(|r| r.iter().filter_map(serde_json::Value::as_str).collect())
+        .unwrap_or_default();
+    out.push_str("| Key | Type | Default | Codes | Description |\n");
+    out.push_str("| --- | --- | --- | --- | --- |\n");
+    let mut below = Vec::new();
+    let mut keys: Vec<(&String, &serde_json::Value)> = properties.iter().collect();
+    keys.sort_by_key(|(key, _)| {
+        let first = TABLE_ORDER.iter().position(|k| k == key);
+        (first.unwrap_or(TABLE_ORDER.len()), key.as_str())
+    });
+    for (key, member) in keys {
+        let target = resolve(root, member);
+        let here = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{path}.{key}")
+        };
+        let description = member
+            .get("description")
+            .or_else(|| target.get("description"))
+            .and_then(serde_json::Value::as_str)
+            .map(one_line)
+            .unwrap_or_default();
+        let (kind, sub) = if target.get("properties").is_some() {
+            let reference = member.get("$ref").and_then(serde_json::Value::as_str);
+            match reference.and_then(|r| seen.iter().find(|(s, _)| s == r)) {
+                Some((_, first)) => (format!("table, the keys of `[{first}]`"), None),
+                None => {
+                    if let Some(r) = reference {
+                        seen.push((r.to_owned(), here.clone()));
+                    }
+                    (
+                        format!("table, [below](#{})", anchor(&here)),
+                        Some(here.clone()),
+                    )
+                }
+            }
+        } else if let Some(values) = target
+            .get("additionalProperties")
+            .filter(|v| v.get("properties").is_some() || v.get("$ref").is_some())
+        {
+            let name = format!("{here}.NAME");
+            below.push((values.clone(), name.clone()));
+            (format!("tables by name, [below](#{})", anchor(&name)), None)
+        } else {
+            (type_of(target), None)
+        };
+        if let Some(sub) = sub {
+            below.push((member.clone(), sub));
+        }
+        let default = member
+            .get("default")
+            .or_else(|| target.get("default"))
+            .map(|d| format!("`{d}`"))
+            .unwrap_or_else(|| {
+                if required.contains(&key.as_str()) {
+                    "required".to_owned()
+                } else {
+                    "—".to_owned()
+                }
+            });
+        let codes = codes_of(member).unwrap_or_else(|| "—".to_owned());
+        let _ = writeln!(
+            out,
+            "| `{key}` | {kind} | {default} | {codes} | {description} |"
+        );
+    }
+    for (schema, name) in below {
+        reference_table(root, &schema, &name, seen, out);
+    }
+}
+
+/// Keys documented first, in this order (the rest alphabetically): the file's tables
+/// in the order they are usually written, so `[settings.*]` lists the shared keys.
+const TABLE_ORDER: [&str; 3] = ["settings", "extensions", "automations"];
+
+/// The schema `value` refers to (`$ref` into `$defs`), or `value` itself.
+fn resolve<'a>(root: &'a serde_json::Value, value: &'a serde_json::Value) -> &'a serde_json::Value {
+    value
+        .get("$ref")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+        .unwrap_or(value)
+}
+
+/// A value's type in words, with its range, pattern or set.
+fn type_of(schema: &serde_json::Value) -> String {
+    use serde_json::Value;
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        let names: Vec<String> = values.iter().map(|v| format!("`{}`", text_of(v))).collect();
+        return format!("string, one of {}", names.join(", "));
+    }
+    let mut kind = match schema.get("type") {
+        Some(Value::String(t)) => match t.as_str() {
+            "object" => "table".to_owned(),
+            "number" => "number (integer or fractional)".to_owned(),
+            other => other.to_owned(),
+        },
+        _ => "any".to_owned(),
+    };
+    if kind == "array"
+        && let Some(items) = schema.get("items")
+    {
+        let item = type_of(items);
+        kind = if item.contains(',') {
+            format!("array of ({item})")
+        } else {
+            format!("array of {item}")
+        };
+    }
+    let bound = |key: &str| schema.get(key).map(text_of);
+    match (
+        bound("minimum").or(bound("exclusiveMinimum").map(|m| format!("> {m}"))),
+        bound("maximum"),
+    ) {
+        (Some(min), Some(max)) if min.starts_with('>') => {
+            kind.push_str(&format!(" {min}, ≤ {max}"))
+        }
+        (Some(min), Some(max)) => kind.push_str(&format!(" {min}..{max}")),
+        (Some(min), None) if min.starts_with('>') => kind.push_str(&format!(" {min}")),
+        (Some(min), None) => kind.push_str(&format!(" ≥ {min}")),
+        (None, Some(max)) => kind.push_str(&format!(" ≤ {max}")),
+        (None, None) => {}
+    }
+    if schema.get("minLength").is_some() || schema.get("minItems").is_some() {
+        kind.push_str(", not empty");
+    }
+    if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+        kind.push_str(&format!(", matching `{pattern}`"));
+    }
+    kind
+}
+
+/// A JSON value as Markdown text: strings without quotes.
+fn text_of(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The `x-codes` of a key or table, as Markdown.
+fn codes_of(schema: &serde_json::Value) -> Option<String> {
+    let codes = schema.get("x-codes")?.as_array()?;
+    let codes: Vec<String> = codes.iter().map(|c| format!("`{}`", text_of(c))).collect();
+    Some(codes.join(", "))
+}
+
+/// A description on one line (a table cell), `|` escaped.
+fn one_line(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('|', "\\|")
+}
+
+/// GitHub's anchor of a heading `` `[path]` ``.
+fn anchor(path: &str) -> String {
+    path.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        .map(|c| {
+            if c == ' ' {
+                '-'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
+}
