@@ -324,16 +324,16 @@ fn ignores_shutdown() {
     });
 }
 
-/// 20 MB on stderr before the first reply is no failure for a host that drains
-/// stderr continuously; one that does not deadlocks on `initialize` (and is stopped
-/// by the harness's watchdog). Moving and logging 20 MB takes about 2 s on a loaded
-/// 2-core machine, so the budget is that work's, not an idle extension's.
+/// 4 MiB (64 pipe buffers) on stderr before the first reply is no failure for a host
+/// that drains stderr continuously; one that does not deadlocks on `initialize`. (It
+/// was 20 MB: logging that much took about 2 s on a loaded 2-core machine, as long as
+/// the test's `initialize` timeout, so the test failed for the wrong reason.)
 #[test]
 fn stderr_flood_before_first_reply() {
     check(Case {
         mode: "stderr-flood",
         outcome: Outcome::Succeeds,
-        allowed_secs: 8,
+        allowed_secs: 0,
     });
 }
 

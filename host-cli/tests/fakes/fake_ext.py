@@ -47,12 +47,12 @@ MODES = {
     "duplicate-key": "trigger/poll",  # the key `title` twice in one item
     "hang-poll": "trigger/poll",  # never answers the poll
     "crash-mid-round": "after-first-poll",  # dies on the request after the first poll
-    "stderr-flood": "start",  # 20 MB on stderr before the first reply
+    "stderr-flood": "start",  # 4 MiB on stderr before the first reply
     "ignore-shutdown": "shutdown",  # never answers shutdown, ignores EOF and SIGTERM
     "slow-drip": "trigger/poll",  # the reply one byte per millisecond
 }
 
-STDERR_FLOOD_BYTES = 20 * 1024 * 1024
+STDERR_FLOOD_BYTES = 4 * 1024 * 1024  # 64 pipe buffers: a host that does not drain stderr deadlocks
 DRIP_BODY_BYTES = 100_000  # at one byte per millisecond: 100 s, far beyond any timeout
 
 
