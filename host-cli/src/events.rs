@@ -371,6 +371,11 @@ impl<W: Write> EventWriter<W> {
         self.failed
     }
 
+    /// The underlying stream, as written so far.
+    pub fn get_ref(&self) -> &W {
+        &self.out
+    }
+
     /// The underlying stream.
     pub fn into_inner(self) -> W {
         self.out

@@ -21,6 +21,7 @@ pub mod dispatch;
 pub mod events;
 pub mod forge;
 pub mod format;
+mod journal;
 pub mod ledger;
 pub mod logging;
 pub mod plugins;

@@ -31,6 +31,12 @@
 //!    after its last one ended.
 //! 3. **Shutdown** of every started extension, in the order they were started.
 //!
+//! Besides this loop and the agents' worker threads, a run has two threads that
+//! nothing waits for: the ledger's writer ([`crate::ledger::WriterThread`], which the
+//! caller starts) and the event printer (`crate::journal`), which prints each event
+//! once the ledger changes made before it are committed. [`run`] returns when every
+//! change is committed and every event printed.
+//!
 //! # Failures
 //!
 //! A failure of any extension step (an error reply, a protocol violation, a timeout, a
@@ -81,7 +87,8 @@ use crate::agent::{
 use crate::config::{Automation, Config};
 use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
 use crate::events::{Event, EventWriter};
-use crate::ledger::{self, AgentProcess, Decision, LedgerError, Status};
+use crate::journal::Journal;
+use crate::ledger::{self, AgentProcess, Change, Decision, LedgerError, Status, Writer};
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
 use crate::watchdog::Watch;
@@ -99,15 +106,24 @@ pub struct RunOptions {
     /// The durable task ledger, when enabled ([`crate::ledger`]): consulted for every
     /// polled task, written at every change of a task's state (read only in a dry
     /// run). `None`: identities are kept for this process only.
-    pub ledger: Option<SharedLedger>,
+    pub ledger: Option<RunLedger>,
     /// The run's watchdog ([`crate::watchdog`]): told about every agent's process
     /// group, so none outlives a host that died.
     pub watch: Option<Watch>,
 }
 
-/// The ledger, shared by the dispatch loop and the worker threads (which record
-/// their agent's pid as soon as it started).
-pub type SharedLedger = Arc<Mutex<ledger::Ledger>>;
+/// The ledger as a run uses it: the dispatch loop reads on a connection of its own
+/// (`decide`, the tasks `tasks retry` asked for), and every change goes through the
+/// writer thread ([`crate::ledger::writer`]'s rules), which the worker threads use
+/// too (the agent's pid, once it started). Events are printed behind the changes
+/// (`crate::journal`).
+#[derive(Debug, Clone)]
+pub struct RunLedger {
+    /// The connection the dispatch loop reads on.
+    pub reader: Arc<Mutex<ledger::Ledger>>,
+    /// The writer thread's handle; `None` in a dry run, which writes nothing.
+    pub writer: Option<Writer>,
+}
 
 /// Why [`run`] ended early.
 #[derive(Debug, thiserror::Error)]
@@ -482,7 +498,7 @@ struct TaskObserver {
     task_id: String,
     grace: Duration,
     watch: Option<Watch>,
-    ledger: Option<SharedLedger>,
+    writer: Option<Writer>,
 }
 
 impl AgentObserver for TaskObserver {
@@ -490,14 +506,15 @@ impl AgentObserver for TaskObserver {
         if let Some(watch) = &self.watch {
             watch.add(pid, self.grace);
         }
-        if let Some(ledger) = &self.ledger {
-            let recorded = ledger
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .agent_started(&self.automation, &self.task_id, AgentProcess::of(pid));
-            if let Err(error) = recorded {
-                tracing::error!("{error}");
-            }
+        if let Some(writer) = &self.writer {
+            // Not waited for: the agent runs already. A host killed before this commits
+            // leaves a `running` row without an agent, dispatched again by the next
+            // run; its watchdog stops the agent meanwhile.
+            writer.write(Change::AgentStarted {
+                automation: self.automation.clone(),
+                task_id: self.task_id.clone(),
+                agent: AgentProcess::of(pid),
+            });
         }
     }
 
@@ -670,12 +687,40 @@ fn work(
 /// Runs the selected automations of `plan` until done (`--once`), stopped, or out of
 /// automations, writing events to `events`. Returns an I/O error only when the events
 /// cannot be written.
-pub fn run<W: Write>(
+pub fn run<W: Write + Send>(
     config: &Config,
     plan: &Plan,
     options: &RunOptions,
     stop: &Stop,
     events: &mut EventWriter<W>,
+) -> Result<(), RunError> {
+    let writer = options
+        .ledger
+        .as_ref()
+        .and_then(|ledger| ledger.writer.clone());
+    let (ran, printed) = Journal::scope(events, writer.clone(), |journal| {
+        let ran = run_journaled(config, plan, options, stop, journal);
+        if let Some(writer) = &writer {
+            // Every change of the run committed (or failed) before the last events
+            // are printed, without waiting out the writer's pause.
+            let _ = writer.wait(writer.last_issued());
+        }
+        ran
+    })?;
+    ran?;
+    printed?;
+    match writer.and_then(|writer| writer.take_error()) {
+        Some(error) => Err(RunError::Ledger(error)),
+        None => Ok(()),
+    }
+}
+
+fn run_journaled(
+    config: &Config,
+    plan: &Plan,
+    options: &RunOptions,
+    stop: &Stop,
+    events: &mut Journal,
 ) -> Result<(), RunError> {
     let selected = config.selected(&options.automations);
     let repository = repository(config);
@@ -691,7 +736,7 @@ pub fn run<W: Write>(
         };
         let template = Template::parse(&automation.prompt);
         if let (true, Err(reason)) = (uses_repository(&template), &repository) {
-            events.emit(&Event::AutomationFailed {
+            events.emit(Event::AutomationFailed {
                 automation: automation.name.clone(),
                 code: ErrorCode::CONFIGURATION_INVALID.code(),
                 message: repository_missing(&automation.name, reason),
@@ -726,7 +771,7 @@ pub fn run<W: Write>(
         let workspaces = match workspaces {
             Ok(workspaces) => workspaces,
             Err(error) => {
-                events.emit(&Event::AutomationFailed {
+                events.emit(Event::AutomationFailed {
                     automation: automation.name.clone(),
                     code: ErrorCode::CONFIGURATION_INVALID.code(),
                     message: format!("automation `{}`: {error}", automation.name),
@@ -756,7 +801,12 @@ pub fn run<W: Write>(
 
     let repository = repository.unwrap_or_default();
     let (results, finished) = mpsc::channel();
+    let writer = options
+        .ledger
+        .as_ref()
+        .and_then(|ledger| ledger.writer.clone());
     let mut scheduler = Scheduler {
+        writer,
         config,
         options,
         stop,
@@ -778,7 +828,7 @@ pub fn run<W: Write>(
     scheduler.run(&mut runs, &mut extensions, events)?;
 
     for error in extensions.shutdown_all() {
-        events.emit(&Event::ExtensionFailed {
+        events.emit(Event::ExtensionFailed {
             extension: error.extension.clone(),
             method: error.method.clone(),
             code: error.code.code(),
@@ -794,6 +844,8 @@ pub fn run<W: Write>(
 /// The dispatch loop's state (see the module doc, "Concurrency"). The extensions and
 /// the event stream stay on the calling thread; only agents run on worker threads.
 struct Scheduler<'a> {
+    /// The ledger's writer thread, when the run writes a ledger.
+    writer: Option<Writer>,
     config: &'a Config,
     options: &'a RunOptions,
     stop: &'a Stop,
@@ -814,11 +866,11 @@ struct Scheduler<'a> {
 const TICK: Duration = Duration::from_millis(50);
 
 impl Scheduler<'_> {
-    fn run<W: Write>(
+    fn run(
         &mut self,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut EventWriter<W>,
+        events: &mut Journal,
     ) -> io::Result<()> {
         loop {
             let mut progressed = false;
@@ -826,6 +878,7 @@ impl Scheduler<'_> {
                 self.attempt_ended(attempted, runs, extensions, events)?;
                 progressed = true;
             }
+            events.check()?;
             if self.stopping() {
                 // No new poll, no new attempt: what waits for a retry is interrupted.
                 for (_, task) in self.retries.drain() {
@@ -898,10 +951,10 @@ impl Scheduler<'_> {
         wait.max(Duration::from_millis(1))
     }
 
-    fn start_due_retries<W: Write>(
+    fn start_due_retries(
         &mut self,
         runs: &mut [AutomationRun<'_>],
-        events: &mut EventWriter<W>,
+        events: &mut Journal,
     ) -> io::Result<bool> {
         let mut started = false;
         let now = Instant::now();
@@ -942,6 +995,7 @@ impl Scheduler<'_> {
                     && let Some(ledger) = &self.options.ledger
                 {
                     let requested = ledger
+                        .reader
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .requested(&run.automation.name);
@@ -962,9 +1016,12 @@ impl Scheduler<'_> {
         }
     }
 
-    /// Whether the run is stopping: a signal, or the ledger failed.
+    /// Whether the run is stopping: a signal, or the ledger failed (a read here, or a
+    /// write on the writer thread).
     fn stopping(&self) -> bool {
-        self.stop.requested() || self.ledger_error.is_some()
+        self.stop.requested()
+            || self.ledger_error.is_some()
+            || self.writer.as_ref().is_some_and(Writer::failed)
     }
 
     /// A ledger failure: logged, kept (the first) for the exit, and the run stops.
@@ -979,6 +1036,7 @@ impl Scheduler<'_> {
             return Decision::Dispatch;
         };
         let decided = ledger
+            .reader
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .decide(automation, task_id);
@@ -999,25 +1057,25 @@ impl Scheduler<'_> {
         exit_code: Option<i32>,
         reason: &str,
     ) {
-        let Some(ledger) = &self.options.ledger else {
-            return;
-        };
-        let recorded = ledger
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .finished(automation, &task.id_text, status, exit_code, reason);
-        if let Err(error) = recorded {
-            self.ledger_failed(error);
+        if let Some(writer) = &self.writer {
+            // Committed before the events that follow are printed (see `Journal`).
+            writer.write(Change::Finished {
+                automation: automation.to_owned(),
+                task_id: task.id_text.clone(),
+                status,
+                exit_code,
+                reason: reason.to_owned(),
+            });
         }
     }
 
     /// Polls automations, fairly, while an agent slot is free: an item is taken from
     /// an extension only when it can be dispatched at once.
-    fn poll_while_slots_are_free<W: Write>(
+    fn poll_while_slots_are_free(
         &mut self,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut EventWriter<W>,
+        events: &mut Journal,
     ) -> io::Result<bool> {
         let mut progressed = false;
         loop {
@@ -1060,12 +1118,12 @@ impl Scheduler<'_> {
 
     /// One poll of one automation, and what follows from its item. The outer `Result`
     /// is the event stream failing; the inner one the automation.
-    fn poll_one<W: Write>(
+    fn poll_one(
         &mut self,
         index: usize,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut EventWriter<W>,
+        events: &mut Journal,
     ) -> io::Result<Result<(), CallError>> {
         let run = &mut runs[index];
         let Some(round) = run.round.as_mut() else {
@@ -1094,7 +1152,7 @@ impl Scheduler<'_> {
         let id_text = task_id.to_string();
         if run.ledger.claim(&task_id) != Claim::New {
             round.skipped += 1;
-            events.emit(&Event::TaskSkipped {
+            events.emit(Event::TaskSkipped {
                 automation: name,
                 task_id: id_text,
                 values: pairs,
@@ -1111,7 +1169,7 @@ impl Scheduler<'_> {
                     if let Some(round) = &mut run.round {
                         round.skipped += 1;
                     }
-                    events.emit(&Event::TaskSkipped {
+                    events.emit(Event::TaskSkipped {
                         automation: name,
                         task_id: id_text,
                         values: pairs,
@@ -1153,13 +1211,13 @@ impl Scheduler<'_> {
 
     /// A task that waited for no poll: one `tasks retry` asked for, or one whose
     /// earlier agent was still alive (looked at again: still alive, it waits again).
-    fn dispatch_pending<W: Write>(
+    fn dispatch_pending(
         &mut self,
         index: usize,
         mut pending: Pending,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut EventWriter<W>,
+        events: &mut Journal,
     ) -> io::Result<Result<(), CallError>> {
         let run = &mut runs[index];
         if pending.waiting_for.is_some_and(|agent| agent.is_alive()) {
@@ -1181,14 +1239,14 @@ impl Scheduler<'_> {
     /// Dispatches a claimed task: its prompt, `onStarted`, then its first attempt (a
     /// dry run renders it instead). `counted`: the round counts it as outstanding
     /// already (a pending task).
-    fn dispatch<W: Write>(
+    fn dispatch(
         &mut self,
         index: usize,
         (task_id, id_text, pairs): (TaskId, String, Vec<Pair>),
         counted: bool,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut EventWriter<W>,
+        events: &mut Journal,
     ) -> io::Result<Result<(), CallError>> {
         let run = &mut runs[index];
         let name = run.automation.name.clone();
@@ -1200,7 +1258,7 @@ impl Scheduler<'_> {
         round.dispatched += 1;
         if self.options.dry_run {
             run.ledger.finish(&task_id);
-            events.emit(&Event::TaskRendered {
+            events.emit(Event::TaskRendered {
                 automation: name,
                 task_id: id_text,
                 values: pairs,
@@ -1241,15 +1299,32 @@ impl Scheduler<'_> {
 
     /// Starts one attempt of `task` on a worker thread (its slot is already taken),
     /// after its `task.started` event.
-    fn spawn_attempt<W: Write>(
+    fn spawn_attempt(
         &mut self,
         task: Task,
         runs: &mut [AutomationRun<'_>],
-        events: &mut EventWriter<W>,
+        events: &mut Journal,
     ) -> io::Result<()> {
         let run = &runs[task.run];
         let automation = run.automation;
         let limits = automation.agent_policy.limits();
+        let workspace = match &task.workspace {
+            Some(workspace) => workspace.path().to_owned(),
+            None => run.workspaces.planned_path(&automation.name, &task.id_text),
+        }
+        .display()
+        .to_string();
+        // Handed to the writer thread, not waited for (see `crate::ledger::writer`):
+        // the `task.started` below is printed once it is committed.
+        if let Some(writer) = &self.writer {
+            writer.write(Change::AttemptStarted {
+                automation: automation.name.clone(),
+                task_id: task.id_text.clone(),
+                pairs: serde_json::to_string(&task.pairs).unwrap_or_default(),
+                workspace: workspace.clone(),
+                host_pid: std::process::id(),
+            });
+        }
         let spec = AttemptSpec {
             command: automation.agent.clone().unwrap_or_default(),
             config_dir: self.config.dir.clone(),
@@ -1263,40 +1338,10 @@ impl Scheduler<'_> {
                 task_id: task.id_text.clone(),
                 grace: limits.kill_grace,
                 watch: self.options.watch.clone(),
-                ledger: self.options.ledger.clone(),
+                writer: self.writer.clone(),
             },
         };
-        let workspace = match &task.workspace {
-            Some(workspace) => workspace.path().to_owned(),
-            None => run.workspaces.planned_path(&automation.name, &task.id_text),
-        }
-        .display()
-        .to_string();
-        if let Some(ledger) = &self.options.ledger {
-            let pairs = serde_json::to_string(&task.pairs).unwrap_or_default();
-            let recorded = ledger
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .attempt_started(
-                    &automation.name,
-                    &task.id_text,
-                    &pairs,
-                    &workspace,
-                    std::process::id(),
-                );
-            if let Err(error) = recorded {
-                // Not recorded, not started: the stop that follows leaves it for later.
-                self.ledger_failed(error);
-                let run = &mut runs[task.run];
-                self.slots.give_back(&run.automation.name);
-                run.ledger.release(&task.task_id);
-                if let Some(round) = &mut run.round {
-                    round.outstanding = round.outstanding.saturating_sub(1);
-                }
-                return Ok(());
-            }
-        }
-        events.emit(&Event::TaskStarted {
+        events.emit(Event::TaskStarted {
             automation: spec.automation.clone(),
             task_id: task.id_text.clone(),
             values: task.pairs.clone(),
@@ -1308,22 +1353,8 @@ impl Scheduler<'_> {
             // No thread could take the task: it is not finished, so it is released and
             // a later poll hands it over again.
             let (task, _) = *job;
-            if let Some(ledger) = &self.options.ledger {
-                let name = &runs[task.run].automation.name;
-                let recorded = ledger
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .finished(
-                        name,
-                        &task.id_text,
-                        Status::Interrupted,
-                        None,
-                        "thread-failed",
-                    );
-                if let Err(error) = recorded {
-                    self.ledger_failed(error);
-                }
-            }
+            let name = runs[task.run].automation.name.clone();
+            self.record_end(&name, &task, Status::Interrupted, None, "thread-failed");
             let run = &mut runs[task.run];
             tracing::error!(
                 "automation `{}`: cannot start a thread for an agent ({error}); the task is \
@@ -1341,12 +1372,12 @@ impl Scheduler<'_> {
     }
 
     /// An attempt came back: retry it, or finish the task.
-    fn attempt_ended<W: Write>(
+    fn attempt_ended(
         &mut self,
         attempted: Attempted,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut EventWriter<W>,
+        events: &mut Journal,
     ) -> io::Result<()> {
         self.running = self.running.saturating_sub(1);
         let Attempted {
@@ -1360,7 +1391,7 @@ impl Scheduler<'_> {
         if let (Some(origin), Some(workspace)) = (prepared, &task.workspace)
             && origin != Origin::Shared
         {
-            events.emit(&Event::WorkspaceCreated {
+            events.emit(Event::WorkspaceCreated {
                 automation: name.clone(),
                 task_id: task.id_text.clone(),
                 workspace: workspace.path().display().to_string(),
@@ -1376,7 +1407,7 @@ impl Scheduler<'_> {
         }
         if !outcome.succeeded() && task.attempt <= policy.retries && !self.stop.requested() {
             let delay = policy.retry_delay(task.attempt);
-            events.emit(&Event::TaskRetrying {
+            events.emit(Event::TaskRetrying {
                 automation: name.clone(),
                 task_id: task.id_text.clone(),
                 attempt: task.attempt + 1,
@@ -1390,7 +1421,7 @@ impl Scheduler<'_> {
         if finishes && let Some(workspace) = task.workspace.take() {
             let path = workspace.path().display().to_string();
             match workspace.finish(outcome.succeeded()) {
-                Ok(Finished::Removed) => events.emit(&Event::WorkspaceRemoved {
+                Ok(Finished::Removed) => events.emit(Event::WorkspaceRemoved {
                     automation: name.clone(),
                     task_id: task.id_text.clone(),
                     workspace: path,
@@ -1431,7 +1462,7 @@ impl Scheduler<'_> {
                 round.failed += 1;
             }
         }
-        events.emit(&Event::TaskFinished {
+        events.emit(Event::TaskFinished {
             automation: name.clone(),
             task_id: task.id_text,
             values: task.pairs,
@@ -1458,8 +1489,13 @@ impl Scheduler<'_> {
         let name = runs[task.run].automation.name.clone();
         self.record_end(&name, &task, Status::Interrupted, None, "interrupted");
         let run = &mut runs[task.run];
+        let why = if self.writer.as_ref().is_some_and(Writer::failed) {
+            "not started: the task ledger could not be written"
+        } else {
+            "interrupted by the host's shutdown"
+        };
         tracing::warn!(
-            "automation `{}`: task {} interrupted by the host's shutdown; it is not finished",
+            "automation `{}`: task {} {why}; it is not finished",
             run.automation.name,
             task.id_text
         );
@@ -1469,10 +1505,10 @@ impl Scheduler<'_> {
         }
     }
 
-    fn close_finished_rounds<W: Write>(
+    fn close_finished_rounds(
         &mut self,
         runs: &mut [AutomationRun<'_>],
-        events: &mut EventWriter<W>,
+        events: &mut Journal,
     ) -> io::Result<()> {
         for run in runs.iter_mut() {
             if !run.active
@@ -1494,7 +1530,7 @@ impl Scheduler<'_> {
             if let Some(round) = run.round.take()
                 && run.active
             {
-                events.emit(&Event::RoundFinished {
+                events.emit(Event::RoundFinished {
                     automation: run.automation.name.clone(),
                     polled: round.polled,
                     dispatched: round.dispatched,
@@ -1520,6 +1556,7 @@ fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
         },
         prepared,
     };
+
     let hook_failed = |error: String| EndReason::HookFailed { error };
     let mut prepared = None;
     if task.workspace.is_none() {
@@ -1574,12 +1611,8 @@ fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
     }
 }
 
-fn emit_failure<W: Write>(
-    events: &mut EventWriter<W>,
-    automation: &str,
-    error: &CallError,
-) -> io::Result<()> {
-    events.emit(&Event::AutomationFailed {
+fn emit_failure(events: &mut Journal, automation: &str, error: &CallError) -> io::Result<()> {
+    events.emit(Event::AutomationFailed {
         automation: automation.to_owned(),
         code: error.code.code(),
         message: error.to_string(),

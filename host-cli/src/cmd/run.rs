@@ -31,9 +31,9 @@ use anyhow::Context;
 use curupira_host::config::{Config, Loaded};
 use curupira_host::events::EventWriter;
 use curupira_host::format::Format;
-use curupira_host::ledger::Ledger;
+use curupira_host::ledger::{Ledger, WriterThread};
 use curupira_host::resolve::Plan;
-use curupira_host::runner::{self, RunOptions};
+use curupira_host::runner::{self, RunLedger, RunOptions};
 use curupira_host::state::{self, RUN_LOCK, RunLock};
 use curupira_host::stop::Stop;
 use curupira_host::watchdog::{self, Watchdog};
@@ -84,8 +84,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut held = None;
     if options.dry_run {
         if settings.enabled {
-            options.ledger =
-                Ledger::open_existing(&settings.path)?.map(|ledger| Arc::new(Mutex::new(ledger)));
+            options.ledger = Ledger::open_existing(&settings.path)?.map(|reader| RunLedger {
+                reader: Arc::new(Mutex::new(reader)),
+                writer: None,
+            });
         }
     } else {
         let state_dir = settings.state_dir();
@@ -98,16 +100,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(2));
             }
         };
+        let mut writer_thread = None;
         if settings.enabled {
-            options.ledger = Some(Arc::new(Mutex::new(Ledger::open(&settings.path)?)));
+            // The writer's connection first: it creates or migrates the file.
+            let thread = WriterThread::start(Ledger::open(&settings.path)?)
+                .context("cannot start the ledger's writer thread")?;
+            options.ledger = Some(RunLedger {
+                reader: Arc::new(Mutex::new(Ledger::open(&settings.path)?)),
+                writer: Some(thread.writer()),
+            });
+            writer_thread = Some(thread);
         }
         let dog = start_watchdog(&host_exe, &state_dir)?;
         options.watch = dog.as_ref().map(Watchdog::watch);
-        held = Some((lock, dog));
+        held = Some((lock, dog, writer_thread));
     }
-    let mut events = EventWriter::new(io::stdout().lock(), args.format);
+    let mut events = EventWriter::new(io::stdout(), args.format);
     let ran = runner::run(&config, &plan, &options, &stop, &mut events);
-    if let Some((lock, dog)) = held {
+    if let Some((lock, dog, writer_thread)) = held {
+        if let Some(thread) = writer_thread {
+            thread.close();
+        }
         if let Some(dog) = dog {
             dog.close(Duration::from_secs(5));
         }

@@ -17,7 +17,7 @@
 //! | `host_pid` | the `curupira run` that wrote the row last |
 //! | `agent_pid`, `agent_start` | the running agent's pid (= its process group) and, on Linux, its start time (clock ticks since boot, `/proc/PID/stat`) |
 //! | `retry` | 1 after `tasks retry`: the next `run` dispatches it from `pairs` |
-//! | `created_at`, `updated_at` | UTC, ISO 8601 with milliseconds |
+//! | `created_at`, `updated_at` | milliseconds since the Unix epoch (UTC); `curupira tasks` shows them as ISO 8601 |
 //!
 //! # Rules
 //!
@@ -29,8 +29,10 @@
 //!   host runs): it is dispatched again, unless its agent is provably still alive
 //!   ([`Decision::Wait`]): its process group still exists and, on Linux, its leader
 //!   still has the recorded start time. The host then waits and checks again.
-//! - Every state change is one transaction (SQLite's autocommit), committed before
-//!   the event that reports it is printed. The database is in WAL mode with
+//! - A run hands every state change to one writer thread ([`WriterThread`]), which
+//!   writes the changes of a few milliseconds in one transaction; each change is
+//!   committed before the event that reports it is printed. The database is in WAL
+//!   mode with
 //!   `synchronous = NORMAL`: a crash of the host (SIGKILL included) loses nothing that
 //!   was committed; a power loss may lose the last commits but never corrupts the
 //!   file.
@@ -66,6 +68,10 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
+mod writer;
+
+pub use writer::{Change, LINGER, NICE, NotWritten, Ticket, TicketState, Writer, WriterThread};
+
 /// The ledger's file name in the state folder.
 pub const FILE_NAME: &str = "ledger.sqlite";
 
@@ -81,8 +87,11 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The schema, one step per version: `MIGRATIONS[n]` takes a ledger from version `n`
 /// to `n + 1`. Steps are never edited once released; a change is a new step.
 pub const MIGRATIONS: &[&str] = &[
-    // 1: the first release.
+    // 1: the first release. Rows are kept in the order they were made (`id`), so a
+    // change writes the table's last pages, not a random one per task id; the key
+    // (task_id, automation) is an index of its own, written once per task.
     "CREATE TABLE tasks (
+        id INTEGER PRIMARY KEY,
         automation TEXT NOT NULL,
         task_id TEXT NOT NULL,
         pairs TEXT NOT NULL,
@@ -96,19 +105,20 @@ pub const MIGRATIONS: &[&str] = &[
         agent_pid INTEGER,
         agent_start INTEGER,
         retry INTEGER NOT NULL DEFAULT 0,
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        PRIMARY KEY (automation, task_id)
-    ) WITHOUT ROWID;
-    CREATE INDEX tasks_by_id ON tasks (task_id);
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (task_id, automation)
+    );
     CREATE INDEX tasks_by_time ON tasks (updated_at);
     CREATE INDEX tasks_by_automation ON tasks (automation, updated_at);
     CREATE INDEX tasks_by_status ON tasks (status, updated_at);
     CREATE INDEX tasks_to_retry ON tasks (automation) WHERE retry = 1;",
 ];
 
-/// The current time as the ledger writes it.
-const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+/// The current time as the ledger writes it: milliseconds since the Unix epoch. An
+/// integer keeps the three indexes on `updated_at` small and costs no formatting per
+/// change; [`COLUMNS`] shows it as ISO 8601.
+const NOW: &str = "CAST(round(unixepoch('subsec') * 1000) AS INTEGER)";
 
 /// A task's status in the ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -317,8 +327,11 @@ pub struct Ledger {
     connection: Connection,
 }
 
+/// The columns of a [`TaskRecord`], times as ISO 8601 (UTC, milliseconds).
 const COLUMNS: &str = "automation, task_id, pairs, status, attempts, exit_code, reason, \
-                       workspace, host_pid, agent_pid, retry, created_at, updated_at";
+     workspace, host_pid, agent_pid, retry, \
+     strftime('%Y-%m-%dT%H:%M:%fZ', created_at / 1000.0, 'unixepoch'), \
+     strftime('%Y-%m-%dT%H:%M:%fZ', updated_at / 1000.0, 'unixepoch')";
 
 impl Ledger {
     /// Opens the ledger at `path`, creating it (not its folder) when missing, and
@@ -389,16 +402,6 @@ impl Ledger {
                 path: self.path.clone(),
                 found: version,
             });
-        }
-        // A new file gets 1 KiB pages (set before anything is written; an existing
-        // file keeps its own). Every state change commits the pages it dirtied (the
-        // row's and one per index) to the WAL whole: with the default 4 KiB, that
-        // copying was half of the ledger's cost per task; 1 KiB halves it (measured:
-        // docs/BENCHMARKS.md), and 512 B makes the trees split too often.
-        if objects == 0 && version == 0 {
-            self.connection
-                .pragma_update(None, "page_size", 1024)
-                .map_err(&classify)?;
         }
         // WAL is a property of the file: set once, by the first opener. Asking again
         // would take a lock that readers beside a running host need not wait for.
@@ -505,7 +508,7 @@ impl Ledger {
             "INSERT INTO tasks (automation, task_id, pairs, status, attempts, workspace,
                                 host_pid, created_at, updated_at)
              VALUES (?1, ?2, ?3, 'running', 1, ?4, ?5, {NOW}, {NOW})
-             ON CONFLICT (automation, task_id) DO UPDATE SET
+             ON CONFLICT (task_id, automation) DO UPDATE SET
                 pairs = excluded.pairs, status = 'running', attempts = attempts + 1,
                 exit_code = NULL, reason = NULL, workspace = excluded.workspace,
                 host_pid = excluded.host_pid, agent_pid = NULL, agent_start = NULL,
@@ -611,10 +614,10 @@ impl Ledger {
         }
         values.push(&limit);
         sql.push_str(&format!(
-            // Each index on `updated_at` ends with the key (automation, task_id) of
-            // this WITHOUT ROWID table: this order is the index's, read backwards, so
-            // the first page costs as much as a plain `SELECT … LIMIT`.
-            " ORDER BY updated_at DESC, automation DESC, task_id DESC LIMIT ?{}",
+            // Each index on `updated_at` ends with the row's `id`: this order is the
+            // index's, read backwards, so the first page costs as much as a plain
+            // `SELECT … LIMIT`.
+            " ORDER BY updated_at DESC, id DESC LIMIT ?{}",
             values.len()
         ));
         self.query(&sql, values.as_slice())
@@ -911,6 +914,26 @@ mod tests {
         assert_eq!(
             a.values,
             serde_json::json!([{"key": "issue", "value": "1"}])
+        );
+        // Stored as milliseconds, shown as ISO 8601 UTC with milliseconds, today.
+        for time in [&a.created_at, &a.updated_at] {
+            let shape: String = time
+                .chars()
+                .map(|c| if c.is_ascii_digit() { '0' } else { c })
+                .collect();
+            assert_eq!(shape, "0000-00-00T00:00:00.000Z", "{time}");
+        }
+        assert!(a.created_at <= a.updated_at);
+        let today = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            / 86_400;
+        let year = 1970 + today / 366;
+        assert!(
+            a.created_at[..4].parse::<u64>().unwrap() >= year,
+            "{}",
+            a.created_at
         );
         let failed = Filter {
             status: Some(Status::Failed),

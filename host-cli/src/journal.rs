@@ -1,0 +1,295 @@
+//! The run's event stream, printed by a thread of its own behind the ledger's writer
+//! thread: an event is printed only once every ledger change made before it was
+//! emitted is committed, and events keep their order.
+//!
+//! The dispatch loop hands its ledger changes to [`crate::ledger::Writer`] and its
+//! events to a [`Journal`] without waiting for either. Each event goes to the printer
+//! thread with the ticket of the last change made so far; the printer waits for that
+//! ticket (without hurrying the writer's batch) and prints. So the loop spends nothing
+//! on SQLite, JSON or stdout, and "printed means committed" holds. Without a ledger an
+//! event is printed as soon as the printer gets it.
+//!
+//! When the ledger fails, events are printed anyway (they say what happened; the run
+//! stops and its error names the ledger): a reader of the events can rely on "printed
+//! means committed" as long as the run does not end with a ledger error. When stdout
+//! fails (a closed pipe), the printer stops and the loop's next
+//! [`emit`](Journal::emit) or [`check`](Journal::check) returns that error.
+
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::thread;
+
+use crate::events::{Event, EventWriter};
+use crate::ledger::{Ticket, Writer};
+
+/// Events on their way to the printer thread, each behind the ledger changes made
+/// before it.
+pub(crate) struct Journal {
+    inbox: mpsc::Sender<(Ticket, Event)>,
+    writer: Option<Writer>,
+    broken: Arc<Broken>,
+}
+
+/// How the printer failed, when it did.
+#[derive(Default)]
+struct Broken {
+    flag: AtomicBool,
+    error: Mutex<Option<(io::ErrorKind, String)>>,
+}
+
+impl Broken {
+    fn set(&self, error: &io::Error) {
+        *self.error.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((error.kind(), error.to_string()));
+        self.flag.store(true, Ordering::SeqCst);
+    }
+
+    fn get(&self) -> Option<io::Error> {
+        if !self.flag.load(Ordering::SeqCst) {
+            return None;
+        }
+        let error = self.error.lock().unwrap_or_else(PoisonError::into_inner);
+        let (kind, message) = error.as_ref()?;
+        Some(io::Error::new(*kind, message.clone()))
+    }
+}
+
+impl Journal {
+    /// Runs `body` with a journal printing to `out` behind `writer`'s changes (`None`:
+    /// no ledger, or one that is only read). Returns what `body` returned, and the
+    /// printer's outcome once every event is printed.
+    pub(crate) fn scope<W, R>(
+        out: &mut EventWriter<W>,
+        writer: Option<Writer>,
+        body: impl FnOnce(&mut Journal) -> R,
+    ) -> io::Result<(R, io::Result<()>)>
+    where
+        W: Write + Send,
+    {
+        thread::scope(|scope| {
+            let (inbox, events) = mpsc::channel::<(Ticket, Event)>();
+            let broken = Arc::new(Broken::default());
+            let printer = {
+                let writer = writer.clone();
+                let broken = Arc::clone(&broken);
+                thread::Builder::new()
+                    .name("events".to_owned())
+                    .spawn_scoped(scope, move || {
+                        for (ticket, event) in events {
+                            if let Some(writer) = &writer {
+                                // A failure is the writer's to report; the event is
+                                // printed anyway.
+                                let _ = writer.wait_in_turn(ticket);
+                            }
+                            if let Err(error) = out.emit(&event) {
+                                broken.set(&error);
+                                return Err(error);
+                            }
+                        }
+                        Ok(())
+                    })?
+            };
+            let mut journal = Journal {
+                inbox,
+                writer,
+                broken,
+            };
+            let returned = body(&mut journal);
+            drop(journal);
+            let printed = printer
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the event printer panicked")));
+            Ok((returned, printed))
+        })
+    }
+
+    /// Hands `event` to the printer, behind every ledger change made so far.
+    pub(crate) fn emit(&mut self, event: Event) -> io::Result<()> {
+        self.check()?;
+        let ticket = self
+            .writer
+            .as_ref()
+            .map_or(Ticket::NONE, Writer::last_issued);
+        self.inbox.send((ticket, event)).map_err(|_| {
+            self.broken
+                .get()
+                .unwrap_or_else(|| io::Error::other("the event printer stopped"))
+        })
+    }
+
+    /// The printer's failure, if it failed (stdout closed): the run stops on it.
+    pub(crate) fn check(&self) -> io::Result<()> {
+        match self.broken.get() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::format::Format;
+    use crate::ledger::{Change, Ledger, Status, TicketState, WriterThread};
+
+    fn skipped(n: u32) -> Event {
+        Event::TaskSkipped {
+            automation: "fix".into(),
+            task_id: format!("{n:064x}"),
+            values: Vec::new(),
+        }
+    }
+
+    fn ids(out: EventWriter<Vec<u8>>) -> Vec<String> {
+        String::from_utf8(out.into_inner())
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let value: serde_json::Value = serde_json::from_str(line).unwrap();
+                value["task_id"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_a_ledger_every_event_is_printed_in_order() {
+        let mut out = EventWriter::new(Vec::new(), Format::Json);
+        let (sent, printed) = Journal::scope(&mut out, None, |journal| {
+            (1..=100).all(|n| journal.emit(skipped(n)).is_ok())
+        })
+        .unwrap();
+        assert!(sent);
+        printed.unwrap();
+        let expected: Vec<String> = (1..=100u32).map(|n| format!("{n:064x}")).collect();
+        assert_eq!(ids(out), expected);
+    }
+
+    #[test]
+    fn an_event_waits_for_the_changes_before_it_and_the_order_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        let thread = WriterThread::start(Ledger::open(&path).unwrap()).unwrap();
+        let writer = thread.writer();
+        // Another connection holds the write lock: nothing the writer gets commits
+        // until it lets go.
+        let blocker = rusqlite::Connection::open(&path).unwrap();
+        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let printed_early = Arc::new(AtomicBool::new(false));
+        let mut out = EventWriter::new(Vec::new(), Format::Json);
+        let (ticket, printed) = Journal::scope(&mut out, Some(writer.clone()), |journal| {
+            journal.emit(skipped(1)).unwrap();
+            let ticket = writer.write(Change::Finished {
+                automation: "fix".into(),
+                task_id: "ab".repeat(32),
+                status: Status::Failed,
+                exit_code: Some(1),
+                reason: "exit".into(),
+            });
+            journal.emit(skipped(2)).unwrap();
+            journal.emit(skipped(3)).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            printed_early.store(
+                writer.state(ticket) != TicketState::Pending,
+                Ordering::SeqCst,
+            );
+            blocker.execute_batch("COMMIT").unwrap();
+            ticket
+        })
+        .unwrap();
+        printed.unwrap();
+        assert!(
+            !printed_early.load(Ordering::SeqCst),
+            "the change stayed pending while the lock was held"
+        );
+        assert_eq!(writer.state(ticket), TicketState::Committed);
+        let expected: Vec<String> = (1..=3u32).map(|n| format!("{n:064x}")).collect();
+        assert_eq!(ids(out), expected);
+        thread.close();
+    }
+
+    #[test]
+    fn events_behind_a_held_lock_are_not_printed_before_it_is_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        let thread = WriterThread::start(Ledger::open(&path).unwrap()).unwrap();
+        let writer = thread.writer();
+        let blocker = rusqlite::Connection::open(&path).unwrap();
+        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let (tx, rx) = mpsc::channel::<usize>();
+        // The printer writes into a pipe-like sink that reports each line.
+        struct Lines(mpsc::Sender<usize>, usize);
+        impl Write for Lines {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                let lines = buf.iter().filter(|b| **b == b'\n').count();
+                if lines > 0 {
+                    self.1 += lines;
+                    let _ = self.0.send(self.1);
+                }
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut out = EventWriter::new(Lines(tx, 0), Format::Json);
+        let ((), printed) = Journal::scope(&mut out, Some(writer.clone()), |journal| {
+            journal.emit(skipped(1)).unwrap();
+            assert_eq!(
+                rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap(),
+                1,
+                "nothing waits before the first change"
+            );
+            writer.write(Change::AttemptStarted {
+                automation: "fix".into(),
+                task_id: "cd".repeat(32),
+                pairs: "[]".into(),
+                workspace: "/w".into(),
+                host_pid: 1,
+            });
+            journal.emit(skipped(2)).unwrap();
+            assert!(
+                rx.recv_timeout(std::time::Duration::from_millis(300))
+                    .is_err(),
+                "the second event waits for its change"
+            );
+            blocker.execute_batch("COMMIT").unwrap();
+            assert_eq!(
+                rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap(),
+                2
+            );
+        })
+        .unwrap();
+        printed.unwrap();
+        thread.close();
+    }
+
+    #[test]
+    fn a_closed_stdout_stops_the_loop_with_its_error() {
+        struct Closed;
+        impl Write for Closed {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::Error::new(io::ErrorKind::BrokenPipe, "closed"))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut out = EventWriter::new(Closed, Format::Json);
+        let (error, printed) = Journal::scope(&mut out, None, |journal| {
+            journal.emit(skipped(1)).unwrap();
+            for _ in 0..500 {
+                if let Err(error) = journal.emit(skipped(2)) {
+                    return Some(error.kind());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            None
+        })
+        .unwrap();
+        assert_eq!(error, Some(io::ErrorKind::BrokenPipe));
+        assert_eq!(printed.unwrap_err().kind(), io::ErrorKind::BrokenPipe);
+    }
+}
