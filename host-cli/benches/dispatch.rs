@@ -22,6 +22,12 @@
 //!
 //! `cargo bench -p curupira-host --bench dispatch`
 //!
+//! After criterion's groups, the same host runs and floors **interleaved** run by run
+//! (`INTERLEAVED=N` rounds, default 9, `0` skips), medians printed with their ratios:
+//! criterion measures every sample of one line before the next line, so drift of a
+//! shared machine (the worktree floor moved by 31 % between two runs of the same code)
+//! lands on one side of its ratio; interleaving puts it on both.
+//!
 //! Every run's exit status and done file are checked (that all items ran), never its
 //! time. Read the ratio of the lines of one group, not absolute times; criterion prints
 //! means, the medians are in `target/criterion/<group>/<line>/new/estimates.json`. The
@@ -228,9 +234,52 @@ fn worktrees(c: &mut Criterion) {
     group.finish();
 }
 
+/// The host and its floor alternated run by run, `rounds` times, medians printed:
+/// drift of the machine (criterion measures all of one line, then all of the next)
+/// falls on both sides alike.
+fn interleaved(rounds: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("curupira.toml"),
+        config(CONCURRENCY, ITEMS, ""),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("tasks.jsonl"), queue(ITEMS)).unwrap();
+    std::thread::sleep(SETTLE);
+    let workspace = "[settings.workspace]\nmode = \"worktree\"\ncleanup = \"always\"\n\n";
+    let mc1 = config(1, WORKTREE_ITEMS, workspace);
+    let mut times: [Vec<Duration>; 4] = Default::default();
+    for _ in 0..rounds {
+        times[0].push(run_host(dir.path(), ITEMS));
+        times[1].push(spawn_floor(ITEMS, CONCURRENCY));
+        times[2].push(run_host(fresh_repo(&mc1).path(), WORKTREE_ITEMS));
+        times[3].push(worktree_floor(fresh_repo(&mc1).path(), WORKTREE_ITEMS));
+    }
+    let [host, floor, worktree, worktree_floor] = times.map(|mut runs| {
+        runs.sort();
+        runs[runs.len() / 2].as_secs_f64() * 1e3
+    });
+    println!("\ninterleaved, {rounds} rounds, medians:");
+    println!(
+        "  dispatch_1000: host {host:.1} ms, floor {floor:.1} ms: {:.2}×",
+        host / floor
+    );
+    println!(
+        "  worktree_20 mc1: host {worktree:.1} ms, floor {worktree_floor:.1} ms: {:.2}×",
+        worktree / worktree_floor
+    );
+}
+
 fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     dispatch(&mut criterion);
     worktrees(&mut criterion);
     criterion.final_summary();
+    let rounds: usize = std::env::var("INTERLEAVED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(9);
+    if rounds > 0 {
+        interleaved(rounds);
+    }
 }

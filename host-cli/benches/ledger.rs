@@ -1,21 +1,22 @@
 //! The durable ledger's cost (issue 12, "Performance"), printed as plain figures:
 //!
 //! 1. **Per dispatch.** `DISPATCHES` (default 10,000) attempts of a no-op agent (`true`)
-//!    through `agent::run_attempt`, half of them with the ledger calls a host makes
-//!    around one attempt (`decide`, `attempt_started`, `agent_started`, `finished`:
-//!    one read and three one-row transactions), half without, interleaved in blocks of
-//!    100 so that drift of the machine falls on both sides alike. The full host loop
-//!    adds an extension round trip and events to both sides, so this ratio is an upper
-//!    bound of the ledger's share.
+//!    through `agent::run_attempt`, half of them with what a host does with its ledger
+//!    around one attempt (`decide` on a reading connection; `attempt_started`,
+//!    `agent_started`, `finished` handed to the writer thread, which batches them),
+//!    half without, interleaved in blocks of 100 so that drift of the machine falls on
+//!    both sides alike; the side with the ledger ends when its last change is
+//!    committed. Also printed: the same three changes as one-row transactions on the
+//!    calling thread, as the first version of the ledger made them.
 //! 2. **`tasks list` over 1,000,000 rows.** The first page (50 rows, newest first, as
 //!    `tasks list` asks) and the same with `--status failed`, against a plain
 //!    `SELECT … LIMIT 50` on the same file.
 //!
 //! 3. **The whole host.** `curupira run --once` over `HOST_ITEMS` (default 10,000)
 //!    `local-queue` items with a no-op agent at `max_concurrent = 4`, with the ledger on
-//!    (the default) and off (`[settings.ledger] enabled = false`), alternating, three
-//!    runs each; the median of each side. This is the issue's own measure: what a
-//!    dispatch costs with everything a host does around it.
+//!    (the default) and off (`[settings.ledger] enabled = false`), alternating,
+//!    `HOST_RUNS` (default 7) runs each; the median of each side. This is the issue's
+//!    own measure: what a dispatch costs with everything a host does around it.
 //!
 //! `cargo bench -p curupira-host --bench ledger` (`DISPATCHES=N`, `HOST_ITEMS=N` change
 //! the counts; `0` skips that part).
@@ -25,7 +26,7 @@
 use std::time::{Duration, Instant};
 
 use curupira_host::agent::{AgentLimits, AgentRun, run_attempt};
-use curupira_host::ledger::{AgentProcess, Filter, Ledger, Status};
+use curupira_host::ledger::{AgentProcess, Change, Filter, Ledger, Status, WriterThread};
 use curupira_host::stop::Stop;
 
 fn main() {
@@ -86,7 +87,11 @@ fn whole_host(items: usize) {
         took
     };
     let (mut on, mut off) = (Vec::new(), Vec::new());
-    for _ in 0..3 {
+    let runs: usize = std::env::var("HOST_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(7);
+    for _ in 0..runs {
         off.push(run(false));
         on.push(run(true));
     }
@@ -115,82 +120,104 @@ fn whole_host(items: usize) {
 
 fn per_dispatch(dispatches: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let mut ledger = Ledger::open(&dir.path().join("ledger.sqlite")).unwrap();
+    let threaded = dir.path().join("threaded.sqlite");
+    let thread = WriterThread::start(Ledger::open(&threaded).unwrap()).unwrap();
+    let writer = thread.writer();
+    let mut reader = Ledger::open(&threaded).unwrap();
+    let mut inline = Ledger::open(&dir.path().join("inline.sqlite")).unwrap();
     let command = vec!["true".to_owned()];
     let stop = Stop::new();
     let limits = AgentLimits::default();
     let pairs = r#"[{"key":"issue","value":"1234"},{"key":"title","value":"A task"}]"#;
-    let (mut on, mut off, mut ledger_only) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    let block = 100;
+    let mut spent = [Duration::ZERO; 3];
+    let block = 150;
     let mut n = 0;
+    let agent = |task_id: &str| {
+        let run = AgentRun {
+            command: &command,
+            config_dir: dir.path(),
+            cwd: dir.path(),
+            prompt: "",
+            automation: "bench",
+            task_id,
+            repository: "",
+            branch: None,
+        };
+        let outcome = run_attempt(&run, &limits, &stop);
+        assert!(outcome.succeeded(), "{outcome:?}");
+    };
+    let process = AgentProcess {
+        pid: 4242,
+        start: Some(1),
+    };
     while n < dispatches {
-        for with_ledger in [true, false] {
-            for _ in 0..block / 2 {
+        // 0: no ledger; 1: the writer thread, as the host does; 2: inline transactions.
+        for (side, total) in spent.iter_mut().enumerate() {
+            let started = Instant::now();
+            for _ in 0..block / 3 {
                 let task_id = format!("{n:064x}");
-                let started = Instant::now();
-                let mut spent = Duration::ZERO;
-                if with_ledger {
-                    let t = Instant::now();
-                    ledger.decide("bench", &task_id).unwrap();
-                    ledger
-                        .attempt_started("bench", &task_id, pairs, "/work", 1)
-                        .unwrap();
-                    spent += t.elapsed();
-                }
-                let run = AgentRun {
-                    command: &command,
-                    config_dir: dir.path(),
-                    cwd: dir.path(),
-                    prompt: "",
-                    automation: "bench",
-                    task_id: &task_id,
-                    repository: "",
-                    branch: None,
-                };
-                let outcome = run_attempt(&run, &limits, &stop);
-                assert!(outcome.succeeded(), "{outcome:?}");
-                if with_ledger {
-                    let t = Instant::now();
-                    ledger
-                        .agent_started(
-                            "bench",
-                            &task_id,
-                            AgentProcess {
-                                pid: 4242,
-                                start: Some(1),
-                            },
-                        )
-                        .unwrap();
-                    ledger
-                        .finished("bench", &task_id, Status::Succeeded, Some(0), "exit")
-                        .unwrap();
-                    spent += t.elapsed();
-                    on += started.elapsed();
-                    ledger_only += spent;
-                } else {
-                    off += started.elapsed();
-                }
                 n += 1;
+                match side {
+                    1 => {
+                        reader.decide("bench", &task_id).unwrap();
+                        writer.write(Change::AttemptStarted {
+                            automation: "bench".into(),
+                            task_id: task_id.clone(),
+                            pairs: pairs.into(),
+                            workspace: "/work".into(),
+                            host_pid: 1,
+                        });
+                        agent(&task_id);
+                        writer.write(Change::AgentStarted {
+                            automation: "bench".into(),
+                            task_id: task_id.clone(),
+                            agent: process,
+                        });
+                        writer.write(Change::Finished {
+                            automation: "bench".into(),
+                            task_id,
+                            status: Status::Succeeded,
+                            exit_code: Some(0),
+                            reason: "exit".into(),
+                        });
+                    }
+                    2 => {
+                        inline.decide("bench", &task_id).unwrap();
+                        inline
+                            .attempt_started("bench", &task_id, pairs, "/work", 1)
+                            .unwrap();
+                        agent(&task_id);
+                        inline.agent_started("bench", &task_id, process).unwrap();
+                        inline
+                            .finished("bench", &task_id, Status::Succeeded, Some(0), "exit")
+                            .unwrap();
+                    }
+                    _ => agent(&task_id),
+                }
             }
+            if side == 1 {
+                writer.wait(writer.last_issued()).unwrap();
+            }
+            *total += started.elapsed();
         }
     }
-    let half = (dispatches / 2) as f64;
-    let per = |d: Duration| d.as_secs_f64() * 1e6 / half;
+    thread.close();
+    let each = (n / 3) as f64;
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / each;
+    println!("dispatches of a no-op agent: {n} (a third on each side)");
     println!(
-        "dispatches of a no-op agent: {dispatches} ({} with the ledger, {} without)",
-        dispatches / 2,
-        dispatches / 2
-    );
-    println!("  without the ledger: {:.1} µs per dispatch", per(off));
-    println!("  with the ledger:    {:.1} µs per dispatch", per(on));
-    println!(
-        "  the ledger's calls: {:.1} µs per dispatch",
-        per(ledger_only)
+        "  without the ledger:               {:.1} µs per dispatch",
+        per(spent[0])
     );
     println!(
-        "  time with / without: {:.3} (ledger calls / dispatch without: {:.1} %)",
-        on.as_secs_f64() / off.as_secs_f64(),
-        100.0 * ledger_only.as_secs_f64() / off.as_secs_f64()
+        "  with the writer thread (the host): {:.1} µs per dispatch ({:.3}×)",
+        per(spent[1]),
+        spent[1].as_secs_f64() / spent[0].as_secs_f64()
+    );
+    println!(
+        "  with inline transactions:          {:.1} µs per dispatch ({:.3}×)",
+        per(spent[2]),
+        spent[2].as_secs_f64() / spent[0].as_secs_f64()
     );
 }
 
@@ -214,7 +241,8 @@ fn list_over_a_million() {
             for n in 0..ROWS {
                 let automation = ["fix", "review", "triage"][n as usize % 3];
                 let status = if n % 10 == 0 { "failed" } else { "succeeded" };
-                let time = format!("2025-01-01T00:00:00.{:09}Z", n);
+                // Milliseconds since the epoch, from 2025-01-01, one per row.
+                let time = 1_735_689_600_000_i64 + i64::from(n);
                 insert
                     .execute(rusqlite::params![
                         automation,

@@ -31,11 +31,12 @@
 //!    after its last one ended.
 //! 3. **Shutdown** of every started extension, in the order they were started.
 //!
-//! Besides this loop and the agents' worker threads, a run has two threads that
-//! nothing waits for: the ledger's writer ([`crate::ledger::WriterThread`], which the
-//! caller starts) and the event printer (`crate::journal`), which prints each event
-//! once the ledger changes made before it are committed. [`run`] returns when every
-//! change is committed and every event printed.
+//! Besides this loop and the agents' worker threads, a run with a ledger has two
+//! threads that nothing waits for, both at a lower priority: the ledger's writer
+//! ([`crate::ledger::WriterThread`], which the caller starts) and the event printer
+//! (`crate::journal`), which prints each event once the ledger changes made before it
+//! are committed. Without a ledger the loop prints its events itself. [`run`] returns
+//! when every change is committed and every event printed.
 //!
 //! # Failures
 //!
@@ -720,7 +721,7 @@ fn run_journaled(
     plan: &Plan,
     options: &RunOptions,
     stop: &Stop,
-    events: &mut Journal,
+    events: &mut Journal<'_>,
 ) -> Result<(), RunError> {
     let selected = config.selected(&options.automations);
     let repository = repository(config);
@@ -870,7 +871,7 @@ impl Scheduler<'_> {
         &mut self,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut Journal,
+        events: &mut Journal<'_>,
     ) -> io::Result<()> {
         loop {
             let mut progressed = false;
@@ -954,7 +955,7 @@ impl Scheduler<'_> {
     fn start_due_retries(
         &mut self,
         runs: &mut [AutomationRun<'_>],
-        events: &mut Journal,
+        events: &mut Journal<'_>,
     ) -> io::Result<bool> {
         let mut started = false;
         let now = Instant::now();
@@ -1075,7 +1076,7 @@ impl Scheduler<'_> {
         &mut self,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut Journal,
+        events: &mut Journal<'_>,
     ) -> io::Result<bool> {
         let mut progressed = false;
         loop {
@@ -1123,7 +1124,7 @@ impl Scheduler<'_> {
         index: usize,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut Journal,
+        events: &mut Journal<'_>,
     ) -> io::Result<Result<(), CallError>> {
         let run = &mut runs[index];
         let Some(round) = run.round.as_mut() else {
@@ -1217,7 +1218,7 @@ impl Scheduler<'_> {
         mut pending: Pending,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut Journal,
+        events: &mut Journal<'_>,
     ) -> io::Result<Result<(), CallError>> {
         let run = &mut runs[index];
         if pending.waiting_for.is_some_and(|agent| agent.is_alive()) {
@@ -1246,7 +1247,7 @@ impl Scheduler<'_> {
         counted: bool,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut Journal,
+        events: &mut Journal<'_>,
     ) -> io::Result<Result<(), CallError>> {
         let run = &mut runs[index];
         let name = run.automation.name.clone();
@@ -1303,7 +1304,7 @@ impl Scheduler<'_> {
         &mut self,
         task: Task,
         runs: &mut [AutomationRun<'_>],
-        events: &mut Journal,
+        events: &mut Journal<'_>,
     ) -> io::Result<()> {
         let run = &runs[task.run];
         let automation = run.automation;
@@ -1377,7 +1378,7 @@ impl Scheduler<'_> {
         attempted: Attempted,
         runs: &mut [AutomationRun<'_>],
         extensions: &mut Extensions<'_>,
-        events: &mut Journal,
+        events: &mut Journal<'_>,
     ) -> io::Result<()> {
         self.running = self.running.saturating_sub(1);
         let Attempted {
@@ -1508,7 +1509,7 @@ impl Scheduler<'_> {
     fn close_finished_rounds(
         &mut self,
         runs: &mut [AutomationRun<'_>],
-        events: &mut Journal,
+        events: &mut Journal<'_>,
     ) -> io::Result<()> {
         for run in runs.iter_mut() {
             if !run.active
@@ -1611,7 +1612,7 @@ fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
     }
 }
 
-fn emit_failure(events: &mut Journal, automation: &str, error: &CallError) -> io::Result<()> {
+fn emit_failure(events: &mut Journal<'_>, automation: &str, error: &CallError) -> io::Result<()> {
     events.emit(Event::AutomationFailed {
         automation: automation.to_owned(),
         code: error.code.code(),
