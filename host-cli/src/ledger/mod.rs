@@ -8,7 +8,8 @@
 //!
 //! | column | meaning |
 //! |---|---|
-//! | `automation`, `task_id` | the key: the automation's name and the task identity (64 hex digits) |
+//! | `id` | the row's number, in the order rows were made (a change writes the table's last pages, not a random one) |
+//! | `automation`, `task_id` | the key (a unique index): the automation's name and the task identity (64 hex digits) |
 //! | `pairs` | the item's pairs as polled, JSON `[{"key", "value"}, …]`: what `tasks retry` dispatches again |
 //! | `status` | `running`, `succeeded`, `failed` or `interrupted` ([`Status`]) |
 //! | `attempts` | agent attempts started, over every run |
