@@ -71,7 +71,9 @@ use serde::Serialize;
 
 mod writer;
 
-pub use writer::{Change, LINGER, NICE, NotWritten, Ticket, TicketState, Writer, WriterThread};
+pub use writer::{
+    Change, LINGER, MAX_QUEUED, NICE, NotWritten, Ticket, TicketState, Writer, WriterThread,
+};
 
 /// The ledger's file name in the state folder.
 pub const FILE_NAME: &str = "ledger.sqlite";

@@ -74,6 +74,9 @@ pub const LINGER: Duration = Duration::from_millis(2);
 /// at this one (docs/BENCHMARKS.md). On an idle core it runs as soon as it has work.
 pub const NICE: i32 = 10;
 
+/// The most changes waiting for the writer thread before [`Writer::write`] waits.
+pub const MAX_QUEUED: usize = 65_536;
+
 /// The most changes in one batch.
 const MAX_BATCH: usize = 512;
 
@@ -231,9 +234,21 @@ impl Writer {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues `change` for the writer thread; never blocks on SQLite.
+    /// Queues `change` for the writer thread. Waits only when [`MAX_QUEUED`] changes
+    /// are already waiting (a slow disk, or another process holding the ledger's
+    /// lock, holds the writer up), until the writer has written a batch: memory stays
+    /// bounded, and the run slows down instead.
     pub fn write(&self, change: Change) -> Ticket {
         let mut state = self.lock();
+        while state.queue.len() >= MAX_QUEUED && !state.failed {
+            state.urgent = true;
+            self.shared.work.notify_one();
+            state = self
+                .shared
+                .done
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
         state.issued += 1;
         if !state.failed {
             state.queue.push(change);
@@ -500,6 +515,51 @@ mod tests {
                 "task {n}"
             );
         }
+    }
+
+    #[test]
+    fn a_writer_held_up_makes_write_wait_past_the_queue_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        let thread = WriterThread::start(Ledger::open(&path).unwrap()).unwrap();
+        let writer = thread.writer();
+        // Another connection holds the write lock: the writer thread is stuck in its
+        // first batch, so what follows queues up.
+        let blocker = rusqlite::Connection::open(&path).unwrap();
+        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let first = writer.write(started(0));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let filler = {
+            let writer = writer.clone();
+            thread::spawn(move || {
+                for n in 0..=MAX_QUEUED {
+                    writer.write(Change::AgentStarted {
+                        automation: "fix".into(),
+                        task_id: format!("{n:064x}"),
+                        agent: AgentProcess {
+                            pid: 1,
+                            start: None,
+                        },
+                    });
+                }
+                done_tx.send(()).unwrap();
+            })
+        };
+        assert!(
+            done_rx
+                .recv_timeout(std::time::Duration::from_millis(500))
+                .is_err(),
+            "the change past the limit waits"
+        );
+        assert_eq!(writer.state(first), TicketState::Pending);
+        blocker.execute_batch("COMMIT").unwrap();
+        done_rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("it goes on once the writer could write");
+        filler.join().unwrap();
+        writer.wait(writer.last_issued()).unwrap();
+        thread.close();
     }
 
     #[test]
