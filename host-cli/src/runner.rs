@@ -115,7 +115,7 @@ pub struct RunOptions {
 
 /// The ledger as a run uses it: the dispatch loop reads on a connection of its own
 /// (`decide`, the tasks `tasks retry` asked for), and every change goes through the
-/// writer thread ([`crate::ledger::writer`]'s rules), which the worker threads use
+/// writer thread ([`crate::ledger::WriterThread`]'s rules), which the worker threads use
 /// too (the agent's pid, once it started). Events are printed behind the changes
 /// (`crate::journal`).
 #[derive(Debug, Clone)]

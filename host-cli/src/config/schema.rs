@@ -1,5 +1,5 @@
 //! The layout of `curupira.toml` as editors see it: one type per table, next to the
-//! [checker](super::check) that reads the same keys by hand (it needs every problem
+//! checker (`config::check`) that reads the same keys by hand (it needs every problem
 //! located, which a derive cannot give). [`config_schema`] derives the JSON Schema from
 //! these types (`curupira schema config`, `schemas/curupira.schema.json`), and
 //! `docs/CONFIG.md` is generated from that schema. Defaults are the checker's
