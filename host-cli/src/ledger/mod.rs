@@ -381,19 +381,23 @@ impl Ledger {
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(&classify)?;
         // Reading the header first tells a foreign or damaged file before anything is
-        // written to it.
-        let application_id: i64 = self
-            .connection
-            .pragma_query_value(None, "application_id", |row| row.get(0))
-            .map_err(&classify)?;
-        let version: i64 = self
-            .connection
-            .pragma_query_value(None, "user_version", |row| row.get(0))
-            .map_err(&classify)?;
-        let objects: i64 = self
-            .connection
-            .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
-            .map_err(&classify)?;
+        // written to it. One read transaction, so the three figures are of one moment:
+        // another process creating the ledger meanwhile (a `curupira tasks` beside a
+        // first `run`) otherwise showed an id of 0 with its tables: "foreign".
+        let (application_id, version, objects) = {
+            let snapshot = self.connection.transaction().map_err(&classify)?;
+            let application_id: i64 = snapshot
+                .pragma_query_value(None, "application_id", |row| row.get(0))
+                .map_err(&classify)?;
+            let version: i64 = snapshot
+                .pragma_query_value(None, "user_version", |row| row.get(0))
+                .map_err(&classify)?;
+            let objects: i64 = snapshot
+                .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
+                .map_err(&classify)?;
+            snapshot.commit().map_err(&classify)?;
+            (application_id, version, objects)
+        };
         if application_id != APPLICATION_ID && (application_id != 0 || objects > 0) {
             return Err(LedgerError::Foreign {
                 path: self.path.clone(),
@@ -995,6 +999,32 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Dispatch);
+    }
+
+    #[test]
+    fn processes_creating_one_ledger_at_once_all_open_it() {
+        // A `curupira tasks` starting beside the first `run` of a config: each opener
+        // finds the file new, or made, never half made.
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..40 {
+            let path = dir.path().join(format!("ledger-{round}.sqlite"));
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(6));
+            let openers: Vec<_> = (0..6)
+                .map(|_| {
+                    let path = path.clone();
+                    let barrier = std::sync::Arc::clone(&barrier);
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        Ledger::open(&path)
+                            .map(|_| ())
+                            .map_err(|error| error.to_string())
+                    })
+                })
+                .collect();
+            for opener in openers {
+                opener.join().unwrap().unwrap();
+            }
+        }
     }
 
     #[test]
