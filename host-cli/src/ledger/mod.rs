@@ -364,8 +364,23 @@ impl Ledger {
             path: path.to_owned(),
             connection,
         };
-        ledger.prepare()?;
-        Ok(ledger)
+        // Two processes setting up one new file at once (a `curupira tasks` beside a
+        // first `run`): switching to WAL reads, then writes, in one statement, and
+        // SQLite answers "busy" to the second without waiting (its deadlock rule).
+        // Setting up again is safe (every step checks what is there): retry, within
+        // the busy timeout.
+        let started = std::time::Instant::now();
+        loop {
+            match ledger.prepare() {
+                Err(LedgerError::Sql { source, .. })
+                    if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                        && started.elapsed() < BUSY_TIMEOUT =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                prepared => return prepared.map(|()| ledger),
+            }
+        }
     }
 
     /// The file.
@@ -1005,11 +1020,12 @@ mod tests {
     fn processes_creating_one_ledger_at_once_all_open_it() {
         // A `curupira tasks` starting beside the first `run` of a config: each opener
         // finds the file new, or made, never half made.
+        const OPENERS: usize = 4;
         let dir = tempfile::tempdir().unwrap();
-        for round in 0..40 {
+        for round in 0..60 {
             let path = dir.path().join(format!("ledger-{round}.sqlite"));
-            let barrier = std::sync::Arc::new(std::sync::Barrier::new(6));
-            let openers: Vec<_> = (0..6)
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(OPENERS));
+            let openers: Vec<_> = (0..OPENERS)
                 .map(|_| {
                     let path = path.clone();
                     let barrier = std::sync::Arc::clone(&barrier);
