@@ -173,7 +173,8 @@ fn worktree_floor(repo: &Path, count: usize) -> Duration {
     start.elapsed()
 }
 
-fn dispatch(c: &mut Criterion) {
+/// A folder with the `dispatch_1000` config and its queue, settled.
+fn settled_dispatch_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("curupira.toml"),
@@ -181,8 +182,15 @@ fn dispatch(c: &mut Criterion) {
     )
     .unwrap();
     std::fs::write(dir.path().join("tasks.jsonl"), queue(ITEMS)).unwrap();
-    let written = Instant::now();
-    std::thread::sleep(SETTLE.saturating_sub(written.elapsed()));
+    std::thread::sleep(SETTLE);
+    dir
+}
+
+/// The worktree mode the `worktree_20` lines use.
+const WORKTREE_MODE: &str = "[settings.workspace]\nmode = \"worktree\"\ncleanup = \"always\"\n\n";
+
+fn dispatch(c: &mut Criterion) {
+    let dir = settled_dispatch_dir();
 
     let mut group = c.benchmark_group("dispatch_1000");
     group.sampling_mode(SamplingMode::Flat);
@@ -200,9 +208,8 @@ fn dispatch(c: &mut Criterion) {
 }
 
 fn worktrees(c: &mut Criterion) {
-    let workspace = "[settings.workspace]\nmode = \"worktree\"\ncleanup = \"always\"\n\n";
-    let mc1 = config(1, WORKTREE_ITEMS, workspace);
-    let mc4 = config(CONCURRENCY, WORKTREE_ITEMS, workspace);
+    let mc1 = config(1, WORKTREE_ITEMS, WORKTREE_MODE);
+    let mc4 = config(CONCURRENCY, WORKTREE_ITEMS, WORKTREE_MODE);
 
     let mut group = c.benchmark_group("worktree_20");
     group.sampling_mode(SamplingMode::Flat);
@@ -238,16 +245,8 @@ fn worktrees(c: &mut Criterion) {
 /// drift of the machine (criterion measures all of one line, then all of the next)
 /// falls on both sides alike.
 fn interleaved(rounds: usize) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("curupira.toml"),
-        config(CONCURRENCY, ITEMS, ""),
-    )
-    .unwrap();
-    std::fs::write(dir.path().join("tasks.jsonl"), queue(ITEMS)).unwrap();
-    std::thread::sleep(SETTLE);
-    let workspace = "[settings.workspace]\nmode = \"worktree\"\ncleanup = \"always\"\n\n";
-    let mc1 = config(1, WORKTREE_ITEMS, workspace);
+    let dir = settled_dispatch_dir();
+    let mc1 = config(1, WORKTREE_ITEMS, WORKTREE_MODE);
     let mut times: [Vec<Duration>; 4] = Default::default();
     for _ in 0..rounds {
         times[0].push(run_host(dir.path(), ITEMS));

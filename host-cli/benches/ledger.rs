@@ -29,15 +29,17 @@ use curupira_host::agent::{AgentLimits, AgentRun, run_attempt};
 use curupira_host::ledger::{AgentProcess, Change, Filter, Ledger, Status, WriterThread};
 use curupira_host::stop::Stop;
 
+/// The number in the environment variable `name`, or `default`.
+fn count(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
 fn main() {
-    let dispatches: usize = std::env::var("DISPATCHES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(10_000);
-    let host_items: usize = std::env::var("HOST_ITEMS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(10_000);
+    let dispatches: usize = count("DISPATCHES", 10_000);
+    let host_items: usize = count("HOST_ITEMS", 10_000);
     if host_items > 0 {
         whole_host(host_items);
     }
@@ -87,10 +89,7 @@ fn whole_host(items: usize) {
         took
     };
     let (mut on, mut off) = (Vec::new(), Vec::new());
-    let runs: usize = std::env::var("HOST_RUNS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(7);
+    let runs: usize = count("HOST_RUNS", 7);
     for _ in 0..runs {
         off.push(run(false));
         on.push(run(true));

@@ -17,13 +17,10 @@
 //! [`emit`](Journal::emit) or [`check`](Journal::check) returns that error.
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::{Arc, OnceLock, mpsc};
 use std::thread;
 
 use crate::events::{Event, EventWriter};
-#[cfg(target_os = "linux")]
-use crate::ledger::NICE;
 use crate::ledger::{Ticket, Writer};
 
 /// The run's events: printed on the spot without a ledger, or handed to the printer
@@ -55,26 +52,17 @@ impl<W: Write> Print for EventWriter<W> {
     }
 }
 
-/// How the printer failed, when it did.
+/// How the printer failed, when it did: set once, read without a lock by the loop.
 #[derive(Default)]
-pub(crate) struct Broken {
-    flag: AtomicBool,
-    error: Mutex<Option<(io::ErrorKind, String)>>,
-}
+pub(crate) struct Broken(OnceLock<(io::ErrorKind, String)>);
 
 impl Broken {
     fn set(&self, error: &io::Error) {
-        *self.error.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some((error.kind(), error.to_string()));
-        self.flag.store(true, Ordering::SeqCst);
+        let _ = self.0.set((error.kind(), error.to_string()));
     }
 
     fn get(&self) -> Option<io::Error> {
-        if !self.flag.load(Ordering::SeqCst) {
-            return None;
-        }
-        let error = self.error.lock().unwrap_or_else(PoisonError::into_inner);
-        let (kind, message) = error.as_ref()?;
+        let (kind, message) = self.0.get()?;
         Some(io::Error::new(*kind, message.clone()))
     }
 }
@@ -106,8 +94,7 @@ impl Journal<'_> {
                     .spawn_scoped(scope, move || {
                         // As the ledger's writer: nothing waits for the printer, so it
                         // gives way to the loop and the agents on a busy machine.
-                        #[cfg(target_os = "linux")]
-                        let _ = rustix::process::setpriority_process(None, NICE);
+                        crate::ledger::writer::lower_priority();
                         for (ticket, event) in events {
                             // A failure is the writer's to report; the event is
                             // printed anyway.
@@ -170,7 +157,10 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
     use crate::format::Format;
+    use crate::ledger::writer::HeldUp;
     use crate::ledger::{Change, Ledger, Status, TicketState, WriterThread};
 
     fn skipped(n: u32) -> Event {
@@ -207,14 +197,11 @@ mod tests {
 
     #[test]
     fn an_event_waits_for_the_changes_before_it_and_the_order_holds() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.sqlite");
-        let thread = WriterThread::start(Ledger::open(&path).unwrap()).unwrap();
+        // Nothing the writer gets commits until the blocker lets go.
+        let HeldUp {
+            thread, blocker, ..
+        } = HeldUp::new();
         let writer = thread.writer();
-        // Another connection holds the write lock: nothing the writer gets commits
-        // until it lets go.
-        let blocker = rusqlite::Connection::open(&path).unwrap();
-        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
         let printed_early = Arc::new(AtomicBool::new(false));
         let mut out = EventWriter::new(Vec::new(), Format::Json);
         let (ticket, printed) = Journal::scope(&mut out, Some(writer.clone()), |journal| {
@@ -250,12 +237,10 @@ mod tests {
 
     #[test]
     fn events_behind_a_held_lock_are_not_printed_before_it_is_released() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.sqlite");
-        let thread = WriterThread::start(Ledger::open(&path).unwrap()).unwrap();
+        let HeldUp {
+            thread, blocker, ..
+        } = HeldUp::new();
         let writer = thread.writer();
-        let blocker = rusqlite::Connection::open(&path).unwrap();
-        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
         let (tx, rx) = mpsc::channel::<usize>();
         // The printer writes into a pipe-like sink that reports each line.
         struct Lines(mpsc::Sender<usize>, usize);

@@ -113,6 +113,15 @@ pub struct RunOptions {
     pub watch: Option<Watch>,
 }
 
+impl RunOptions {
+    /// The ledger's writer, when this run writes a ledger.
+    fn ledger_writer(&self) -> Option<Writer> {
+        self.ledger
+            .as_ref()
+            .and_then(|ledger| ledger.writer.clone())
+    }
+}
+
 /// The ledger as a run uses it: the dispatch loop reads on a connection of its own
 /// (`decide`, the tasks `tasks retry` asked for), and every change goes through the
 /// writer thread ([`crate::ledger::WriterThread`]'s rules), which the worker threads use
@@ -695,10 +704,7 @@ pub fn run<W: Write + Send>(
     stop: &Stop,
     events: &mut EventWriter<W>,
 ) -> Result<(), RunError> {
-    let writer = options
-        .ledger
-        .as_ref()
-        .and_then(|ledger| ledger.writer.clone());
+    let writer = options.ledger_writer();
     let (ran, printed) = Journal::scope(events, writer.clone(), |journal| {
         let ran = run_journaled(config, plan, options, stop, journal);
         if let Some(writer) = &writer {
@@ -802,12 +808,8 @@ fn run_journaled(
 
     let repository = repository.unwrap_or_default();
     let (results, finished) = mpsc::channel();
-    let writer = options
-        .ledger
-        .as_ref()
-        .and_then(|ledger| ledger.writer.clone());
     let mut scheduler = Scheduler {
-        writer,
+        writer: options.ledger_writer(),
         config,
         options,
         stop,

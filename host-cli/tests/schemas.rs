@@ -66,6 +66,25 @@ fn assert_fits(validator: &jsonschema::Validator, instance: &Value, what: &str) 
     );
 }
 
+/// Checks that every file of `paths` the checker accepts (`to_json` gives `None` for
+/// the others) fits the schema; returns how many were accepted.
+fn accepted_files_fit(
+    validator: &jsonschema::Validator,
+    paths: Vec<PathBuf>,
+    to_json: impl Fn(&[u8]) -> Option<Value>,
+) -> usize {
+    let mut checked = 0;
+    for path in paths {
+        let bytes = fs::read(&path).unwrap();
+        let Some(json) = to_json(&bytes) else {
+            continue;
+        };
+        checked += 1;
+        assert_fits(validator, &json, &path.display().to_string());
+    }
+    checked
+}
+
 fn toml_to_json(text: &str) -> Value {
     toml::from_str(text).unwrap()
 }
@@ -375,19 +394,11 @@ fn every_valid_extension_manifest_in_the_repository_fits() {
     let validator = validator("extension-manifest");
     let mut manifests = in_folders("examples", "curupira-extension.toml");
     manifests.extend(files("manifest-curupira/tests/corpus/valid", ".toml"));
-    let mut checked = 0;
-    for path in manifests {
-        let bytes = fs::read(&path).unwrap();
-        if curupira_manifest::check_bytes(&bytes, "curupira-extension.toml")
+    let checked = accepted_files_fit(&validator, manifests, |bytes| {
+        curupira_manifest::check_bytes(bytes, "curupira-extension.toml")
             .manifest
-            .is_none()
-        {
-            continue;
-        }
-        checked += 1;
-        let json = toml_to_json(std::str::from_utf8(&bytes).unwrap());
-        assert_fits(&validator, &json, &path.display().to_string());
-    }
+            .map(|_| toml_to_json(std::str::from_utf8(bytes).unwrap()))
+    });
     assert!(checked >= 3, "valid manifests found: {checked}");
 }
 
@@ -436,19 +447,11 @@ fn every_valid_spirit_package_in_the_repository_fits() {
     ));
     packages.extend(files("manifest-spirit/tests/corpus/text", ".json"));
     let options = spirit_manifest::Options::default();
-    let mut checked = 0;
-    for path in packages {
-        let bytes = fs::read(&path).unwrap();
-        if spirit_manifest::check_bytes(&bytes, "package.json", &options)
+    let checked = accepted_files_fit(&validator, packages, |bytes| {
+        spirit_manifest::check_bytes(bytes, "package.json", &options)
             .package
-            .is_none()
-        {
-            continue;
-        }
-        checked += 1;
-        let json: Value = serde_json::from_slice(&bytes).unwrap();
-        assert_fits(&validator, &json, &path.display().to_string());
-    }
+            .map(|_| serde_json::from_slice(bytes).unwrap())
+    });
     assert!(checked >= 5, "valid packages found: {checked}");
 }
 
@@ -501,19 +504,11 @@ fn every_valid_registry_entry_in_the_repository_fits() {
         "entry.json",
     ));
     entries.extend(files("registry-entry/tests/corpus/entries", ".json"));
-    let mut checked = 0;
-    for path in entries {
-        let bytes = fs::read(&path).unwrap();
-        if spirit_registry::check_entry_bytes(&bytes, "entry.json")
+    let checked = accepted_files_fit(&validator, entries, |bytes| {
+        spirit_registry::check_entry_bytes(bytes, "entry.json")
             .entry
-            .is_none()
-        {
-            continue;
-        }
-        checked += 1;
-        let json: Value = serde_json::from_slice(&bytes).unwrap();
-        assert_fits(&validator, &json, &path.display().to_string());
-    }
+            .map(|_| serde_json::from_slice(bytes).unwrap())
+    });
     assert!(checked >= 4, "valid entries found: {checked}");
 }
 

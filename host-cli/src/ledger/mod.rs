@@ -69,7 +69,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
-mod writer;
+pub(crate) mod writer;
 
 pub use writer::{
     Change, LINGER, MAX_QUEUED, NICE, NotWritten, Ticket, TicketState, Writer, WriterThread,

@@ -173,11 +173,6 @@ impl Ledger {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ticket(u64);
 
-impl Ticket {
-    /// Before any change: always committed.
-    pub const NONE: Ticket = Ticket(0);
-}
-
 /// Where a ticket's change is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TicketState {
@@ -234,6 +229,23 @@ impl Writer {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Waits on `condvar` with the state's lock (a poisoned lock as the lock).
+    fn wait_on<'a>(
+        &self,
+        condvar: &Condvar,
+        state: MutexGuard<'a, State>,
+    ) -> MutexGuard<'a, State> {
+        condvar.wait(state).unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Asks the writer thread to write the batch it gathers now.
+    fn hurry(&self, state: &mut State) {
+        if !state.urgent {
+            state.urgent = true;
+            self.shared.work.notify_one();
+        }
+    }
+
     /// Queues `change` for the writer thread. Waits only when [`MAX_QUEUED`] changes
     /// are already waiting (a slow disk, or another process holding the ledger's
     /// lock, holds the writer up), until the writer has written a batch: memory stays
@@ -241,13 +253,8 @@ impl Writer {
     pub fn write(&self, change: Change) -> Ticket {
         let mut state = self.lock();
         while state.queue.len() >= MAX_QUEUED && !state.failed {
-            state.urgent = true;
-            self.shared.work.notify_one();
-            state = self
-                .shared
-                .done
-                .wait(state)
-                .unwrap_or_else(PoisonError::into_inner);
+            self.hurry(&mut state);
+            state = self.wait_on(&self.shared.done, state);
         }
         state.issued += 1;
         if !state.failed {
@@ -292,15 +299,10 @@ impl Writer {
                 TicketState::Committed => return Ok(()),
                 TicketState::Failed => return Err(NotWritten),
                 TicketState::Pending => {
-                    if urgent && !state.urgent {
-                        state.urgent = true;
-                        self.shared.work.notify_one();
+                    if urgent {
+                        self.hurry(&mut state);
                     }
-                    state = self
-                        .shared
-                        .done
-                        .wait(state)
-                        .unwrap_or_else(PoisonError::into_inner);
+                    state = self.wait_on(&self.shared.done, state);
                 }
             }
         }
@@ -393,24 +395,24 @@ impl Drop for WriterThread {
     }
 }
 
+/// Sets the calling thread's nice value to [`NICE`] (Linux: `PRIO_PROCESS` of 0 is
+/// the calling thread alone; lowering one's own priority needs no privilege, and
+/// failing to is harmless). Elsewhere nothing. The writer and the event printer
+/// (`crate::journal`) call it: nothing of a task waits for either.
+pub(crate) fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::setpriority_process(None, NICE);
+}
+
 /// The writer thread's loop: take every queued change, write them in one
 /// transaction, publish the outcome, until closed with an empty queue.
 fn serve(mut ledger: Ledger, writer: &Writer) {
-    #[cfg(target_os = "linux")]
-    {
-        // Linux: `PRIO_PROCESS` of 0 is the calling thread alone. Lowering one's own
-        // priority needs no privilege; failing to is harmless.
-        let _ = rustix::process::setpriority_process(None, NICE);
-    }
+    lower_priority();
     loop {
         let (batch, last) = {
             let mut state = writer.lock();
             while state.queue.is_empty() && !state.closing {
-                state = writer
-                    .shared
-                    .work
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner);
+                state = writer.wait_on(&writer.shared.work, state);
             }
             if state.queue.is_empty() {
                 return;
@@ -444,6 +446,35 @@ fn serve(mut ledger: Ledger, writer: &Writer) {
                 }
             }
             writer.shared.done.notify_all();
+        }
+    }
+}
+
+/// A writer thread held up: another connection holds the ledger's write lock until
+/// `blocker` commits, so nothing handed to `thread` commits meanwhile.
+#[cfg(test)]
+pub(crate) struct HeldUp {
+    /// The ledger's folder, removed when dropped.
+    _dir: tempfile::TempDir,
+    /// The writer thread, stuck until `blocker` commits.
+    pub thread: WriterThread,
+    /// The connection holding the write lock (`BEGIN IMMEDIATE`).
+    pub blocker: rusqlite::Connection,
+}
+
+#[cfg(test)]
+impl HeldUp {
+    #[allow(clippy::unwrap_used)]
+    pub(crate) fn new() -> HeldUp {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        let thread = WriterThread::start(Ledger::open(&path).unwrap()).unwrap();
+        let blocker = rusqlite::Connection::open(&path).unwrap();
+        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+        HeldUp {
+            _dir: dir,
+            thread,
+            blocker,
         }
     }
 }
@@ -488,7 +519,7 @@ mod tests {
             .map(|t| {
                 let writer = thread.writer();
                 thread::spawn(move || {
-                    let mut last = Ticket::NONE;
+                    let mut last = Ticket(0);
                     for n in 0..25u8 {
                         let n = t * 25 + n;
                         let first = writer.write(started(n));
@@ -519,14 +550,11 @@ mod tests {
 
     #[test]
     fn a_writer_held_up_makes_write_wait_past_the_queue_limit() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.sqlite");
-        let thread = WriterThread::start(Ledger::open(&path).unwrap()).unwrap();
+        // The writer thread is stuck in its first batch, so what follows queues up.
+        let HeldUp {
+            thread, blocker, ..
+        } = HeldUp::new();
         let writer = thread.writer();
-        // Another connection holds the write lock: the writer thread is stuck in its
-        // first batch, so what follows queues up.
-        let blocker = rusqlite::Connection::open(&path).unwrap();
-        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
         let first = writer.write(started(0));
         std::thread::sleep(std::time::Duration::from_millis(50));
         let (done_tx, done_rx) = std::sync::mpsc::channel();
