@@ -226,26 +226,30 @@ pub fn serve(lock: &Path, input: impl BufRead, mut ready: impl Write) -> io::Res
     Ok(())
 }
 
-/// SIGTERM to every group, then SIGKILL to each still alive when its grace is over.
+/// SIGTERM to every group, then SIGKILL to each still alive when its grace is over;
+/// returns once every group is gone (or [`KILL_WAIT`] after its SIGKILL), so a host
+/// that waits for this watchdog's lock finds them gone.
 fn stop_groups(groups: &HashMap<u32, Duration>) {
     let started = Instant::now();
-    let mut left: Vec<(u32, Instant)> = groups
+    // (group, when to act next, whether SIGKILL was sent)
+    let mut left: Vec<(u32, Instant, bool)> = groups
         .iter()
         .filter(|(pgid, _)| **pgid > 1)
-        .map(|(pgid, grace)| (*pgid, started + *grace))
+        .map(|(pgid, grace)| (*pgid, started + *grace, false))
         .collect();
-    for (pgid, _) in &left {
+    for (pgid, _, _) in &left {
         signal_group(*pgid, Signal::Term);
     }
     while !left.is_empty() {
         let now = Instant::now();
-        left.retain(|(pgid, deadline)| {
-            if !group_alive(*pgid, None) {
+        left.retain_mut(|(pgid, deadline, killed)| {
+            if !group_alive(*pgid, None) || (*killed && now >= *deadline) {
                 return false;
             }
-            if now >= *deadline {
+            if !*killed && now >= *deadline {
                 signal_group(*pgid, Signal::Kill);
-                return false;
+                *killed = true;
+                *deadline = now + KILL_WAIT;
             }
             true
         });
@@ -254,6 +258,10 @@ fn stop_groups(groups: &HashMap<u32, Duration>) {
         }
     }
 }
+
+/// How long the watchdog waits for a group to be gone after its SIGKILL (a killed
+/// process must still be scheduled to exit; on a busy machine that takes a moment).
+const KILL_WAIT: Duration = Duration::from_secs(2);
 
 /// The two signals the watchdog sends.
 #[derive(Clone, Copy)]
