@@ -25,8 +25,10 @@
 //!    `retries` left emits `task.retrying` and waits `retry_backoff_seconds` (doubling,
 //!    capped) *without a slot*; due retries start before new polls. Otherwise
 //!    `trigger/onFinished` is sent (even when the agent failed), `task.finished` is
-//!    emitted and the identity is recorded. A round ends (`round.finished`) when its
-//!    polls are done and its last task finished. With `--once` there is one round per
+//!    emitted and the identity is recorded; a worktree the cleanup policy removes goes
+//!    on a worker thread (its slot is free already), then `workspace.removed`. A
+//!    round ends (`round.finished`) when its polls are done, its last task finished
+//!    and its last worktree removal ended. With `--once` there is one round per
 //!    automation; otherwise an automation's next round starts `interval_seconds`
 //!    after its last one ended.
 //! 3. **Shutdown** of every started extension, in the order they were started.
@@ -93,7 +95,9 @@ use crate::ledger::{self, AgentProcess, Change, Decision, LedgerError, Status, W
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
 use crate::watchdog::Watch;
-use crate::workspace::{Finished, HookKind, Origin, Workspace, WorkspaceMode, Workspaces};
+use crate::workspace::{
+    Finished, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode, Workspaces,
+};
 
 /// How to run.
 #[derive(Debug, Clone, Default)]
@@ -535,12 +539,58 @@ impl AgentObserver for TaskObserver {
     }
 }
 
-/// An attempt for a worker thread: the task, and what the attempt needs besides it.
-type Job = (Task, AttemptSpec);
+/// Work for a worker thread.
+enum Job {
+    /// An attempt: the task, and what the attempt needs besides it.
+    Attempt(Box<(Task, AttemptSpec)>),
+    /// A finished task's worktree to remove (see [`Removal`]).
+    Remove(Removal),
+}
 
-/// The threads that run attempts. One is started when an attempt finds no idle one,
-/// and kept for the next attempts, so a run has at most as many as attempts ever ran
-/// at once (the global `max_concurrent`), however many tasks it dispatches; a thread
+/// A finished task's workspace, removed on a worker thread so that the dispatch loop
+/// (and the slot the task held) need not wait for `git worktree remove`: its
+/// `workspace.removed` follows the task's `task.finished`, and its round ends after
+/// it.
+struct Removal {
+    run: usize,
+    automation: String,
+    task_id: String,
+    workspace: Workspace,
+    succeeded: bool,
+}
+
+/// What a worker thread reports.
+enum Done {
+    /// An attempt ended.
+    Attempted(Attempted),
+    /// A removal ended: the task, its workspace's path, and how it went.
+    Removed {
+        run: usize,
+        automation: String,
+        task_id: String,
+        path: String,
+        finished: Result<Finished, WorkspaceError>,
+    },
+}
+
+impl Removal {
+    /// Removes the workspace (here, on the calling thread).
+    fn run(self) -> Done {
+        let path = self.workspace.path().display().to_string();
+        Done::Removed {
+            run: self.run,
+            automation: self.automation,
+            task_id: self.task_id,
+            path,
+            finished: self.workspace.finish(self.succeeded),
+        }
+    }
+}
+
+/// The threads that run attempts (and remove finished tasks' worktrees). One is
+/// started when a job finds no idle one, and kept for the next jobs, so a run has at
+/// most as many as jobs ever ran at once (the global `max_concurrent`, plus the
+/// worktree removals under way), however many tasks it dispatches; a thread
 /// per attempt cost the host a `clone` and its stack each time. Each thread has an
 /// inbox of its own, so a job wakes exactly the thread that runs it.
 struct Workers {
@@ -548,7 +598,7 @@ struct Workers {
     inboxes: Vec<mpsc::Sender<Job>>,
     /// What the threads share with the dispatcher.
     shared: Arc<Mutex<Idle>>,
-    results: mpsc::Sender<Attempted>,
+    results: mpsc::Sender<Done>,
     threads: Vec<thread::JoinHandle<()>>,
 }
 
@@ -562,7 +612,7 @@ struct Idle {
 
 impl Workers {
     /// No thread yet; attempts that end are sent to `results`.
-    fn new(results: mpsc::Sender<Attempted>) -> Self {
+    fn new(results: mpsc::Sender<Done>) -> Self {
         Workers {
             inboxes: Vec::new(),
             shared: Arc::default(),
@@ -668,7 +718,7 @@ fn work(
     index: usize,
     inbox: &mpsc::Receiver<Job>,
     shared: &Mutex<Idle>,
-    results: &mpsc::Sender<Attempted>,
+    results: &mpsc::Sender<Done>,
 ) {
     let take_or_idle = || {
         let mut idle = lock_idle(shared);
@@ -680,17 +730,23 @@ fn work(
     };
     let mut next = take_or_idle();
     loop {
-        let (task, spec) = match next.take() {
+        let job = match next.take() {
             Some(job) => job,
             None => match inbox.recv() {
                 Ok(job) => job,
                 Err(_) => return,
             },
         };
-        let attempted = attempt(task, &spec);
+        let report = match job {
+            Job::Attempt(job) => {
+                let (task, spec) = *job;
+                Done::Attempted(attempt(task, &spec))
+            }
+            Job::Remove(removal) => removal.run(),
+        };
         next = take_or_idle();
-        // The dispatcher owns the receiver until every attempt came back.
-        let _ = results.send(attempted);
+        // The dispatcher owns the receiver until every job came back.
+        let _ = results.send(report);
     }
 }
 
@@ -819,6 +875,7 @@ fn run_journaled(
         running: 0,
         workers: Workers::new(results),
         finished,
+        removing: 0,
         ledger_error: None,
     };
     for run in &runs {
@@ -859,8 +916,10 @@ struct Scheduler<'a> {
     running: usize,
     /// The threads that run attempts.
     workers: Workers,
-    /// Where the workers send the attempts that ended.
-    finished: mpsc::Receiver<Attempted>,
+    /// Where the workers report the attempts and removals that ended.
+    finished: mpsc::Receiver<Done>,
+    /// Removals handed to the workers and not reported yet.
+    removing: usize,
     /// The first ledger failure: from then on the run stops as on a signal.
     ledger_error: Option<LedgerError>,
 }
@@ -877,8 +936,8 @@ impl Scheduler<'_> {
     ) -> io::Result<()> {
         loop {
             let mut progressed = false;
-            while let Ok(attempted) = self.finished.try_recv() {
-                self.attempt_ended(attempted, runs, extensions, events)?;
+            while let Ok(report) = self.finished.try_recv() {
+                self.reported(report, runs, extensions, events)?;
                 progressed = true;
             }
             events.check()?;
@@ -904,7 +963,7 @@ impl Scheduler<'_> {
             }
             self.close_finished_rounds(runs, events)?;
 
-            if self.running == 0 && self.retries.is_empty() {
+            if self.running == 0 && self.removing == 0 && self.retries.is_empty() {
                 let rounds_open = runs.iter().any(|run| run.round.is_some());
                 if self.stopping() && !rounds_open {
                     break;
@@ -925,7 +984,7 @@ impl Scheduler<'_> {
             if !progressed {
                 let wait = self.idle_wait(runs);
                 match self.finished.recv_timeout(wait) {
-                    Ok(attempted) => self.attempt_ended(attempted, runs, extensions, events)?,
+                    Ok(report) => self.reported(report, runs, extensions, events)?,
                     Err(mpsc::RecvTimeoutError::Timeout | mpsc::RecvTimeoutError::Disconnected) => {
                     }
                 }
@@ -1352,9 +1411,12 @@ impl Scheduler<'_> {
             workspace,
         })?;
         self.running += 1;
-        if let Err((job, error)) = self.workers.submit((task, spec)) {
+        if let Err((job, error)) = self.workers.submit(Job::Attempt(Box::new((task, spec)))) {
             // No thread could take the task: it is not finished, so it is released and
             // a later poll hands it over again.
+            let Job::Attempt(job) = *job else {
+                return Ok(());
+            };
             let (task, _) = *job;
             let name = runs[task.run].automation.name.clone();
             self.record_end(&name, &task, Status::Interrupted, None, "thread-failed");
@@ -1421,16 +1483,17 @@ impl Scheduler<'_> {
             return Ok(());
         }
         let finishes = outcome.finishes_task();
+        let mut removal = None;
         if finishes && let Some(workspace) = task.workspace.take() {
-            let path = workspace.path().display().to_string();
-            match workspace.finish(outcome.succeeded()) {
-                Ok(Finished::Removed) => events.emit(Event::WorkspaceRemoved {
+            // Removed on a worker thread: the slot is free already, the loop goes on.
+            if workspace.removes(outcome.succeeded()) {
+                removal = Some(Removal {
+                    run: task.run,
                     automation: name.clone(),
                     task_id: task.id_text.clone(),
-                    workspace: path,
-                })?,
-                Ok(Finished::Kept) => {}
-                Err(error) => tracing::warn!("automation `{name}`: {error}"),
+                    workspace,
+                    succeeded: outcome.succeeded(),
+                });
             }
         }
         let finished = if finishes {
@@ -1460,7 +1523,10 @@ impl Scheduler<'_> {
         );
         let run = &mut runs[task.run];
         if let Some(round) = &mut run.round {
-            round.outstanding = round.outstanding.saturating_sub(1);
+            // A task whose worktree is being removed stays outstanding until it is.
+            if removal.is_none() {
+                round.outstanding = round.outstanding.saturating_sub(1);
+            }
             if !outcome.succeeded() {
                 round.failed += 1;
             }
@@ -1483,7 +1549,56 @@ impl Scheduler<'_> {
                 round.polling_done = true;
             }
         }
+        if let Some(removal) = removal {
+            self.removing += 1;
+            if let Err((job, error)) = self.workers.submit(Job::Remove(removal)) {
+                tracing::warn!(
+                    "cannot start a thread to remove a worktree ({error}); removing it here"
+                );
+                if let Job::Remove(removal) = *job {
+                    let report = removal.run();
+                    self.reported(report, runs, extensions, events)?;
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// A worker's report: an attempt or a removal ended.
+    fn reported(
+        &mut self,
+        report: Done,
+        runs: &mut [AutomationRun<'_>],
+        extensions: &mut Extensions<'_>,
+        events: &mut Journal<'_>,
+    ) -> io::Result<()> {
+        match report {
+            Done::Attempted(attempted) => self.attempt_ended(attempted, runs, extensions, events),
+            Done::Removed {
+                run,
+                automation,
+                task_id,
+                path,
+                finished,
+            } => {
+                self.removing = self.removing.saturating_sub(1);
+                if let Some(round) = runs.get_mut(run).and_then(|run| run.round.as_mut()) {
+                    round.outstanding = round.outstanding.saturating_sub(1);
+                }
+                match finished {
+                    Ok(Finished::Removed) => events.emit(Event::WorkspaceRemoved {
+                        automation,
+                        task_id,
+                        workspace: path,
+                    }),
+                    Ok(Finished::Kept) => Ok(()),
+                    Err(error) => {
+                        tracing::warn!("automation `{automation}`: {error}");
+                        Ok(())
+                    }
+                }
+            }
+        }
     }
 
     /// A task that will not finish in this process: no `onFinished`, its identity

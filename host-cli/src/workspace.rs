@@ -673,19 +673,22 @@ impl Workspace {
         }
     }
 
+    /// Whether [`finish`](Self::finish) removes this workspace after a task that
+    /// `succeeded` (or not): a worktree, when the cleanup policy says so.
+    pub fn removes(&self, succeeded: bool) -> bool {
+        self.origin != Origin::Shared
+            && match self.spec.cleanup {
+                Cleanup::Always => true,
+                Cleanup::OnSuccess => succeeded,
+                Cleanup::Never => false,
+            }
+    }
+
     /// Ends the task's use of the workspace: in worktree mode, removes the worktree
     /// when the cleanup policy says so (after the `before_remove` hook, whose failure
     /// is logged), never the branch.
     pub fn finish(self, succeeded: bool) -> Result<Finished, WorkspaceError> {
-        if self.origin == Origin::Shared {
-            return Ok(Finished::Kept);
-        }
-        let remove = match self.spec.cleanup {
-            Cleanup::Always => true,
-            Cleanup::OnSuccess => succeeded,
-            Cleanup::Never => false,
-        };
-        if !remove {
+        if !self.removes(succeeded) {
             return Ok(Finished::Kept);
         }
         let repo = &self.spec.repo_dir;

@@ -552,6 +552,61 @@ fn a_succeeded_task_worktree_is_removed_and_its_branch_stays() {
 }
 
 #[test]
+fn a_finished_task_worktree_is_removed_while_the_next_task_runs() {
+    // One slot; each removal's `before_remove` hook takes 1 s. The slot is free as
+    // soon as the agent ends, so the second agent starts during the first removal;
+    // each `workspace.removed` follows its `task.finished`, and the round ends after
+    // the last removal.
+    let project = Project::new();
+    git(&project, &["init", "-q", "-b", "main"]);
+    git(&project, &["config", "user.email", "t@example.com"]);
+    git(&project, &["config", "user.name", "t"]);
+    project.write("tasks.jsonl", &queue(2));
+    let log = project.path().join("log");
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\n\
+             command = [\"sh\", \"-c\", \"echo \\\"start $(cat)\\\" >> \\\"$0\\\"\", \"{log}\"]\n\n\
+             [settings.workspace]\nmode = \"worktree\"\ncleanup = \"always\"\n\
+             hooks = {{ before_remove = \"sleep 1; echo removed >> {log}\" }}\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+            automation("fix", "tasks.jsonl", "polling = { batch_size = 2 }"),
+            log = log.display(),
+        ),
+    );
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        project.read("log").lines().collect::<Vec<_>>(),
+        ["start 1", "start 2", "removed", "removed"],
+        "{run:?}"
+    );
+    let events = run.events();
+    let position = |name: &str, task: &str| {
+        events
+            .iter()
+            .position(|e| e["event"] == name && e["task_id"] == task)
+            .unwrap_or_else(|| panic!("no {name} of {task}: {run:?}"))
+    };
+    let removed = run.events_named("workspace.removed");
+    assert_eq!(removed.len(), 2, "{run:?}");
+    for event in &removed {
+        let task = event["task_id"].as_str().unwrap();
+        assert!(position("task.finished", task) < position("workspace.removed", task));
+        assert!(!std::path::Path::new(event["workspace"].as_str().unwrap()).exists());
+    }
+    assert_eq!(
+        run.event_names().last().map(String::as_str),
+        Some("round.finished"),
+        "{run:?}"
+    );
+}
+
+#[test]
 fn worktree_mode_outside_a_repository_and_a_crowded_shared_folder_are_reported() {
     let project = Project::new();
     project.write("tasks.jsonl", &queue(1));
