@@ -96,7 +96,8 @@ use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
 use crate::watchdog::Watch;
 use crate::workspace::{
-    Finished, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode, Workspaces,
+    ExpectedAdd, Finished, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode,
+    WorkspaceSpec, Workspaces, expect_add,
 };
 
 /// How to run.
@@ -424,6 +425,14 @@ pub fn repository_missing(automation: &str, reason: &str) -> String {
     )
 }
 
+/// How preparing one automation went, before its workspaces are known.
+enum Step {
+    /// Its prompt needs `${repository}` and none is known: this message.
+    RepositoryMissing(String),
+    /// Its template, and its extension's preparation.
+    Prepared(Template, Result<Prepared, CallError>),
+}
+
 struct AutomationRun<'c> {
     automation: &'c Automation,
     planned: &'c PlannedAutomation,
@@ -503,6 +512,9 @@ struct AttemptSpec {
     workspaces: Workspaces,
     stop: Stop,
     observer: TaskObserver,
+    /// The worktree add this attempt announced, dropped once its workspace is
+    /// prepared (see [`crate::workspace::ExpectedAdd`]).
+    expected_add: Option<ExpectedAdd>,
 }
 
 /// Tells the watchdog and the ledger about one task's agent process.
@@ -739,8 +751,9 @@ fn work(
         };
         let report = match job {
             Job::Attempt(job) => {
-                let (task, spec) = *job;
-                Done::Attempted(attempt(task, &spec))
+                let (task, mut spec) = *job;
+                let expected_add = spec.expected_add.take();
+                Done::Attempted(attempt(task, &spec, expected_add))
             }
             Job::Remove(removal) => removal.run(),
         };
@@ -788,51 +801,89 @@ fn run_journaled(
     let selected = config.selected(&options.automations);
     let repository = repository(config);
     let mut extensions = Extensions::new(plan, config.settings.client_options());
-    let mut runs = Vec::new();
-
-    for automation in selected {
-        if stop.requested() {
-            break;
-        }
-        let Some(planned) = plan.automation(&automation.name) else {
-            continue;
-        };
-        let template = Template::parse(&automation.prompt);
-        if let (true, Err(reason)) = (uses_repository(&template), &repository) {
-            events.emit(Event::AutomationFailed {
-                automation: automation.name.clone(),
-                code: ErrorCode::CONFIGURATION_INVALID.code(),
-                message: repository_missing(&automation.name, reason),
-                extension: None,
-                method: None,
-            })?;
-            continue;
-        }
-        let prepared = extensions.ready(&planned.extension).and_then(|ready| {
-            if !ready
-                .triggers
-                .iter()
-                .any(|t| t.trigger_type == planned.trigger_type)
-            {
-                tracing::warn!(
-                    "extension `{}`: `describe` does not list the trigger `{}` used by \
-                         automation `{}`; trying it anyway",
-                    planned.extension,
-                    planned.trigger_type,
-                    automation.name
-                );
+    let planned: Vec<(&Automation, &PlannedAutomation)> = selected
+        .into_iter()
+        .filter_map(|automation| Some((automation, plan.automation(&automation.name)?)))
+        .collect();
+    let specs: Vec<WorkspaceSpec> = planned
+        .iter()
+        .map(|(automation, _)| {
+            let mut spec = automation.workspace_policy.spec(&config.dir);
+            if options.dry_run {
+                // A dry run starts no agent: it needs no worktree, nor Git.
+                spec.mode = WorkspaceMode::Shared;
             }
-            prepare(ready.client, &planned.trigger_type, automation)
-                .map_err(|unprepared| unprepared.error)
-        });
-        let mut spec = automation.workspace_policy.spec(&config.dir);
-        if options.dry_run {
-            // A dry run starts no agent: it needs no worktree, nor Git.
-            spec.mode = WorkspaceMode::Shared;
+            spec
+        })
+        .collect();
+    // Worktree bases are resolved (a `git rev-parse` each) on a thread of their own
+    // while the extensions start; the events of each automation keep their order.
+    let (steps, resolved) = thread::scope(|scope| {
+        let resolving = specs
+            .iter()
+            .any(|spec| spec.mode == WorkspaceMode::Worktree)
+            .then(|| scope.spawn(|| specs.iter().cloned().map(Workspaces::new).collect()));
+        let mut steps = Vec::new();
+        for &(automation, planned) in &planned {
+            if stop.requested() {
+                break;
+            }
+            let template = Template::parse(&automation.prompt);
+            if let (true, Err(reason)) = (uses_repository(&template), &repository) {
+                steps.push(Step::RepositoryMissing(repository_missing(
+                    &automation.name,
+                    reason,
+                )));
+                continue;
+            }
+            let prepared = extensions.ready(&planned.extension).and_then(|ready| {
+                if !ready
+                    .triggers
+                    .iter()
+                    .any(|t| t.trigger_type == planned.trigger_type)
+                {
+                    tracing::warn!(
+                        "extension `{}`: `describe` does not list the trigger `{}` used by \
+                         automation `{}`; trying it anyway",
+                        planned.extension,
+                        planned.trigger_type,
+                        automation.name
+                    );
+                }
+                prepare(ready.client, &planned.trigger_type, automation)
+                    .map_err(|unprepared| unprepared.error)
+            });
+            steps.push(Step::Prepared(template, prepared));
         }
-        let workspaces = Workspaces::new(spec).map(|workspaces| workspaces.with_stop(stop.clone()));
+        let resolved: Vec<Result<Workspaces, WorkspaceError>> = match resolving {
+            Some(thread) => thread.join().unwrap_or_else(|_| {
+                // `Workspaces::new` does not panic; were it to, resolve here.
+                specs.iter().cloned().map(Workspaces::new).collect()
+            }),
+            None => specs.iter().cloned().map(Workspaces::new).collect(),
+        };
+        (steps, resolved)
+    });
+
+    let mut runs = Vec::new();
+    for ((step, &(automation, planned)), workspaces) in
+        steps.into_iter().zip(&planned).zip(resolved)
+    {
+        let (template, prepared) = match step {
+            Step::RepositoryMissing(message) => {
+                events.emit(Event::AutomationFailed {
+                    automation: automation.name.clone(),
+                    code: ErrorCode::CONFIGURATION_INVALID.code(),
+                    message,
+                    extension: None,
+                    method: None,
+                })?;
+                continue;
+            }
+            Step::Prepared(template, prepared) => (template, prepared),
+        };
         let workspaces = match workspaces {
-            Ok(workspaces) => workspaces,
+            Ok(workspaces) => workspaces.with_stop(stop.clone()),
             Err(error) => {
                 events.emit(Event::AutomationFailed {
                     automation: automation.name.clone(),
@@ -876,6 +927,7 @@ fn run_journaled(
         workers: Workers::new(results),
         finished,
         removing: 0,
+        deferred_removals: Vec::new(),
         ledger_error: None,
     };
     for run in &runs {
@@ -918,8 +970,13 @@ struct Scheduler<'a> {
     workers: Workers,
     /// Where the workers report the attempts and removals that ended.
     finished: mpsc::Receiver<Done>,
-    /// Removals handed to the workers and not reported yet.
+    /// Removals handed to the workers (or deferred) and not reported yet.
     removing: usize,
+    /// Removals of tasks that ended, handed to the workers once this loop turn's polls
+    /// dispatched what they could: a removal lets the worktree adds announced before it
+    /// go first ([`crate::workspace::ExpectedAdd`]), so the next task's agent starts
+    /// without waiting for it.
+    deferred_removals: Vec<Removal>,
     /// The first ledger failure: from then on the run stops as on a signal.
     ledger_error: Option<LedgerError>,
 }
@@ -961,6 +1018,7 @@ impl Scheduler<'_> {
                 self.start_due_rounds(runs);
                 progressed |= self.poll_while_slots_are_free(runs, extensions, events)?;
             }
+            self.submit_removals(runs, extensions, events)?;
             self.close_finished_rounds(runs, events)?;
 
             if self.running == 0 && self.removing == 0 && self.retries.is_empty() {
@@ -1402,6 +1460,8 @@ impl Scheduler<'_> {
                 watch: self.options.watch.clone(),
                 writer: self.writer.clone(),
             },
+            expected_add: (task.workspace.is_none() && run.workspaces.adds_worktrees())
+                .then(expect_add),
         };
         events.emit(Event::TaskStarted {
             automation: spec.automation.clone(),
@@ -1551,6 +1611,19 @@ impl Scheduler<'_> {
         }
         if let Some(removal) = removal {
             self.removing += 1;
+            self.deferred_removals.push(removal);
+        }
+        Ok(())
+    }
+
+    /// Hands the deferred removals to the workers (see `deferred_removals`).
+    fn submit_removals(
+        &mut self,
+        runs: &mut [AutomationRun<'_>],
+        extensions: &mut Extensions<'_>,
+        events: &mut Journal<'_>,
+    ) -> io::Result<()> {
+        for removal in std::mem::take(&mut self.deferred_removals) {
             if let Err((job, error)) = self.workers.submit(Job::Remove(removal)) {
                 tracing::warn!(
                     "cannot start a thread to remove a worktree ({error}); removing it here"
@@ -1664,7 +1737,7 @@ impl Scheduler<'_> {
 
 /// One attempt on a worker thread: the workspace (prepared by the first attempt, with
 /// `after_create`), `before_run`, the agent, `after_run`.
-fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
+fn attempt(mut task: Task, spec: &AttemptSpec, expected_add: Option<ExpectedAdd>) -> Attempted {
     let started = Instant::now();
     let failed = |task: Task, reason: EndReason, prepared| Attempted {
         task,
@@ -1678,7 +1751,10 @@ fn attempt(mut task: Task, spec: &AttemptSpec) -> Attempted {
     let hook_failed = |error: String| EndReason::HookFailed { error };
     let mut prepared = None;
     if task.workspace.is_none() {
-        match spec.workspaces.prepare(&spec.automation, &task.id_text) {
+        let prepared_now = spec.workspaces.prepare(&spec.automation, &task.id_text);
+        // Removals waiting for this add may go now.
+        drop(expected_add);
+        match prepared_now {
             Ok(workspace) => {
                 prepared = Some(workspace.origin());
                 let created = workspace.run_hook(HookKind::AfterCreate);

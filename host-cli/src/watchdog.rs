@@ -32,7 +32,7 @@
 use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::{self, BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -63,6 +63,51 @@ pub struct Watchdog {
     watch: Watch,
 }
 
+/// A watchdog started and not known to be ready yet ([`Watchdog::spawn`]).
+#[derive(Debug)]
+pub struct StartingWatchdog {
+    guard: ProcessGuard,
+    input: Option<ChildStdin>,
+    answer: mpsc::Receiver<io::Result<bool>>,
+    lock: PathBuf,
+}
+
+impl StartingWatchdog {
+    /// Waits until the watchdog is ready, which is when no earlier watchdog holds its
+    /// lock any more (saying so every 2 s meanwhile). An error when it exits before.
+    pub fn ready(self) -> io::Result<Watchdog> {
+        let started = Instant::now();
+        loop {
+            match self.answer.recv_timeout(QUIET_WAIT) {
+                Ok(Ok(true)) => break,
+                Ok(Ok(false)) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err(io::Error::other(
+                        "the watchdog exited before it was ready (see its message above)",
+                    ));
+                }
+                Ok(Err(err)) => return Err(err),
+                Err(RecvTimeoutError::Timeout) => tracing::warn!(
+                    "waiting for an earlier host's watchdog to stop that host's agents ({} s \
+                     so far; `{}` is locked)",
+                    started.elapsed().as_secs(),
+                    self.lock.display()
+                ),
+            }
+        }
+        Ok(Watchdog {
+            guard: self.guard,
+            watch: Watch {
+                input: Arc::new(Mutex::new(self.input)),
+            },
+        })
+    }
+
+    /// The watchdog's process id.
+    pub fn id(&self) -> u32 {
+        self.guard.id()
+    }
+}
+
 /// A handle to tell the watchdog about process groups; cheap to clone, usable from
 /// any thread. Writes that fail (a dead watchdog) are logged once and otherwise
 /// ignored: supervision is lost, the run goes on.
@@ -76,6 +121,13 @@ impl Watchdog {
     /// ready, which is when no earlier watchdog holds `lock` any more. An error when it
     /// cannot start or exits before it is ready.
     pub fn start(host_exe: &Path, lock: &Path) -> io::Result<Watchdog> {
+        Self::spawn(host_exe, lock)?.ready()
+    }
+
+    /// Starts the watchdog without waiting for it: [`StartingWatchdog::ready`] waits,
+    /// so the host can do other work while the watchdog's executable loads. Dropped
+    /// before it is ready, the watchdog is killed.
+    pub fn spawn(host_exe: &Path, lock: &Path) -> io::Result<StartingWatchdog> {
         let mut command = Command::new(host_exe);
         command
             .arg(SUBCOMMAND)
@@ -97,29 +149,11 @@ impl Watchdog {
                 let read = BufReader::new(stdout).read_line(&mut line);
                 let _ = sender.send(read.map(|_| line.trim() == READY));
             })?;
-        let started = Instant::now();
-        loop {
-            match answer.recv_timeout(QUIET_WAIT) {
-                Ok(Ok(true)) => break,
-                Ok(Ok(false)) | Err(RecvTimeoutError::Disconnected) => {
-                    return Err(io::Error::other(
-                        "the watchdog exited before it was ready (see its message above)",
-                    ));
-                }
-                Ok(Err(err)) => return Err(err),
-                Err(RecvTimeoutError::Timeout) => tracing::warn!(
-                    "waiting for an earlier host's watchdog to stop that host's agents ({} s \
-                     so far; `{}` is locked)",
-                    started.elapsed().as_secs(),
-                    lock.display()
-                ),
-            }
-        }
-        Ok(Watchdog {
+        Ok(StartingWatchdog {
             guard,
-            watch: Watch {
-                input: Arc::new(Mutex::new(input)),
-            },
+            input,
+            answer,
+            lock: lock.to_owned(),
         })
     }
 

@@ -145,6 +145,7 @@ use std::time::{Duration, Instant};
 
 use curupira_client::{ProcessGuard, describe_status};
 
+pub use self::git::{ExpectedAdd, expect_add};
 use self::git::{GitOutput, Listed};
 use crate::state::HOST_FOLDER;
 use crate::stop::Stop;
@@ -473,6 +474,11 @@ impl Workspaces {
         self
     }
 
+    /// Whether [`prepare`](Self::prepare) adds a worktree (worktree mode).
+    pub fn adds_worktrees(&self) -> bool {
+        self.base.is_some()
+    }
+
     /// The spec.
     pub fn spec(&self) -> &WorkspaceSpec {
         &self.spec
@@ -693,7 +699,7 @@ impl Workspace {
         }
         let repo = &self.spec.repo_dir;
         if !self.path.exists() {
-            let _turn = git::worktree_changes();
+            let _turn = git::worktree_removal();
             tracing::debug!("{} is already gone; pruning", self.path.display());
             git_ok(
                 repo,
@@ -705,7 +711,7 @@ impl Workspace {
         if let Err(err) = self.run_hook(HookKind::BeforeRemove) {
             tracing::warn!("{err}; removing the worktree anyway");
         }
-        let _turn = git::worktree_changes();
+        let _turn = git::worktree_removal();
         git_ok(
             repo,
             &[

@@ -36,7 +36,7 @@ use curupira_host::resolve::Plan;
 use curupira_host::runner::{self, RunLedger, RunOptions};
 use curupira_host::state::{self, RUN_LOCK, RunLock};
 use curupira_host::stop::Stop;
-use curupira_host::watchdog::{self, Watchdog};
+use curupira_host::watchdog::{self, StartingWatchdog, Watchdog};
 
 use super::{ConfigArg, Verbosity, load_config};
 
@@ -100,6 +100,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(2));
             }
         };
+        // Started first, waited for last: the ledger opens while its executable loads.
+        let dog = spawn_watchdog(&host_exe, &state_dir)?;
         let mut writer_thread = None;
         if settings.enabled {
             // The writer's connection first: it creates or migrates the file.
@@ -111,7 +113,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             });
             writer_thread = Some(thread);
         }
-        let dog = start_watchdog(&host_exe, &state_dir)?;
+        let dog = dog
+            .map(|dog| dog.ready())
+            .transpose()
+            .context("cannot start the watchdog that stops agents if this host dies")?;
+        if let Some(dog) = &dog {
+            tracing::debug!("watchdog started (pid {})", dog.id());
+        }
         options.watch = dog.as_ref().map(Watchdog::watch);
         held = Some((lock, dog, writer_thread));
     }
@@ -130,15 +138,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(u8::from(events.had_failure())))
 }
 
-/// The run's watchdog (Unix), started once no earlier host's watchdog is stopping
-/// agents any more.
-fn start_watchdog(host_exe: &Path, state_dir: &Path) -> anyhow::Result<Option<Watchdog>> {
+/// The run's watchdog (Unix), started; it is ready once no earlier host's watchdog is
+/// stopping agents any more ([`StartingWatchdog::ready`]).
+fn spawn_watchdog(host_exe: &Path, state_dir: &Path) -> anyhow::Result<Option<StartingWatchdog>> {
     if !cfg!(unix) {
         return Ok(None);
     }
-    let dog = Watchdog::start(host_exe, &state_dir.join(watchdog::LOCK_FILE))
+    let dog = Watchdog::spawn(host_exe, &state_dir.join(watchdog::LOCK_FILE))
         .context("cannot start the watchdog that stops agents if this host dies")?;
-    tracing::debug!("watchdog started (pid {})", dog.id());
     Ok(Some(dog))
 }
 

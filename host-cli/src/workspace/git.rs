@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use curupira_client::{ProcessGuard, describe_status};
@@ -24,19 +24,103 @@ pub(super) const REPOSITORY_OVERRIDES: [&str; 7] = [
     "GIT_PREFIX",
 ];
 
-/// Held while this process changes the set of worktrees (add, remove, prune).
-static WORKTREE_CHANGES: Mutex<()> = Mutex::new(());
+/// Whose turn it is to change the set of worktrees (add, remove, prune).
+struct Turns {
+    /// A change is under way.
+    busy: bool,
+    /// Adds announced ([`expect_add`]) so far, and those that ended (or never came).
+    adds_expected: u64,
+    adds_done: u64,
+}
+
+static TURNS: Mutex<Turns> = Mutex::new(Turns {
+    busy: false,
+    adds_expected: 0,
+    adds_done: 0,
+});
+
+/// Signalled whenever a turn ends or an announced add is done.
+static TURN_FREED: Condvar = Condvar::new();
+
+fn turns() -> MutexGuard<'static, Turns> {
+    // Plain counters and a flag, each changed in one step: nothing is left half done.
+    TURNS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The right to change the set of worktrees, until dropped.
+pub(super) struct Turn(());
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        turns().busy = false;
+        TURN_FREED.notify_all();
+    }
+}
+
+/// Waits until `blocked` is false, then takes the turn.
+fn take_turn(blocked: impl Fn(&Turns) -> bool) -> Turn {
+    let mut turns = turns();
+    while turns.busy || blocked(&turns) {
+        turns = TURN_FREED
+            .wait(turns)
+            .unwrap_or_else(PoisonError::into_inner);
+    }
+    turns.busy = true;
+    Turn(())
+}
 
 /// Serialises changes to worktrees within this process. Git's own `worktree add`
 /// races with another one in the same repository (it reads each listed worktree's
 /// `commondir`, and a neighbour's may be half written: "failed to read
 /// .git/worktrees/…/commondir"), so concurrent tasks take turns. One lock for every
 /// repository keeps it simple; these calls are short next to an agent's run.
-pub(super) fn worktree_changes() -> MutexGuard<'static, ()> {
-    // The lock guards no data: a panic while holding it leaves nothing inconsistent.
-    WORKTREE_CHANGES
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
+pub(super) fn worktree_changes() -> Turn {
+    take_turn(|_| false)
+}
+
+/// A turn for removing a finished task's worktree: it also lets the adds announced
+/// before it ([`expect_add`]) go first, since a task waits for its add and nobody waits
+/// for a removal: it waits until as many announced adds ended as had been announced
+/// when it began. Adds announced later do not hold it back, so removals never starve.
+pub(super) fn worktree_removal() -> Turn {
+    RemovalTicket::now().wait()
+}
+
+/// A removal's place: the adds announced before it.
+struct RemovalTicket {
+    adds_before: u64,
+}
+
+impl RemovalTicket {
+    fn now() -> Self {
+        RemovalTicket {
+            adds_before: turns().adds_expected,
+        }
+    }
+
+    /// Waits for the adds announced before the ticket (see [`worktree_removal`]).
+    fn wait(self) -> Turn {
+        take_turn(|turns| turns.adds_done < self.adds_before)
+    }
+}
+
+/// An add of a worktree that is on its way (a task handed to a worker thread that will
+/// prepare its worktree): removals that start meanwhile wait for it. Drop it once the
+/// add ended, or when it will not happen.
+#[derive(Debug)]
+pub struct ExpectedAdd(());
+
+/// Announces an add (see [`ExpectedAdd`]).
+pub fn expect_add() -> ExpectedAdd {
+    turns().adds_expected += 1;
+    ExpectedAdd(())
+}
+
+impl Drop for ExpectedAdd {
+    fn drop(&mut self) {
+        turns().adds_done += 1;
+        TURN_FREED.notify_all();
+    }
 }
 
 /// How much of git's stderr a message quotes.
@@ -214,6 +298,35 @@ mod tests {
         assert_eq!(listed[2].branch, None);
         assert!(listed[2].prunable);
         assert!(!listed[0].prunable);
+    }
+
+    #[test]
+    fn a_removal_lets_adds_announced_before_it_go_first_and_not_later_ones() {
+        use std::sync::mpsc;
+        use std::time::Duration;
+        let earlier = expect_add();
+        let ticket = RemovalTicket::now();
+        let (turned, turns) = mpsc::channel();
+        let removal = std::thread::spawn(move || {
+            let turn = ticket.wait();
+            turned.send(()).unwrap();
+            drop(turn);
+        });
+        // Announced after the removal started waiting: not waited for.
+        let later = expect_add();
+        assert!(
+            turns.recv_timeout(Duration::from_millis(200)).is_err(),
+            "the removal went before the add announced earlier"
+        );
+        {
+            let _add = worktree_changes();
+        }
+        drop(earlier);
+        turns
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the removal's turn once the earlier add is done");
+        removal.join().unwrap();
+        drop(later);
     }
 
     #[test]
