@@ -205,7 +205,7 @@ fn block_until_exited(child: &Child) {
             WaitId::Pid(pid),
             WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
         ) {
-            Ok(Some(_)) => return kill_group(child),
+            Ok(Some(_)) => return kill_left_in_group(child),
             Err(rustix::io::Errno::INTR) => {}
             // Already reaped, or not ours: let `wait` say so.
             Ok(None) | Err(_) => return,
@@ -223,7 +223,7 @@ fn try_wait_and_kill_group(child: &mut Child) -> io::Result<Option<ExitStatus>> 
         if let Some(pid) = pid {
             let peek = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
             match waitid(WaitId::Pid(pid), peek) {
-                Ok(Some(_)) => kill_group(child),
+                Ok(Some(_)) => kill_left_in_group(child),
                 Ok(None) => return Ok(None),
                 // Already reaped elsewhere, or not ours: let `try_wait` say so.
                 Err(_) => {}
@@ -239,6 +239,19 @@ fn kill_group(child: &Child) {
     signal_group(child, rustix::process::Signal::KILL);
     #[cfg(not(unix))]
     let _ = child;
+}
+
+/// Sends SIGKILL to the process group of a child that has exited and is not reaped
+/// yet: what it left there. The child itself, a zombie, needs no signal.
+#[cfg(unix)]
+fn kill_left_in_group(child: &Child) {
+    let pid = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    // Never signal group 1 (`kill(-1)` means "every process").
+    if let Some(pid) = pid.filter(|pid| pid.as_raw_nonzero().get() > 1) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
 }
 
 /// Sends `signal` to the process group a child leads, and to the child itself in case

@@ -576,8 +576,16 @@ fn supervise(
     let mut step = FIRST_STEP;
     // Set once the agent was asked to stop: why, and when it gets SIGKILL.
     let mut stopping: Option<(EndReason, Instant)> = None;
+    // With a pidfd the first look at the agent is the wait's: it wakes at its exit.
+    let mut look = !pipes.sees_exit();
     let reason = loop {
-        match agent.try_wait() {
+        let status = if look {
+            agent.try_wait()
+        } else {
+            look = true;
+            Ok(None)
+        };
+        match status {
             Ok(Some(status)) => {
                 break stopping.map_or_else(|| ended(status), |(reason, _)| reason);
             }

@@ -927,6 +927,7 @@ fn run_journaled(
         workers: Workers::new(results),
         finished,
         removing: 0,
+        host_pid: std::process::id(),
         deferred_removals: Vec::new(),
         ledger_error: None,
     };
@@ -972,6 +973,8 @@ struct Scheduler<'a> {
     finished: mpsc::Receiver<Done>,
     /// Removals handed to the workers (or deferred) and not reported yet.
     removing: usize,
+    /// This process's id, for the ledger's rows (looked up once).
+    host_pid: u32,
     /// Removals of tasks that ended, handed to the workers once this loop turn's polls
     /// dispatched what they could: a removal lets the worktree adds announced before it
     /// go first ([`crate::workspace::ExpectedAdd`]), so the next task's agent starts
@@ -1442,7 +1445,7 @@ impl Scheduler<'_> {
                 task_id: task.id_text.clone(),
                 pairs: serde_json::to_string(&task.pairs).unwrap_or_default(),
                 workspace: workspace.clone(),
-                host_pid: std::process::id(),
+                host_pid: self.host_pid,
             });
         }
         let spec = AttemptSpec {

@@ -394,14 +394,22 @@ fn read_stat(pid: u32) -> Option<Stat> {
     use std::io::Read;
     // One line of at most ~1 KiB (52 numbers and a 16-byte name): read into a buffer
     // of that size, which procfs fills in one call (`read_to_string` would `fstat`
-    // and probe in small reads: ten system calls per agent instead of three).
+    // and probe in small reads: ten system calls per agent instead of three, and the
+    // line's end saves the read that would see the end of the file).
     let mut file = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
     let mut buffer = [0u8; 2048];
     let mut len = 0;
     while len < buffer.len() {
         match file.read(&mut buffer[len..]) {
             Ok(0) => break,
-            Ok(n) => len += n,
+            Ok(n) => {
+                len += n;
+                // The line is whole (procfs gives it in one read): no read to see
+                // the end of the file.
+                if buffer[..len].ends_with(b"\n") {
+                    break;
+                }
+            }
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return None,
         }

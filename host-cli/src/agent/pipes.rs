@@ -123,9 +123,15 @@ mod polled {
             // A timeout too long to express is no timeout.
             let timeout = timeout.and_then(|timeout| Timespec::try_from(timeout).ok());
             let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(4);
-            for output in self.outputs.iter().flatten() {
-                fds.push(PollFd::new(output, PollFlags::IN));
+            // Which output each of the first entries of `fds` is.
+            let mut polled = [0; 2];
+            for (index, output) in self.outputs.iter().enumerate() {
+                if let Some(output) = output {
+                    polled[fds.len()] = index;
+                    fds.push(PollFd::new(output, PollFlags::IN));
+                }
             }
+            let outputs = fds.len();
             if let Some(stdin) = &self.stdin {
                 fds.push(PollFd::new(stdin, PollFlags::OUT));
             }
@@ -136,20 +142,27 @@ mod polled {
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(errno) => return Err(errno.into()),
             }
+            // Only outputs with something to say (data, an end, an error) are read: a
+            // wake-up for the child's exit alone costs no `read`.
+            let mut ready = [false; 2];
+            for (fd, &index) in fds.iter().take(outputs).zip(&polled) {
+                ready[index] = !fd.revents().is_empty();
+            }
             drop(fds);
-            self.read_outputs(sink);
+            self.read_outputs(ready, sink);
             self.write_input();
             Ok(())
         }
 
-        /// Reads what each output has, without blocking.
-        fn read_outputs(&mut self, sink: &mut Sink<'_>) {
-            for (slot, stream) in self
+        /// Reads what each `ready` output has, without blocking.
+        fn read_outputs(&mut self, ready: [bool; 2], sink: &mut Sink<'_>) {
+            for ((slot, stream), ready) in self
                 .outputs
                 .iter_mut()
                 .zip([Stream::Stdout, Stream::Stderr])
+                .zip(ready)
             {
-                let Some(file) = slot.as_mut() else {
+                let Some(file) = slot.as_mut().filter(|_| ready) else {
                     continue;
                 };
                 for _ in 0..READS_PER_WAKE {
