@@ -31,7 +31,7 @@ use anyhow::Context;
 use curupira_host::config::{Config, Loaded};
 use curupira_host::events::EventWriter;
 use curupira_host::format::Format;
-use curupira_host::ledger::{Ledger, WriterThread};
+use curupira_host::ledger::{self, Ledger, WriterThread};
 use curupira_host::resolve::Plan;
 use curupira_host::runner::{self, RunLedger, RunOptions};
 use curupira_host::state::{self, RUN_LOCK, RunLock};
@@ -108,7 +108,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let thread = WriterThread::start(Ledger::open(&settings.path)?)
                 .context("cannot start the ledger's writer thread")?;
             options.ledger = Some(RunLedger {
-                reader: Arc::new(Mutex::new(Ledger::open(&settings.path)?)),
+                reader: Arc::new(Mutex::new({
+                    let mut reader = Ledger::open(&settings.path)?;
+                    // Under the run lock (see `Ledger::read_in_snapshots`).
+                    reader.read_in_snapshots(ledger::READER_SNAPSHOT_AGE);
+                    reader
+                })),
                 writer: Some(thread.writer()),
             });
             writer_thread = Some(thread);

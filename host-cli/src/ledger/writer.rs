@@ -123,6 +123,7 @@ pub enum Change {
 impl Ledger {
     /// Applies `changes` in order, in one transaction: all or none.
     pub fn apply(&mut self, changes: &[Change]) -> Result<(), LedgerError> {
+        self.end_snapshot().map_err(self.error("write"))?;
         let error = |ledger: &Ledger, source| super::classify(&ledger.path, "write", source);
         // IMMEDIATE: the write lock first, waiting (busy timeout) for a `curupira
         // tasks` that holds it, rather than failing halfway.
