@@ -12,7 +12,7 @@ use fs4::TryLockError;
 
 use crate::NAME;
 use crate::arguments::Queue;
-use crate::jsonl::{Line, LineHash, append_line, hex, parse_hex, parse_line};
+use crate::jsonl::{Line, LineHash, append_line, append_line_after, hex, parse_hex, parse_line};
 use crate::tracked::{Content, Stamp, Tracked, Trust};
 
 /// Why a done file cannot be held.
@@ -96,9 +96,17 @@ impl Held {
         Ok(self.done.generation())
     }
 
-    /// Appends one finished item's line.
-    pub(crate) fn append(&self, line: &[u8]) -> io::Result<()> {
-        append_line(&self.file, line)
+    /// Appends one finished item's line (a whole line, `\n` included), and takes it
+    /// in as read when nothing else changed the file meanwhile, so the next
+    /// [`refresh`](Self::refresh) reads nothing.
+    pub(crate) fn append(&mut self, line: &[u8], cap: usize) -> io::Result<()> {
+        let metadata = self.file.metadata()?;
+        let ends_with_newline = self.done.read_to_line_end(Stamp::of(&metadata));
+        append_line_after(&self.file, line, metadata.len(), ends_with_newline)?;
+        if let Ok(metadata) = self.file.metadata() {
+            self.done.appended(line, Stamp::of(&metadata), cap);
+        }
+        Ok(())
     }
 
     /// Whether the queue line hashed `hash` was rejected before (by this process or,

@@ -314,9 +314,21 @@ pub(crate) fn item_line(pairs: &[Pair]) -> String {
 
 /// Appends `line` to `file` (opened for appending) with one `write`, after a newline
 /// when the file does not end with one. Not synced to disk (see the crate docs).
-pub(crate) fn append_line(mut file: &File, line: &[u8]) -> io::Result<()> {
+pub(crate) fn append_line(file: &File, line: &[u8]) -> io::Result<()> {
+    let len = file.metadata()?.len();
+    append_line_after(file, line, len, false)
+}
+
+/// [`append_line`] for a file of `len` bytes, known to end with a newline when
+/// `ends_with_newline` (its last byte is then not read).
+pub(crate) fn append_line_after(
+    mut file: &File,
+    line: &[u8],
+    len: u64,
+    ends_with_newline: bool,
+) -> io::Result<()> {
     let mut buffer = Vec::with_capacity(line.len() + 1);
-    if file.metadata()?.len() > 0 {
+    if len > 0 && !ends_with_newline {
         file.seek(SeekFrom::End(-1))?;
         let mut last = [0u8; 1];
         file.read_exact(&mut last)?;

@@ -204,6 +204,44 @@ impl<T: Content> Tracked<T> {
     }
 
     /// Whether the bytes before `offset` are still the ones read there.
+    /// Whether the file, whose stamp is `stamp` now, is unchanged since it was read
+    /// whole up to a line's end (so it ends with a newline, or is empty).
+    pub(crate) fn read_to_line_end(&self, stamp: Stamp) -> bool {
+        self.stamp == Some(stamp) && stamp.len == self.offset
+    }
+
+    /// Takes in what this process just appended to the file (`bytes`, whole lines),
+    /// whose stamp is now `stamp`, as a read would, without reading: only when the
+    /// file is exactly what was read plus `bytes` (same file, everything before read,
+    /// length grown by `bytes`); otherwise the next read reads it. Returns whether it
+    /// was taken in.
+    pub(crate) fn appended(&mut self, bytes: &[u8], stamp: Stamp, cap: usize) -> bool {
+        let Some(old) = self.stamp else {
+            return false;
+        };
+        let exact = old.same_file(&stamp)
+            && old.len == self.offset
+            && stamp.len == self.offset.saturating_add(bytes.len() as u64)
+            && bytes.ends_with(b"\n");
+        if !exact {
+            return false;
+        }
+        let mut lines = Lines::new(bytes, self.lines + 1, cap);
+        while let Ok(Some(line)) = lines.next_line() {
+            self.offset += line.consumed;
+            self.lines = line.number;
+            self.value.add(line, cap);
+        }
+        self.tail.extend_from_slice(bytes);
+        let cut = self
+            .tail
+            .len()
+            .saturating_sub(usize::try_from(TAIL_BYTES).unwrap_or(usize::MAX));
+        self.tail.drain(..cut);
+        self.stamp = Some(stamp);
+        true
+    }
+
     fn tail_matches(&self, mut file: &File) -> io::Result<bool> {
         let kept = self.tail.len() as u64;
         file.seek(SeekFrom::Start(self.offset - kept))?;

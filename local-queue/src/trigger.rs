@@ -255,7 +255,7 @@ impl Trigger for LocalQueue {
             .unwrap_or_else(PoisonError::into_inner)
             .get_mut(&queue.done_path)
         {
-            Some(held) => held.append(line.as_bytes()),
+            Some(held) => held.append(line.as_bytes(), self.max_line_bytes),
             None => Err(io::Error::other("this process does not hold it")),
         };
         if let Err(err) = appended {
@@ -537,7 +537,7 @@ mod tests {
     }
 
     #[test]
-    fn own_appends_cost_one_line_each() {
+    fn own_appends_are_taken_in_without_reading_the_done_file() {
         let text: String = (0..200).map(|n| format!("{{\"k\":\"{n}\"}}\n")).collect();
         let files = Files::new(&text);
         let mut queue = settled();
@@ -550,8 +550,8 @@ mod tests {
         let [_, _, done_reads, done_anew] = reads(&mut queue, &files);
         assert_eq!(
             (done_reads, done_anew),
-            (201, 1),
-            "never from the start again"
+            (1, 1),
+            "read once, at the first poll; each append taken in as written"
         );
         let done = &queue
             .locks
@@ -561,6 +561,29 @@ mod tests {
             .unwrap()
             .done;
         assert_eq!(done.value.items.len(), 200);
+        let on_disk = std::fs::read_to_string(files.done()).unwrap();
+        assert_eq!(on_disk.lines().count(), 200);
+        // A line someone else appends is still read.
+        files.append(&files.done(), "{\"k\":\"x\"}\n");
+        assert_eq!(poll(&mut queue, &files), None);
+        let [_, _, done_reads, _] = reads(&mut queue, &files);
+        assert_eq!(done_reads, 2);
+    }
+
+    #[test]
+    fn an_append_after_a_partial_line_someone_left_starts_a_line_of_its_own() {
+        let files = Files::new("{\"k\":\"a\"}\n{\"k\":\"b\"}\n");
+        let mut queue = settled();
+        let a = poll(&mut queue, &files).unwrap();
+        queue.on_finished(TRIGGER_TYPE, &a).unwrap();
+        let b = poll(&mut queue, &files).unwrap();
+        // The file changed since this process appended (and took in) `a`.
+        files.append(&files.done(), "{\"half\":");
+        queue.on_finished(TRIGGER_TYPE, &b).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(files.done()).unwrap(),
+            "{\"k\":\"a\"}\n{\"half\":\n{\"k\":\"b\"}\n"
+        );
     }
 
     #[test]
