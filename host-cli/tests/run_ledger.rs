@@ -478,6 +478,19 @@ fn a_restart_waits_for_an_orphaned_agent_then_dispatches_once() {
     project.write("sleep", "3");
     let host = spawn(&project, "first", ONCE);
     assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
+    // The agent's row is committed a moment after it starts (by the ledger's writer
+    // thread, at a lower priority): a host killed before that leaves a row without an
+    // agent, dispatched again at once (docs/HOST.md). This test is about a recorded
+    // agent, so it waits for the record.
+    let (_, task_id, agent) = agent_log(&project)[0].clone();
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            ledger(&project)
+                .find(&task_id, Some("q"), 2)
+                .is_ok_and(|rows| rows.first().and_then(|row| row.agent_pid) == Some(agent))
+        }),
+        "the agent's row was never committed"
+    );
     let watchdog: Vec<u32> = descendants(host.id())
         .into_iter()
         .filter(|(_, cmd)| cmd.contains(" watchdog "))
