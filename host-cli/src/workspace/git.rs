@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use curupira_client::{ProcessGuard, describe_status};
 
@@ -57,13 +57,31 @@ impl Drop for Turn {
     }
 }
 
-/// Waits until `blocked` is false, then takes the turn.
-fn take_turn(blocked: impl Fn(&Turns) -> bool) -> Turn {
+/// The longest a removal lets announced adds go first: an add that does not come
+/// (its task waiting for a thread that a removal holds) cannot hold it for ever.
+const ADDS_FIRST_LIMIT: Duration = Duration::from_secs(2);
+
+/// Waits until no turn is under way and `yields` is false (or has held it back for
+/// [`ADDS_FIRST_LIMIT`]), then takes the turn.
+fn take_turn(yields: impl Fn(&Turns) -> bool) -> Turn {
+    let until = Instant::now() + ADDS_FIRST_LIMIT;
     let mut turns = turns();
-    while turns.busy || blocked(&turns) {
-        turns = TURN_FREED
-            .wait(turns)
-            .unwrap_or_else(PoisonError::into_inner);
+    loop {
+        let yielding = yields(&turns) && Instant::now() < until;
+        if !turns.busy && !yielding {
+            break;
+        }
+        turns = if yielding {
+            let left = until.saturating_duration_since(Instant::now());
+            TURN_FREED
+                .wait_timeout(turns, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0
+        } else {
+            TURN_FREED
+                .wait(turns)
+                .unwrap_or_else(PoisonError::into_inner)
+        };
     }
     turns.busy = true;
     Turn(())
@@ -81,7 +99,8 @@ pub(super) fn worktree_changes() -> Turn {
 /// A turn for removing a finished task's worktree: it also lets the adds announced
 /// before it ([`expect_add`]) go first, since a task waits for its add and nobody waits
 /// for a removal: it waits until as many announced adds ended as had been announced
-/// when it began. Adds announced later do not hold it back, so removals never starve.
+/// when it began, for at most [`ADDS_FIRST_LIMIT`]. Adds announced later do not hold
+/// it back, so removals never starve.
 pub(super) fn worktree_removal() -> Turn {
     RemovalTicket::now().wait()
 }
@@ -327,6 +346,22 @@ mod tests {
             .expect("the removal's turn once the earlier add is done");
         removal.join().unwrap();
         drop(later);
+    }
+
+    #[test]
+    fn a_removal_waits_for_an_add_that_never_comes_only_so_long() {
+        // (Other tests of this process announce and end adds too: only the bound is
+        // certain here, not how long the removal yields.)
+        let never = expect_add();
+        let (turned, turns) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            drop(worktree_removal());
+            turned.send(()).unwrap();
+        });
+        turns
+            .recv_timeout(ADDS_FIRST_LIMIT * 5)
+            .expect("the removal's turn, although the add it waits for never comes");
+        drop(never);
     }
 
     #[test]
