@@ -453,12 +453,18 @@ fn git(project: &Project, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-#[test]
-fn worktree_mode_runs_each_task_in_its_own_worktree_and_branch() {
+/// A project folder that is a Git repository (no commit yet) with an author set.
+fn repository_project() -> Project {
     let project = Project::new();
     git(&project, &["init", "-q", "-b", "main"]);
     git(&project, &["config", "user.email", "t@example.com"]);
     git(&project, &["config", "user.name", "t"]);
+    project
+}
+
+#[test]
+fn worktree_mode_runs_each_task_in_its_own_worktree_and_branch() {
+    let project = repository_project();
     project.write("tasks.jsonl", &queue(2));
     project.write(
         "curupira.toml",
@@ -516,10 +522,7 @@ fn worktree_mode_runs_each_task_in_its_own_worktree_and_branch() {
 
 #[test]
 fn a_succeeded_task_worktree_is_removed_and_its_branch_stays() {
-    let project = Project::new();
-    git(&project, &["init", "-q", "-b", "main"]);
-    git(&project, &["config", "user.email", "t@example.com"]);
-    git(&project, &["config", "user.name", "t"]);
+    let project = repository_project();
     project.write("tasks.jsonl", &queue(1));
     project.write(
         "curupira.toml",
@@ -557,10 +560,7 @@ fn a_finished_task_worktree_is_removed_while_the_next_task_runs() {
     // soon as the agent ends, so the second agent starts during the first removal;
     // each `workspace.removed` follows its `task.finished`, and the round ends after
     // the last removal.
-    let project = Project::new();
-    git(&project, &["init", "-q", "-b", "main"]);
-    git(&project, &["config", "user.email", "t@example.com"]);
-    git(&project, &["config", "user.name", "t"]);
+    let project = repository_project();
     project.write("tasks.jsonl", &queue(2));
     let log = project.path().join("log");
     project.write(
