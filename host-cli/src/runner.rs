@@ -620,6 +620,9 @@ struct Workers {
 struct Idle {
     threads: Vec<usize>,
     jobs: std::collections::VecDeque<Job>,
+    /// Threads started that have not looked at `jobs` yet: each takes a queued job,
+    /// or goes idle.
+    starting: usize,
 }
 
 impl Workers {
@@ -637,7 +640,17 @@ impl Workers {
     /// thread exists and none can be started; when some exist, the job waits for the
     /// first of them to be free.
     fn submit(&mut self, job: Job) -> Result<(), (Box<Job>, io::Error)> {
-        let idle = self.lock().threads.pop();
+        let idle = {
+            let mut shared = self.lock();
+            let idle = shared.threads.pop();
+            // A thread on its way with no queued job left for it (another thread
+            // took the one it was started for) takes this one: no new thread.
+            if idle.is_none() && shared.starting > shared.jobs.len() {
+                shared.jobs.push_back(job);
+                return Ok(());
+            }
+            idle
+        };
         let job = match idle {
             Some(index) => match self.hand_to(index, job) {
                 Ok(()) => return Ok(()),
@@ -687,7 +700,11 @@ impl Workers {
     /// cannot start gives it back).
     fn spawn(&mut self, job: Job) -> Result<(), (Box<Job>, io::Error)> {
         let index = self.threads.len();
-        self.lock().jobs.push_back(job);
+        {
+            let mut shared = self.lock();
+            shared.jobs.push_back(job);
+            shared.starting += 1;
+        }
         let (inbox, jobs) = mpsc::channel();
         let shared = Arc::clone(&self.shared);
         let results = self.results.clone();
@@ -701,10 +718,14 @@ impl Workers {
                 Ok(())
             }
             // Taken back, unless a running thread took it meanwhile.
-            Err(error) => match self.lock().jobs.pop_back() {
-                Some(job) => Err((Box::new(job), error)),
-                None => Ok(()),
-            },
+            Err(error) => {
+                let mut shared = self.lock();
+                shared.starting = shared.starting.saturating_sub(1);
+                match shared.jobs.pop_back() {
+                    Some(job) => Err((Box::new(job), error)),
+                    None => Ok(()),
+                }
+            }
         }
     }
 
@@ -732,15 +753,18 @@ fn work(
     shared: &Mutex<Idle>,
     results: &mpsc::Sender<Done>,
 ) {
-    let take_or_idle = || {
+    let take_or_idle = |starting: bool| {
         let mut idle = lock_idle(shared);
+        if starting {
+            idle.starting = idle.starting.saturating_sub(1);
+        }
         let next = idle.jobs.pop_front();
         if next.is_none() {
             idle.threads.push(index);
         }
         next
     };
-    let mut next = take_or_idle();
+    let mut next = take_or_idle(true);
     loop {
         let job = match next.take() {
             Some(job) => job,
@@ -757,7 +781,7 @@ fn work(
             }
             Job::Remove(removal) => removal.run(),
         };
-        next = take_or_idle();
+        next = take_or_idle(false);
         // The dispatcher owns the receiver until every job came back.
         let _ = results.send(report);
     }
