@@ -1067,6 +1067,16 @@ impl Scheduler<'_> {
                 }
             }
             if !progressed {
+                if let Some(ledger) = &self.options.ledger {
+                    let ended = ledger
+                        .reader
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .end_old_snapshot();
+                    if let Err(error) = ended {
+                        self.ledger_failed(error);
+                    }
+                }
                 let wait = self.idle_wait(runs);
                 match self.finished.recv_timeout(wait) {
                     Ok(report) => self.reported(report, runs, extensions, events)?,

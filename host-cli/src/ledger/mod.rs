@@ -515,8 +515,9 @@ impl Ledger {
     /// released reads as to dispatch in any snapshot), so only another process's
     /// change (`tasks forget`, `tasks retry`) is seen up to `max_age` late. Only
     /// `decide` reads the snapshot: every other call ends it first
-    /// ([`requested`](Self::requested) reads anew). The snapshot also holds back the
-    /// write-ahead log's reset for at most `max_age`.
+    /// ([`requested`](Self::requested) reads anew). An open snapshot holds back the
+    /// write-ahead log's reset: the reader's owner ends an old one while it waits
+    /// ([`end_old_snapshot`](Self::end_old_snapshot)).
     pub fn read_in_snapshots(&mut self, max_age: Duration) {
         self.snapshot_age = Some(max_age);
     }
@@ -533,6 +534,21 @@ impl Ledger {
             None => self.connection.execute_batch("BEGIN")?,
         }
         self.snapshot_since = Some(Instant::now());
+        Ok(())
+    }
+
+    /// Ends the snapshot being read when it is older than the allowed age (see
+    /// [`read_in_snapshots`](Self::read_in_snapshots)), so that one does not outlive
+    /// its age while nothing is decided: an open snapshot keeps the write-ahead log
+    /// from being reset.
+    pub fn end_old_snapshot(&mut self) -> Result<(), LedgerError> {
+        let old = self
+            .snapshot_since
+            .zip(self.snapshot_age)
+            .is_some_and(|(since, age)| since.elapsed() >= age);
+        if old {
+            self.end_snapshot().map_err(self.error("read"))?;
+        }
         Ok(())
     }
 
@@ -956,7 +972,19 @@ mod tests {
             // Still the first snapshot: the commit is not seen yet.
             assert_eq!(reader.decide("fix", &id(1)).unwrap(), Decision::Dispatch);
         }
+        reader.end_old_snapshot().unwrap();
+        if first.elapsed() < age / 2 {
+            assert!(
+                reader.snapshot_since.is_some(),
+                "a young snapshot stays open"
+            );
+        }
         std::thread::sleep(age);
+        reader.end_old_snapshot().unwrap();
+        assert!(
+            reader.snapshot_since.is_none(),
+            "an old one is ended while idle"
+        );
         assert_eq!(
             reader.decide("fix", &id(1)).unwrap(),
             Decision::Skip(Status::Succeeded)
