@@ -907,7 +907,9 @@ fn run_journaled(
             Step::Prepared(template, prepared) => (template, prepared),
         };
         let workspaces = match workspaces {
-            Ok(workspaces) => workspaces.with_stop(stop.clone()),
+            Ok(workspaces) => workspaces
+                .with_stop(stop.clone())
+                .with_watch(options.watch.clone()),
             Err(error) => {
                 events.emit(Event::AutomationFailed {
                     automation: automation.name.clone(),

@@ -149,6 +149,7 @@ pub use self::git::{ExpectedAdd, expect_add};
 use self::git::{GitOutput, Listed};
 use crate::state::HOST_FOLDER;
 use crate::stop::Stop;
+use crate::watchdog::Watch;
 
 /// The hook timeout when the config sets none.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -450,6 +451,8 @@ pub struct Workspaces {
     base: Option<String>,
     /// Kills hooks on the second request.
     stop: Option<Stop>,
+    /// Told about each hook's process group (see [`with_watch`](Self::with_watch)).
+    watch: Option<Watch>,
 }
 
 impl Workspaces {
@@ -464,6 +467,7 @@ impl Workspaces {
             spec: Arc::new(spec),
             base,
             stop: None,
+            watch: None,
         })
     }
 
@@ -471,6 +475,14 @@ impl Workspaces {
     /// `stop` counts a second request during them, as the agent is.
     pub fn with_stop(mut self, stop: Stop) -> Self {
         self.stop = Some(stop);
+        self
+    }
+
+    /// The same workspaces, whose hooks the run's watchdog knows about while they
+    /// run, as it knows the agents: a host that dies (SIGKILL included) leaves no
+    /// hook running ([`crate::watchdog`]; SIGTERM, [`HOOK_KILL_GRACE`], SIGKILL).
+    pub fn with_watch(mut self, watch: Option<Watch>) -> Self {
+        self.watch = watch;
         self
     }
 
@@ -516,6 +528,7 @@ impl Workspaces {
             automation: automation.to_owned(),
             task_id: task_id.to_owned(),
             stop: self.stop.clone(),
+            watch: self.watch.clone(),
         };
         let Some(base) = self.base.as_deref() else {
             return Ok(workspace(self.spec.repo_dir.clone(), None, Origin::Shared));
@@ -538,6 +551,9 @@ impl Workspaces {
     }
 }
 
+/// The grace a dead host's watchdog gives a hook between SIGTERM and SIGKILL.
+pub const HOOK_KILL_GRACE: Duration = Duration::from_secs(2);
+
 /// One task's workspace.
 #[derive(Debug)]
 pub struct Workspace {
@@ -549,6 +565,7 @@ pub struct Workspace {
     automation: String,
     task_id: String,
     stop: Option<Stop>,
+    watch: Option<Watch>,
 }
 
 impl Workspace {
@@ -620,7 +637,15 @@ impl Workspace {
             dir: self.path.clone(),
             source,
         })?;
+        // The watchdog stops it if the host dies meanwhile.
+        if let Some(watch) = &self.watch {
+            watch.add(hook.id(), HOOK_KILL_GRACE);
+        }
         let (status, cut_short) = self.wait_hook(&mut hook);
+        if let Some(watch) = &self.watch {
+            // Reaped (or, when it could not be waited for, killed as the guard drops).
+            watch.remove(hook.id());
+        }
         let cut_short_error = |cut_short| match cut_short {
             CutShort::TimedOut => HookError::TimedOut {
                 hook: kind,

@@ -469,6 +469,41 @@ fn nothing_of_a_killed_host_survives_and_a_restart_runs_the_task_once() {
     );
 }
 
+/// SIGKILL of the host during a long `before_run` hook: the watchdog stops the hook's
+/// process group as it stops an agent's, so nothing of the run is left.
+#[test]
+fn a_hook_of_a_killed_host_is_stopped_too() {
+    let project = queue_project(
+        &["a"],
+        "\n[settings.workspace]\nhooks = { before_run = \"echo $$ > hook.pid; sleep 30\" }",
+    );
+    let host = spawn(&project, "first", ONCE);
+    assert!(wait_until(Duration::from_secs(20), || {
+        fs::read_to_string(project.path().join("hook.pid")).is_ok_and(|pid| pid.ends_with('\n'))
+    }));
+    let hook: u32 = fs::read_to_string(project.path().join("hook.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Its `sleep` too: the whole family, taken before the host dies.
+    assert!(wait_until(Duration::from_secs(10), || {
+        descendants(host.id())
+            .iter()
+            .any(|(_, cmd)| cmd.contains("sleep 30") && !cmd.contains("sh -c"))
+    }));
+    let family = descendants(host.id());
+    assert!(family.iter().any(|(pid, _)| *pid == hook), "{family:?}");
+    signal(host.id(), "KILL");
+    let gone = wait_until(Duration::from_secs(10), || {
+        family.iter().all(|(pid, _)| !alive(*pid))
+    });
+    let left: Vec<_> = family.iter().filter(|(pid, _)| alive(*pid)).collect();
+    assert!(gone, "left: {left:?}");
+    let _ = finish(host, Duration::from_secs(5));
+    assert_eq!(starts(&project), 0, "the agent never started");
+}
+
 /// The host and its watchdog both killed: the agent lives on. A restarted host finds
 /// the task `running` with its agent alive, waits for it, then dispatches it exactly
 /// once, never beside it.
