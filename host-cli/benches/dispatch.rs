@@ -23,7 +23,9 @@
 //! `cargo bench -p curupira-host --bench dispatch`
 //!
 //! After criterion's groups, the same host runs and floors **interleaved** run by run
-//! (`INTERLEAVED=N` rounds, default 9, `0` skips), medians printed with their ratios:
+//! (`INTERLEAVED=N` rounds, default 9, `0` skips), medians printed with their ratios,
+//! and each round's own ratio (its host run over the floor run right after it) as a
+//! median with its least and most:
 //! criterion measures every sample of one line before the next line, so drift of a
 //! shared machine (the worktree floor moved by 31 % between two runs of the same code)
 //! lands on one side of its ratio; interleaving puts it on both.
@@ -254,19 +256,39 @@ fn interleaved(rounds: usize) {
         times[2].push(run_host(fresh_repo(&mc1).path(), WORKTREE_ITEMS));
         times[3].push(worktree_floor(fresh_repo(&mc1).path(), WORKTREE_ITEMS));
     }
+    // Each round's own ratio too: a host run and the floor run right after it share
+    // the machine's mood, so their ratios spread less than the times do.
+    let ratios = |host: &[Duration], floor: &[Duration]| {
+        let mut ratios: Vec<f64> = host
+            .iter()
+            .zip(floor)
+            .map(|(host, floor)| host.as_secs_f64() / floor.as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        (
+            ratios[ratios.len() / 2],
+            ratios[0],
+            ratios[ratios.len() - 1],
+        )
+    };
+    let dispatch_ratios = ratios(&times[0], &times[1]);
+    let worktree_ratios = ratios(&times[2], &times[3]);
     let [host, floor, worktree, worktree_floor] = times.map(|mut runs| {
         runs.sort();
         runs[runs.len() / 2].as_secs_f64() * 1e3
     });
-    println!("\ninterleaved, {rounds} rounds, medians:");
     println!(
-        "  dispatch_1000: host {host:.1} ms, floor {floor:.1} ms: {:.2}×",
-        host / floor
+        "\ninterleaved, {rounds} rounds, medians (and the median, least and most of each round's ratio):"
     );
-    println!(
-        "  worktree_20 mc1: host {worktree:.1} ms, floor {worktree_floor:.1} ms: {:.2}×",
-        worktree / worktree_floor
-    );
+    for (name, host, floor, (median, least, most)) in [
+        ("dispatch_1000", host, floor, dispatch_ratios),
+        ("worktree_20 mc1", worktree, worktree_floor, worktree_ratios),
+    ] {
+        println!(
+            "  {name}: host {host:.1} ms, floor {floor:.1} ms: {:.2}× (per round {median:.2}×, {least:.2}–{most:.2})",
+            host / floor
+        );
+    }
 }
 
 fn main() {
