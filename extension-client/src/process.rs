@@ -245,24 +245,26 @@ fn kill_group(child: &Child) {
 /// yet: what it left there. The child itself, a zombie, needs no signal.
 #[cfg(unix)]
 fn kill_left_in_group(child: &Child) {
-    let pid = i32::try_from(child.id())
-        .ok()
-        .and_then(rustix::process::Pid::from_raw);
-    // Never signal group 1 (`kill(-1)` means "every process").
-    if let Some(pid) = pid.filter(|pid| pid.as_raw_nonzero().get() > 1) {
+    if let Some(pid) = group_leader(child) {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
+}
+
+/// The child's pid as the leader of its process group; never 1 (`kill(-1)` means
+/// "every process").
+#[cfg(unix)]
+fn group_leader(child: &Child) -> Option<rustix::process::Pid> {
+    i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .filter(|pid| pid.as_raw_nonzero().get() > 1)
 }
 
 /// Sends `signal` to the process group a child leads, and to the child itself in case
 /// it left that group. Only for a child not reaped yet (its id is still its own).
 #[cfg(unix)]
 fn signal_group(child: &Child, signal: rustix::process::Signal) {
-    let pid = i32::try_from(child.id())
-        .ok()
-        .and_then(rustix::process::Pid::from_raw);
-    // Never signal group 1 (`kill(-1)` means "every process").
-    if let Some(pid) = pid.filter(|pid| pid.as_raw_nonzero().get() > 1) {
+    if let Some(pid) = group_leader(child) {
         let _ = rustix::process::kill_process_group(pid, signal);
         let _ = rustix::process::kill_process(pid, signal);
     }

@@ -565,7 +565,6 @@ enum Job {
 /// it.
 struct Removal {
     run: usize,
-    automation: String,
     task_id: String,
     workspace: Workspace,
     succeeded: bool,
@@ -575,10 +574,10 @@ struct Removal {
 enum Done {
     /// An attempt ended.
     Attempted(Attempted),
-    /// A removal ended: the task, its workspace's path, and how it went.
+    /// A removal ended: the task (its automation's index and its id), its
+    /// workspace's path, and how it went.
     Removed {
         run: usize,
-        automation: String,
         task_id: String,
         path: String,
         finished: Result<Finished, WorkspaceError>,
@@ -591,7 +590,6 @@ impl Removal {
         let path = self.workspace.path().display().to_string();
         Done::Removed {
             run: self.run,
-            automation: self.automation,
             task_id: self.task_id,
             path,
             finished: self.workspace.finish(self.succeeded),
@@ -775,9 +773,8 @@ fn work(
         };
         let report = match job {
             Job::Attempt(job) => {
-                let (task, mut spec) = *job;
-                let expected_add = spec.expected_add.take();
-                Done::Attempted(attempt(task, &spec, expected_add))
+                let (task, spec) = *job;
+                Done::Attempted(attempt(task, spec))
             }
             Job::Remove(removal) => removal.run(),
         };
@@ -842,11 +839,14 @@ fn run_journaled(
         .collect();
     // Worktree bases are resolved (a `git rev-parse` each) on a thread of their own
     // while the extensions start; the events of each automation keep their order.
+    let resolve_all = || -> Vec<Result<Workspaces, WorkspaceError>> {
+        specs.iter().cloned().map(Workspaces::new).collect()
+    };
     let (steps, resolved) = thread::scope(|scope| {
         let resolving = specs
             .iter()
             .any(|spec| spec.mode == WorkspaceMode::Worktree)
-            .then(|| scope.spawn(|| specs.iter().cloned().map(Workspaces::new).collect()));
+            .then(|| scope.spawn(resolve_all));
         let mut steps = Vec::new();
         for &(automation, planned) in &planned {
             if stop.requested() {
@@ -879,12 +879,11 @@ fn run_journaled(
             });
             steps.push(Step::Prepared(template, prepared));
         }
-        let resolved: Vec<Result<Workspaces, WorkspaceError>> = match resolving {
-            Some(thread) => thread.join().unwrap_or_else(|_| {
-                // `Workspaces::new` does not panic; were it to, resolve here.
-                specs.iter().cloned().map(Workspaces::new).collect()
-            }),
-            None => specs.iter().cloned().map(Workspaces::new).collect(),
+        let resolved = match resolving {
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => resolve_all(),
         };
         (steps, resolved)
     });
@@ -1588,7 +1587,6 @@ impl Scheduler<'_> {
             if workspace.removes(outcome.succeeded()) {
                 removal = Some(Removal {
                     run: task.run,
-                    automation: name.clone(),
                     task_id: task.id_text.clone(),
                     workspace,
                     succeeded: outcome.succeeded(),
@@ -1688,15 +1686,16 @@ impl Scheduler<'_> {
             Done::Attempted(attempted) => self.attempt_ended(attempted, runs, extensions, events),
             Done::Removed {
                 run,
-                automation,
                 task_id,
                 path,
                 finished,
             } => {
                 self.removing = self.removing.saturating_sub(1);
-                if let Some(round) = runs.get_mut(run).and_then(|run| run.round.as_mut()) {
+                let run = &mut runs[run];
+                if let Some(round) = &mut run.round {
                     round.outstanding = round.outstanding.saturating_sub(1);
                 }
+                let automation = run.automation.name.clone();
                 match finished {
                     Ok(Finished::Removed) => events.emit(Event::WorkspaceRemoved {
                         automation,
@@ -1776,7 +1775,7 @@ impl Scheduler<'_> {
 
 /// One attempt on a worker thread: the workspace (prepared by the first attempt, with
 /// `after_create`), `before_run`, the agent, `after_run`.
-fn attempt(mut task: Task, spec: &AttemptSpec, expected_add: Option<ExpectedAdd>) -> Attempted {
+fn attempt(mut task: Task, mut spec: AttemptSpec) -> Attempted {
     let started = Instant::now();
     let failed = |task: Task, reason: EndReason, prepared| Attempted {
         task,
@@ -1792,7 +1791,7 @@ fn attempt(mut task: Task, spec: &AttemptSpec, expected_add: Option<ExpectedAdd>
     if task.workspace.is_none() {
         let prepared_now = spec.workspaces.prepare(&spec.automation, &task.id_text);
         // Removals waiting for this add may go now.
-        drop(expected_add);
+        drop(spec.expected_add.take());
         match prepared_now {
             Ok(workspace) => {
                 prepared = Some(workspace.origin());

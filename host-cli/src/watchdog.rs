@@ -117,16 +117,10 @@ pub struct Watch {
 }
 
 impl Watchdog {
-    /// Starts the watchdog (`host_exe watchdog --lock LOCK`) and waits until it is
-    /// ready, which is when no earlier watchdog holds `lock` any more. An error when it
-    /// cannot start or exits before it is ready.
-    pub fn start(host_exe: &Path, lock: &Path) -> io::Result<Watchdog> {
-        Self::spawn(host_exe, lock)?.ready()
-    }
-
-    /// Starts the watchdog without waiting for it: [`StartingWatchdog::ready`] waits,
-    /// so the host can do other work while the watchdog's executable loads. Dropped
-    /// before it is ready, the watchdog is killed.
+    /// Starts the watchdog (`host_exe watchdog --lock LOCK`) without waiting for it:
+    /// [`StartingWatchdog::ready`] waits until no earlier watchdog holds `lock` any
+    /// more, so the host can do other work while the watchdog's executable loads.
+    /// Dropped before it is ready, the watchdog is killed.
     pub fn spawn(host_exe: &Path, lock: &Path) -> io::Result<StartingWatchdog> {
         let mut command = Command::new(host_exe);
         command

@@ -101,9 +101,9 @@ impl Held {
     /// [`refresh`](Self::refresh) reads nothing.
     pub(crate) fn append(&mut self, line: &[u8], cap: usize) -> io::Result<()> {
         let metadata = self.file.metadata()?;
-        let ends_with_newline = self.done.read_to_line_end(Stamp::of(&metadata));
-        append_line_after(&self.file, line, metadata.len(), ends_with_newline)?;
-        if let Ok(metadata) = self.file.metadata() {
+        let unchanged = self.done.read_to_line_end(Stamp::of(&metadata));
+        append_line_after(&self.file, line, metadata.len(), unchanged)?;
+        if unchanged && let Ok(metadata) = self.file.metadata() {
             self.done.appended(line, Stamp::of(&metadata), cap);
         }
         Ok(())

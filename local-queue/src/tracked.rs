@@ -210,21 +210,17 @@ impl<T: Content> Tracked<T> {
         self.stamp == Some(stamp) && stamp.len == self.offset
     }
 
-    /// Takes in what this process just appended to the file (`bytes`, whole lines),
-    /// whose stamp is now `stamp`, as a read would, without reading: only when the
-    /// file is exactly what was read plus `bytes` (same file, everything before read,
-    /// length grown by `bytes`); otherwise the next read reads it. Returns whether it
-    /// was taken in.
-    pub(crate) fn appended(&mut self, bytes: &[u8], stamp: Stamp, cap: usize) -> bool {
-        let Some(old) = self.stamp else {
-            return false;
-        };
-        let exact = old.same_file(&stamp)
-            && old.len == self.offset
+    /// Takes in what this process just appended to the file (`bytes`, whole lines)
+    /// as a read would, without reading. Only call it when the file was unchanged
+    /// since read before the append ([`read_to_line_end`](Self::read_to_line_end));
+    /// its stamp is now `stamp`. Should it not be exactly that plus `bytes` (another
+    /// file, another length), nothing is taken in and the next read reads it.
+    pub(crate) fn appended(&mut self, bytes: &[u8], stamp: Stamp, cap: usize) {
+        let exact = self.stamp.is_some_and(|old| old.same_file(&stamp))
             && stamp.len == self.offset.saturating_add(bytes.len() as u64)
             && bytes.ends_with(b"\n");
         if !exact {
-            return false;
+            return;
         }
         let mut lines = Lines::new(bytes, self.lines + 1, cap);
         while let Ok(Some(line)) = lines.next_line() {
@@ -239,7 +235,6 @@ impl<T: Content> Tracked<T> {
             .saturating_sub(usize::try_from(TAIL_BYTES).unwrap_or(usize::MAX));
         self.tail.drain(..cut);
         self.stamp = Some(stamp);
-        true
     }
 
     fn tail_matches(&self, mut file: &File) -> io::Result<bool> {

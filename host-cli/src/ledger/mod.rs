@@ -127,8 +127,13 @@ pub const MIGRATIONS: &[&str] = &[
 
 /// The current time as the ledger writes it: milliseconds since the Unix epoch. An
 /// integer keeps the three indexes on `updated_at` small and costs no formatting per
-/// change; [`COLUMNS`] shows it as ISO 8601.
-const NOW: &str = "CAST(round(unixepoch('subsec') * 1000) AS INTEGER)";
+/// change; [`COLUMNS`] shows it as ISO 8601. A macro, so that the statements using it
+/// are constants (`concat!`), not strings made per change.
+macro_rules! now {
+    () => {
+        "CAST(round(unixepoch('subsec') * 1000) AS INTEGER)"
+    };
+}
 
 /// A task's status in the ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -611,10 +616,14 @@ impl Ledger {
         host_pid: u32,
     ) -> Result<(), LedgerError> {
         self.end_snapshot().map_err(self.error("write"))?;
-        let sql = format!(
+        const SQL: &str = concat!(
             "INSERT INTO tasks (automation, task_id, pairs, status, attempts, workspace,
                                 host_pid, created_at, updated_at)
-             VALUES (?1, ?2, ?3, 'running', 1, ?4, ?5, {NOW}, {NOW})
+             VALUES (?1, ?2, ?3, 'running', 1, ?4, ?5, ",
+            now!(),
+            ", ",
+            now!(),
+            ")
              ON CONFLICT (task_id, automation) DO UPDATE SET
                 pairs = excluded.pairs, status = 'running', attempts = attempts + 1,
                 exit_code = NULL, reason = NULL, workspace = excluded.workspace,
@@ -622,7 +631,7 @@ impl Ledger {
                 retry = 0, updated_at = excluded.updated_at"
         );
         self.connection
-            .prepare_cached(&sql)
+            .prepare_cached(SQL)
             .and_then(|mut statement| {
                 statement.execute(params![automation, task_id, pairs, workspace, host_pid])
             })
@@ -662,12 +671,13 @@ impl Ledger {
         reason: &str,
     ) -> Result<(), LedgerError> {
         self.end_snapshot().map_err(self.error("write"))?;
-        let sql = format!(
-            "UPDATE tasks SET status = ?3, exit_code = ?4, reason = ?5, updated_at = {NOW}
-             WHERE automation = ?1 AND task_id = ?2"
+        const SQL: &str = concat!(
+            "UPDATE tasks SET status = ?3, exit_code = ?4, reason = ?5, updated_at = ",
+            now!(),
+            " WHERE automation = ?1 AND task_id = ?2"
         );
         self.connection
-            .prepare_cached(&sql)
+            .prepare_cached(SQL)
             .and_then(|mut statement| {
                 statement.execute(params![
                     automation,
@@ -791,10 +801,14 @@ impl Ledger {
     /// returns how many rows changed. One transaction.
     pub fn request_retry(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError> {
         self.end_snapshot().map_err(self.error("write"))?;
-        let sql = format!(
-            "UPDATE tasks SET retry = 1, updated_at = {NOW} WHERE automation = ?1 AND task_id = ?2"
-        );
-        self.each_key(keys, &sql)
+        self.each_key(
+            keys,
+            concat!(
+                "UPDATE tasks SET retry = 1, updated_at = ",
+                now!(),
+                " WHERE automation = ?1 AND task_id = ?2"
+            ),
+        )
     }
 
     /// Forgets these tasks (deletes their rows); returns how many were deleted. One

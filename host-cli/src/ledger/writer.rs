@@ -77,7 +77,8 @@ pub const NICE: i32 = 10;
 /// The most changes waiting for the writer thread before [`Writer::write`] waits.
 pub const MAX_QUEUED: usize = 65_536;
 
-/// The most changes in one batch.
+/// Queued changes that make the writer write at once instead of lingering for more (a
+/// batch takes every change queued when it starts, so it may hold more).
 const MAX_BATCH: usize = 512;
 
 /// One change of a task's row, as [`Ledger`]'s methods of the same names make it.
@@ -123,7 +124,6 @@ pub enum Change {
 impl Ledger {
     /// Applies `changes` in order, in one transaction: all or none.
     pub fn apply(&mut self, changes: &[Change]) -> Result<(), LedgerError> {
-        self.end_snapshot().map_err(self.error("write"))?;
         let error = |ledger: &Ledger, source| super::classify(&ledger.path, "write", source);
         // IMMEDIATE: the write lock first, waiting (busy timeout) for a `curupira
         // tasks` that holds it, rather than failing halfway.
@@ -491,6 +491,14 @@ mod tests {
         format!("{n:02x}").repeat(32)
     }
 
+    /// A writer thread on a new ledger, and the ledger's path (in the folder).
+    fn fresh() -> (tempfile::TempDir, std::path::PathBuf, WriterThread) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        let thread = WriterThread::start(Ledger::open(&path).unwrap()).unwrap();
+        (dir, path, thread)
+    }
+
     fn started(n: u8) -> Change {
         Change::AttemptStarted {
             automation: "fix".into(),
@@ -513,9 +521,7 @@ mod tests {
 
     #[test]
     fn changes_from_several_threads_are_all_committed_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.sqlite");
-        let thread = WriterThread::start(Ledger::open(&path).unwrap()).unwrap();
+        let (_dir, path, thread) = fresh();
         let writers: Vec<_> = (0..4u8)
             .map(|t| {
                 let writer = thread.writer();
@@ -593,9 +599,7 @@ mod tests {
 
     #[test]
     fn close_writes_what_is_queued() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.sqlite");
-        let thread = WriterThread::start(Ledger::open(&path).unwrap()).unwrap();
+        let (_dir, path, thread) = fresh();
         let writer = thread.writer();
         for n in 0..50 {
             writer.write(started(n));
@@ -611,9 +615,7 @@ mod tests {
 
     #[test]
     fn a_failed_batch_fails_every_later_change_and_keeps_the_first_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ledger.sqlite");
-        let thread = WriterThread::start(Ledger::open(&path).unwrap()).unwrap();
+        let (_dir, path, thread) = fresh();
         let writer = thread.writer();
         let good = writer.write(started(1));
         writer.wait(good).unwrap();
