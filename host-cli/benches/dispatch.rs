@@ -28,7 +28,11 @@
 //! median with its least and most:
 //! criterion measures every sample of one line before the next line, so drift of a
 //! shared machine (the worktree floor moved by 31 % between two runs of the same code)
-//! lands on one side of its ratio; interleaving puts it on both.
+//! lands on one side of its ratio; interleaving puts it on both. Then the CPU time of
+//! each interleaved line (this process's and its reaped descendants', from
+//! `/proc/self/stat`, Linux only: the host and all it started, or the floor's threads
+//! and their children) and what the host adds per task beyond its floor, which unlike
+//! the wall-time ratio does not depend on how many cores the floor leaves idle.
 //!
 //! Every run's exit status and done file are checked (that all items ran), never its
 //! time. Read the ratio of the lines of one group, not absolute times; criterion prints
@@ -250,11 +254,25 @@ fn interleaved(rounds: usize) {
     let dir = settled_dispatch_dir();
     let mc1 = config(1, WORKTREE_ITEMS, WORKTREE_MODE);
     let mut times: [Vec<Duration>; 4] = Default::default();
+    // CPU of each line summed over the rounds: this process's and its reaped
+    // descendants' (the host and everything it started, or the floor's threads and
+    // their `true`s), in clock ticks.
+    let mut cpu = [Some(0); 4];
+    let mut measure = |line: usize, run: &mut dyn FnMut() -> Duration| {
+        let before = cpu_ticks();
+        times[line].push(run());
+        cpu[line] = match (cpu[line], before, cpu_ticks()) {
+            (Some(sum), Some(before), Some(after)) => Some(sum + (after - before)),
+            _ => None,
+        };
+    };
     for _ in 0..rounds {
-        times[0].push(run_host(dir.path(), ITEMS));
-        times[1].push(spawn_floor(ITEMS, CONCURRENCY));
-        times[2].push(run_host(fresh_repo(&mc1).path(), WORKTREE_ITEMS));
-        times[3].push(worktree_floor(fresh_repo(&mc1).path(), WORKTREE_ITEMS));
+        measure(0, &mut || run_host(dir.path(), ITEMS));
+        measure(1, &mut || spawn_floor(ITEMS, CONCURRENCY));
+        let repo = fresh_repo(&mc1);
+        measure(2, &mut || run_host(repo.path(), WORKTREE_ITEMS));
+        let repo = fresh_repo(&mc1);
+        measure(3, &mut || worktree_floor(repo.path(), WORKTREE_ITEMS));
     }
     // Each round's own ratio too: a host run and the floor run right after it share
     // the machine's mood, so their ratios spread less than the times do.
@@ -289,6 +307,44 @@ fn interleaved(rounds: usize) {
             host / floor
         );
     }
+    // The CPU the host adds per task beyond its floor (the run's start and end shared
+    // among its tasks): unlike the wall-time ratio, it does not depend on how many
+    // cores the floor alone keeps busy.
+    for (name, [host, floor], items) in [
+        ("dispatch_1000", [cpu[0], cpu[1]], ITEMS),
+        ("worktree_20 mc1", [cpu[2], cpu[3]], WORKTREE_ITEMS),
+    ] {
+        let (Some(host), Some(floor)) = (host, floor) else {
+            continue;
+        };
+        let per_run = |ticks: u64| ticks as f64 / CLOCK_TICKS_PER_SECOND / rounds as f64 * 1e3;
+        let (host, floor) = (per_run(host), per_run(floor));
+        println!(
+            "  {name} CPU (means): host {host:.1} ms, floor {floor:.1} ms: {:.2}×, the host adds {:.0} µs per task",
+            host / floor,
+            (host - floor) * 1e3 / items as f64
+        );
+    }
+}
+
+/// `/proc`'s clock tick (Linux's `USER_HZ`, 100 on every architecture we build for).
+const CLOCK_TICKS_PER_SECOND: f64 = 100.0;
+
+/// This process's CPU time (user and system) plus that of its reaped descendants, in
+/// clock ticks, from `/proc/self/stat`; `None` where there is no such file.
+fn cpu_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces, closed by the last `)`):
+    // state is field 3, so utime, stime, cutime and cstime (14 to 17) are 11 to 14.
+    let fields: Vec<&str> = stat
+        .get(stat.rfind(')')? + 1..)?
+        .split_whitespace()
+        .collect();
+    fields
+        .get(11..15)?
+        .iter()
+        .map(|field| field.parse::<u64>().ok())
+        .sum()
 }
 
 fn main() {
