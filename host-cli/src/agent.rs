@@ -20,7 +20,9 @@
 //!   `CURUPIRA_REPOSITORY` (the empty string when no repository is known),
 //!   `CURUPIRA_WORKSPACE` (the working directory, absolute) and `CURUPIRA_BRANCH` (the
 //!   worktree's branch). Without a branch, `CURUPIRA_BRANCH` is removed from the
-//!   inherited environment, so an agent never sees the branch of an outer run.
+//!   inherited environment, so an agent never sees the branch of an outer run. With
+//!   an observer that has one ([`AgentObserver::run_label`]), [`RUN_VAR`] is the
+//!   watchdog's label of the attempt (`crate::watchdog`).
 //! - stdout and stderr are pipes the host reads and forwards to its own stderr, so
 //!   the host's stdout carries only events. Each line goes out whole, behind the task's
 //!   name: `[<automation> <first 12 digits of the task id>] ` (as an extension's stderr
@@ -103,6 +105,7 @@ use curupira_client::{LaunchCommand, ProcessGuard};
 use self::lines::Lines;
 use self::pipes::{Chunk, FIRST_STEP, Pipes, STEP, Stream, drain, forward_in_background};
 use crate::stop::Stop;
+use crate::watchdog::RUN_VAR;
 
 mod lines;
 pub(crate) mod pipes;
@@ -304,6 +307,12 @@ fn seconds(duration: Duration) -> String {
 /// Told when an agent's process started and when it was reaped: how the run's
 /// watchdog and ledger learn its pid (which is also its process group id).
 pub trait AgentObserver: fmt::Debug + Sync {
+    /// What the agent's environment sets [`RUN_VAR`] to: the run's watchdog finds what
+    /// the agent leaves outside its group by it ([`crate::watchdog`]). `None` leaves
+    /// the variable as the host has it.
+    fn run_label(&self) -> Option<&str> {
+        None
+    }
     /// The agent started as process `pid`, leading its own process group.
     fn spawned(&self, pid: u32);
     /// The agent `pid` was reaped, after what it left in its group was killed.
@@ -329,7 +338,7 @@ pub fn run_attempt_observed(
     let reason = if stop.count() >= FORCED_STOP {
         EndReason::Interrupted
     } else {
-        match start(run) {
+        match start(run, observer.and_then(|observer| observer.run_label())) {
             Ok(agent) => {
                 let pid = agent.id();
                 if let Some(observer) = observer {
@@ -475,8 +484,9 @@ fn program_file(path: &Path) -> ProgramFile {
     }
 }
 
-/// Starts the agent; why it cannot, in one sentence.
-fn start(run: &AgentRun<'_>) -> Result<ProcessGuard, String> {
+/// Starts the agent, with [`RUN_VAR`] set to `label` when there is one; why it
+/// cannot, in one sentence.
+fn start(run: &AgentRun<'_>, label: Option<&str>) -> Result<ProcessGuard, String> {
     let Some((program, args)) = run.command.split_first() else {
         return Err("the agent command is empty".to_owned());
     };
@@ -492,6 +502,9 @@ fn start(run: &AgentRun<'_>) -> Result<ProcessGuard, String> {
         Some(branch) => command.env("CURUPIRA_BRANCH", branch),
         None => command.env_remove("CURUPIRA_BRANCH"),
     };
+    if let Some(label) = label {
+        command.env(RUN_VAR, label);
+    }
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

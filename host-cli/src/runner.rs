@@ -94,7 +94,7 @@ use crate::journal::Journal;
 use crate::ledger::{self, AgentProcess, Change, Decision, LedgerError, Status, Writer};
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
-use crate::watchdog::Watch;
+use crate::watchdog::{Label, Watch};
 use crate::workspace::{
     ExpectedAdd, Finished, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode,
     WorkspaceSpec, Workspaces, expect_add,
@@ -523,14 +523,19 @@ struct TaskObserver {
     automation: String,
     task_id: String,
     grace: Duration,
-    watch: Option<Watch>,
+    /// The watchdog, and the label of this attempt's agent.
+    watch: Option<(Watch, Label)>,
     writer: Option<Writer>,
 }
 
 impl AgentObserver for TaskObserver {
+    fn run_label(&self) -> Option<&str> {
+        self.watch.as_ref().map(|(_, label)| label.value())
+    }
+
     fn spawned(&self, pid: u32) {
-        if let Some(watch) = &self.watch {
-            watch.add(pid, self.grace);
+        if let Some((watch, label)) = &self.watch {
+            watch.add(pid, self.grace, label);
         }
         if let Some(writer) = &self.writer {
             // Not waited for: the agent runs already. A host killed before this commits
@@ -545,7 +550,7 @@ impl AgentObserver for TaskObserver {
     }
 
     fn reaped(&self, pid: u32) {
-        if let Some(watch) = &self.watch {
+        if let Some((watch, _)) = &self.watch {
             watch.remove(pid);
         }
     }
@@ -1495,7 +1500,7 @@ impl Scheduler<'_> {
                 automation: automation.name.clone(),
                 task_id: task.id_text.clone(),
                 grace: limits.kill_grace,
-                watch: self.options.watch.clone(),
+                watch: (self.options.watch.as_ref()).map(|watch| (watch.clone(), watch.label())),
                 writer: self.writer.clone(),
             },
             expected_add: (task.workspace.is_none() && run.workspaces.adds_worktrees())

@@ -25,17 +25,31 @@
 //! `running` task's agent ([`crate::ledger::AgentProcess::is_alive`]) covers what is
 //! left: a watchdog killed with its host.
 //!
-//! What does not hold: a process that left its agent's process group (`setsid`) is
-//! not stopped; the window between the start of an agent and its `add` line (a write
-//! on a pipe) is not covered; elsewhere than Unix there is no watchdog.
+//! **What leaves its group** (`setsid`, a daemon's double fork) is found by its
+//! environment instead (Linux): every agent and hook starts with [`RUN_VAR`] set to a
+//! [`Label`] of its own, `TAG/N`, where `TAG` is the run's (given to the watchdog as
+//! `--run TAG`) and `N` the number its `add` line ends with (`add PGID GRACE N`), and
+//! what they start inherits it. Once a group with a label is removed (its agent or
+//! hook ended and the host killed its group) or cleared, and when the pipe ends, the
+//! watchdog looks through `/proc` (at most every [`SWEEP_PAUSE`], so a burst of ended
+//! tasks costs one look) for live processes carrying an ended label, or at the end any
+//! label of the run, and stops them: SIGTERM, [`LEFTOVER_GRACE`], SIGKILL, each
+//! through a pidfd (a reused process id is never signalled). A group still
+//! registered is left alone, so an agent's detached helper lives as long as its agent.
+//!
+//! What does not hold: a process that left its group *and* cleared its environment
+//! (or set [`RUN_VAR`] to something else) is not stopped; the window between the start
+//! of an agent and its `add` line (a write on a pipe) is not covered; the environment
+//! is looked for on Linux only; elsewhere than Unix there is no watchdog.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -56,6 +70,35 @@ const STEP: Duration = Duration::from_millis(20);
 /// How long a host says nothing while it waits for its watchdog to be ready.
 const QUIET_WAIT: Duration = Duration::from_secs(2);
 
+/// The environment variable that marks an agent or a hook, and what it starts, with
+/// its [`Label`].
+pub const RUN_VAR: &str = "CURUPIRA_RUN";
+
+/// How long the watchdog gathers ended labels before it looks for what they left: the
+/// ended tasks of a busy moment cost one look through `/proc`, and the processes a
+/// host has just killed with their group have exited by then.
+pub const SWEEP_PAUSE: Duration = Duration::from_millis(250);
+
+/// The SIGTERM-to-SIGKILL grace of a process left behind by an agent or hook that has
+/// ended. Short and fixed: the agent's own grace (`kill_grace_seconds`) was for the
+/// agent, and a host that ends waits for its watchdog only so long.
+pub const LEFTOVER_GRACE: Duration = Duration::from_secs(1);
+
+/// The value of [`RUN_VAR`] for one agent or hook ([`Watch::label`]), and the number
+/// its `add` line carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    number: u64,
+    value: String,
+}
+
+impl Label {
+    /// What [`RUN_VAR`] is set to: `TAG/N`.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
 /// The host's side: the watchdog process and the pipe to it.
 #[derive(Debug)]
 pub struct Watchdog {
@@ -70,6 +113,7 @@ pub struct StartingWatchdog {
     input: Option<ChildStdin>,
     answer: mpsc::Receiver<io::Result<bool>>,
     lock: PathBuf,
+    tag: String,
 }
 
 impl StartingWatchdog {
@@ -98,6 +142,8 @@ impl StartingWatchdog {
             guard: self.guard,
             watch: Watch {
                 input: Arc::new(Mutex::new(self.input)),
+                tag: self.tag.into(),
+                labels: Arc::new(AtomicU64::new(0)),
             },
         })
     }
@@ -114,6 +160,10 @@ impl StartingWatchdog {
 #[derive(Debug, Clone)]
 pub struct Watch {
     input: Arc<Mutex<Option<ChildStdin>>>,
+    /// The run's tag, the watchdog's `--run`.
+    tag: Arc<str>,
+    /// The last label's number.
+    labels: Arc<AtomicU64>,
 }
 
 impl Watchdog {
@@ -122,11 +172,14 @@ impl Watchdog {
     /// more, so the host can do other work while the watchdog's executable loads.
     /// Dropped before it is ready, the watchdog is killed.
     pub fn spawn(host_exe: &Path, lock: &Path) -> io::Result<StartingWatchdog> {
+        let tag = run_tag();
         let mut command = Command::new(host_exe);
         command
             .arg(SUBCOMMAND)
             .arg("--lock")
             .arg(lock)
+            .arg("--run")
+            .arg(&tag)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
@@ -148,6 +201,7 @@ impl Watchdog {
             input,
             answer,
             lock: lock.to_owned(),
+            tag,
         })
     }
 
@@ -176,9 +230,25 @@ impl Watchdog {
 }
 
 impl Watch {
-    /// Registers the process group `pgid`, to be stopped with `grace` if the host dies.
-    pub fn add(&self, pgid: u32, grace: Duration) {
-        self.send(&format!("add {pgid} {}\n", grace.as_millis()));
+    /// A new label, for the environment of an agent or hook about to start
+    /// ([`RUN_VAR`]), then for its [`add`](Self::add).
+    pub fn label(&self) -> Label {
+        let number = self.labels.fetch_add(1, Ordering::Relaxed) + 1;
+        Label {
+            number,
+            value: format!("{}/{number}", self.tag),
+        }
+    }
+
+    /// Registers the process group `pgid`, started with `label` in its environment, to
+    /// be stopped with `grace` if the host dies; what carries `label` once the group is
+    /// removed is stopped too (see the module documentation).
+    pub fn add(&self, pgid: u32, grace: Duration, label: &Label) {
+        self.send(&format!(
+            "add {pgid} {} {}\n",
+            grace.as_millis(),
+            label.number
+        ));
     }
 
     /// The group `pgid` was reaped: forget it.
@@ -209,9 +279,15 @@ impl Watch {
 
 /// The watchdog's own work (the hidden subcommand): takes the lock on `lock` (waiting
 /// for an earlier watchdog), says `ready` on `ready`, then follows `input` until its
-/// end and stops every group still registered. Malformed lines are reported on stderr
-/// and ignored.
-pub fn serve(lock: &Path, input: impl BufRead, mut ready: impl Write) -> io::Result<()> {
+/// end and stops every group still registered. With the run's `tag`, it also stops what
+/// the ended agents and hooks left outside their groups (module documentation).
+/// Malformed lines are reported on stderr and ignored.
+pub fn serve(
+    lock: &Path,
+    tag: Option<&str>,
+    input: impl BufRead,
+    mut ready: impl Write,
+) -> io::Result<()> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -222,36 +298,243 @@ pub fn serve(lock: &Path, input: impl BufRead, mut ready: impl Write) -> io::Res
     writeln!(ready, "{READY}")?;
     ready.flush()?;
     drop(ready);
-    let mut groups: HashMap<u32, Duration> = HashMap::new();
+    let sweeps = Arc::new(Sweeps::default());
+    let sweeper = match tag {
+        Some(tag) => {
+            let (sweeps, tag) = (Arc::clone(&sweeps), tag.to_owned());
+            Some(
+                thread::Builder::new()
+                    .name("sweeper".to_owned())
+                    .spawn(move || sweeps.serve(&tag))?,
+            )
+        }
+        None => None,
+    };
+    // Each group's grace and label.
+    let mut groups: HashMap<u32, (Duration, Option<u64>)> = HashMap::new();
     for line in input.lines() {
         let Ok(line) = line else { break };
         let words: Vec<&str> = line.split_whitespace().collect();
+        let malformed = || eprintln!("curupira watchdog: ignored a malformed line `{line}`");
         match words.as_slice() {
-            ["add", pgid, grace] => match (pgid.parse(), grace.parse()) {
-                (Ok(pgid), Ok(grace)) => {
-                    groups.insert(pgid, Duration::from_millis(grace));
+            ["add", pgid, grace, label @ ..] if label.len() <= 1 => {
+                let label = label.first().map(|label| label.parse::<u64>());
+                match (pgid.parse(), grace.parse(), label.transpose()) {
+                    (Ok(pgid), Ok(grace), Ok(label)) => {
+                        groups.insert(pgid, (Duration::from_millis(grace), label));
+                    }
+                    _ => malformed(),
                 }
-                _ => eprintln!("curupira watchdog: ignored a malformed line `{line}`"),
-            },
-            ["clear"] => groups.clear(),
+            }
+            ["clear"] => sweeps.ended(groups.drain().filter_map(|(_, (_, label))| label)),
             ["remove", pgid] => match pgid.parse::<u32>() {
                 Ok(pgid) => {
-                    groups.remove(&pgid);
+                    if let Some((_, label)) = groups.remove(&pgid) {
+                        sweeps.ended(label);
+                    }
                 }
-                Err(_) => eprintln!("curupira watchdog: ignored a malformed line `{line}`"),
+                Err(_) => malformed(),
             },
-            _ => eprintln!("curupira watchdog: ignored a malformed line `{line}`"),
+            _ => malformed(),
         }
     }
+    // The last look for what was left runs beside the stopping of the groups.
+    sweeps.close();
     if !groups.is_empty() {
         eprintln!(
             "curupira watchdog: the host is gone; stopping {} process group(s) it left",
             groups.len()
         );
-        stop_groups(&groups);
+        stop_groups(
+            &groups
+                .into_iter()
+                .map(|(pgid, (grace, _))| (pgid, grace))
+                .collect(),
+        );
+    }
+    if let Some(sweeper) = sweeper {
+        let _ = sweeper.join();
     }
     drop(file);
     Ok(())
+}
+
+/// A tag no other run on this machine has at the same time: this process's id and the
+/// time.
+fn run_tag() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    format!("{}-{nanos:x}", std::process::id())
+}
+
+/// The labels whose groups ended, for the sweeper thread.
+#[derive(Default)]
+struct Sweeps {
+    state: Mutex<SweepState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct SweepState {
+    ended: HashSet<u64>,
+    /// The pipe ended: one last look, for every label of the run.
+    closing: bool,
+}
+
+impl Sweeps {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SweepState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn ended(&self, labels: impl IntoIterator<Item = u64>) {
+        let mut state = self.lock();
+        let before = state.ended.len();
+        state.ended.extend(labels);
+        if state.ended.len() > before {
+            self.wake.notify_one();
+        }
+    }
+
+    fn close(&self) {
+        self.lock().closing = true;
+        self.wake.notify_one();
+    }
+
+    /// The sweeper thread: waits for ended labels, gathers for [`SWEEP_PAUSE`], stops
+    /// what carries them; at the close, what carries any label of `tag`.
+    fn serve(&self, tag: &str) {
+        loop {
+            let mut state = self.lock();
+            while state.ended.is_empty() && !state.closing {
+                state = self
+                    .wake
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            let deadline = Instant::now() + SWEEP_PAUSE;
+            while !state.closing {
+                let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                    break;
+                };
+                state = self
+                    .wake
+                    .wait_timeout(state, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+            let ended = std::mem::take(&mut state.ended);
+            let closing = state.closing;
+            drop(state);
+            stop_leftovers(tag, |label| closing || ended.contains(&label));
+            if closing {
+                return;
+            }
+        }
+    }
+}
+
+/// Stops every live process whose [`RUN_VAR`] is `tag/N` with `pick(N)`: SIGTERM,
+/// [`LEFTOVER_GRACE`] for them to exit, then SIGKILL to what carries such a label
+/// still (their children started meanwhile included). Linux only.
+fn stop_leftovers(tag: &str, pick: impl Fn(u64) -> bool) {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::Signal as Sig;
+        let found = leftovers(tag, &pick);
+        if found.is_empty() {
+            return;
+        }
+        eprintln!(
+            "curupira watchdog: stopping {} process(es) left behind by ended agents or hooks",
+            found.len()
+        );
+        for (_, pidfd) in &found {
+            let _ = rustix::process::pidfd_send_signal(pidfd, Sig::TERM);
+        }
+        wait_exits(found, LEFTOVER_GRACE);
+        let left = leftovers(tag, &pick);
+        for (pid, pidfd) in &left {
+            eprintln!("curupira watchdog: killing process {pid}, still alive after SIGTERM");
+            let _ = rustix::process::pidfd_send_signal(pidfd, Sig::KILL);
+        }
+        wait_exits(left, KILL_WAIT);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (tag, pick);
+}
+
+/// The live processes whose [`RUN_VAR`] is `tag/N` with `pick(N)`, each with a pidfd
+/// opened before its environment was read again (so the pidfd is the process that was
+/// looked at, or one already gone: a reused process id is never signalled).
+#[cfg(target_os = "linux")]
+fn leftovers(tag: &str, pick: &dyn Fn(u64) -> bool) -> Vec<(u32, rustix::fd::OwnedFd)> {
+    use rustix::process::{Pid, PidfdFlags, pidfd_open};
+    let prefix = format!("{RUN_VAR}={tag}/");
+    let picked = |pid: u32| {
+        // Another user's, or a zombie's (no memory left): unreadable or empty.
+        let environment = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        let number = environment
+            .split(|byte| *byte == 0)
+            .find_map(|variable| variable.strip_prefix(prefix.as_bytes()))?;
+        let label = std::str::from_utf8(number).ok()?.parse::<u64>().ok()?;
+        pick(label).then_some(())
+    };
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me || picked(pid).is_none() {
+            continue;
+        }
+        let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+            continue;
+        };
+        if let Ok(pidfd) = pidfd_open(raw, PidfdFlags::empty())
+            && picked(pid).is_some()
+        {
+            found.push((pid, pidfd));
+        }
+    }
+    found
+}
+
+/// Waits until every process of `pidfds` exited (a pidfd becomes readable), at most
+/// `limit`.
+#[cfg(target_os = "linux")]
+fn wait_exits(mut pidfds: Vec<(u32, rustix::fd::OwnedFd)>, limit: Duration) {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let deadline = Instant::now() + limit;
+    while !pidfds.is_empty() && Instant::now() < deadline {
+        let exited: Vec<bool> = {
+            let mut fds: Vec<PollFd<'_>> = pidfds
+                .iter()
+                .map(|(_, pidfd)| PollFd::new(pidfd, PollFlags::IN))
+                .collect();
+            let zero = Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            if poll(&mut fds, Some(&zero)).is_err() {
+                return;
+            }
+            fds.iter().map(|fd| !fd.revents().is_empty()).collect()
+        };
+        let mut exited = exited.into_iter();
+        pidfds.retain(|_| !exited.next().unwrap_or(true));
+        if !pidfds.is_empty() {
+            thread::sleep(STEP);
+        }
+    }
 }
 
 /// SIGTERM to every group, then SIGKILL to each still alive when its grace is over;
@@ -471,7 +754,13 @@ mod tests {
         );
         let mut ready = Vec::new();
         let started = Instant::now();
-        serve(&dir.path().join(LOCK_FILE), input.as_bytes(), &mut ready).unwrap();
+        serve(
+            &dir.path().join(LOCK_FILE),
+            None,
+            input.as_bytes(),
+            &mut ready,
+        )
+        .unwrap();
         let took = started.elapsed();
         assert_eq!(ready, b"ready\n");
         assert!(
@@ -489,5 +778,95 @@ mod tests {
             child.wait().unwrap();
         }
         assert!(!group_alive(forgotten.id(), None));
+    }
+
+    /// Waits at most `limit` for `child` to exit; its status, or `None`.
+    fn exited(
+        child: &mut std::process::Child,
+        limit: Duration,
+    ) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn what_an_ended_label_left_is_stopped_and_what_a_live_one_left_only_at_the_end() {
+        use std::os::unix::process::ExitStatusExt;
+        let dir = tempfile::tempdir().unwrap();
+        // Processes outside the registered groups, as `setsid` would leave them.
+        let labelled = |value: &str| {
+            Command::new("sleep")
+                .arg("30")
+                .env(RUN_VAR, value)
+                .process_group(0)
+                .spawn()
+                .unwrap()
+        };
+        let mut ended = labelled("tag-1/1");
+        let mut live = labelled("tag-1/2");
+        let mut other_run = labelled("tag-2/1");
+        let mut unlabelled = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let (mut group_1, mut group_2) = (sleeper(), sleeper());
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let lock = dir.path().join(LOCK_FILE);
+        let watchdog = thread::spawn(move || {
+            serve(&lock, Some("tag-1"), BufReader::new(reader), Vec::new()).unwrap();
+        });
+        write!(
+            writer,
+            "add {} 300 1\nadd {} 300 2\nremove {}\n",
+            group_1.id(),
+            group_2.id(),
+            group_1.id()
+        )
+        .unwrap();
+        let status = exited(&mut ended, Duration::from_secs(10));
+        assert_eq!(
+            status.and_then(|status| status.signal()),
+            Some(15),
+            "what label 1 left is stopped once its group is removed"
+        );
+        thread::sleep(SWEEP_PAUSE * 2);
+        for (child, what) in [
+            (&mut live, "a label whose group is registered"),
+            (&mut other_run, "another run's label"),
+            (&mut unlabelled, "no label"),
+        ] {
+            assert!(child.try_wait().unwrap().is_none(), "{what} is left alone");
+        }
+
+        drop(writer);
+        watchdog.join().unwrap();
+        assert!(
+            live.try_wait().unwrap().is_some(),
+            "at the end every label of the run is stopped"
+        );
+        assert!(
+            exited(&mut group_2, Duration::ZERO).is_some(),
+            "the group too"
+        );
+        for child in [&mut other_run, &mut unlabelled] {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "not the run's: left alone"
+            );
+        }
+        for child in [&mut other_run, &mut unlabelled, &mut group_1, &mut group_2] {
+            let _ = child.kill();
+            child.wait().unwrap();
+        }
     }
 }

@@ -89,11 +89,13 @@
 //! working directory, stdin closed, stdout and stderr on the host's stderr (beside the
 //! logs), and `CURUPIRA_WORKSPACE`, `CURUPIRA_BRANCH`, `CURUPIRA_AUTOMATION`,
 //! `CURUPIRA_TASK_ID` and `CURUPIRA_HOOK` (its own name) added to the host's
-//! environment. It runs in a [`ProcessGuard`]: in a process group of its own, bounded
-//! by `hook_timeout` (on expiry the whole group is killed and the hook fails), killed
-//! the same way on the host's second stop signal ([`Workspaces::with_stop`], the rule
-//! the agent follows), and whatever it leaves running in its group is killed when it
-//! exits (start services through a service manager, not with `&`).
+//! environment (and, with a watchdog, `CURUPIRA_RUN`: its label). It runs in a
+//! [`ProcessGuard`]: in a process group of its own, bounded by `hook_timeout` (on
+//! expiry the whole group is killed and the hook fails), killed the same way on the
+//! host's second stop signal ([`Workspaces::with_stop`], the rule the agent follows),
+//! and whatever it leaves running in its group is killed when it exits; what it
+//! detached from its group (`setsid`) is stopped by the run's watchdog shortly after
+//! (`crate::watchdog`). Start services through a service manager, not with `&`.
 //!
 //! | hook | when | on failure |
 //! |---|---|---|
@@ -149,7 +151,7 @@ pub use self::git::{ExpectedAdd, expect_add};
 use self::git::{GitOutput, Listed};
 use crate::state::HOST_FOLDER;
 use crate::stop::Stop;
-use crate::watchdog::Watch;
+use crate::watchdog::{RUN_VAR, Watch};
 
 /// The hook timeout when the config sets none.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -624,6 +626,11 @@ impl Workspace {
         for name in git::REPOSITORY_OVERRIDES {
             shell.env_remove(name);
         }
+        // What the hook leaves outside its group is found by this label.
+        let label = self.watch.as_ref().map(Watch::label);
+        if let Some(label) = &label {
+            shell.env(RUN_VAR, label.value());
+        }
         let failed = |status: String| HookError::Failed {
             hook: kind,
             command: command.to_owned(),
@@ -638,8 +645,8 @@ impl Workspace {
             source,
         })?;
         // The watchdog stops it if the host dies meanwhile.
-        if let Some(watch) = &self.watch {
-            watch.add(hook.id(), HOOK_KILL_GRACE);
+        if let (Some(watch), Some(label)) = (&self.watch, &label) {
+            watch.add(hook.id(), HOOK_KILL_GRACE, label);
         }
         let (status, cut_short) = self.wait_hook(&mut hook);
         if let Some(watch) = &self.watch {

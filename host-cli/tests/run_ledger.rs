@@ -16,7 +16,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use curupira_host::ledger::{Ledger, Status};
-use run_support::{Project, curupira};
+use run_support::{Project, curupira, have_python};
 use serde_json::Value;
 
 /// An agent that logs `start ID PID` and `end ID PID` around a pause of `SLEEP` seconds
@@ -502,6 +502,126 @@ fn a_hook_of_a_killed_host_is_stopped_too() {
     assert!(gone, "left: {left:?}");
     let _ = finish(host, Duration::from_secs(5));
     assert_eq!(starts(&project), 0, "the agent never started");
+}
+
+/// Leaves a process in a session of its own (a daemon's double fork: `setsid`, its
+/// parent gone) that writes its pid to `left.pid` and sleeps 30 s; returns once the
+/// pid is written.
+const DETACH: &str = r#"python3 -c '
+import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open("left.pid.new", "w") as f:
+            f.write(str(os.getpid()))
+        os.rename("left.pid.new", "left.pid")
+        time.sleep(30)
+    os._exit(0)
+os.wait()
+' </dev/null >/dev/null 2>&1
+while [ ! -f left.pid ]; do sleep 0.05; done
+"#;
+
+/// [`AGENT`] after [`DETACH`].
+const DETACHING_AGENT: &str = r#"sh detach.sh
+echo "start $CURUPIRA_TASK_ID $$" >> agent.log
+sleep "$(cat sleep 2>/dev/null || echo 0)"
+echo "end $CURUPIRA_TASK_ID $$" >> agent.log
+"#;
+
+/// The process [`DETACH`] left, once it wrote its pid.
+fn left_behind(project: &Project) -> u32 {
+    let path = project.path().join("left.pid");
+    assert!(wait_until(Duration::from_secs(20), || path.exists()));
+    fs::read_to_string(path).unwrap().trim().parse().unwrap()
+}
+
+/// Kills a process a failed test left (a no-op once it is gone).
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if alive(self.0) {
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(self.0.to_string())
+                .status();
+        }
+    }
+}
+
+/// A process the agent detached from its group (and whose parent is gone, so nothing
+/// of the agent's family leads to it) is stopped by the watchdog once the task ended.
+#[test]
+fn what_an_agent_detached_from_its_group_is_stopped_once_its_task_ended() {
+    if !have_python() {
+        return;
+    }
+    let project = queue_project(&["a"], "");
+    project.write("detach.sh", DETACH);
+    project.write("agent.sh", DETACHING_AGENT);
+    let run = project.curupira(&["run", "--once", "--format", "json", "-v"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let left = left_behind(&project);
+    let _guard = KillOnDrop(left);
+    assert!(
+        wait_until(Duration::from_secs(10), || !alive(left)),
+        "the detached process {left} outlived its task"
+    );
+    assert!(
+        run.stderr.contains("left behind by ended agents or hooks"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The same for a hook: what `after_run` detached is stopped once the hook ended.
+#[test]
+fn what_a_hook_detached_from_its_group_is_stopped_once_it_ended() {
+    if !have_python() {
+        return;
+    }
+    let project = queue_project(
+        &["a"],
+        "\n[settings.workspace]\nhooks = { after_run = \"sh detach.sh\" }",
+    );
+    project.write("detach.sh", DETACH);
+    let run = project.curupira(ONCE);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(starts(&project), 1);
+    let left = left_behind(&project);
+    let _guard = KillOnDrop(left);
+    assert!(
+        wait_until(Duration::from_secs(10), || !alive(left)),
+        "the detached process {left} outlived its hook"
+    );
+}
+
+/// The same when the host is killed while the agent runs: the watchdog stops the
+/// agent's group and what the agent detached from it.
+#[test]
+fn what_an_agent_detached_from_its_group_is_stopped_when_its_host_is_killed() {
+    if !have_python() {
+        return;
+    }
+    let project = queue_project(&["a"], "");
+    project.write("detach.sh", DETACH);
+    project.write("agent.sh", DETACHING_AGENT);
+    project.write("sleep", "30");
+    let host = spawn(&project, "first", ONCE);
+    let left = left_behind(&project);
+    let _guard = KillOnDrop(left);
+    assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
+    let agent = agent_log(&project)[0].2;
+    assert!(alive(left) && alive(agent));
+    signal(host.id(), "KILL");
+    let _ = finish(host, Duration::from_secs(5));
+    assert!(
+        wait_until(Duration::from_secs(10), || !alive(left) && !alive(agent)),
+        "left alive: detached {}, agent {}",
+        alive(left),
+        alive(agent)
+    );
 }
 
 /// The host and its watchdog both killed: the agent lives on. A restarted host finds
