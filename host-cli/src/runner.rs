@@ -94,7 +94,7 @@ use crate::journal::Journal;
 use crate::ledger::{self, AgentProcess, Change, Decision, LedgerError, Status, Writer};
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
-use crate::watchdog::{Label, Watch};
+use crate::watchdog::{Label, RUN_VAR, Watch};
 use crate::workspace::{
     ExpectedAdd, Finished, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode,
     WorkspaceSpec, Workspaces, expect_add,
@@ -187,6 +187,8 @@ pub fn host_info() -> HostInfo {
 pub struct Extensions<'p> {
     plan: &'p Plan,
     options: Options,
+    /// The run's watchdog: each extension starts with a label of its own.
+    watch: Option<Watch>,
     slots: Vec<Slot<'p>>,
 }
 
@@ -221,8 +223,17 @@ impl<'p> Extensions<'p> {
         Self {
             plan,
             options,
+            watch: None,
             slots: Vec::new(),
         }
+    }
+
+    /// The same extensions, each started with a label of the run's watchdog in its
+    /// environment ([`crate::watchdog::RUN_VAR`]): what one leaves running, detached
+    /// from its process group, is stopped when the run ends or the host dies.
+    pub fn with_watch(mut self, watch: Option<Watch>) -> Self {
+        self.watch = watch;
+        self
     }
 
     /// The extension called `name`, started, initialized and described if this is
@@ -239,7 +250,8 @@ impl<'p> Extensions<'p> {
                         "the extension is not in the plan",
                     ));
                 };
-                let state = start(planned, self.options);
+                let label = self.watch.as_ref().map(Watch::label);
+                let state = start(planned, self.options, label.as_ref());
                 self.slots.push(Slot { planned, state });
                 self.slots.len() - 1
             }
@@ -280,8 +292,12 @@ impl<'p> Extensions<'p> {
     }
 }
 
-fn start(planned: &PlannedExtension, options: Options) -> SlotState {
-    let mut client = match Client::spawn(&planned.name, &planned.launch, options) {
+fn start(planned: &PlannedExtension, options: Options, label: Option<&Label>) -> SlotState {
+    let launch = match label {
+        Some(label) => planned.launch.clone().env(RUN_VAR, label.value()),
+        None => planned.launch.clone(),
+    };
+    let mut client = match Client::spawn(&planned.name, &launch, options) {
         Ok(client) => client,
         Err(error) => return SlotState::Failed(error),
     };
@@ -826,7 +842,8 @@ fn run_journaled(
 ) -> Result<(), RunError> {
     let selected = config.selected(&options.automations);
     let repository = repository(config);
-    let mut extensions = Extensions::new(plan, config.settings.client_options());
+    let mut extensions =
+        Extensions::new(plan, config.settings.client_options()).with_watch(options.watch.clone());
     let planned: Vec<(&Automation, &PlannedAutomation)> = selected
         .into_iter()
         .filter_map(|automation| Some((automation, plan.automation(&automation.name)?)))

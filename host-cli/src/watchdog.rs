@@ -36,6 +36,7 @@
 //! label of the run, and stops them: SIGTERM, [`LEFTOVER_GRACE`], SIGKILL, each
 //! through a pidfd (a reused process id is never signalled). A group still
 //! registered is left alone, so an agent's detached helper lives as long as its agent.
+//! Extensions start with a label too, never added: it ends with the run.
 //!
 //! What does not hold: a process that left its group *and* cleared its environment
 //! (or set [`RUN_VAR`] to something else) is not stopped; the window between the start

@@ -11,8 +11,8 @@ use std::time::Duration;
 use run_support::{Project, have_python, settings};
 use serde_json::json;
 
-/// Kills the `sleep`s the fake started outside its process group (the host rightly
-/// leaves them alone: they are in a session of their own).
+/// Kills the `sleep`s the fake started outside its process group, when a test left
+/// them (`plugins list` has no watchdog; a run's stops them).
 struct Orphans(std::path::PathBuf);
 
 impl Drop for Orphans {
@@ -108,4 +108,20 @@ fn run_reports_the_exit_status_of_an_extension_whose_child_holds_stdout() {
         "seen at the exit, not the 20 s request timeout: {:?}",
         run.elapsed
     );
+    // What it left in a session of its own carries the extension's label, and the run
+    // has ended: the watchdog stopped it (Linux).
+    if cfg!(target_os = "linux") {
+        let pids = std::fs::read_to_string(&pids).unwrap();
+        let left: Vec<&str> = pids.split_whitespace().collect();
+        assert!(!left.is_empty(), "the fake did leave a process");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let alive = |pid: &&str| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").starts_with(" Z"))
+        };
+        while left.iter().any(alive) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!left.iter().any(alive), "left alive: {left:?}");
+    }
 }
