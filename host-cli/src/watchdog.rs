@@ -323,15 +323,19 @@ pub fn serve(
                 match (pgid.parse(), grace.parse(), label.transpose()) {
                     (Ok(pgid), Ok(grace), Ok(label)) => {
                         groups.insert(pgid, (Duration::from_millis(grace), label));
+                        sweeps.added(pgid);
                     }
                     _ => malformed(),
                 }
             }
-            ["clear"] => sweeps.ended(groups.drain().filter_map(|(_, (_, label))| label)),
+            ["clear"] => {
+                let labels = groups.drain().filter_map(|(_, (_, label))| label);
+                sweeps.ended(None, labels);
+            }
             ["remove", pgid] => match pgid.parse::<u32>() {
                 Ok(pgid) => {
                     if let Some((_, label)) = groups.remove(&pgid) {
-                        sweeps.ended(label);
+                        sweeps.ended(Some(pgid), label);
                     }
                 }
                 Err(_) => malformed(),
@@ -339,7 +343,8 @@ pub fn serve(
             _ => malformed(),
         }
     }
-    // The last look for what was left runs beside the stopping of the groups.
+    // The last look for what was left runs beside the stopping of the groups (and
+    // leaves their processes to it: they have their grace).
     sweeps.close();
     if !groups.is_empty() {
         eprintln!(
@@ -379,6 +384,8 @@ struct Sweeps {
 #[derive(Default)]
 struct SweepState {
     ended: HashSet<u64>,
+    /// The groups registered: what is in one is not left behind.
+    registered: HashSet<u32>,
     /// The pipe ended: one last look, for every label of the run.
     closing: bool,
 }
@@ -388,8 +395,20 @@ impl Sweeps {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn ended(&self, labels: impl IntoIterator<Item = u64>) {
+    fn added(&self, pgid: u32) {
+        self.lock().registered.insert(pgid);
+    }
+
+    /// The group `pgid` (`None`: every group) ended, with `labels`.
+    fn ended(&self, pgid: Option<u32>, labels: impl IntoIterator<Item = u64>) {
         let mut state = self.lock();
+        match pgid {
+            Some(pgid) => state.registered.remove(&pgid),
+            None => {
+                state.registered.clear();
+                true
+            }
+        };
         let before = state.ended.len();
         state.ended.extend(labels);
         if state.ended.len() > before {
@@ -426,8 +445,9 @@ impl Sweeps {
             }
             let ended = std::mem::take(&mut state.ended);
             let closing = state.closing;
+            let registered = state.registered.clone();
             drop(state);
-            stop_leftovers(tag, |label| closing || ended.contains(&label));
+            stop_leftovers(tag, &registered, |label| closing || ended.contains(&label));
             if closing {
                 return;
             }
@@ -435,14 +455,15 @@ impl Sweeps {
     }
 }
 
-/// Stops every live process whose [`RUN_VAR`] is `tag/N` with `pick(N)`: SIGTERM,
-/// [`LEFTOVER_GRACE`] for them to exit, then SIGKILL to what carries such a label
-/// still (their children started meanwhile included). Linux only.
-fn stop_leftovers(tag: &str, pick: impl Fn(u64) -> bool) {
+/// Stops every live process whose [`RUN_VAR`] is `tag/N` with `pick(N)` and that is
+/// in none of the `registered` groups: SIGTERM, [`LEFTOVER_GRACE`] for them to exit,
+/// then SIGKILL to what carries such a label still (their children started meanwhile
+/// included). Linux only.
+fn stop_leftovers(tag: &str, registered: &HashSet<u32>, pick: impl Fn(u64) -> bool) {
     #[cfg(target_os = "linux")]
     {
         use rustix::process::Signal as Sig;
-        let found = leftovers(tag, &pick);
+        let found = leftovers(tag, registered, &pick);
         if found.is_empty() {
             return;
         }
@@ -454,7 +475,7 @@ fn stop_leftovers(tag: &str, pick: impl Fn(u64) -> bool) {
             let _ = rustix::process::pidfd_send_signal(pidfd, Sig::TERM);
         }
         wait_exits(found, LEFTOVER_GRACE);
-        let left = leftovers(tag, &pick);
+        let left = leftovers(tag, registered, &pick);
         for (pid, pidfd) in &left {
             eprintln!("curupira watchdog: killing process {pid}, still alive after SIGTERM");
             let _ = rustix::process::pidfd_send_signal(pidfd, Sig::KILL);
@@ -462,14 +483,19 @@ fn stop_leftovers(tag: &str, pick: impl Fn(u64) -> bool) {
         wait_exits(left, KILL_WAIT);
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (tag, pick);
+    let _ = (tag, registered, pick);
 }
 
-/// The live processes whose [`RUN_VAR`] is `tag/N` with `pick(N)`, each with a pidfd
-/// opened before its environment was read again (so the pidfd is the process that was
-/// looked at, or one already gone: a reused process id is never signalled).
+/// The live processes whose [`RUN_VAR`] is `tag/N` with `pick(N)` and that are in none
+/// of the `registered` groups, each with a pidfd opened before its environment was
+/// read again (so the pidfd is the process that was looked at, or one already gone: a
+/// reused process id is never signalled).
 #[cfg(target_os = "linux")]
-fn leftovers(tag: &str, pick: &dyn Fn(u64) -> bool) -> Vec<(u32, rustix::fd::OwnedFd)> {
+fn leftovers(
+    tag: &str,
+    registered: &HashSet<u32>,
+    pick: &dyn Fn(u64) -> bool,
+) -> Vec<(u32, rustix::fd::OwnedFd)> {
     use rustix::process::{Pid, PidfdFlags, pidfd_open};
     let prefix = format!("{RUN_VAR}={tag}/");
     let picked = |pid: u32| {
@@ -479,7 +505,8 @@ fn leftovers(tag: &str, pick: &dyn Fn(u64) -> bool) -> Vec<(u32, rustix::fd::Own
             .split(|byte| *byte == 0)
             .find_map(|variable| variable.strip_prefix(prefix.as_bytes()))?;
         let label = std::str::from_utf8(number).ok()?.parse::<u64>().ok()?;
-        pick(label).then_some(())
+        let grouped = || read_stat(pid).is_some_and(|stat| registered.contains(&stat.pgrp));
+        (pick(label) && !grouped()).then_some(())
     };
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -821,6 +848,14 @@ mod tests {
             .spawn()
             .unwrap();
         let (mut group_1, mut group_2) = (sleeper(), sleeper());
+        // A group with a label and a long grace, still registered at the end: its grace
+        // holds, not the leftovers' short one.
+        let mut registered = Command::new("sh")
+            .args(["-c", "trap '' TERM; sleep 30 & wait"])
+            .env(RUN_VAR, "tag-1/3")
+            .process_group(0)
+            .spawn()
+            .unwrap();
         let (reader, mut writer) = std::io::pipe().unwrap();
         let lock = dir.path().join(LOCK_FILE);
         let watchdog = thread::spawn(move || {
@@ -828,9 +863,10 @@ mod tests {
         });
         write!(
             writer,
-            "add {} 300 1\nadd {} 300 2\nremove {}\n",
+            "add {} 300 1\nadd {} 300 2\nadd {} 2500 3\nremove {}\n",
             group_1.id(),
             group_2.id(),
+            registered.id(),
             group_1.id()
         )
         .unwrap();
@@ -850,7 +886,16 @@ mod tests {
         }
 
         drop(writer);
+        thread::sleep(LEFTOVER_GRACE + Duration::from_millis(500));
+        assert!(
+            registered.try_wait().unwrap().is_none(),
+            "a registered group keeps its own grace (2.5 s) at the end"
+        );
         watchdog.join().unwrap();
+        assert!(
+            exited(&mut registered, Duration::ZERO).is_some(),
+            "and is stopped after it"
+        );
         assert!(
             live.try_wait().unwrap().is_some(),
             "at the end every label of the run is stopped"
