@@ -6,7 +6,7 @@
 //! process group it starts (an agent, a hook) and each it reaped:
 //!
 //! ```text
-//! add PGID GRACE_MS
+//! add PGID GRACE_MS [LABEL]
 //! remove PGID
 //! clear
 //! ```
