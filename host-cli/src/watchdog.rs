@@ -39,9 +39,10 @@
 //! Extensions start with a label too, never added: it ends with the run.
 //!
 //! What does not hold: a process that left its group *and* cleared its environment
-//! (or set [`RUN_VAR`] to something else) is not stopped; the window between the start
-//! of an agent and its `add` line (a write on a pipe) is not covered; the environment
-//! is looked for on Linux only; elsewhere than Unix there is no watchdog.
+//! (or set [`RUN_VAR`] to something else) is not stopped; an agent started just before
+//! its host died, before its `add` line (a write on a pipe), is stopped by its label
+//! alone, so only on Linux and with the leftovers' grace; the environment is looked
+//! for on Linux only; elsewhere than Unix there is no watchdog.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::OpenOptions;
