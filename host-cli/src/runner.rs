@@ -1517,7 +1517,11 @@ impl Scheduler<'_> {
                 automation: automation.name.clone(),
                 task_id: task.id_text.clone(),
                 grace: limits.kill_grace,
-                watch: (self.options.watch.as_ref()).map(|watch| (watch.clone(), watch.label())),
+                watch: self
+                    .options
+                    .watch
+                    .as_ref()
+                    .map(|watch| (watch.clone(), watch.label())),
                 writer: self.writer.clone(),
             },
             expected_add: (task.workspace.is_none() && run.workspaces.adds_worktrees())

@@ -626,9 +626,10 @@ impl Workspace {
         for name in git::REPOSITORY_OVERRIDES {
             shell.env_remove(name);
         }
-        // What the hook leaves outside its group is found by this label.
-        let label = self.watch.as_ref().map(Watch::label);
-        if let Some(label) = &label {
+        // The watchdog, and the label by which it finds what the hook leaves outside
+        // its group.
+        let watched = self.watch.as_ref().map(|watch| (watch, watch.label()));
+        if let Some((_, label)) = &watched {
             shell.env(RUN_VAR, label.value());
         }
         let failed = |status: String| HookError::Failed {
@@ -645,11 +646,11 @@ impl Workspace {
             source,
         })?;
         // The watchdog stops it if the host dies meanwhile.
-        if let (Some(watch), Some(label)) = (&self.watch, &label) {
+        if let Some((watch, label)) = &watched {
             watch.add(hook.id(), HOOK_KILL_GRACE, label);
         }
         let (status, cut_short) = self.wait_hook(&mut hook);
-        if let Some(watch) = &self.watch {
+        if let Some((watch, _)) = &watched {
             // Reaped (or, when it could not be waited for, killed as the guard drops).
             watch.remove(hook.id());
         }
