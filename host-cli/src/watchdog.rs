@@ -469,7 +469,8 @@ fn stop_leftovers(tag: &str, registered: &HashSet<u32>, pick: impl Fn(u64) -> bo
             return;
         }
         eprintln!(
-            "curupira watchdog: stopping {} process(es) left behind by ended agents or hooks",
+            "curupira watchdog: stopping {} process(es) that agents, hooks or extensions of \
+             this run left outside their process groups",
             found.len()
         );
         for (_, pidfd) in &found {

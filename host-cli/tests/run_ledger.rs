@@ -569,7 +569,8 @@ fn what_an_agent_detached_from_its_group_is_stopped_once_its_task_ended() {
         "the detached process {left} outlived its task"
     );
     assert!(
-        run.stderr.contains("left behind by ended agents or hooks"),
+        run.stderr
+            .contains("this run left outside their process groups"),
         "{}",
         run.stderr
     );
