@@ -352,12 +352,7 @@ pub fn serve(
             "curupira watchdog: the host is gone; stopping {} process group(s) it left",
             groups.len()
         );
-        stop_groups(
-            &groups
-                .into_iter()
-                .map(|(pgid, (grace, _))| (pgid, grace))
-                .collect(),
-        );
+        stop_groups(groups.into_iter().map(|(pgid, (grace, _))| (pgid, grace)));
     }
     if let Some(sweeper) = sweeper {
         let _ = sweeper.join();
@@ -404,12 +399,11 @@ impl Sweeps {
     fn ended(&self, pgid: Option<u32>, labels: impl IntoIterator<Item = u64>) {
         let mut state = self.lock();
         match pgid {
-            Some(pgid) => state.registered.remove(&pgid),
-            None => {
-                state.registered.clear();
-                true
+            Some(pgid) => {
+                state.registered.remove(&pgid);
             }
-        };
+            None => state.registered.clear(),
+        }
         let before = state.ended.len();
         state.ended.extend(labels);
         if state.ended.len() > before {
@@ -500,15 +494,17 @@ fn leftovers(
 ) -> Vec<(u32, rustix::fd::OwnedFd)> {
     use rustix::process::{Pid, PidfdFlags, pidfd_open};
     let prefix = format!("{RUN_VAR}={tag}/");
-    let picked = |pid: u32| {
+    let label = |pid: u32| {
         // Another user's, or a zombie's (no memory left): unreadable or empty.
         let environment = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
         let number = environment
             .split(|byte| *byte == 0)
             .find_map(|variable| variable.strip_prefix(prefix.as_bytes()))?;
-        let label = std::str::from_utf8(number).ok()?.parse::<u64>().ok()?;
-        let grouped = || read_stat(pid).is_some_and(|stat| registered.contains(&stat.pgrp));
-        (pick(label) && !grouped()).then_some(())
+        std::str::from_utf8(number).ok()?.parse::<u64>().ok()
+    };
+    let picked = |pid: u32| {
+        label(pid).is_some_and(pick)
+            && !read_stat(pid).is_some_and(|stat| registered.contains(&stat.pgrp))
     };
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -523,14 +519,14 @@ fn leftovers(
         else {
             continue;
         };
-        if pid == me || picked(pid).is_none() {
+        if pid == me || !picked(pid) {
             continue;
         }
         let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
             continue;
         };
         if let Ok(pidfd) = pidfd_open(raw, PidfdFlags::empty())
-            && picked(pid).is_some()
+            && picked(pid)
         {
             found.push((pid, pidfd));
         }
@@ -570,13 +566,13 @@ fn wait_exits(mut pidfds: Vec<(u32, rustix::fd::OwnedFd)>, limit: Duration) {
 /// SIGTERM to every group, then SIGKILL to each still alive when its grace is over;
 /// returns once every group is gone (or [`KILL_WAIT`] after its SIGKILL), so a host
 /// that waits for this watchdog's lock finds them gone.
-fn stop_groups(groups: &HashMap<u32, Duration>) {
+fn stop_groups(groups: impl IntoIterator<Item = (u32, Duration)>) {
     let started = Instant::now();
     // (group, when to act next, whether SIGKILL was sent)
     let mut left: Vec<(u32, Instant, bool)> = groups
-        .iter()
-        .filter(|(pgid, _)| **pgid > 1)
-        .map(|(pgid, grace)| (*pgid, started + *grace, false))
+        .into_iter()
+        .filter(|(pgid, _)| *pgid > 1)
+        .map(|(pgid, grace)| (pgid, started + grace, false))
         .collect();
     for (pgid, _, _) in &left {
         signal_group(*pgid, Signal::Term);
