@@ -105,7 +105,7 @@ use curupira_client::{LaunchCommand, ProcessGuard};
 use self::lines::Lines;
 use self::pipes::{Chunk, FIRST_STEP, Pipes, STEP, Stream, drain, forward_in_background};
 use crate::stop::Stop;
-use crate::watchdog::RUN_VAR;
+use crate::watchdog::{RUN_VAR, SpawnWindow};
 
 mod lines;
 pub(crate) mod pipes;
@@ -313,8 +313,9 @@ pub trait AgentObserver: fmt::Debug + Sync {
     fn run_label(&self) -> Option<&str> {
         None
     }
-    /// The agent started as process `pid`, leading its own process group.
-    fn spawned(&self, pid: u32);
+    /// The agent started as process `pid`, leading its own process group; `window`
+    /// (opened right before the spawn) tells its start time.
+    fn spawned(&self, pid: u32, window: SpawnWindow);
     /// The agent `pid` was reaped, after what it left in its group was killed.
     fn reaped(&self, pid: u32);
 }
@@ -338,11 +339,12 @@ pub fn run_attempt_observed(
     let reason = if stop.count() >= FORCED_STOP {
         EndReason::Interrupted
     } else {
+        let window = SpawnWindow::open();
         match start(run, observer.and_then(|observer| observer.run_label())) {
             Ok(agent) => {
                 let pid = agent.id();
                 if let Some(observer) = observer {
-                    observer.spawned(pid);
+                    observer.spawned(pid, window);
                 }
                 // `supervise` reaps the agent (and kills its group) before it returns.
                 let reason = supervise(agent, run, limits, stop);

@@ -94,7 +94,7 @@ use crate::journal::Journal;
 use crate::ledger::{self, AgentProcess, Change, Decision, LedgerError, Status, Writer};
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
-use crate::watchdog::{Label, RUN_VAR, Watch};
+use crate::watchdog::{Label, RUN_VAR, SpawnWindow, Watch};
 use crate::workspace::{
     ExpectedAdd, Finished, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode,
     WorkspaceSpec, Workspaces, expect_add,
@@ -549,7 +549,7 @@ impl AgentObserver for TaskObserver {
         self.watch.as_ref().map(|(_, label)| label.value())
     }
 
-    fn spawned(&self, pid: u32) {
+    fn spawned(&self, pid: u32, window: SpawnWindow) {
         if let Some((watch, label)) = &self.watch {
             watch.add(pid, self.grace, label);
         }
@@ -560,7 +560,10 @@ impl AgentObserver for TaskObserver {
             writer.write(Change::AgentStarted {
                 automation: self.automation.clone(),
                 task_id: self.task_id.clone(),
-                agent: AgentProcess::of(pid),
+                agent: AgentProcess {
+                    pid,
+                    start: window.start_of(pid),
+                },
             });
         }
     }

@@ -16,7 +16,7 @@
 //! | `exit_code`, `reason` | how the last attempt ended (`exit`, `timeout`, `stalled`, `signal`, `spawn-failed`, `hook-failed`, `interrupted`, …) |
 //! | `workspace` | the last attempt's working directory |
 //! | `host_pid` | the `curupira run` that wrote the row last |
-//! | `agent_pid`, `agent_start` | the running agent's pid (= its process group) and, on Linux, its start time (clock ticks since boot, `/proc/PID/stat`) |
+//! | `agent_pid`, `agent_start` | the running agent's pid (= its process group) and, on Linux, its start time (clock ticks since boot, as `/proc/PID/stat` shows it; told by the boot clock around the spawn when that stayed within one tick: `watchdog::SpawnWindow`) |
 //! | `retry` | 1 after `tasks retry`: the next `run` dispatches it from `pairs` |
 //! | `created_at`, `updated_at` | milliseconds since the Unix epoch (UTC); `curupira tasks` shows them as ISO 8601 |
 //!
