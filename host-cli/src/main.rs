@@ -93,16 +93,20 @@ fn main() -> ExitCode {
 }
 
 /// An error and its causes on one line, `what: why: deeper why`, each cause said once:
-/// a cause whose text the line already ends with (an error that prints its `source`
-/// in its own message, as `io::Error`s wrapped by `thiserror` often do) is not
-/// repeated.
+/// a cause whose text the line already holds (an error that prints its `source` in
+/// its own message, as `io::Error`s wrapped by `thiserror` often do, or wraps another
+/// error and adds to its message) ends the line. The error that said it chose how much
+/// of that cause's own causes to say: SQLite's `database or disk is full` is not
+/// followed by its `Error code 13: Insertion failed because database is full`.
 fn error_line(err: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in err.chain() {
         let text = cause.to_string();
         if line.is_empty() {
             line = text;
-        } else if !line.ends_with(&text) {
+        } else if line.contains(&text) {
+            break;
+        } else {
             line.push_str(": ");
             line.push_str(&text);
         }
@@ -362,5 +366,24 @@ mod tests {
 
         let err = anyhow::anyhow!("deeper").context("outer");
         assert_eq!(error_line(&err), "outer: deeper");
+
+        // A wrapper that adds to its cause's message, over a cause that says its own
+        // cause in other words: one sentence, nothing said twice.
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            Some("database or disk is full".into()),
+        );
+        let err = anyhow::Error::new(curupira_host::runner::RunError::Ledger(
+            curupira_host::ledger::LedgerError::Sql {
+                action: "write",
+                path: "state/ledger.sqlite".into(),
+                source: full,
+            },
+        ));
+        assert_eq!(
+            error_line(&err),
+            "cannot write the task ledger `state/ledger.sqlite`: database or disk is full; \
+             the run was stopped"
+        );
     }
 }

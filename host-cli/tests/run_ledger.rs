@@ -689,3 +689,178 @@ fn the_ledger_path_setting_moves_the_state() {
     assert_eq!(list.stdout.lines().count(), 1, "{list:?}");
     assert!(Path::new(&project.path().join("state/tasks.db")).is_file());
 }
+
+/// Whether this machine lets an unprivileged user namespace mount a tmpfs (what the
+/// full-disk tests need for a disk that really fills up); some container runtimes and
+/// distributions forbid it.
+fn can_mount_a_small_disk(dir: &Path) -> bool {
+    fs::create_dir_all(dir.join("probe")).unwrap();
+    Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c"])
+        .arg("mount -t tmpfs -o size=64k probe probe")
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// Items `i1` … `i40`.
+const FULL_DISK_ITEMS: usize = 40;
+
+/// The full-disk story, in a project whose `state/` folder holds what is to meet the
+/// full disk (`settings` points the ledger or the done file there): a 16 MiB tmpfs is
+/// mounted on `state/` in a user and mount namespace of the test's own (one for the
+/// whole story: the mount goes when its last process does); run 1, with an empty
+/// queue, makes the state; the queue gets its items and the disk is filled but for
+/// `margin`; run 2 meets the full disk; the filler goes; run 3 takes what is left (16
+/// MiB: room for the ledger's log of 40 tasks however finely a loaded machine cuts
+/// its commits; with 1 MiB run 3 met a full disk too).
+/// Each run's output is in `runN.out`, `runN.err`, `runN.code`. `None` (the story not
+/// run) where no namespace can mount.
+fn full_disk_story(settings: &str, done_path: &str, margin: &str) -> Option<Project> {
+    let project = queue_project(&[], settings);
+    // One round takes every item (`--once` runs one round).
+    let config = project.read("curupira.toml").replace(
+        "done_path = \"done.jsonl\"",
+        &format!("done_path = \"{done_path}\""),
+    ) + "polling = { batch_size = 100 }\n";
+    project.write("curupira.toml", &config);
+    if !can_mount_a_small_disk(project.path()) {
+        eprintln!(
+            "skipped: this machine does not let a user namespace mount a tmpfs \
+             (`unshare --user --map-root-user --mount`)"
+        );
+        return None;
+    }
+    let items: String = (1..=FULL_DISK_ITEMS)
+        .map(|n| format!("{{\"n\": \"i{n}\"}}\n"))
+        .collect();
+    project.write("items.jsonl", &items);
+    let run = |n: u32| {
+        format!(
+            "{} run --once --format json > run{n}.out 2> run{n}.err; echo $? > run{n}.code\n",
+            curupira()
+        )
+    };
+    let script = format!(
+        "set -u\n\
+         mount -t tmpfs -o size=16m curupira-test state || exit 90\n\
+         {}\
+         cp items.jsonl tasks.jsonl\n\
+         dd if=/dev/zero of=state/filler bs=4096 2> /dev/null\n\
+         truncate -s -{margin} state/filler || exit 91\n\
+         {}\
+         rm state/filler\n\
+         {}",
+        run(1),
+        run(2),
+        run(3)
+    );
+    project.write("full.sh", &script);
+    fs::create_dir_all(project.path().join("state")).unwrap();
+    let story = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "sh", "full.sh"])
+        .current_dir(project.path())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert_eq!(finish(story, Duration::from_secs(120)), Some(0));
+    assert_eq!(exit_code(&project, 1), "0", "{}", project.read("run1.err"));
+    Some(project)
+}
+
+fn exit_code(project: &Project, run: u32) -> String {
+    project.read(&format!("run{run}.code")).trim().to_owned()
+}
+
+/// The tasks runs 2 and 3 started, and asserts that every item's agent ran exactly
+/// once, to its end, across them: no task lost, none run twice.
+fn each_item_ran_once(project: &Project) -> (usize, usize) {
+    let started = |run: &str| -> Vec<String> {
+        named(&events(project, run), "task.started")
+            .iter()
+            .map(|event| event["task_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (second, third) = (started("run2"), started("run3"));
+    let mut dispatched: Vec<&str> = second.iter().chain(&third).map(String::as_str).collect();
+    dispatched.sort_unstable();
+    let log = agent_log(project);
+    for what in ["start", "end"] {
+        let mut seen: Vec<&str> = log
+            .iter()
+            .filter(|(w, _, _)| w == what)
+            .map(|(_, id, _)| id.as_str())
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(
+            seen, dispatched,
+            "each dispatched task's agent {what}s once"
+        );
+    }
+    dispatched.dedup();
+    assert_eq!(dispatched.len(), FULL_DISK_ITEMS, "every item, none twice");
+    (second.len(), third.len())
+}
+
+/// A real full disk under the ledger: the run that meets it stops starting tasks, lets
+/// its running agents finish (their `onFinished` sent: the queue's done file is on
+/// another disk), and exits 2 with one sentence naming the ledger; once space is freed
+/// the next run dispatches what was left.
+#[test]
+fn a_full_disk_under_the_ledger_stops_the_run_and_no_task_is_lost_or_run_twice() {
+    let Some(project) = full_disk_story(
+        "\n[settings.ledger]\npath = \"state/ledger.sqlite\"\n",
+        "done.jsonl",
+        // The lock's rewrite fits, the log's growth does not.
+        "32K",
+    ) else {
+        return;
+    };
+    assert_eq!(exit_code(&project, 2), "2", "{}", project.read("run2.err"));
+    let err = project.read("run2.err");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: cannot write the task ledger `")
+            && last
+                .ends_with("state/ledger.sqlite`: database or disk is full; the run was stopped"),
+        "{err}"
+    );
+    assert_eq!(exit_code(&project, 3), "0", "{}", project.read("run3.err"));
+    let (second, _) = each_item_ran_once(&project);
+    assert!(
+        (1..FULL_DISK_ITEMS).contains(&second),
+        "run 2 started {second} tasks"
+    );
+    assert_eq!(project.read("done.jsonl").lines().count(), FULL_DISK_ITEMS);
+}
+
+/// A real full disk under `local-queue`'s done file (the ledger elsewhere): the task
+/// whose `onFinished` could not be kept fails its automation (exit 1, the disk's error
+/// in the event); the queue hands it over again next time and the ledger, which has it
+/// finished, skips it: its agent never runs twice.
+#[test]
+fn a_full_disk_under_the_done_file_fails_the_automation_and_runs_nothing_twice() {
+    // Not a page free: the done file's first append fails.
+    let Some(project) = full_disk_story("", "state/done.jsonl", "0") else {
+        return;
+    };
+    assert_eq!(exit_code(&project, 2), "1", "{}", project.read("run2.err"));
+    let second = events(&project, "run2");
+    let failed = named(&second, "automation.failed");
+    assert_eq!(failed.len(), 1, "{second:?}");
+    let message = failed[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("trigger/onFinished")
+            && message.contains("state/done.jsonl")
+            && message.contains("No space left on device"),
+        "{message}"
+    );
+    assert_eq!(exit_code(&project, 3), "0", "{}", project.read("run3.err"));
+    let (in_second, _) = each_item_ran_once(&project);
+    assert_eq!(in_second, 1, "the automation stopped after its first task");
+    let third = events(&project, "run3");
+    assert_eq!(named(&third, "task.skipped").len(), 1, "{third:?}");
+}
