@@ -53,11 +53,28 @@ pub fn host_folder(dir: &Path) -> io::Result<PathBuf> {
 /// Creates `folder` (and its parents) for the host's state: through [`host_folder`]
 /// when it is `<config_dir>/.curupira` or inside it, so that folder gets its
 /// `.gitignore`; with `create_dir_all` otherwise.
+///
+/// A file in the way (the folder itself, or one of its parents) is an error that
+/// names it (`it is not a folder`, or `` `PARENT` is not a folder ``), not the
+/// system's "File exists".
 pub fn ensure_folder(config_dir: &Path, folder: &Path) -> io::Result<()> {
-    if folder.starts_with(config_dir.join(HOST_FOLDER)) {
-        host_folder(config_dir)?;
-    }
-    std::fs::create_dir_all(folder)
+    let made = if folder.starts_with(config_dir.join(HOST_FOLDER)) {
+        host_folder(config_dir).and_then(|_| std::fs::create_dir_all(folder))
+    } else {
+        std::fs::create_dir_all(folder)
+    };
+    made.map_err(|err| {
+        let in_way = folder
+            .ancestors()
+            .find(|path| path.symlink_metadata().is_ok() && !path.is_dir());
+        match in_way {
+            Some(path) if path == folder => io::Error::new(err.kind(), "it is not a folder"),
+            Some(path) => {
+                io::Error::new(err.kind(), format!("`{}` is not a folder", path.display()))
+            }
+            None => err,
+        }
+    })
 }
 
 /// Why [`RunLock::acquire`] did not get the lock.
@@ -215,6 +232,22 @@ mod tests {
         let elsewhere = dir.path().join("state/deep");
         ensure_folder(dir.path(), &elsewhere).unwrap();
         assert!(elsewhere.is_dir() && !elsewhere.join(".gitignore").exists());
+    }
+
+    #[test]
+    fn a_file_in_the_way_of_the_state_folder_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("state"), "").unwrap();
+        let itself = ensure_folder(dir.path(), &dir.path().join("state")).unwrap_err();
+        assert_eq!(itself.to_string(), "it is not a folder");
+        let below = ensure_folder(dir.path(), &dir.path().join("state/deep")).unwrap_err();
+        assert_eq!(
+            below.to_string(),
+            format!("`{}` is not a folder", dir.path().join("state").display())
+        );
+        std::fs::write(dir.path().join(HOST_FOLDER), "").unwrap();
+        let host = ensure_folder(dir.path(), &dir.path().join(HOST_FOLDER)).unwrap_err();
+        assert_eq!(host.to_string(), "it is not a folder");
     }
 
     #[test]

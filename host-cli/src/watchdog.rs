@@ -790,7 +790,9 @@ fn boot_ticks() -> Option<u64> {
         let nanos = u64::try_from(now.tv_nsec).ok()?;
         // `NSEC_PER_SEC / USER_HZ` nanoseconds per tick (USER_HZ divides 10^9).
         let per_tick = 1_000_000_000u64.checked_div(per_second)?;
-        seconds.checked_mul(per_second)?.checked_add(nanos / per_tick)
+        seconds
+            .checked_mul(per_second)?
+            .checked_add(nanos / per_tick)
     }
     #[cfg(not(target_os = "linux"))]
     {

@@ -229,6 +229,16 @@ pub enum LedgerError {
         /// Its schema version.
         found: i64,
     },
+    /// The path names a folder.
+    #[error(
+        "the task ledger `{}` is a folder, not a file; point `[settings.ledger] path` at \
+         a file",
+        path.display()
+    )]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
     /// A row that this version cannot read.
     #[error("the task ledger `{}` has a row it cannot read: {what}", path.display())]
     BadRow {
@@ -370,12 +380,17 @@ impl Ledger {
     }
 
     fn open_with(path: &Path, extra: OpenFlags) -> Result<Ledger, LedgerError> {
+        if path.is_dir() {
+            return Err(LedgerError::NotAFile {
+                path: path.to_owned(),
+            });
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
         let connection =
             Connection::open_with_flags(path, flags).map_err(|source| LedgerError::Sql {
                 action: "open",
                 path: path.to_owned(),
-                source,
+                source: without_path(source, path),
             })?;
         let mut ledger = Ledger {
             path: path.to_owned(),
@@ -940,6 +955,21 @@ pub fn decide(
     }
 }
 
+/// `source` without the `: PATH` that SQLite's "cannot open" message ends with (the
+/// ledger's error names the file already).
+fn without_path(source: rusqlite::Error, path: &Path) -> rusqlite::Error {
+    match source {
+        rusqlite::Error::SqliteFailure(code, Some(message)) => {
+            let suffix = format!(": {}", path.display());
+            let message = message
+                .strip_suffix(&suffix)
+                .map_or_else(|| message.clone(), str::to_owned);
+            rusqlite::Error::SqliteFailure(code, Some(message))
+        }
+        other => other,
+    }
+}
+
 /// An SQLite error as a ledger error: a damaged or foreign file is `Corrupt`.
 fn classify(path: &Path, action: &'static str, source: rusqlite::Error) -> LedgerError {
     use rusqlite::ffi::ErrorCode;
@@ -964,6 +994,29 @@ mod tests {
 
     fn id(n: u8) -> String {
         format!("{n:02x}").repeat(32)
+    }
+
+    #[test]
+    fn a_ledger_that_cannot_be_opened_is_named_once_and_a_folder_is_said_to_be_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("ledger.sqlite");
+        std::fs::create_dir(&folder).unwrap();
+        let error = Ledger::open(&folder).err().unwrap();
+        assert!(matches!(error, LedgerError::NotAFile { .. }), "{error}");
+        assert!(
+            error.to_string().contains("is a folder, not a file"),
+            "{error}"
+        );
+
+        // SQLite's own message ends with the path; the error names it once.
+        let missing = dir.path().join("no/such/folder/ledger.sqlite");
+        let error = Ledger::open(&missing).err().unwrap().to_string();
+        assert_eq!(
+            error.matches(&missing.display().to_string()).count(),
+            1,
+            "{error}"
+        );
+        assert!(error.contains("unable to open database file"), "{error}");
     }
 
     #[test]
