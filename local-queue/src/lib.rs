@@ -103,7 +103,8 @@
 //! `trigger/poll` returns the first item of the queue file that is neither in
 //! `done_path` nor already handed out by this process (so two polls in a row return
 //! lines 1 and 2 before either is finished), `null` at the end. A missing queue file is
-//! an internal error.
+//! an internal error (`the queue file `…` does not exist`); `trigger/validate` accepts
+//! one (it may be made before the first poll) but refuses a `path` that is a folder.
 //!
 //! Each poll sees both files as they are at that moment: a line another process
 //! appended to the queue, or wrote to the done file, counts from the next poll on. To

@@ -127,6 +127,13 @@ impl Trigger for LocalQueue {
     /// another process hands out is refused here, naming the file.
     fn validate(&self, _trigger_type: &str, arguments: &Arguments) -> Result<(), ValidateError> {
         let queue = queue_from(arguments).map_err(ValidateError::Invalid)?;
+        // A queue file yet to be made is fine (it is waited for); a folder never will be.
+        if std::path::Path::new(&queue.path).is_dir() {
+            return Err(ValidateError::Invalid(vec![ValidationError::member(
+                "path",
+                format!("the queue file `{}` is a folder, not a file", queue.path),
+            )]));
+        }
         let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
         match locks.hold(&queue.done_path, &queue.path) {
             Ok(_) => Ok(()),
@@ -326,7 +333,9 @@ impl LocalQueue {
                 if let Some(tracked) = self.queue_files.get_mut(path) {
                     tracked.clear();
                 }
-                return Err(cannot_open(io::ErrorKind::NotFound.into()));
+                return Err(TriggerError::internal(format!(
+                    "the queue file `{path}` does not exist"
+                )));
             }
             Err(err) => return Err(cannot_open(err)),
         };
@@ -653,9 +662,12 @@ mod tests {
             .unwrap_err()
             .message()
             .to_owned();
-        assert!(
-            message.starts_with("cannot open the queue file `"),
-            "{message}"
+        assert_eq!(
+            message,
+            format!(
+                "the queue file `{}` does not exist",
+                files.queue().display()
+            )
         );
         // A later process knows the record: nothing new is written.
         drop(queue);
@@ -679,6 +691,26 @@ mod tests {
         assert!(
             recorded.contains(&format!("line 1: the line is {} bytes long", long.len())),
             "{recorded}"
+        );
+    }
+
+    #[test]
+    fn a_queue_file_that_is_a_folder_is_refused_at_validate() {
+        let files = Files::new("");
+        let mut arguments = files.arguments();
+        arguments.insert("path".into(), json!(files.dir.path().to_str().unwrap()));
+        let Err(ValidateError::Invalid(errors)) =
+            LocalQueue::default().validate(TRIGGER_TYPE, &arguments)
+        else {
+            panic!("a folder is refused");
+        };
+        assert_eq!(errors[0].path, "/path");
+        assert_eq!(
+            errors[0].message,
+            format!(
+                "the queue file `{}` is a folder, not a file",
+                files.dir.path().display()
+            )
         );
     }
 
