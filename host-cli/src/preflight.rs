@@ -53,6 +53,7 @@ pub fn report(config: &Config, host_exe: &Path) -> Report {
     report.extend(config.missing_agents(&[]));
     report.extend(config.unrunnable_agents(&[]));
     report.extend(config.workspace_problems(&[]));
+    report.extend(config.base_problems());
     if !config.unusable.connection {
         talk_to_extensions(config, &plan, &mut report);
     }

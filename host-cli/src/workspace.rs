@@ -783,9 +783,33 @@ pub fn resolve_base(spec: &WorkspaceSpec) -> Result<String, WorkspaceError> {
     )?;
     let commit = output.stdout.trim();
     if !output.success() || commit.is_empty() {
+        if base == "HEAD"
+            && let Some(branch) = unborn_branch(spec)
+        {
+            return Err(refuse(format!("the branch `{branch}` has no commit yet")));
+        }
         return Err(refuse(output.detail()));
     }
     Ok(commit.to_owned())
+}
+
+/// The branch `HEAD` is on when it has no commit yet (a new repository), asked of git
+/// only once `HEAD` did not resolve: git's own words for it are "Needed a single
+/// revision".
+fn unborn_branch(spec: &WorkspaceSpec) -> Option<String> {
+    let output = git_run(
+        &spec.repo_dir,
+        &[
+            OsStr::new("symbolic-ref"),
+            OsStr::new("--quiet"),
+            OsStr::new("--short"),
+            OsStr::new("HEAD"),
+        ],
+        spec.hook_timeout,
+    )
+    .ok()?;
+    let branch = output.stdout.trim();
+    (output.success() && !branch.is_empty()).then(|| branch.to_owned())
 }
 
 /// What `validate` asks of a worktree-mode automation: `git` runs, and `repo_dir` (the

@@ -7,7 +7,7 @@
 
 mod run_support;
 
-use run_support::Project;
+use run_support::{Project, Run};
 
 /// An agent that appends `start N <ns>` and `end N <ns>` to `stamps` around a sleep,
 /// where N is the item's `n` (read from the prompt on stdin).
@@ -603,6 +603,83 @@ fn a_finished_task_worktree_is_removed_while_the_next_task_runs() {
         run.event_names().last().map(String::as_str),
         Some("round.finished"),
         "{run:?}"
+    );
+}
+
+#[test]
+fn a_worktree_base_that_names_no_commit_is_a_validate_error_at_its_key() {
+    let project = repository_project();
+    project.write("tasks.jsonl", &queue(1));
+    project.write("other.jsonl", "");
+    let config = |workspace: &str, own: &str| {
+        format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\ncommand = [\"true\"]\n\n\
+             [settings.workspace]\nmode = \"worktree\"\n{workspace}\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}{}",
+            automation("fix", "tasks.jsonl", own),
+            automation("other", "other.jsonl", "")
+        )
+    };
+    let unknown_base = |validate: &Run| -> Vec<serde_json::Value> {
+        let report: serde_json::Value = serde_json::from_str(validate.stdout.trim()).unwrap();
+        report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["code"] == "config/unknown-base")
+            .cloned()
+            .collect()
+    };
+    // A new repository: `HEAD` is a branch with no commit yet, said in those words,
+    // once for the two automations that share the base.
+    project.write("curupira.toml", &config("", ""));
+    let validate = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(validate.code, Some(1), "{validate:?}");
+    let found = unknown_base(&validate);
+    assert_eq!(found.len(), 1, "{}", validate.stdout);
+    assert_eq!(found[0]["severity"], "error");
+    assert_eq!(found[0]["path"], "/automations/fix");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("automation `fix` cannot make worktrees: the workspace base `HEAD`")
+            && message.ends_with("the branch `main` has no commit yet"),
+        "{message}"
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stdout.contains("has no commit yet"), "{run:?}");
+    assert!(run.events_named("task.started").is_empty(), "{run:?}");
+
+    // With a commit: `HEAD` is fine; a misspelt base is reported where it is written,
+    // the automation's own before `[settings.workspace]`'s.
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    let validate = project.curupira(&["validate", "--format", "json"]);
+    assert!(unknown_base(&validate).is_empty(), "{}", validate.stdout);
+    project.write(
+        "curupira.toml",
+        &config("base = \"mian\"", "workspace = { base = \"nope\" }"),
+    );
+    let validate = project.curupira(&["validate", "--format", "json"]);
+    let found = unknown_base(&validate);
+    let paths: Vec<&str> = found.iter().map(|d| d["path"].as_str().unwrap()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/automations/fix/workspace/base",
+            "/settings/workspace/base"
+        ],
+        "{}",
+        validate.stdout
+    );
+    assert!(
+        found[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the workspace base `mian`"),
+        "{}",
+        validate.stdout
     );
 }
 

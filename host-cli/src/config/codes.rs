@@ -49,6 +49,9 @@ curupira_diagnostics::codes! {
     /// A worktree-mode automation, but no Git repository to make worktrees of.
     WORKTREE_UNAVAILABLE = "config/worktree-unavailable", Error,
         "An automation runs its agents in Git worktrees (`[settings.workspace] mode = \"worktree\"`), but `git` cannot run or the config's folder is not inside a Git work tree. Checked by `validate` and `run` for worktree-mode automations only.";
+    /// A worktree-mode automation's `base` names no commit of the repository.
+    UNKNOWN_BASE = "config/unknown-base", Error,
+        "A worktree-mode automation's `base` (default `HEAD`) does not name a commit of the config's repository: a misspelt branch, tag or commit, or a repository with no commit yet. Checked by `validate`; `run` fails the automation before its first poll for the same reason.";
     /// Several agents at once in one shared folder.
     SHARED_WORKSPACE = "config/shared-workspace", Warning,
         "An automation may run several agents at once (`max_concurrent` above 1) in the shared workspace, so they work in the same folder; use `mode = \"worktree\"` to give each task its own.";

@@ -255,6 +255,59 @@ impl Config {
         out
     }
 
+    /// One `config/unknown-base` error for each worktree-mode automation whose `base`
+    /// (default `HEAD`) names no commit now (`git rev-parse`), located at the `base`
+    /// that sets it (the automation's own, else `[settings.workspace]`'s, else the
+    /// automation); a base several automations share is looked up and reported once.
+    /// Nothing when worktree mode itself is unavailable (reported by
+    /// [`workspace_problems`](Self::workspace_problems)). `validate` asks it; `run`
+    /// resolves the bases anyway and fails such an automation before its first poll.
+    pub fn base_problems(&self) -> Vec<Diagnostic> {
+        let worktrees: Vec<_> = self
+            .automations
+            .iter()
+            .filter(|automation| automation.workspace_policy.mode == WorkspaceMode::Worktree)
+            .collect();
+        if worktrees.is_empty() || crate::workspace::check_worktree_mode(&self.dir).is_err() {
+            return Vec::new();
+        }
+        let mut looked_up: Vec<&Option<String>> = Vec::new();
+        let mut out = Vec::new();
+        for automation in worktrees {
+            let policy = &automation.workspace_policy;
+            if looked_up.contains(&&policy.base) {
+                continue;
+            }
+            looked_up.push(&policy.base);
+            let Err(error) = crate::workspace::resolve_base(&policy.spec(&self.dir)) else {
+                continue;
+            };
+            let own = JsonPointer::root()
+                .key("automations")
+                .key(&automation.name)
+                .key("workspace")
+                .key("base");
+            let shared = JsonPointer::root()
+                .key("settings")
+                .key("workspace")
+                .key("base");
+            let at = [own, shared]
+                .into_iter()
+                .find(|at| self.source_map.get(at).is_some())
+                .unwrap_or_else(|| JsonPointer::root().key("automations").key(&automation.name));
+            out.push(self.diagnostic(
+                Severity::Error,
+                codes::UNKNOWN_BASE,
+                &at,
+                format!(
+                    "automation `{}` cannot make worktrees: {error}",
+                    automation.name
+                ),
+            ));
+        }
+        out
+    }
+
     /// One `config/missing-agent` error for each automation that `names` selects
     /// (every one when `names` is empty), usable or not, that has no agent command, in
     /// file order. An automation whose agent could not be read is not reported again.

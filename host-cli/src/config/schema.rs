@@ -118,7 +118,7 @@ pub struct WorkspaceFile {
     pub root: Option<String>,
     /// The Git revision worktrees start from; default: `HEAD` when the run started.
     /// Must not start with `-` or hold control characters.
-    #[schemars(pattern(r"^[^-\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"), extend("x-codes" = ["config/invalid-value"]))]
+    #[schemars(pattern(r"^[^-\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"), extend("x-codes" = ["config/invalid-value", "config/unknown-base"]))]
     pub base: Option<String>,
     /// When a task's worktree is removed (its branch never is): `on-success` (a failed
     /// task's worktree stays for inspection), `always` or `never`.
