@@ -51,7 +51,7 @@
 //! | `SpawnFailed` | `spawn-failed` | it could not start: not found, not executable, fork failure | no |
 //! | `Interrupted` | `interrupted` | the host's own shutdown stopped it (a second SIGINT/SIGTERM) | no |
 //! | `HookFailed` | `hook-failed` | never returned here: a worktree hook failed (the caller's) | yes (failed) |
-//! | `WorkspaceFailed` | `workspace-failed` | never returned here: the task's workspace could not be prepared (the caller's) | yes (failed) |
+//! | `WorkspaceFailed` | `workspace-failed` | never returned here: the task's workspace could not be prepared, so the agent did not start (the caller's) | no |
 //!
 //! "Finishes the task" ([`AttemptOutcome::finishes_task`]) is what the caller needs: a
 //! task whose agent never started, or was stopped by the host itself, gets no
@@ -258,7 +258,9 @@ impl AttemptOutcome {
     pub fn finishes_task(&self) -> bool {
         !matches!(
             self.reason,
-            EndReason::SpawnFailed { .. } | EndReason::Interrupted
+            EndReason::SpawnFailed { .. }
+                | EndReason::WorkspaceFailed { .. }
+                | EndReason::Interrupted
         )
     }
 

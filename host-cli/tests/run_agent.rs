@@ -84,7 +84,7 @@ max_concurrent = 3"#;
 }
 
 #[test]
-fn a_workspace_that_cannot_be_prepared_is_its_own_reason() {
+fn a_workspace_that_cannot_be_prepared_is_its_own_reason_and_does_not_finish_the_task() {
     let project = Project::new();
     let git = |args: &[&str]| {
         let status = std::process::Command::new("git")
@@ -102,7 +102,11 @@ fn a_workspace_that_cannot_be_prepared_is_its_own_reason() {
     project.write(
         "curupira.toml",
         &config(
-            "command = [\"sh\", \"-c\", \"touch agent-ran\"]",
+            // In the project's folder, not the task's worktree (removed on success).
+            &format!(
+                "command = [\"sh\", \"-c\", \"touch {}\"]",
+                project.path().join("agent-ran").display()
+            ),
             "mode = \"worktree\"\nroot = \"blocked/worktrees\"",
             1,
         ),
@@ -130,4 +134,16 @@ fn a_workspace_that_cannot_be_prepared_is_its_own_reason() {
     );
     assert!(!project.exists("agent-ran"), "the agent did not run");
     assert!(run.events_named("workspace.created").is_empty(), "{run:?}");
+    // Not finished: the queue has not marked the item done, and once the file in the
+    // way is gone the next run hands it over again and its agent runs.
+    assert!(
+        !project.exists("tasks.jsonl.done") || project.read("tasks.jsonl.done").is_empty(),
+        "the item is not done"
+    );
+    std::fs::remove_file(project.path().join("blocked")).unwrap();
+    let again = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert_eq!(again.events_named("task.finished")[0]["reason"], "exit");
+    assert!(project.exists("agent-ran"), "the agent ran the second time");
+    assert_eq!(project.read("tasks.jsonl.done").lines().count(), 1);
 }

@@ -551,6 +551,14 @@ fn reasons_have_their_event_names() {
         duration: Duration::ZERO,
     };
     assert!(hook.finishes_task() && !hook.succeeded());
+    // The agent never started: the task is not finished, as for a failed spawn.
+    let workspace = AttemptOutcome {
+        reason: EndReason::WorkspaceFailed {
+            error: "no space left".to_owned(),
+        },
+        duration: Duration::ZERO,
+    };
+    assert!(!workspace.finishes_task() && !workspace.succeeded());
 }
 
 mod check_agent_program {
