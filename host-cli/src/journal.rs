@@ -10,6 +10,12 @@
 //! (or in a dry run, which writes none) there is nothing to wait for: the loop prints
 //! each event itself, as it always did.
 //!
+//! The events waiting for the printer are bounded ([`MAX_WAITING`]): past that, the
+//! loop's next [`emit`](Journal::emit) waits, as it would on a full pipe when it prints
+//! itself. So a stdout nobody reads (a stalled consumer of `--format json`), or a
+//! ledger held up by another process, holds the run up instead of growing its memory
+//! without end.
+//!
 //! When the ledger fails, events are printed anyway (they say what happened; the run
 //! stops and its error names the ledger): a reader of the events can rely on "printed
 //! means committed" as long as the run does not end with a ledger error. When stdout
@@ -23,6 +29,14 @@ use std::thread;
 use crate::events::{Event, EventWriter};
 use crate::ledger::{Ticket, Writer};
 
+/// At most this many events wait for the printer (stdout, or their ledger changes);
+/// the loop then waits for room. The queue's slots are allocated when the run starts
+/// (~150 bytes each: 600 KiB); a ledger held up by another process holds the run up
+/// here, after ~1,500 tasks, well before its writer's own bound
+/// ([`crate::ledger::writer::MAX_QUEUED`] changes), which keeps what a crash could
+/// lose small too.
+pub(crate) const MAX_WAITING: usize = 4_096;
+
 /// The run's events: printed on the spot without a ledger, or handed to the printer
 /// thread, each behind the ledger changes made before it.
 pub(crate) enum Journal<'a> {
@@ -32,7 +46,7 @@ pub(crate) enum Journal<'a> {
     /// The printer thread prints, each event once its changes are committed.
     Threaded {
         /// Where events go, with the ticket of the last change before each.
-        inbox: mpsc::Sender<(Ticket, Event)>,
+        inbox: mpsc::SyncSender<(Ticket, Event)>,
         /// The ledger's writer.
         writer: Writer,
         /// Set when the printer failed.
@@ -84,7 +98,7 @@ impl Journal<'_> {
             return Ok((body(&mut journal), Ok(())));
         };
         thread::scope(|scope| {
-            let (inbox, events) = mpsc::channel::<(Ticket, Event)>();
+            let (inbox, events) = mpsc::sync_channel::<(Ticket, Event)>(MAX_WAITING);
             let broken = Arc::new(Broken::default());
             let printer = {
                 let writer = writer.clone();
@@ -122,7 +136,7 @@ impl Journal<'_> {
     }
 
     /// Prints `event`, or hands it to the printer behind every ledger change made so
-    /// far.
+    /// far (waiting for room when [`MAX_WAITING`] events wait already).
     pub(crate) fn emit(&mut self, event: Event) -> io::Result<()> {
         match self {
             Journal::Direct(out) => out.print(&event),
@@ -286,6 +300,70 @@ mod tests {
         })
         .unwrap();
         printed.unwrap();
+        thread.close();
+    }
+
+    #[test]
+    fn a_stdout_nobody_reads_holds_the_loop_up_at_the_bound() {
+        use std::sync::atomic::AtomicUsize;
+        use std::time::{Duration, Instant};
+        // A stdout that takes nothing until told to.
+        struct Stalled(mpsc::Receiver<()>, bool);
+        impl Write for Stalled {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                if !self.1 {
+                    let _ = self.0.recv();
+                    self.1 = true;
+                }
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let thread =
+            WriterThread::start(Ledger::open(&dir.path().join("l.sqlite")).unwrap()).unwrap();
+        let (release, stalled) = mpsc::channel();
+        let mut out = EventWriter::new(Stalled(stalled, false), Format::Json);
+        let emitted = AtomicUsize::new(0);
+        let total = MAX_WAITING + 10;
+        let ((), printed) = std::thread::scope(|scope| {
+            let watcher = scope.spawn(|| {
+                // Held up: one event in the printer's hands, MAX_WAITING waiting, the
+                // next `emit` waiting; the count stays there (checked for 300 ms), and
+                // never passes it while stdout takes nothing.
+                let held = MAX_WAITING + 1;
+                let deadline = Instant::now() + Duration::from_secs(60);
+                let mut since: Option<Instant> = None;
+                loop {
+                    std::thread::sleep(Duration::from_millis(50));
+                    let now = emitted.load(Ordering::SeqCst);
+                    let settled = now == held
+                        && since.get_or_insert_with(Instant::now).elapsed()
+                            >= Duration::from_millis(300);
+                    if now > held || settled || Instant::now() > deadline {
+                        release.send(()).unwrap();
+                        return now;
+                    }
+                }
+            });
+            let result = Journal::scope(&mut out, Some(thread.writer()), |journal| {
+                for n in 1..=total {
+                    journal.emit(skipped(u32::try_from(n).unwrap())).unwrap();
+                    emitted.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+            .unwrap();
+            assert_eq!(watcher.join().unwrap(), MAX_WAITING + 1);
+            result
+        });
+        printed.unwrap();
+        assert_eq!(
+            emitted.load(Ordering::SeqCst),
+            total,
+            "all went once there was room"
+        );
         thread.close();
     }
 
