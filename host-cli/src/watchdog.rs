@@ -38,9 +38,18 @@
 //! registered is left alone, so an agent's detached helper lives as long as its agent.
 //! Extensions start with a label too, never added: it ends with the run.
 //!
+//! **The host never waits for its watchdog.** Lines go to the pipe from a thread of
+//! their own ([`Watch`]'s outbox): agent, hook and extension threads only queue them,
+//! so a watchdog that stops reading (stopped with SIGSTOP, starved) never holds up an
+//! agent's supervision or reaping. While it does not read, an `add` and the `remove`
+//! of the same group that both still wait cancel out once [`MAX_UNSENT`] lines wait
+//! (the group is gone: the watchdog need not know it, and what it left outside its
+//! group is stopped at the run's end instead), so what waits stays bounded by the
+//! groups alive.
+//!
 //! What does not hold: a process that left its group *and* cleared its environment
 //! (or set [`RUN_VAR`] to something else) is not stopped; an agent started just before
-//! its host died, before its `add` line (a write on a pipe), is stopped by its label
+//! its host died, before its `add` line reached the pipe, is stopped by its label
 //! alone, so only on Linux and with the leftovers' grace; the environment is looked
 //! for on Linux only; elsewhere than Unix there is no watchdog.
 
@@ -85,6 +94,10 @@ pub const SWEEP_PAUSE: Duration = Duration::from_millis(250);
 /// ended. Short and fixed: the agent's own grace (`kill_grace_seconds`) was for the
 /// agent, and a host that ends waits for its watchdog only so long.
 pub const LEFTOVER_GRACE: Duration = Duration::from_secs(1);
+
+/// How many lines may wait for a watchdog that does not read before the `add`s and
+/// `remove`s that cancel out are dropped (see the module documentation).
+pub const MAX_UNSENT: usize = 4_096;
 
 /// The value of [`RUN_VAR`] for one agent or hook ([`Watch::label`]), and the number
 /// its `add` line carries.
@@ -143,7 +156,7 @@ impl StartingWatchdog {
         Ok(Watchdog {
             guard: self.guard,
             watch: Watch {
-                input: Arc::new(Mutex::new(self.input)),
+                outbox: Outbox::start(self.input),
                 tag: self.tag.into(),
                 labels: Arc::new(AtomicU64::new(0)),
             },
@@ -157,15 +170,279 @@ impl StartingWatchdog {
 }
 
 /// A handle to tell the watchdog about process groups; cheap to clone, usable from
-/// any thread. Writes that fail (a dead watchdog) are logged once and otherwise
-/// ignored: supervision is lost, the run goes on.
+/// any thread, and it never waits for the watchdog: lines are queued and written by a
+/// thread of their own (module documentation). Writes that fail (a dead watchdog) are
+/// logged once and otherwise ignored: supervision is lost, the run goes on.
 #[derive(Debug, Clone)]
 pub struct Watch {
-    input: Arc<Mutex<Option<ChildStdin>>>,
+    outbox: Arc<Outbox>,
     /// The run's tag, the watchdog's `--run`.
     tag: Arc<str>,
     /// The last label's number.
     labels: Arc<AtomicU64>,
+}
+
+/// One line for the watchdog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Line {
+    Add {
+        pgid: u32,
+        grace_ms: u128,
+        label: u64,
+    },
+    Remove {
+        pgid: u32,
+    },
+    Clear,
+}
+
+impl Line {
+    fn write_to(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let _ = match self {
+            Line::Add {
+                pgid,
+                grace_ms,
+                label,
+            } => writeln!(out, "add {pgid} {grace_ms} {label}"),
+            Line::Remove { pgid } => writeln!(out, "remove {pgid}"),
+            Line::Clear => writeln!(out, "clear"),
+        };
+    }
+}
+
+/// The lines on their way to the watchdog. A line is written at once by the thread
+/// that sends it when the pipe takes it (non-blocking: a line is far below `PIPE_BUF`,
+/// so it goes whole or not at all); when the pipe is full, it and every later line
+/// wait here, in order, for a writer thread that waits for room.
+#[derive(Debug)]
+struct Outbox {
+    state: Mutex<Unsent>,
+    /// Woken when a line waits, the pipe is to close, or the writer finished.
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Unsent {
+    /// The pipe; `None` once closed or broken.
+    pipe: Option<Arc<ChildStdin>>,
+    /// Lines behind a full pipe, in order.
+    lines: Vec<Line>,
+    /// The writer holds bytes or lines not written yet: a new line waits behind them.
+    backlog: bool,
+    /// Close the pipe once what waits is written.
+    closing: bool,
+    /// Nothing more is written: the pipe is closed, or a write failed.
+    done: bool,
+    /// Said once: lines were dropped because the watchdog does not read.
+    warned: bool,
+}
+
+impl Outbox {
+    /// An outbox writing to `pipe`, with its writer thread; `None` (no pipe, or no
+    /// thread) drops every line.
+    fn start(pipe: Option<ChildStdin>) -> Arc<Outbox> {
+        let outbox = Arc::new(Outbox {
+            state: Mutex::new(Unsent::default()),
+            changed: Condvar::new(),
+        });
+        let pipe = pipe.filter(|pipe| rustix::io::ioctl_fionbio(pipe, true).is_ok());
+        let started = pipe.and_then(|pipe| {
+            let writer = Arc::clone(&outbox);
+            outbox.lock().pipe = Some(Arc::new(pipe));
+            thread::Builder::new()
+                .name("watch-lines".to_owned())
+                .spawn(move || writer.write_backlog())
+                .ok()
+        });
+        if started.is_none() {
+            let mut unsent = outbox.lock();
+            unsent.pipe = None;
+            unsent.done = true;
+        }
+        outbox
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Unsent> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends `line`: written now when nothing waits and the pipe takes it, else queued
+    /// for the writer thread. Never waits for the watchdog.
+    fn send(&self, line: Line) {
+        let mut unsent = self.lock();
+        if unsent.done || unsent.closing {
+            return;
+        }
+        if !unsent.backlog
+            && let Some(pipe) = unsent.pipe.clone()
+        {
+            let mut text = String::with_capacity(64);
+            line.write_to(&mut text);
+            loop {
+                match (&*pipe).write(text.as_bytes()) {
+                    Ok(written) if written == text.len() => return,
+                    // A pipe takes a line under `PIPE_BUF` whole or not at all
+                    // (POSIX); were it cut, the watchdog would report the mangled line
+                    // and ignore it, and the whole line follows.
+                    Ok(_) => break,
+                    Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                    Err(err) if err.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(err) => {
+                        Self::broken(&mut unsent, &err);
+                        return;
+                    }
+                }
+            }
+            unsent.backlog = true;
+        }
+        unsent.lines.push(line);
+        if unsent.lines.len() > MAX_UNSENT {
+            cancel_out(&mut unsent.lines);
+            if unsent.lines.len() > MAX_UNSENT {
+                unsent.lines.pop();
+                if !std::mem::replace(&mut unsent.warned, true) {
+                    tracing::warn!(
+                        "the watchdog has not read for {MAX_UNSENT} lines; process groups \
+                         are no longer all registered with it"
+                    );
+                }
+            }
+        }
+        drop(unsent);
+        self.changed.notify_all();
+    }
+
+    /// A write failed (a dead watchdog): said once, and nothing more is written.
+    fn broken(unsent: &mut Unsent, err: &io::Error) {
+        tracing::warn!(
+            "the watchdog cannot be told about a process ({err}); agents are no longer \
+             stopped if this host dies"
+        );
+        unsent.pipe = None;
+        unsent.lines.clear();
+        unsent.done = true;
+    }
+
+    /// The writer thread: writes what waits behind a full pipe, as room comes, and
+    /// closes the pipe when asked once nothing waits.
+    fn write_backlog(&self) {
+        let mut text: Vec<u8> = Vec::new();
+        loop {
+            let pipe = {
+                let mut unsent = self.lock();
+                loop {
+                    if unsent.done {
+                        return;
+                    }
+                    if !unsent.lines.is_empty() || !text.is_empty() {
+                        break;
+                    }
+                    // Nothing held: senders may write themselves again.
+                    unsent.backlog = false;
+                    if unsent.closing {
+                        unsent.pipe = None;
+                        unsent.done = true;
+                        drop(unsent);
+                        self.changed.notify_all();
+                        return;
+                    }
+                    unsent = self
+                        .changed
+                        .wait(unsent)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                let mut formatted = String::new();
+                for line in unsent.lines.drain(..) {
+                    line.write_to(&mut formatted);
+                }
+                text.extend_from_slice(formatted.as_bytes());
+                match &unsent.pipe {
+                    Some(pipe) => Arc::clone(pipe),
+                    None => return,
+                }
+            };
+            if let Err(err) = write_when_room(&pipe, &mut text) {
+                let mut unsent = self.lock();
+                Self::broken(&mut unsent, &err);
+                drop(unsent);
+                self.changed.notify_all();
+                return;
+            }
+        }
+    }
+
+    /// Has the pipe closed once what waits is written; waits at most `limit` for that.
+    /// Whether it was closed.
+    fn close(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut unsent = self.lock();
+        unsent.closing = true;
+        self.changed.notify_all();
+        while !unsent.done {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            unsent = self
+                .changed
+                .wait_timeout(unsent, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        true
+    }
+}
+
+/// Writes some of `text` to the non-blocking `pipe` once it has room (waiting in
+/// `poll` for it), and drops what was written from `text`.
+fn write_when_room(pipe: &ChildStdin, text: &mut Vec<u8>) -> io::Result<()> {
+    use rustix::event::{PollFd, PollFlags, poll};
+    let mut fds = [PollFd::new(pipe, PollFlags::OUT)];
+    match poll(&mut fds, None) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => {}
+        Err(errno) => return Err(errno.into()),
+    }
+    match { pipe }.write(text) {
+        Ok(written) => {
+            text.drain(..written);
+            Ok(())
+        }
+        Err(err)
+            if matches!(
+                err.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ) =>
+        {
+            Ok(())
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// Drops each `add` that a later `remove` of the same group follows, and that
+/// `remove`: a group that came and went while the watchdog was not reading.
+fn cancel_out(lines: &mut Vec<Line>) {
+    let mut keep = vec![true; lines.len()];
+    // From the end: a `remove` cancels the nearest `add` of its group before it.
+    let mut pending_removes: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (at, line) in lines.iter().enumerate().rev() {
+        match line {
+            Line::Remove { pgid } => pending_removes.entry(*pgid).or_default().push(at),
+            Line::Add { pgid, .. } => {
+                if let Some(remove) = pending_removes.get_mut(pgid).and_then(Vec::pop) {
+                    keep[at] = false;
+                    keep[remove] = false;
+                }
+            }
+            Line::Clear => pending_removes.clear(),
+        }
+    }
+    let mut at = 0;
+    lines.retain(|_| {
+        at += 1;
+        keep[at - 1]
+    });
 }
 
 impl Watchdog {
@@ -220,8 +497,13 @@ impl Watchdog {
     /// Closes the pipe (the watchdog stops what is still registered, normally nothing)
     /// and waits at most `limit` for it to exit; the guard kills it after that.
     pub fn close(mut self, limit: Duration) {
-        self.watch.send("clear\n");
-        self.watch.close();
+        self.watch.outbox.send(Line::Clear);
+        if !self.watch.outbox.close(limit) {
+            tracing::warn!(
+                "the watchdog did not read its last lines within {} s",
+                limit.as_secs()
+            );
+        }
         if self.guard.wait_for(limit).is_none() {
             tracing::warn!(
                 "the watchdog did not exit within {} s; killing it",
@@ -246,36 +528,16 @@ impl Watch {
     /// be stopped with `grace` if the host dies; what carries `label` once the group is
     /// removed is stopped too (see the module documentation).
     pub fn add(&self, pgid: u32, grace: Duration, label: &Label) {
-        self.send(&format!(
-            "add {pgid} {} {}\n",
-            grace.as_millis(),
-            label.number
-        ));
+        self.outbox.send(Line::Add {
+            pgid,
+            grace_ms: grace.as_millis(),
+            label: label.number,
+        });
     }
 
     /// The group `pgid` was reaped: forget it.
     pub fn remove(&self, pgid: u32) {
-        self.send(&format!("remove {pgid}\n"));
-    }
-
-    fn send(&self, line: &str) {
-        let mut input = self.input.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(pipe) = input.as_mut()
-            && let Err(err) = pipe.write_all(line.as_bytes())
-        {
-            tracing::warn!(
-                "the watchdog cannot be told about a process ({err}); agents are no longer \
-                 stopped if this host dies"
-            );
-            *input = None;
-        }
-    }
-
-    fn close(&self) {
-        self.input
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        self.outbox.send(Line::Remove { pgid });
     }
 }
 
@@ -804,6 +1066,96 @@ fn boot_ticks() -> Option<u64> {
 mod tests {
     use super::*;
     use std::os::unix::process::CommandExt;
+
+    #[test]
+    fn an_add_and_a_later_remove_of_one_group_cancel_out() {
+        let add = |pgid, label| Line::Add {
+            pgid,
+            grace_ms: 10,
+            label,
+        };
+        let remove = |pgid| Line::Remove { pgid };
+        let mut lines = vec![
+            add(1, 1),
+            add(2, 2),
+            remove(1),
+            // Nothing before a `clear` is cancelled by what follows it.
+            add(3, 3),
+            Line::Clear,
+            remove(3),
+            // The same pgid again (a reused id): each remove takes its nearest add.
+            add(2, 4),
+            remove(2),
+            remove(2),
+            add(5, 5),
+        ];
+        cancel_out(&mut lines);
+        assert_eq!(
+            lines,
+            [
+                add(2, 2),
+                add(3, 3),
+                Line::Clear,
+                remove(3),
+                remove(2),
+                add(5, 5)
+            ],
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn lines_never_wait_for_a_watchdog_that_does_not_read() {
+        // A "watchdog" that never reads its stdin.
+        let mut child = Command::new("sleep")
+            .arg("30")
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let outbox = Outbox::start(child.stdin.take());
+        let label = |number| Label {
+            number,
+            value: String::new(),
+        };
+        let watch = Watch {
+            outbox: Arc::clone(&outbox),
+            tag: "t".into(),
+            labels: Arc::new(AtomicU64::new(0)),
+        };
+        let started = Instant::now();
+        // Far more than a pipe holds (~2,700 pairs fill 64 KiB): every call returns.
+        for n in 1..=50_000u32 {
+            watch.add(n, Duration::from_secs(1), &label(u64::from(n)));
+            watch.remove(n);
+        }
+        // Two groups stay alive: their adds are kept whatever the pressure.
+        watch.add(7_000_001, Duration::from_secs(1), &label(1));
+        watch.add(7_000_002, Duration::from_secs(1), &label(2));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        {
+            let unsent = outbox.lock();
+            assert!(unsent.lines.len() <= MAX_UNSENT, "{}", unsent.lines.len());
+            let alive = |pgid| {
+                unsent
+                    .lines
+                    .iter()
+                    .any(|line| matches!(line, Line::Add { pgid: p, .. } if *p == pgid))
+            };
+            assert!(alive(7_000_001) && alive(7_000_002));
+        }
+        // Closing waits for the pipe only as long as it is told to.
+        let closing = Instant::now();
+        assert!(!outbox.close(Duration::from_millis(200)));
+        assert!(closing.elapsed() < Duration::from_secs(5));
+        let _ = child.kill();
+        let _ = child.wait();
+        // The writer's blocked write fails once the reader is gone; it ends.
+        assert!(outbox.close(Duration::from_secs(10)), "the writer ended");
+    }
 
     #[cfg(target_os = "linux")]
     #[test]

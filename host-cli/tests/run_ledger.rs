@@ -864,3 +864,59 @@ fn a_full_disk_under_the_done_file_fails_the_automation_and_runs_nothing_twice()
     let third = events(&project, "run3");
     assert_eq!(named(&third, "task.skipped").len(), 1, "{third:?}");
 }
+
+/// A watchdog that stops reading (SIGSTOP) never holds the run up: its lines wait in
+/// the host, agents are still supervised and reaped, every task runs; once it reads
+/// again it takes what waited and ends with the run.
+#[test]
+fn a_stopped_watchdog_does_not_hold_the_run_up() {
+    // More tasks than the pipe to the watchdog holds lines for (~2,700 at 64 KiB).
+    const ITEMS: usize = 4_000;
+    let project = Project::new();
+    let items: String = (1..=ITEMS)
+        .map(|n| format!("{{\"n\": \"{n}\"}}\n"))
+        .collect();
+    project.write("tasks.jsonl", &items);
+    project.write(
+        "curupira.toml",
+        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+         [settings.agent]\ncommand = [\"true\"]\nmax_concurrent = 4\n\n\
+         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+         [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${n}.\"\n\
+         arguments = { path = \"tasks.jsonl\", done_path = \"done.jsonl\" }\n\
+         polling = { batch_size = 10000 }\n",
+    );
+    let host = spawn(&project, "run", &["run", "--once"]);
+    let watchdog = |host: u32| {
+        descendants(host)
+            .into_iter()
+            .find(|(_, cmdline)| cmdline.contains(" watchdog "))
+            .map(|(pid, _)| pid)
+    };
+    let mut dog = None;
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            dog = watchdog(host.id());
+            dog.is_some()
+        }),
+        "the host started no watchdog"
+    );
+    let dog = dog.unwrap();
+    signal(dog, "STOP");
+    let done = || {
+        fs::read_to_string(project.path().join("done.jsonl"))
+            .map(|text| text.lines().count())
+            .unwrap_or(0)
+    };
+    let finished_all = wait_until(Duration::from_secs(120), || done() == ITEMS);
+    // Let it go whatever happened, so nothing is left stopped.
+    signal(dog, "CONT");
+    assert!(finished_all, "only {} of {ITEMS} tasks finished", done());
+    assert_eq!(finish(host, Duration::from_secs(30)), Some(0));
+    assert!(
+        wait_until(Duration::from_secs(10), || !alive(dog)),
+        "the watchdog ended with the run"
+    );
+    let err = project.read("run.err");
+    assert!(!err.contains("ERROR"), "{err}");
+}
