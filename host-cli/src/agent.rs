@@ -94,7 +94,7 @@
 use std::env;
 use std::ffi::OsStr;
 use std::fmt;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::thread;
@@ -561,8 +561,9 @@ impl Output {
         if self.ready.is_empty() {
             return;
         }
-        // A closed host stderr loses the lines, never blocks the agent.
-        let _ = io::stderr().lock().write_all(&self.ready);
+        // A closed or unread host stderr loses the lines (counted), never holds up the
+        // thread that supervises the agent.
+        crate::stderr::write(&self.ready);
         self.ready.clear();
         self.ready.shrink_to(lines::MAX_LINE);
     }

@@ -31,6 +31,7 @@ pub mod resolve;
 pub mod runner;
 pub mod spirit_run;
 pub mod state;
+pub mod stderr;
 pub mod stop;
 pub mod watchdog;
 pub mod workspace;

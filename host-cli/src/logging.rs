@@ -1,5 +1,6 @@
 //! The host's log: `tracing` events on stderr, never on stdout (stdout carries events
-//! and reports).
+//! and reports), through [`crate::stderr`], so no thread waits for a stderr nobody
+//! reads.
 //!
 //! The level is `RUST_LOG` when set (any `tracing-subscriber` filter, e.g.
 //! `RUST_LOG=curupira::extension=warn`), whatever `-q`/`-v` say; otherwise `info`,
@@ -70,7 +71,7 @@ pub fn init_level(level: Level) {
     let color = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(io::stderr)
+        .with_writer(crate::stderr::MakeStderr)
         .with_ansi(color)
         .with_target(false)
         .try_init();

@@ -83,6 +83,9 @@ fn main() -> ExitCode {
         Command::Builtin(args) => cmd::builtin::run(args),
         Command::Watchdog(args) => cmd::watchdog::run(args),
     };
+    // The log and agent output that still wait for stderr go first (for a bounded
+    // time: a stderr nobody reads does not keep the process alive).
+    curupira_host::stderr::flush(std::time::Duration::from_secs(2));
     match result {
         Ok(code) => code,
         Err(err) => {

@@ -920,3 +920,52 @@ fn a_stopped_watchdog_does_not_hold_the_run_up() {
     let err = project.read("run.err");
     assert!(!err.contains("ERROR"), "{err}");
 }
+
+/// A host whose stderr nobody reads (`curupira run 2>&1 | less`, a stalled log
+/// collector) still enforces its agents' time limits: a chatty agent that would run
+/// for ever is stopped at `timeout_seconds`, and the run ends, its events on stdout.
+#[test]
+fn an_unread_stderr_does_not_hold_up_an_agents_time_limit() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
+    project.write(
+        "curupira.toml",
+        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+         [settings.agent]\ncommand = [\"yes\", \"a line of agent output\"]\n\
+         timeout_seconds = 2\nkill_grace_seconds = 1\n\n\
+         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+         [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${n}.\"\n\
+         arguments = { path = \"tasks.jsonl\", done_path = \"done.jsonl\" }\n",
+    );
+    // A pipe whose reading end stays open and is never read: `sleep`'s stdin.
+    let mut never_reads = Command::new("sleep")
+        .arg("120")
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let unread = never_reads.stdin.take().unwrap();
+    let out = File::create(project.path().join("run.out")).unwrap();
+    let started = Instant::now();
+    let host = Command::new(curupira())
+        .args(["run", "--once", "--format", "json"])
+        .current_dir(project.path())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(unread)
+        .spawn()
+        .unwrap();
+    let code = finish(host, Duration::from_secs(60));
+    let elapsed = started.elapsed();
+    let _ = never_reads.kill();
+    let _ = never_reads.wait();
+    assert_eq!(code, Some(1), "the task failed by its time limit");
+    let finished = named(&events(&project, "run"), "task.finished")
+        .into_iter()
+        .cloned()
+        .collect::<Vec<_>>();
+    assert_eq!(finished.len(), 1, "{finished:?}");
+    assert_eq!(finished[0]["reason"], "timeout", "{finished:?}");
+    // 2 s of limit, 1 s of grace, at most 2 s for what waits for stderr at the exit.
+    assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+}
