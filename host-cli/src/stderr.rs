@@ -22,7 +22,7 @@
 use std::io::{self, Write};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The most bytes that wait for a stderr nobody reads; what comes beyond is dropped.
 pub const MAX_WAITING_BYTES: usize = 1 << 20;
@@ -185,20 +185,12 @@ impl Outbox {
     }
 
     fn flush(&self, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
-        let mut waiting = self.lock();
-        while !waiting.bytes.is_empty() || waiting.busy {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            waiting = self
-                .changed
-                .wait_timeout(waiting, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        true
+        let pending = |waiting: &mut Waiting| !waiting.bytes.is_empty() || waiting.busy;
+        let (mut waiting, _) = self
+            .changed
+            .wait_timeout_while(self.lock(), limit, pending)
+            .unwrap_or_else(PoisonError::into_inner);
+        !pending(&mut waiting)
     }
 }
 

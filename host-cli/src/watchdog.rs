@@ -375,22 +375,14 @@ impl Outbox {
     /// Has the pipe closed once what waits is written; waits at most `limit` for that.
     /// Whether it was closed.
     fn close(&self, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
         let mut unsent = self.lock();
         unsent.closing = true;
         self.changed.notify_all();
-        while !unsent.done {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            unsent = self
-                .changed
-                .wait_timeout(unsent, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        true
+        let (unsent, _) = self
+            .changed
+            .wait_timeout_while(unsent, limit, |unsent| !unsent.done)
+            .unwrap_or_else(PoisonError::into_inner);
+        unsent.done
     }
 }
 
