@@ -253,20 +253,35 @@ impl Event {
                 task_id,
                 exit_code,
                 error,
+                reason,
                 ..
-            } => match (exit_code, error) {
-                (Some(0), None) => format!("{automation}: finished task {}", short(task_id)),
-                (Some(code), None) => {
-                    format!(
-                        "{automation}: task {} FAILED: the agent exited with status {code}",
-                        short(task_id)
-                    )
+            } => {
+                // An agent that never started leaves its task unfinished: say so, or
+                // "FAILED" reads as the end of it.
+                let again = if matches!(reason.as_str(), "spawn-failed" | "workspace-failed") {
+                    "; not finished: a later run hands it over again"
+                } else {
+                    ""
+                };
+                match (exit_code, error) {
+                    (Some(0), None) => format!("{automation}: finished task {}", short(task_id)),
+                    (Some(code), None) => {
+                        format!(
+                            "{automation}: task {} FAILED: the agent exited with status {code}",
+                            short(task_id)
+                        )
+                    }
+                    (_, Some(error)) => {
+                        format!(
+                            "{automation}: task {} FAILED: {error}{again}",
+                            short(task_id)
+                        )
+                    }
+                    (None, None) => {
+                        format!("{automation}: task {} FAILED{again}", short(task_id))
+                    }
                 }
-                (_, Some(error)) => {
-                    format!("{automation}: task {} FAILED: {error}", short(task_id))
-                }
-                (None, None) => format!("{automation}: task {} FAILED", short(task_id)),
-            },
+            }
             Event::TaskSkipped {
                 automation,
                 task_id,
@@ -434,15 +449,24 @@ mod tests {
 
     #[test]
     fn a_failed_agent_is_a_failure() {
-        let finished = |exit_code, error: Option<&str>| Event::TaskFinished {
+        let ended = |exit_code, error: Option<&str>, reason: &str| Event::TaskFinished {
             automation: "a".into(),
             task_id: "id".into(),
             values: vec![],
             exit_code,
             error: error.map(str::to_owned),
-            reason: "exit".into(),
+            reason: reason.into(),
             duration_seconds: 0.0,
         };
+        let finished = |exit_code, error| ended(exit_code, error, "exit");
+        assert_eq!(
+            ended(None, Some("no such file"), "spawn-failed").human(),
+            "a: task id FAILED: no such file; not finished: a later run hands it over again"
+        );
+        assert_eq!(
+            ended(None, Some("killed"), "signal").human(),
+            "a: task id FAILED: killed"
+        );
         assert!(!finished(Some(0), None).is_failure());
         assert!(finished(Some(3), None).is_failure());
         assert!(finished(None, Some("killed")).is_failure());
