@@ -571,7 +571,7 @@ pub fn serve(
     for line in input.lines() {
         let Ok(line) = line else { break };
         let words: Vec<&str> = line.split_whitespace().collect();
-        let malformed = || eprintln!("curupira watchdog: ignored a malformed line `{line}`");
+        let malformed = || say(&format!("ignored a malformed line `{line}`"));
         match words.as_slice() {
             ["add", pgid, grace, label @ ..] if label.len() <= 1 => {
                 let label = label.first().map(|label| label.parse::<u64>());
@@ -602,10 +602,10 @@ pub fn serve(
     // leaves their processes to it: they have their grace).
     sweeps.close();
     if !groups.is_empty() {
-        eprintln!(
-            "curupira watchdog: the host is gone; stopping {} process group(s) it left",
+        say(&format!(
+            "the host is gone; stopping {} process group(s) it left",
             groups.len()
-        );
+        ));
         stop_groups(groups.into_iter().map(|(pgid, (grace, _))| (pgid, grace)));
     }
     if let Some(sweeper) = sweeper {
@@ -716,18 +716,18 @@ fn stop_leftovers(tag: &str, registered: &HashSet<u32>, pick: impl Fn(u64) -> bo
         if found.is_empty() {
             return;
         }
-        eprintln!(
-            "curupira watchdog: stopping {} process(es) that agents, hooks or extensions of \
-             this run left outside their process groups",
+        say(&format!(
+            "stopping {} process(es) that agents, hooks or extensions of this run left \
+             outside their process groups",
             found.len()
-        );
+        ));
         for (_, pidfd) in &found {
             let _ = rustix::process::pidfd_send_signal(pidfd, Sig::TERM);
         }
         wait_exits(found, LEFTOVER_GRACE);
         let left = leftovers(tag, registered, &pick);
         for (pid, pidfd) in &left {
-            eprintln!("curupira watchdog: killing process {pid}, still alive after SIGTERM");
+            say(&format!("killing process {pid}, still alive after SIGTERM"));
             let _ = rustix::process::pidfd_send_signal(pidfd, Sig::KILL);
         }
         wait_exits(left, KILL_WAIT);
@@ -935,6 +935,12 @@ pub fn group_alive(pgid: u32, leader_start: Option<u64>) -> bool {
         let _ = leader_start;
         false
     }
+}
+
+/// One line of the watchdog's on stderr (the host's), without ever waiting for its
+/// reader: a watchdog must stop its groups whoever reads ([`crate::stderr`]).
+fn say(message: &str) {
+    crate::stderr::write(format!("curupira watchdog: {message}\n").as_bytes());
 }
 
 /// The fields of `/proc/PID/stat` the watchdog needs.

@@ -969,3 +969,63 @@ fn an_unread_stderr_does_not_hold_up_an_agents_time_limit() {
     // 2 s of limit, 1 s of grace, at most 2 s for what waits for stderr at the exit.
     assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
 }
+
+/// The watchdog shares its host's stderr: with nobody reading it, a killed host's
+/// agent is still stopped (the watchdog's own lines never hold it up).
+#[test]
+fn a_killed_hosts_agent_is_stopped_though_nobody_reads_stderr() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
+    // The agent fills the pipe of the host's stderr (its output is forwarded there),
+    // then waits for ever, logging its pid first.
+    project.write(
+        "agent.sh",
+        "echo $$ > agent.pid\nyes 'a line of agent output' | head -c 1000000\nexec sleep 600\n",
+    );
+    project.write(
+        "curupira.toml",
+        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+         [settings.agent]\ncommand = [\"sh\", \"agent.sh\"]\nkill_grace_seconds = 1\n\n\
+         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+         [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${n}.\"\n\
+         arguments = { path = \"tasks.jsonl\", done_path = \"done.jsonl\" }\n",
+    );
+    let mut never_reads = Command::new("sleep")
+        .arg("120")
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let unread = never_reads.stdin.take().unwrap();
+    let mut host = Command::new(curupira())
+        .args(["run", "--once"])
+        .current_dir(project.path())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(unread)
+        .spawn()
+        .unwrap();
+    let agent_pid = || -> Option<u32> {
+        let text = fs::read_to_string(project.path().join("agent.pid")).ok()?;
+        let pid: u32 = text.trim().parse().ok()?;
+        // `exec sleep`: the agent is sleeping, its output written.
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        cmdline.starts_with(b"sleep").then_some(pid)
+    };
+    let mut agent = None;
+    let started = wait_until(Duration::from_secs(30), || {
+        agent = agent_pid();
+        agent.is_some()
+    });
+    let _ = host.kill();
+    let _ = host.wait();
+    let agent = agent.expect("the agent started and wrote its output");
+    assert!(started);
+    let stopped = wait_until(Duration::from_secs(15), || !alive(agent));
+    let _ = never_reads.kill();
+    let _ = never_reads.wait();
+    if !stopped {
+        signal(agent, "KILL");
+    }
+    assert!(stopped, "the agent of the killed host was left running");
+}
