@@ -619,8 +619,8 @@ impl Workspace {
             .arg(command)
             .current_dir(&self.path)
             .stdin(Stdio::null())
-            .stdout(Stdio::from(io::stderr()))
-            .stderr(Stdio::from(io::stderr()))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .envs(self.env())
             .envs(hook_env);
         for name in git::REPOSITORY_OVERRIDES {
@@ -684,12 +684,30 @@ impl Workspace {
 
     /// Waits for a hook to end, killing its group at the timeout or on the second stop
     /// request (the same rule as the agent's); says which cut it short, if either did.
+    /// Its stdout and stderr are read meanwhile and go to the host's stderr as they
+    /// come, through [`crate::stderr`]: a host stderr nobody reads never holds the hook
+    /// up until its timeout.
     fn wait_hook(&self, hook: &mut ProcessGuard) -> (io::Result<ExitStatus>, Option<CutShort>) {
+        use crate::agent::pipes::{self, Chunk, Pipes, Stream};
         let deadline = Instant::now().checked_add(self.spec.hook_timeout);
         let signals_at_start = self.stop.as_ref().map(Stop::count);
+        let mut forward = |_: Stream, chunk: Chunk<'_>| {
+            if let Chunk::Bytes(bytes) = chunk {
+                crate::stderr::write(bytes);
+            }
+        };
+        let mut output = match Pipes::new(hook, &[]) {
+            Ok(output) => output,
+            Err(err) => return (Err(err), None),
+        };
         loop {
             match hook.try_wait() {
-                Ok(Some(status)) => return (Ok(status), None),
+                Ok(Some(status)) => {
+                    // Its group is dead: what is left of its output comes now (for a
+                    // bounded time, should something detached hold the pipes).
+                    let _ = pipes::drain(&mut output, &mut forward);
+                    return (Ok(status), None);
+                }
                 Ok(None) => {}
                 Err(err) => return (Err(err), None),
             }
@@ -708,7 +726,11 @@ impl Workspace {
                 };
                 return (hook.wait(), Some(why));
             }
-            thread::sleep(HOOK_POLL);
+            let left = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+            let wait = left.map_or(HOOK_POLL, |left| left.min(HOOK_POLL));
+            if output.wait(Some(wait), true, &mut forward).is_err() {
+                thread::sleep(wait);
+            }
         }
     }
 

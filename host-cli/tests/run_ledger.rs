@@ -1029,3 +1029,60 @@ fn a_killed_hosts_agent_is_stopped_though_nobody_reads_stderr() {
     }
     assert!(stopped, "the agent of the killed host was left running");
 }
+
+/// A hook's output goes to the host's stderr through the host, so a chatty hook is
+/// not held up (and killed at its timeout, failing the attempt) when nobody reads the
+/// host's stderr; with a reader, its output arrives whole.
+#[test]
+fn a_chatty_hook_is_not_held_up_by_an_unread_stderr_and_its_output_arrives() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
+    project.write(
+        "curupira.toml",
+        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+         [settings.agent]\ncommand = [\"true\"]\n\n\
+         [settings.workspace]\nhook_timeout_seconds = 5\n\
+         hooks = { before_run = \"yes 'hook says hello' | head -c 500000; echo hook-done\" }\n\n\
+         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+         [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${n}.\"\n\
+         arguments = { path = \"tasks.jsonl\", done_path = \"done.jsonl\" }\n",
+    );
+    let mut never_reads = Command::new("sleep")
+        .arg("120")
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let unread = never_reads.stdin.take().unwrap();
+    let out = File::create(project.path().join("run.out")).unwrap();
+    let host = Command::new(curupira())
+        .args(["run", "--once", "--format", "json"])
+        .current_dir(project.path())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(unread)
+        .spawn()
+        .unwrap();
+    let code = finish(host, Duration::from_secs(60));
+    let _ = never_reads.kill();
+    let _ = never_reads.wait();
+    assert_eq!(code, Some(0), "{}", project.read("run.out"));
+    let finished = named(&events(&project, "run"), "task.finished")
+        .into_iter()
+        .cloned()
+        .collect::<Vec<_>>();
+    assert_eq!(finished[0]["reason"], "exit", "{finished:?}");
+
+    // Read: every byte of it, in order.
+    fs::remove_file(project.path().join("done.jsonl")).unwrap();
+    fs::remove_dir_all(project.path().join(".curupira")).unwrap();
+    let run = project.curupira(&["run", "--once"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let said = run.stderr.matches("hook says hello\n").count();
+    assert_eq!(
+        said,
+        500_000 / "hook says hello\n".len(),
+        "whole lines, all of them"
+    );
+    assert!(run.stderr.contains("hook-done"), "the last line too");
+}
