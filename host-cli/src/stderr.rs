@@ -47,7 +47,7 @@ pub fn flush(limit: Duration) -> bool {
 }
 
 /// A `tracing-subscriber` writer for the host's log: each log line goes to
-/// [`write`] whole.
+/// [`write()`] whole.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MakeStderr;
 
@@ -59,7 +59,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for MakeStderr {
     }
 }
 
-/// One log event's bytes, handed to [`write`] when dropped.
+/// One log event's bytes, handed to [`write()`] when dropped.
 #[derive(Debug)]
 pub struct LineWriter(Vec<u8>);
 
