@@ -52,8 +52,15 @@ pub fn report(config: &Config, host_exe: &Path) -> Report {
     let (plan, mut report) = resolve(config, host_exe);
     report.extend(config.missing_agents(&[]));
     report.extend(config.unrunnable_agents(&[]));
-    report.extend(config.workspace_problems(&[]));
-    report.extend(config.base_problems());
+    let workspace = config.workspace_problems(&[]);
+    // The bases are looked up only in a repository worktrees can be made of.
+    let worktrees_usable = !workspace
+        .iter()
+        .any(|diagnostic| diagnostic.code == codes::WORKTREE_UNAVAILABLE);
+    report.extend(workspace);
+    if worktrees_usable {
+        report.extend(config.base_problems());
+    }
     if !config.unusable.connection {
         talk_to_extensions(config, &plan, &mut report);
     }

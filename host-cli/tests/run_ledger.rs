@@ -921,33 +921,36 @@ fn a_stopped_watchdog_does_not_hold_the_run_up() {
     assert!(!err.contains("ERROR"), "{err}");
 }
 
-/// A host whose stderr nobody reads (`curupira run 2>&1 | less`, a stalled log
-/// collector) still enforces its agents' time limits: a chatty agent that would run
-/// for ever is stopped at `timeout_seconds`, and the run ends, its events on stdout.
-#[test]
-fn an_unread_stderr_does_not_hold_up_an_agents_time_limit() {
+/// A project with one queued item, `sections` (its `[settings.agent]`, and any other
+/// settings table) in its config, and the local queue's automation `q`.
+fn one_item_project(sections: &str) -> Project {
     let project = Project::new();
     project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
     project.write(
         "curupira.toml",
-        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-         [settings.agent]\ncommand = [\"yes\", \"a line of agent output\"]\n\
-         timeout_seconds = 2\nkill_grace_seconds = 1\n\n\
-         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
-         [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${n}.\"\n\
-         arguments = { path = \"tasks.jsonl\", done_path = \"done.jsonl\" }\n",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n{sections}\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+             [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${{n}}.\"\n\
+             arguments = {{ path = \"tasks.jsonl\", done_path = \"done.jsonl\" }}\n"
+        ),
     );
-    // A pipe whose reading end stays open and is never read: `sleep`'s stdin.
-    let mut never_reads = Command::new("sleep")
+    project
+}
+
+/// Starts `curupira ARGS…` in the project, its stdout in `run.out` and its stderr a
+/// pipe whose reading end stays open and is never read (`sleep`'s stdin); returns the
+/// host and that reader, to be killed once done with.
+fn spawn_with_unread_stderr(project: &Project, args: &[&str]) -> (Child, Child) {
+    let mut reader = Command::new("sleep")
         .arg("120")
         .stdin(Stdio::piped())
         .spawn()
         .unwrap();
-    let unread = never_reads.stdin.take().unwrap();
+    let unread = reader.stdin.take().unwrap();
     let out = File::create(project.path().join("run.out")).unwrap();
-    let started = Instant::now();
     let host = Command::new(curupira())
-        .args(["run", "--once", "--format", "json"])
+        .args(args)
         .current_dir(project.path())
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
@@ -955,10 +958,29 @@ fn an_unread_stderr_does_not_hold_up_an_agents_time_limit() {
         .stderr(unread)
         .spawn()
         .unwrap();
+    (host, reader)
+}
+
+fn kill(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A host whose stderr nobody reads (`curupira run 2>&1 | less`, a stalled log
+/// collector) still enforces its agents' time limits: a chatty agent that would run
+/// for ever is stopped at `timeout_seconds`, and the run ends, its events on stdout.
+#[test]
+fn an_unread_stderr_does_not_hold_up_an_agents_time_limit() {
+    let project = one_item_project(
+        "[settings.agent]\ncommand = [\"yes\", \"a line of agent output\"]\n\
+         timeout_seconds = 2\nkill_grace_seconds = 1",
+    );
+    let started = Instant::now();
+    let (host, never_reads) =
+        spawn_with_unread_stderr(&project, &["run", "--once", "--format", "json"]);
     let code = finish(host, Duration::from_secs(60));
     let elapsed = started.elapsed();
-    let _ = never_reads.kill();
-    let _ = never_reads.wait();
+    kill(never_reads);
     assert_eq!(code, Some(1), "the task failed by its time limit");
     let finished = named(&events(&project, "run"), "task.finished")
         .into_iter()
@@ -974,37 +996,16 @@ fn an_unread_stderr_does_not_hold_up_an_agents_time_limit() {
 /// agent is still stopped (the watchdog's own lines never hold it up).
 #[test]
 fn a_killed_hosts_agent_is_stopped_though_nobody_reads_stderr() {
-    let project = Project::new();
-    project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
+    let project = one_item_project(
+        "[settings.agent]\ncommand = [\"sh\", \"agent.sh\"]\nkill_grace_seconds = 1",
+    );
     // The agent fills the pipe of the host's stderr (its output is forwarded there),
     // then waits for ever, logging its pid first.
     project.write(
         "agent.sh",
         "echo $$ > agent.pid\nyes 'a line of agent output' | head -c 1000000\nexec sleep 600\n",
     );
-    project.write(
-        "curupira.toml",
-        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-         [settings.agent]\ncommand = [\"sh\", \"agent.sh\"]\nkill_grace_seconds = 1\n\n\
-         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
-         [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${n}.\"\n\
-         arguments = { path = \"tasks.jsonl\", done_path = \"done.jsonl\" }\n",
-    );
-    let mut never_reads = Command::new("sleep")
-        .arg("120")
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let unread = never_reads.stdin.take().unwrap();
-    let mut host = Command::new(curupira())
-        .args(["run", "--once"])
-        .current_dir(project.path())
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(unread)
-        .spawn()
-        .unwrap();
+    let (host, never_reads) = spawn_with_unread_stderr(&project, &["run", "--once"]);
     let agent_pid = || -> Option<u32> {
         let text = fs::read_to_string(project.path().join("agent.pid")).ok()?;
         let pid: u32 = text.trim().parse().ok()?;
@@ -1017,13 +1018,11 @@ fn a_killed_hosts_agent_is_stopped_though_nobody_reads_stderr() {
         agent = agent_pid();
         agent.is_some()
     });
-    let _ = host.kill();
-    let _ = host.wait();
+    kill(host);
     let agent = agent.expect("the agent started and wrote its output");
     assert!(started);
     let stopped = wait_until(Duration::from_secs(15), || !alive(agent));
-    let _ = never_reads.kill();
-    let _ = never_reads.wait();
+    kill(never_reads);
     if !stopped {
         signal(agent, "KILL");
     }
@@ -1035,37 +1034,15 @@ fn a_killed_hosts_agent_is_stopped_though_nobody_reads_stderr() {
 /// host's stderr; with a reader, its output arrives whole.
 #[test]
 fn a_chatty_hook_is_not_held_up_by_an_unread_stderr_and_its_output_arrives() {
-    let project = Project::new();
-    project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
-    project.write(
-        "curupira.toml",
-        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-         [settings.agent]\ncommand = [\"true\"]\n\n\
+    let project = one_item_project(
+        "[settings.agent]\ncommand = [\"true\"]\n\n\
          [settings.workspace]\nhook_timeout_seconds = 5\n\
-         hooks = { before_run = \"yes 'hook says hello' | head -c 500000; echo hook-done\" }\n\n\
-         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
-         [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${n}.\"\n\
-         arguments = { path = \"tasks.jsonl\", done_path = \"done.jsonl\" }\n",
+         hooks = { before_run = \"yes 'hook says hello' | head -c 500000; echo hook-done\" }",
     );
-    let mut never_reads = Command::new("sleep")
-        .arg("120")
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let unread = never_reads.stdin.take().unwrap();
-    let out = File::create(project.path().join("run.out")).unwrap();
-    let host = Command::new(curupira())
-        .args(["run", "--once", "--format", "json"])
-        .current_dir(project.path())
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(unread)
-        .spawn()
-        .unwrap();
+    let (host, never_reads) =
+        spawn_with_unread_stderr(&project, &["run", "--once", "--format", "json"]);
     let code = finish(host, Duration::from_secs(60));
-    let _ = never_reads.kill();
-    let _ = never_reads.wait();
+    kill(never_reads);
     assert_eq!(code, Some(0), "{}", project.read("run.out"));
     let finished = named(&events(&project, "run"), "task.finished")
         .into_iter()

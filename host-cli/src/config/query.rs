@@ -175,19 +175,9 @@ impl Config {
             let Some(command) = &automation.agent else {
                 continue;
             };
-            let own = JsonPointer::root()
-                .key("automations")
-                .key(&automation.name)
-                .key("agent")
-                .key("command");
-            let at = if self.source_map.get(&own).is_some() {
-                own
-            } else {
-                JsonPointer::root()
-                    .key("settings")
-                    .key("agent")
-                    .key("command")
-            };
+            let at = self
+                .written_at(&automation.name, "agent", "command")
+                .unwrap_or_else(|| settings_key("agent", "command"));
             if reported.contains(&at) {
                 continue;
             }
@@ -255,22 +245,32 @@ impl Config {
         out
     }
 
+    /// Where `TABLE.KEY` of `automation` is written: its own `TABLE = { … }`, else
+    /// `[settings.TABLE]`; `None` when neither writes it.
+    fn written_at(&self, automation: &str, table: &str, key: &str) -> Option<JsonPointer> {
+        let own = JsonPointer::root()
+            .key("automations")
+            .key(automation)
+            .key(table)
+            .key(key);
+        [own, settings_key(table, key)]
+            .into_iter()
+            .find(|at| self.source_map.get(at).is_some())
+    }
+
     /// One `config/unknown-base` error for each worktree-mode automation whose `base`
     /// (default `HEAD`) names no commit now (`git rev-parse`), located at the `base`
     /// that sets it (the automation's own, else `[settings.workspace]`'s, else the
     /// automation); a base several automations share is looked up and reported once.
-    /// Nothing when worktree mode itself is unavailable (reported by
-    /// [`workspace_problems`](Self::workspace_problems)). `validate` asks it; `run`
-    /// resolves the bases anyway and fails such an automation before its first poll.
+    /// Ask it only when worktree mode is available (no `config/worktree-unavailable`
+    /// from [`workspace_problems`](Self::workspace_problems), which has looked at the
+    /// repository already). `validate` asks it; `run` resolves the bases anyway and
+    /// fails such an automation before its first poll.
     pub fn base_problems(&self) -> Vec<Diagnostic> {
-        let worktrees: Vec<_> = self
+        let worktrees = self
             .automations
             .iter()
-            .filter(|automation| automation.workspace_policy.mode == WorkspaceMode::Worktree)
-            .collect();
-        if worktrees.is_empty() || crate::workspace::check_worktree_mode(&self.dir).is_err() {
-            return Vec::new();
-        }
+            .filter(|automation| automation.workspace_policy.mode == WorkspaceMode::Worktree);
         let mut looked_up: Vec<&Option<String>> = Vec::new();
         let mut out = Vec::new();
         for automation in worktrees {
@@ -282,18 +282,8 @@ impl Config {
             let Err(error) = crate::workspace::resolve_base(&policy.spec(&self.dir)) else {
                 continue;
             };
-            let own = JsonPointer::root()
-                .key("automations")
-                .key(&automation.name)
-                .key("workspace")
-                .key("base");
-            let shared = JsonPointer::root()
-                .key("settings")
-                .key("workspace")
-                .key("base");
-            let at = [own, shared]
-                .into_iter()
-                .find(|at| self.source_map.get(at).is_some())
+            let at = self
+                .written_at(&automation.name, "workspace", "base")
                 .unwrap_or_else(|| JsonPointer::root().key("automations").key(&automation.name));
             out.push(self.diagnostic(
                 Severity::Error,
@@ -340,4 +330,9 @@ impl Config {
             })
             .collect()
     }
+}
+
+/// `/settings/TABLE/KEY`.
+fn settings_key(table: &str, key: &str) -> JsonPointer {
+    JsonPointer::root().key("settings").key(table).key(key)
 }

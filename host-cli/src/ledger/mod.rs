@@ -280,14 +280,6 @@ pub struct AgentProcess {
 }
 
 impl AgentProcess {
-    /// The process `pid`, with its start time where the system tells it.
-    pub fn of(pid: u32) -> AgentProcess {
-        AgentProcess {
-            pid,
-            start: crate::watchdog::process_start(pid),
-        }
-    }
-
     /// Whether the agent's process group still has a live process (not a zombie)
     /// and, on Linux, its leader, if still there, is the same process (same start
     /// time): see [`crate::watchdog::group_alive`].
@@ -1222,7 +1214,10 @@ mod tests {
             .process_group(0)
             .spawn()
             .unwrap();
-        let agent = AgentProcess::of(child.id());
+        let agent = AgentProcess {
+            pid: child.id(),
+            start: crate::watchdog::process_start(child.id()),
+        };
         assert_eq!(agent.start.is_some(), cfg!(target_os = "linux"));
         ledger.agent_started("a", &id(1), agent).unwrap();
         assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Wait(agent));
