@@ -10,6 +10,14 @@
 //! - `dispatch_1000/floor`: 1,000 spawns of `true`, four at a time (four threads taking
 //!   the next spawn from one counter, each spawning and waiting in turn), stdio on
 //!   `/dev/null`.
+//! - `dispatch_1000/protocol-floor`: the least any host keeping the protocol can do
+//!   (docs/PROTOCOL.md section 5, issue 11's "one request in flight per extension"):
+//!   the same built-in `local-queue` process through `curupira-client`, one thread
+//!   calling `trigger/poll` while one of four slots is free, `trigger/onStarted`, then
+//!   handing the item to one of four threads that spawn `true` as the floor does, and
+//!   `trigger/onFinished` when it exits. No ledger, no watchdog, no events, no
+//!   output capture, no template: the floor plus the three round trips per item that
+//!   the protocol makes every host pay, one after another.
 //! - `worktree_20/host-mc1`: 20 items in worktree mode (`cleanup = "always"`, agent
 //!   `true`, `max_concurrent = 1`, so the host makes and removes one worktree at a
 //!   time), in a fresh repository per iteration (made outside the timing), so branches
@@ -23,19 +31,21 @@
 //! `cargo bench -p curupira-host --bench dispatch`
 //!
 //! After criterion's groups, the same host runs and floors **interleaved** run by run
-//! (`INTERLEAVED=N` rounds, default 9, `0` skips), medians printed with their ratios,
-//! and each round's own ratio (its host run over the floor run right after it) as a
-//! median with its least and most:
+//! (`INTERLEAVED=N` rounds, default 9, `0` skips; each round runs the host, the floor,
+//! the protocol floor, then the worktree lines), medians printed with their ratios —
+//! host over floor (the issue's figure), protocol floor over floor (what the protocol
+//! alone costs), host over protocol floor (what the host adds to it) — and each
+//! round's own ratio as a median with its least and most:
 //! criterion measures every sample of one line before the next line, so drift of a
 //! shared machine (the worktree floor moved by 31 % between two runs of the same code)
 //! lands on one side of its ratio; interleaving puts it on both. Then the CPU time of
 //! each interleaved line (this process's and its reaped descendants', from
 //! `/proc/self/stat`, Linux only: the host and all it started, or the floor's threads
-//! and their children) and what the host adds per task beyond its floor, which unlike
+//! and their children) and what one line adds per task beyond another, which unlike
 //! the wall-time ratio does not depend on how many cores the floor leaves idle.
 //!
-//! Every run's exit status and done file are checked (that all items ran), never its
-//! time. Read the ratio of the lines of one group, not absolute times; criterion prints
+//! Every run's exit status and done file are checked (that all items ran; the protocol
+//! floor's calls must all succeed), never its time. Read the ratio of the lines of one group, not absolute times; criterion prints
 //! means, the medians are in `target/criterion/<group>/<line>/new/estimates.json`. The
 //! host runs with its durable ledger on (the default), started afresh each iteration
 //! like the done file. Both groups follow the disk's mood (git writes worktrees; the
@@ -48,9 +58,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
+use curupira_client::{Client, LaunchCommand, Options};
+use curupira_protocol::Arguments;
 
 const ITEMS: usize = 1_000;
 const CONCURRENCY: usize = 4;
@@ -124,6 +137,72 @@ fn spawn_floor(count: usize, workers: usize) -> Duration {
         }
     });
     start.elapsed()
+}
+
+/// The floor plus the protocol's calls (the module's `protocol-floor`): the built-in
+/// `local-queue` in `dir`, polled while one of `workers` slots is free, each item's
+/// `true` spawned on a slot thread between its `onStarted` and its `onFinished`;
+/// panics unless all `items` end up in the done file.
+fn protocol_floor(dir: &Path, items: usize, workers: usize) -> Duration {
+    let done = dir.join("done.jsonl");
+    let _ = std::fs::remove_file(&done);
+    let start = Instant::now();
+    let launch =
+        LaunchCommand::new(env!("CARGO_BIN_EXE_curupira"), dir).args(["builtin", "local-queue"]);
+    let mut client = Client::spawn("local", &launch, Options::default()).unwrap();
+    client.initialize(None).unwrap();
+    let mut arguments = Arguments::new();
+    arguments.insert("path".into(), "tasks.jsonl".into());
+    arguments.insert("done_path".into(), "done.jsonl".into());
+    client.validate("jsonl", &arguments).unwrap();
+    let (to_slots, slots) = mpsc::channel::<usize>();
+    let slots = Mutex::new(slots);
+    let (to_loop, ended) = mpsc::channel::<usize>();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let (slots, to_loop) = (&slots, to_loop.clone());
+            scope.spawn(move || {
+                // The lock is held only while waiting for the next item.
+                while let Ok(item) = { slots.lock().unwrap().recv() } {
+                    let status = Command::new("true")
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .status()
+                        .unwrap();
+                    assert!(status.success());
+                    to_loop.send(item).unwrap();
+                }
+            });
+        }
+        let mut polled = Vec::new();
+        let (mut running, mut exhausted) = (0, false);
+        loop {
+            while running < workers && !exhausted {
+                match client.poll("jsonl", &arguments).unwrap() {
+                    Some(pairs) => {
+                        client.on_started("jsonl", &pairs).unwrap();
+                        to_slots.send(polled.len()).unwrap();
+                        polled.push(pairs);
+                        running += 1;
+                    }
+                    None => exhausted = true,
+                }
+            }
+            if running == 0 {
+                break;
+            }
+            let item = ended.recv().unwrap();
+            running -= 1;
+            client.on_finished("jsonl", &polled[item]).unwrap();
+        }
+        drop(to_slots);
+    });
+    client.shutdown().unwrap();
+    let elapsed = start.elapsed();
+    let finished = std::fs::read_to_string(&done).unwrap().lines().count();
+    assert_eq!(finished, items, "items recorded in {}", done.display());
+    elapsed
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -210,6 +289,13 @@ fn dispatch(c: &mut Criterion) {
     group.bench_function("floor", |b| {
         b.iter_custom(|iters| (0..iters).map(|_| spawn_floor(ITEMS, CONCURRENCY)).sum());
     });
+    group.bench_function("protocol-floor", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| protocol_floor(dir.path(), ITEMS, CONCURRENCY))
+                .sum()
+        });
+    });
     group.finish();
 }
 
@@ -247,17 +333,22 @@ fn worktrees(c: &mut Criterion) {
     group.finish();
 }
 
-/// The host and its floor alternated run by run, `rounds` times, medians printed:
+/// The host and its floors alternated run by run, `rounds` times, medians printed:
 /// drift of the machine (criterion measures all of one line, then all of the next)
 /// falls on both sides alike.
 fn interleaved(rounds: usize) {
+    const HOST: usize = 0;
+    const FLOOR: usize = 1;
+    const PROTOCOL_FLOOR: usize = 2;
+    const WORKTREE_HOST: usize = 3;
+    const WORKTREE_FLOOR: usize = 4;
     let dir = settled_dispatch_dir();
     let mc1 = config(1, WORKTREE_ITEMS, WORKTREE_MODE);
-    let mut times: [Vec<Duration>; 4] = Default::default();
+    let mut times: [Vec<Duration>; 5] = Default::default();
     // CPU of each line summed over the rounds: this process's and its reaped
     // descendants' (the host and everything it started, or the floor's threads and
     // their `true`s), in clock ticks.
-    let mut cpu = [Some(0); 4];
+    let mut cpu = [Some(0); 5];
     let mut measure = |line: usize, run: &mut dyn FnMut() -> Duration| {
         let before = cpu_ticks();
         times[line].push(run());
@@ -267,62 +358,93 @@ fn interleaved(rounds: usize) {
         };
     };
     for _ in 0..rounds {
-        measure(0, &mut || run_host(dir.path(), ITEMS));
-        measure(1, &mut || spawn_floor(ITEMS, CONCURRENCY));
+        measure(HOST, &mut || run_host(dir.path(), ITEMS));
+        measure(FLOOR, &mut || spawn_floor(ITEMS, CONCURRENCY));
+        measure(PROTOCOL_FLOOR, &mut || {
+            protocol_floor(dir.path(), ITEMS, CONCURRENCY)
+        });
         let repo = fresh_repo(&mc1);
-        measure(2, &mut || run_host(repo.path(), WORKTREE_ITEMS));
+        measure(WORKTREE_HOST, &mut || run_host(repo.path(), WORKTREE_ITEMS));
         let repo = fresh_repo(&mc1);
-        measure(3, &mut || worktree_floor(repo.path(), WORKTREE_ITEMS));
+        measure(WORKTREE_FLOOR, &mut || {
+            worktree_floor(repo.path(), WORKTREE_ITEMS)
+        });
     }
-    // Each round's own ratio too: a host run and the floor run right after it share
-    // the machine's mood, so their ratios spread less than the times do.
-    let ratios = |host: &[Duration], floor: &[Duration]| {
-        let mut ratios: Vec<f64> = host
+    // Each round's own ratio too: runs of one round share the machine's mood, so
+    // their ratios spread less than the times do.
+    let ratio = |line: usize, to: usize| {
+        let mut ratios: Vec<f64> = times[line]
             .iter()
-            .zip(floor)
-            .map(|(host, floor)| host.as_secs_f64() / floor.as_secs_f64())
+            .zip(&times[to])
+            .map(|(line, to)| line.as_secs_f64() / to.as_secs_f64())
             .collect();
         ratios.sort_by(f64::total_cmp);
-        (
+        let median = |line: usize| {
+            let mut runs = times[line].clone();
+            runs.sort();
+            runs[runs.len() / 2].as_secs_f64() * 1e3
+        };
+        let (line, to) = (median(line), median(to));
+        format!(
+            "{line:.1} / {to:.1} ms: {:.2}× (per round {:.2}×, {:.2}–{:.2})",
+            line / to,
             ratios[ratios.len() / 2],
             ratios[0],
             ratios[ratios.len() - 1],
         )
     };
-    let dispatch_ratios = ratios(&times[0], &times[1]);
-    let worktree_ratios = ratios(&times[2], &times[3]);
-    let [host, floor, worktree, worktree_floor] = times.map(|mut runs| {
-        runs.sort();
-        runs[runs.len() / 2].as_secs_f64() * 1e3
-    });
     println!(
         "\ninterleaved, {rounds} rounds, medians (and the median, least and most of each round's ratio):"
     );
-    for (name, host, floor, (median, least, most)) in [
-        ("dispatch_1000", host, floor, dispatch_ratios),
-        ("worktree_20 mc1", worktree, worktree_floor, worktree_ratios),
+    for (name, line, to) in [
+        ("dispatch_1000, host / floor", HOST, FLOOR),
+        (
+            "dispatch_1000, protocol floor / floor",
+            PROTOCOL_FLOOR,
+            FLOOR,
+        ),
+        ("dispatch_1000, host / protocol floor", HOST, PROTOCOL_FLOOR),
+        (
+            "worktree_20 mc1, host / floor",
+            WORKTREE_HOST,
+            WORKTREE_FLOOR,
+        ),
     ] {
-        println!(
-            "  {name}: host {host:.1} ms, floor {floor:.1} ms: {:.2}× (per round {median:.2}×, {least:.2}–{most:.2})",
-            host / floor
-        );
+        println!("  {name}: {}", ratio(line, to));
     }
-    // The CPU the host adds per task beyond its floor (the run's start and end shared
+    // The CPU a line adds per task beyond another (the run's start and end shared
     // among its tasks): unlike the wall-time ratio, it does not depend on how many
     // cores the floor alone keeps busy.
-    for (name, [host, floor], items) in [
-        ("dispatch_1000", [cpu[0], cpu[1]], ITEMS),
-        ("worktree_20 mc1", [cpu[2], cpu[3]], WORKTREE_ITEMS),
+    for (name, line, to, items) in [
+        ("dispatch_1000, host / floor", HOST, FLOOR, ITEMS),
+        (
+            "dispatch_1000, protocol floor / floor",
+            PROTOCOL_FLOOR,
+            FLOOR,
+            ITEMS,
+        ),
+        (
+            "dispatch_1000, host / protocol floor",
+            HOST,
+            PROTOCOL_FLOOR,
+            ITEMS,
+        ),
+        (
+            "worktree_20 mc1, host / floor",
+            WORKTREE_HOST,
+            WORKTREE_FLOOR,
+            WORKTREE_ITEMS,
+        ),
     ] {
-        let (Some(host), Some(floor)) = (host, floor) else {
+        let (Some(line), Some(to)) = (cpu[line], cpu[to]) else {
             continue;
         };
         let per_run = |ticks: u64| ticks as f64 / CLOCK_TICKS_PER_SECOND / rounds as f64 * 1e3;
-        let (host, floor) = (per_run(host), per_run(floor));
+        let (line, to) = (per_run(line), per_run(to));
         println!(
-            "  {name} CPU (means): host {host:.1} ms, floor {floor:.1} ms: {:.2}×, the host adds {:.0} µs per task",
-            host / floor,
-            (host - floor) * 1e3 / items as f64
+            "  CPU (means), {name}: {line:.1} / {to:.1} ms: {:.2}×, {:.0} µs more per task",
+            line / to,
+            (line - to) * 1e3 / items as f64
         );
     }
 }
