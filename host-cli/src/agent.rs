@@ -102,12 +102,12 @@ use std::time::{Duration, Instant};
 
 use curupira_client::{LaunchCommand, ProcessGuard};
 
-use self::lines::Lines;
+use self::lines::Forward;
 use self::pipes::{Chunk, FIRST_STEP, Pipes, STEP, Stream, drain, forward_in_background};
 use crate::stop::Stop;
 use crate::watchdog::{RUN_VAR, SpawnWindow};
 
-mod lines;
+pub(crate) mod lines;
 pub(crate) mod pipes;
 
 /// The grace between SIGTERM and SIGKILL when nothing else is configured.
@@ -528,44 +528,24 @@ fn start(run: &AgentRun<'_>, label: Option<&str>) -> Result<ProcessGuard, String
 /// The agent's output on its way to the host's stderr: both streams cut into lines
 /// behind the task's prefix, and the time of the last byte (the stall limit's clock).
 struct Output {
-    /// stdout's lines, then stderr's.
-    lines: [Lines; 2],
-    /// Lines ready to be written, in one `write`.
-    ready: Vec<u8>,
+    forward: Forward,
     last_byte: Instant,
 }
 
 impl Output {
     fn new(run: &AgentRun<'_>) -> Self {
-        let prefix = lines::prefix(run.automation, run.task_id);
         Output {
-            lines: [Lines::new(&prefix), Lines::new(&prefix)],
-            ready: Vec::new(),
+            forward: Forward::new(&lines::prefix(run.automation, run.task_id)),
             last_byte: Instant::now(),
         }
     }
 
     /// Takes what a pipe gave and forwards the lines it completes.
     fn take(&mut self, stream: Stream, chunk: Chunk<'_>) {
-        let lines = &mut self.lines[match stream {
-            Stream::Stdout => 0,
-            Stream::Stderr => 1,
-        }];
-        match chunk {
-            Chunk::Bytes(bytes) => {
-                self.last_byte = Instant::now();
-                lines.push(bytes, &mut self.ready);
-            }
-            Chunk::End => lines.finish(&mut self.ready),
+        if let Chunk::Bytes(_) = chunk {
+            self.last_byte = Instant::now();
         }
-        if self.ready.is_empty() {
-            return;
-        }
-        // A closed or unread host stderr loses the lines (counted), never holds up the
-        // thread that supervises the agent.
-        crate::stderr::write(&self.ready);
-        self.ready.clear();
-        self.ready.shrink_to(lines::MAX_LINE);
+        self.forward.take(stream, chunk);
     }
 }
 

@@ -649,7 +649,7 @@ impl Workspace {
         if let Some((watch, label)) = &watched {
             watch.add(hook.id(), HOOK_KILL_GRACE, label);
         }
-        let (status, cut_short) = self.wait_hook(&mut hook);
+        let (status, cut_short) = self.wait_hook(&mut hook, kind);
         if let Some((watch, _)) = &watched {
             // Reaped (or, when it could not be waited for, killed as the guard drops).
             watch.remove(hook.id());
@@ -685,17 +685,20 @@ impl Workspace {
     /// Waits for a hook to end, killing its group at the timeout or on the second stop
     /// request (the same rule as the agent's); says which cut it short, if either did.
     /// Its stdout and stderr are read meanwhile and go to the host's stderr as they
-    /// come, through [`crate::stderr`]: a host stderr nobody reads never holds the hook
-    /// up until its timeout.
-    fn wait_hook(&self, hook: &mut ProcessGuard) -> (io::Result<ExitStatus>, Option<CutShort>) {
+    /// come, line by line behind `[<automation> <short task id> <hook>] `, through
+    /// [`crate::stderr`]: a host stderr nobody reads never holds the hook up until its
+    /// timeout.
+    fn wait_hook(
+        &self,
+        hook: &mut ProcessGuard,
+        kind: HookKind,
+    ) -> (io::Result<ExitStatus>, Option<CutShort>) {
+        use crate::agent::lines::{Forward, hook_prefix};
         use crate::agent::pipes::{self, Chunk, Pipes, Stream};
         let deadline = Instant::now().checked_add(self.spec.hook_timeout);
         let signals_at_start = self.stop.as_ref().map(Stop::count);
-        let mut forward = |_: Stream, chunk: Chunk<'_>| {
-            if let Chunk::Bytes(bytes) = chunk {
-                crate::stderr::write(bytes);
-            }
-        };
+        let mut forward = Forward::new(&hook_prefix(&self.automation, &self.task_id, kind.name()));
+        let mut forward = |stream: Stream, chunk: Chunk<'_>| forward.take(stream, chunk);
         let mut output = match Pipes::new(hook, &[]) {
             Ok(output) => output,
             Err(err) => return (Err(err), None),
@@ -724,7 +727,10 @@ impl Workspace {
                 } else {
                     CutShort::TimedOut
                 };
-                return (hook.wait(), Some(why));
+                let status = hook.wait();
+                // Its last words too (often why it hung), as above.
+                let _ = pipes::drain(&mut output, &mut forward);
+                return (status, Some(why));
             }
             let left = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
             let wait = left.map_or(HOOK_POLL, |left| left.min(HOOK_POLL));

@@ -1029,6 +1029,35 @@ fn a_killed_hosts_agent_is_stopped_though_nobody_reads_stderr() {
     assert!(stopped, "the agent of the killed host was left running");
 }
 
+/// A hook killed at its timeout still has its last words forwarded (often why it
+/// hung), a line without its end included, behind the task's and the hook's name.
+#[test]
+fn a_hook_killed_at_its_timeout_has_its_last_line_forwarded() {
+    let project = one_item_project(
+        "[settings.agent]\ncommand = [\"true\"]\n\n\
+         [settings.workspace]\nhook_timeout_seconds = 1\n\
+         hooks = { before_run = \"echo starting; printf 'waiting for the lock'; sleep 30\" }",
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let finished = named(&events, "task.finished");
+    assert_eq!(finished[0]["reason"], "hook-failed", "{finished:?}");
+    let short = &finished[0]["task_id"].as_str().unwrap()[..12];
+    for line in ["starting", "waiting for the lock"] {
+        assert!(
+            run.stderr
+                .contains(&format!("[q {short} before_run] {line}\n")),
+            "{line:?} in {}",
+            run.stderr
+        );
+    }
+}
+
 /// A hook's output goes to the host's stderr through the host, so a chatty hook is
 /// not held up (and killed at its timeout, failing the attempt) when nobody reads the
 /// host's stderr; with a reader, its output arrives whole.
@@ -1050,16 +1079,26 @@ fn a_chatty_hook_is_not_held_up_by_an_unread_stderr_and_its_output_arrives() {
         .collect::<Vec<_>>();
     assert_eq!(finished[0]["reason"], "exit", "{finished:?}");
 
-    // Read: every byte of it, in order.
+    // Read: every byte of it, in order, each line behind the task's and the hook's
+    // name, as concurrent tasks' hooks need.
     fs::remove_file(project.path().join("done.jsonl")).unwrap();
     fs::remove_dir_all(project.path().join(".curupira")).unwrap();
     let run = project.curupira(&["run", "--once"]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    let said = run.stderr.matches("hook says hello\n").count();
+    let task_id = finished[0]["task_id"].as_str().unwrap();
+    let line = format!("[q {} before_run] hook says hello\n", &task_id[..12]);
     assert_eq!(
-        said,
+        run.stderr.matches(&line).count(),
         500_000 / "hook says hello\n".len(),
-        "whole lines, all of them"
+        "whole lines, all of them, each with its prefix"
     );
-    assert!(run.stderr.contains("hook-done"), "the last line too");
+    assert_eq!(
+        run.stderr.matches("hook says hello\n").count(),
+        500_000 / 16
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("[q {} before_run] hook-done\n", &task_id[..12])),
+        "the last line too"
+    );
 }

@@ -1,5 +1,8 @@
-//! The agent's output as the host forwards it: whole lines, each behind the name of the
-//! task that wrote it, so that the output of concurrent agents stays readable.
+//! The output of a task's processes (its agent, its workspace hooks) as the host
+//! forwards it: whole lines, each behind the name of the task that wrote it (and of the
+//! hook), so that the output of concurrent tasks stays readable.
+
+use super::pipes::{Chunk, Stream};
 
 /// The longest line held back waiting for its end: a longer one is forwarded in
 /// pieces of this many bytes, each on a line of its own.
@@ -10,6 +13,54 @@ pub(crate) const MAX_LINE: usize = 64 * 1024;
 pub(crate) fn prefix(automation: &str, task_id: &str) -> String {
     let short = task_id.get(..12).unwrap_or(task_id);
     format!("[{automation} {short}] ")
+}
+
+/// `[<automation> <first 12 characters of the task id> <hook>] `, what every forwarded
+/// line of a task's workspace hook starts with.
+pub(crate) fn hook_prefix(automation: &str, task_id: &str, hook: &str) -> String {
+    let short = task_id.get(..12).unwrap_or(task_id);
+    format!("[{automation} {short} {hook}] ")
+}
+
+/// A process's stdout and stderr on their way to the host's stderr
+/// ([`crate::stderr::write`]): each cut into lines behind one prefix.
+#[derive(Debug)]
+pub(crate) struct Forward {
+    /// stdout's lines, then stderr's.
+    lines: [Lines; 2],
+    /// Lines ready to be written, in one `write`.
+    ready: Vec<u8>,
+}
+
+impl Forward {
+    /// Both streams behind `prefix`.
+    pub(crate) fn new(prefix: &str) -> Self {
+        Forward {
+            lines: [Lines::new(prefix), Lines::new(prefix)],
+            ready: Vec::new(),
+        }
+    }
+
+    /// Takes what a pipe gave and forwards the lines it completes (the last line of a
+    /// stream that ended, with a line end added when it had none).
+    pub(crate) fn take(&mut self, stream: Stream, chunk: Chunk<'_>) {
+        let lines = &mut self.lines[match stream {
+            Stream::Stdout => 0,
+            Stream::Stderr => 1,
+        }];
+        match chunk {
+            Chunk::Bytes(bytes) => lines.push(bytes, &mut self.ready),
+            Chunk::End => lines.finish(&mut self.ready),
+        }
+        if self.ready.is_empty() {
+            return;
+        }
+        // A closed or unread host stderr loses the lines (counted), never holds up the
+        // thread that forwards them.
+        crate::stderr::write(&self.ready);
+        self.ready.clear();
+        self.ready.shrink_to(MAX_LINE);
+    }
 }
 
 /// Cuts one stream into lines and puts the prefix before each.
@@ -101,6 +152,10 @@ mod tests {
             "[nightly 0123456789ab] "
         );
         assert_eq!(prefix("a", "01"), "[a 01] ");
+        assert_eq!(
+            hook_prefix("nightly", "0123456789abcdef0123", "before_run"),
+            "[nightly 0123456789ab before_run] "
+        );
     }
 
     #[test]
