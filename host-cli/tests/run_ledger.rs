@@ -469,6 +469,53 @@ fn nothing_of_a_killed_host_survives_and_a_restart_runs_the_task_once() {
     );
 }
 
+/// A task left `running` by a killed host whose item is not handed over again (here:
+/// taken off the queue) is not shown running for ever: the next run marks it
+/// `interrupted`, reason `unrecorded`, says so, and runs it if it comes back.
+#[test]
+fn a_task_a_killed_host_left_running_is_marked_unrecorded_by_the_next_run() {
+    let project = queue_project(&["a"], "");
+    project.write("sleep", "30");
+    let host = spawn(&project, "first", ONCE);
+    assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
+    let (_, task_id, agent) = agent_log(&project)[0].clone();
+    signal(host.id(), "KILL");
+    let _ = finish(host, Duration::from_secs(5));
+    assert!(
+        wait_until(Duration::from_secs(5), || !alive(agent)),
+        "the watchdog stops the agent"
+    );
+    assert_eq!(status_of(&project, &task_id), Status::Running);
+
+    project.write("tasks.jsonl", "");
+    let next = project.curupira(ONCE);
+    assert_eq!(next.code, Some(0), "{next:?}");
+    assert!(
+        next.stderr.contains("reason `unrecorded`")
+            && next.stderr.contains(&format!("q {}", &task_id[..12])),
+        "{}",
+        next.stderr
+    );
+    let list = project.curupira(&["tasks", "list", "--format", "json"]);
+    let row: Value = serde_json::from_str(list.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (row["status"].as_str(), row["reason"].as_str()),
+        (Some("interrupted"), Some("unrecorded")),
+        "{row}"
+    );
+
+    // Said once: the next run finds nothing to mark.
+    let quiet = project.curupira(ONCE);
+    assert!(!quiet.stderr.contains("unrecorded"), "{}", quiet.stderr);
+    // Handed over again, it runs again.
+    fs::remove_file(project.path().join("sleep")).unwrap();
+    project.write("tasks.jsonl", "{\"n\": \"a\"}\n");
+    let again = project.curupira(ONCE);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert_eq!(again.events_named("task.started").len(), 1, "{again:?}");
+    assert_eq!(status_of(&project, &task_id), Status::Succeeded);
+}
+
 /// SIGKILL of the host during a long `before_run` hook: the watchdog stops the hook's
 /// process group as it stops an agent's, so nothing of the run is left.
 #[test]

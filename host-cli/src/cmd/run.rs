@@ -24,7 +24,7 @@
 use std::io;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -126,6 +126,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             tracing::debug!("watchdog started (pid {})", dog.id());
         }
         options.watch = dog.as_ref().map(Watchdog::watch);
+        if let Some(ledger) = &options.ledger {
+            // After the watchdog is ready: an earlier host's agents are stopped by now.
+            let marked = ledger
+                .reader
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .mark_unrecorded()?;
+            if !marked.is_empty() {
+                tracing::warn!(
+                    "{} task(s) were left running by a host that ended without recording \
+                     how they ended (killed, or its disk full); the ledger marks them \
+                     interrupted (reason `{}`), and a later poll that hands one over runs \
+                     it again: {}",
+                    marked.len(),
+                    ledger::UNRECORDED,
+                    some_tasks(&marked)
+                );
+            }
+        }
         held = Some((lock, dog, writer_thread));
     }
     let mut events = EventWriter::new(io::stdout(), args.format);
@@ -141,6 +160,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     ran?;
     Ok(ExitCode::from(u8::from(events.had_failure())))
+}
+
+/// The first tasks of `tasks` as `automation 0123456789ab`, and how many more.
+fn some_tasks(tasks: &[(String, String)]) -> String {
+    const SHOWN: usize = 10;
+    let mut listed = tasks
+        .iter()
+        .take(SHOWN)
+        .map(|(automation, task_id)| {
+            format!("{automation} {}", task_id.get(..12).unwrap_or(task_id))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    if tasks.len() > SHOWN {
+        listed.push_str(&format!(" and {} more", tasks.len() - SHOWN));
+    }
+    listed
 }
 
 /// The run's watchdog (Unix), started; it is ready once no earlier host's watchdog is

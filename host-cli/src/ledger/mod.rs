@@ -13,7 +13,7 @@
 //! | `pairs` | the item's pairs as polled, JSON `[{"key", "value"}, …]`: what `tasks retry` dispatches again |
 //! | `status` | `running`, `succeeded`, `failed` or `interrupted` ([`Status`]) |
 //! | `attempts` | agent attempts started, over every run |
-//! | `exit_code`, `reason` | how the last attempt ended (`exit`, `timeout`, `stalled`, `signal`, `spawn-failed`, `hook-failed`, `interrupted`, …) |
+//! | `exit_code`, `reason` | how the last attempt ended (`exit`, `timeout`, `stalled`, `signal`, `spawn-failed`, `hook-failed`, `interrupted`, `unrecorded` (its host ended without recording it), …) |
 //! | `workspace` | the last attempt's working directory |
 //! | `host_pid` | the `curupira run` that wrote the row last |
 //! | `agent_pid`, `agent_start` | the running agent's pid (= its process group) and, on Linux, its start time (clock ticks since boot, as `/proc/PID/stat` shows it; told by the boot clock around the spawn when that stayed within one tick: `watchdog::SpawnWindow`) |
@@ -30,6 +30,11 @@
 //!   host runs): it is dispatched again, unless its agent is provably still alive
 //!   ([`Decision::Wait`]): its process group still exists and, on Linux, its leader
 //!   still has the recorded start time. The host then waits and checks again.
+//! - A run marks, before its first poll, every `running` row whose agent is gone
+//!   `interrupted` with reason `unrecorded` ([`Ledger::mark_unrecorded`]): its host
+//!   ended without recording the end (killed, or a full disk). Dispatched again when
+//!   polled, as before; but `tasks list` no longer shows it running when its item is
+//!   never handed over again.
 //! - A run hands every state change to one writer thread ([`WriterThread`]), which
 //!   writes the changes of a few milliseconds in one transaction; each change is
 //!   committed before the event that reports it is printed. The database is in WAL
@@ -77,6 +82,10 @@ pub(crate) mod writer;
 pub use writer::{
     Change, LINGER, MAX_QUEUED, NICE, NotWritten, Ticket, TicketState, Writer, WriterThread,
 };
+
+/// The reason [`Ledger::mark_unrecorded`] gives a `running` row whose host ended
+/// without recording how its task ended.
+pub const UNRECORDED: &str = "unrecorded";
 
 /// The ledger's file name in the state folder.
 pub const FILE_NAME: &str = "ledger.sqlite";
@@ -818,6 +827,59 @@ impl Ledger {
         )
     }
 
+    /// Marks `interrupted`, with reason [`UNRECORDED`], every `running` row whose agent
+    /// does not run any more ([`AgentProcess::is_alive`]), and returns their keys
+    /// (automation, task id). For a run's start, under the run lock and once an
+    /// earlier host's watchdog has stopped that host's agents: every `running` row then
+    /// was left by a host that ended without recording how its task ended (it was
+    /// killed, or its disk was full), so `tasks list` would show it running for ever
+    /// when the item is not handed over again. The rules treat both alike (dispatched
+    /// again when polled); a row whose agent still runs stays `running`
+    /// ([`Decision::Wait`]). One transaction.
+    pub fn mark_unrecorded(&mut self) -> Result<Vec<(String, String)>, LedgerError> {
+        self.end_snapshot().map_err(self.error("write"))?;
+        let path = self.path.clone();
+        let error = |source| classify(&path, "write", source);
+        let transaction = self
+            .connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(error)?;
+        let running: Vec<(String, String, Option<AgentProcess>)> = transaction
+            .prepare(
+                "SELECT automation, task_id, agent_pid, agent_start FROM tasks
+                 WHERE status = 'running'",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_map([], |row| {
+                        Ok((row.get(0)?, row.get(1)?, agent(row.get(2)?, row.get(3)?)))
+                    })?
+                    .collect()
+            })
+            .map_err(error)?;
+        let ended: Vec<(String, String)> = running
+            .into_iter()
+            .filter(|(_, _, agent)| !agent.is_some_and(|agent| agent.is_alive()))
+            .map(|(automation, task_id, _)| (automation, task_id))
+            .collect();
+        {
+            let mut statement = transaction
+                .prepare(concat!(
+                    "UPDATE tasks SET status = 'interrupted', reason = ?3, updated_at = ",
+                    now!(),
+                    " WHERE automation = ?1 AND task_id = ?2 AND status = 'running'"
+                ))
+                .map_err(error)?;
+            for (automation, task_id) in &ended {
+                statement
+                    .execute(params![automation, task_id, UNRECORDED])
+                    .map_err(error)?;
+            }
+        }
+        transaction.commit().map_err(error)?;
+        Ok(ended)
+    }
+
     /// Forgets these tasks (deletes their rows); returns how many were deleted. One
     /// transaction.
     pub fn forget(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError> {
@@ -1234,6 +1296,65 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Dispatch);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn running_rows_whose_agent_is_gone_are_marked_unrecorded_and_one_whose_agent_runs_kept() {
+        use std::os::unix::process::CommandExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = Ledger::open(&dir.path().join(FILE_NAME)).unwrap();
+        // 1: no agent yet; 2: an agent that ended; 3: an agent that runs; 4: finished.
+        for n in 1..=4 {
+            ledger.attempt_started("a", &id(n), PAIRS, "/w", 7).unwrap();
+        }
+        let mut ended = std::process::Command::new("true")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let ended_pid = ended.id();
+        ended.wait().unwrap();
+        ledger
+            .agent_started(
+                "a",
+                &id(2),
+                AgentProcess {
+                    pid: ended_pid,
+                    start: None,
+                },
+            )
+            .unwrap();
+        let mut running = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let live = AgentProcess {
+            pid: running.id(),
+            start: crate::watchdog::process_start(running.id()),
+        };
+        ledger.agent_started("a", &id(3), live).unwrap();
+        ledger
+            .finished("a", &id(4), Status::Succeeded, Some(0), "exit")
+            .unwrap();
+
+        let marked = ledger.mark_unrecorded().unwrap();
+        running.kill().unwrap();
+        running.wait().unwrap();
+        assert_eq!(marked, [("a".to_owned(), id(1)), ("a".to_owned(), id(2))]);
+        let row = |n: u8| {
+            let rows = ledger.find(&id(n), Some("a"), 2).unwrap();
+            (rows[0].status, rows[0].reason.clone())
+        };
+        let unrecorded = (Status::Interrupted, Some(UNRECORDED.to_owned()));
+        assert_eq!(row(1), unrecorded);
+        assert_eq!(row(2), unrecorded);
+        assert_eq!(row(3), (Status::Running, None), "its agent still ran");
+        assert_eq!(row(4), (Status::Succeeded, Some("exit".to_owned())));
+        assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Dispatch);
+        // Now that the agent of 3 ended, it is marked too; nothing twice.
+        let marked = ledger.mark_unrecorded().unwrap();
+        assert_eq!(marked, [("a".to_owned(), id(3))]);
     }
 
     #[test]
