@@ -479,6 +479,12 @@ fn a_task_a_killed_host_left_running_is_marked_unrecorded_by_the_next_run() {
     let host = spawn(&project, "first", ONCE);
     assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
     let (_, task_id, agent) = agent_log(&project)[0].clone();
+    // Killed once its row is committed (a host killed before that leaves no row).
+    assert!(wait_until(Duration::from_secs(20), || {
+        ledger(&project)
+            .find(&task_id, Some("q"), 2)
+            .is_ok_and(|rows| rows.len() == 1)
+    }));
     signal(host.id(), "KILL");
     let _ = finish(host, Duration::from_secs(5));
     assert!(
