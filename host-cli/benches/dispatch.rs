@@ -117,6 +117,17 @@ fn run_host(dir: &Path, items: usize) -> Duration {
     elapsed
 }
 
+/// Spawns `true`, stdio on `/dev/null`, and waits for it: one agent of a floor.
+fn spawn_true() {
+    let status = Command::new("true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 /// Spawns `true` `count` times, `workers` at a time.
 fn spawn_floor(count: usize, workers: usize) -> Duration {
     let next = AtomicUsize::new(0);
@@ -125,13 +136,7 @@ fn spawn_floor(count: usize, workers: usize) -> Duration {
         for _ in 0..workers {
             scope.spawn(|| {
                 while next.fetch_add(1, Ordering::Relaxed) < count {
-                    let status = Command::new("true")
-                        .stdin(Stdio::null())
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .status()
-                        .unwrap();
-                    assert!(status.success());
+                    spawn_true();
                 }
             });
         }
@@ -164,13 +169,7 @@ fn protocol_floor(dir: &Path, items: usize, workers: usize) -> Duration {
             scope.spawn(move || {
                 // The lock is held only while waiting for the next item.
                 while let Ok(item) = { slots.lock().unwrap().recv() } {
-                    let status = Command::new("true")
-                        .stdin(Stdio::null())
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .status()
-                        .unwrap();
-                    assert!(status.success());
+                    spawn_true();
                     to_loop.send(item).unwrap();
                 }
             });

@@ -1263,15 +1263,12 @@ mod tests {
         assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Dispatch);
     }
 
+    /// A `sleep 30` leading a process group of its own, as an agent does, and its
+    /// record.
     #[cfg(unix)]
-    #[test]
-    fn a_running_row_waits_only_for_a_live_agent() {
+    fn agent_sleeping() -> (std::process::Child, AgentProcess) {
         use std::os::unix::process::CommandExt;
-        let dir = tempfile::tempdir().unwrap();
-        let mut ledger = Ledger::open(&dir.path().join(FILE_NAME)).unwrap();
-        ledger.attempt_started("a", &id(1), PAIRS, "/w", 7).unwrap();
-        assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Dispatch);
-        let mut child = std::process::Command::new("sleep")
+        let child = std::process::Command::new("sleep")
             .arg("30")
             .process_group(0)
             .spawn()
@@ -1280,6 +1277,17 @@ mod tests {
             pid: child.id(),
             start: crate::watchdog::process_start(child.id()),
         };
+        (child, agent)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_running_row_waits_only_for_a_live_agent() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = Ledger::open(&dir.path().join(FILE_NAME)).unwrap();
+        ledger.attempt_started("a", &id(1), PAIRS, "/w", 7).unwrap();
+        assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Dispatch);
+        let (mut child, agent) = agent_sleeping();
         assert_eq!(agent.start.is_some(), cfg!(target_os = "linux"));
         ledger.agent_started("a", &id(1), agent).unwrap();
         assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Wait(agent));
@@ -1324,15 +1332,7 @@ mod tests {
                 },
             )
             .unwrap();
-        let mut running = std::process::Command::new("sleep")
-            .arg("30")
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let live = AgentProcess {
-            pid: running.id(),
-            start: crate::watchdog::process_start(running.id()),
-        };
+        let (mut running, live) = agent_sleeping();
         ledger.agent_started("a", &id(3), live).unwrap();
         ledger
             .finished("a", &id(4), Status::Succeeded, Some(0), "exit")
