@@ -84,7 +84,7 @@ pub use writer::{
 };
 
 /// The reason [`Ledger::mark_unrecorded`] gives a `running` row whose host ended
-/// without recording how its task ended.
+/// without recording how its task ended (written into its statement as is).
 pub const UNRECORDED: &str = "unrecorded";
 
 /// The ledger's file name in the state folder.
@@ -835,16 +835,11 @@ impl Ledger {
     /// killed, or its disk was full), so `tasks list` would show it running for ever
     /// when the item is not handed over again. The rules treat both alike (dispatched
     /// again when polled); a row whose agent still runs stays `running`
-    /// ([`Decision::Wait`]). One transaction.
+    /// ([`Decision::Wait`]). The rows are written in one transaction.
     pub fn mark_unrecorded(&mut self) -> Result<Vec<(String, String)>, LedgerError> {
-        self.end_snapshot().map_err(self.error("write"))?;
-        let path = self.path.clone();
-        let error = |source| classify(&path, "write", source);
-        let transaction = self
+        self.end_snapshot().map_err(self.error("read"))?;
+        let running: Vec<(String, String, Option<AgentProcess>)> = self
             .connection
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(error)?;
-        let running: Vec<(String, String, Option<AgentProcess>)> = transaction
             .prepare(
                 "SELECT automation, task_id, agent_pid, agent_start FROM tasks
                  WHERE status = 'running'",
@@ -856,27 +851,25 @@ impl Ledger {
                     })?
                     .collect()
             })
-            .map_err(error)?;
+            .map_err(self.error("read"))?;
         let ended: Vec<(String, String)> = running
             .into_iter()
             .filter(|(_, _, agent)| !agent.is_some_and(|agent| agent.is_alive()))
             .map(|(automation, task_id, _)| (automation, task_id))
             .collect();
-        {
-            let mut statement = transaction
-                .prepare(concat!(
-                    "UPDATE tasks SET status = 'interrupted', reason = ?3, updated_at = ",
+        if !ended.is_empty() {
+            // Still `running` when written: under the run lock, `tasks retry` and
+            // `forget` leave such rows alone, and nothing else writes them.
+            self.each_key(
+                &ended,
+                concat!(
+                    "UPDATE tasks SET status = 'interrupted', reason = 'unrecorded', \
+                     updated_at = ",
                     now!(),
                     " WHERE automation = ?1 AND task_id = ?2 AND status = 'running'"
-                ))
-                .map_err(error)?;
-            for (automation, task_id) in &ended {
-                statement
-                    .execute(params![automation, task_id, UNRECORDED])
-                    .map_err(error)?;
-            }
+                ),
+            )?;
         }
-        transaction.commit().map_err(error)?;
         Ok(ended)
     }
 
