@@ -9,7 +9,7 @@
 //! | `task.started` | `task_id`, `values`, `attempt`, `workspace` | each attempt; `trigger/onStarted` before the first |
 //! | `task.retrying` | `task_id`, `attempt`, `delay_seconds`, `reason` | an attempt failed and `retries` allows another, after `delay_seconds` |
 //! | `task.finished` | `task_id`, `values`, `exit_code`, `error`?, `reason`, `duration_seconds` | after the last attempt and `trigger/onFinished` (not sent for `spawn-failed` and `workspace-failed`: the agent never started, the task is reported, not finished) |
-//! | `workspace.created` | `task_id`, `workspace`, `branch`, `reused` | worktree mode: the task's worktree was made (or an earlier run's taken up) |
+//! | `workspace.created` | `task_id`, `workspace`, `branch`, `reused` | worktree mode: the task's worktree was made (or an earlier run's taken up); printed then, after `task.started`, while its hooks and agent run |
 //! | `workspace.removed` | `task_id`, `workspace` | worktree mode: removed after the task, per `cleanup` (the branch stays) |
 //! | `task.skipped` | `task_id`, `values` | a poll returned an identity this automation already handled: in this process, or (with the durable ledger) finished in an earlier one |
 //! | `task.rendered` | `task_id`, `values`, `prompt` | `--dry-run`: instead of started/finished |

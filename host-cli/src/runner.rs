@@ -514,8 +514,6 @@ struct Task {
 struct Attempted {
     task: Task,
     outcome: AttemptOutcome,
-    /// Set when this attempt prepared the task's workspace.
-    prepared: Option<Origin>,
 }
 
 /// What a worker thread needs besides the task: owned copies.
@@ -596,6 +594,15 @@ struct Removal {
 
 /// What a worker thread reports.
 enum Done {
+    /// An attempt made its task's worktree (or took up an earlier run's): reported at
+    /// once, so `workspace.created` comes while the agent works, not after it.
+    Prepared {
+        run: usize,
+        task_id: String,
+        workspace: String,
+        branch: String,
+        reused: bool,
+    },
     /// An attempt ended.
     Attempted(Attempted),
     /// A removal ended: the task (its automation's index and its id), its
@@ -798,7 +805,7 @@ fn work(
         let report = match job {
             Job::Attempt(job) => {
                 let (task, spec) = *job;
-                Done::Attempted(attempt(task, spec))
+                Done::Attempted(attempt(task, spec, results))
             }
             Job::Remove(removal) => removal.run(),
         };
@@ -1572,25 +1579,10 @@ impl Scheduler<'_> {
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         self.running = self.running.saturating_sub(1);
-        let Attempted {
-            mut task,
-            outcome,
-            prepared,
-        } = attempted;
+        let Attempted { mut task, outcome } = attempted;
         let run = &mut runs[task.run];
         let name = run.automation.name.clone();
         self.slots.give_back(&name);
-        if let (Some(origin), Some(workspace)) = (prepared, &task.workspace)
-            && origin != Origin::Shared
-        {
-            events.emit(Event::WorkspaceCreated {
-                automation: name.clone(),
-                task_id: task.id_text.clone(),
-                workspace: workspace.path().display().to_string(),
-                branch: workspace.branch().unwrap_or_default().to_owned(),
-                reused: matches!(origin, Origin::Reused),
-            })?;
-        }
         let policy = run.automation.agent_policy;
         if outcome.reason == EndReason::Interrupted {
             // Killed by the host's own shutdown: not finished, handed over again later.
@@ -1712,6 +1704,19 @@ impl Scheduler<'_> {
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         match report {
+            Done::Prepared {
+                run,
+                task_id,
+                workspace,
+                branch,
+                reused,
+            } => events.emit(Event::WorkspaceCreated {
+                automation: runs[run].automation.name.clone(),
+                task_id,
+                workspace,
+                branch,
+                reused,
+            }),
             Done::Attempted(attempted) => self.attempt_ended(attempted, runs, extensions, events),
             Done::Removed {
                 run,
@@ -1804,37 +1809,45 @@ impl Scheduler<'_> {
 
 /// One attempt on a worker thread: the workspace (prepared by the first attempt, with
 /// `after_create`), `before_run`, the agent, `after_run`.
-fn attempt(mut task: Task, mut spec: AttemptSpec) -> Attempted {
+fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) -> Attempted {
     let started = Instant::now();
-    let failed = |task: Task, reason: EndReason, prepared| Attempted {
+    let failed = |task: Task, reason: EndReason| Attempted {
         task,
         outcome: AttemptOutcome {
             reason,
             duration: started.elapsed(),
         },
-        prepared,
     };
 
     let hook_failed = |error: String| EndReason::HookFailed { error };
-    let mut prepared = None;
     if task.workspace.is_none() {
-        let prepared_now = spec.workspaces.prepare(&spec.automation, &task.id_text);
+        let prepared = spec.workspaces.prepare(&spec.automation, &task.id_text);
         // Removals waiting for this add may go now.
         drop(spec.expected_add.take());
-        match prepared_now {
+        match prepared {
             Ok(workspace) => {
-                prepared = Some(workspace.origin());
+                let origin = workspace.origin();
+                if origin != Origin::Shared {
+                    // The dispatcher owns the receiver until every job came back.
+                    let _ = results.send(Done::Prepared {
+                        run: task.run,
+                        task_id: task.id_text.clone(),
+                        workspace: workspace.path().display().to_string(),
+                        branch: workspace.branch().unwrap_or_default().to_owned(),
+                        reused: origin == Origin::Reused,
+                    });
+                }
                 let created = workspace.run_hook(HookKind::AfterCreate);
                 task.workspace = Some(workspace);
                 if let Err(error) = created {
-                    return failed(task, hook_failed(error.to_string()), prepared);
+                    return failed(task, hook_failed(error.to_string()));
                 }
             }
             Err(error) => {
                 let reason = EndReason::WorkspaceFailed {
                     error: error.to_string(),
                 };
-                return failed(task, reason, None);
+                return failed(task, reason);
             }
         }
     }
@@ -1842,10 +1855,10 @@ fn attempt(mut task: Task, mut spec: AttemptSpec) -> Attempted {
         let reason = EndReason::WorkspaceFailed {
             error: "the workspace is gone".to_owned(),
         };
-        return failed(task, reason, prepared);
+        return failed(task, reason);
     };
     if let Err(error) = workspace.run_hook(HookKind::BeforeRun) {
-        return failed(task, hook_failed(error.to_string()), prepared);
+        return failed(task, hook_failed(error.to_string()));
     }
     let outcome = run_attempt_observed(
         &AgentRun {
@@ -1865,11 +1878,7 @@ fn attempt(mut task: Task, mut spec: AttemptSpec) -> Attempted {
     if let Err(error) = workspace.run_hook(HookKind::AfterRun) {
         tracing::warn!("automation `{}`: {error}", spec.automation);
     }
-    Attempted {
-        task,
-        outcome,
-        prepared,
-    }
+    Attempted { task, outcome }
 }
 
 fn emit_failure(events: &mut Journal<'_>, automation: &str, error: &CallError) -> io::Result<()> {

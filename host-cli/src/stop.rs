@@ -32,13 +32,22 @@ impl Stop {
                 .spawn(move || {
                     for signal in signals.forever() {
                         let seen = count.fetch_add(1, Ordering::SeqCst) + 1;
-                        if seen == 1 {
-                            tracing::warn!(
-                                "received signal {signal}: finishing the task in flight, then \
-                                 shutting down (send it again to kill the agent)"
-                            );
+                        let name = if signal == SIGINT {
+                            "SIGINT"
                         } else {
-                            tracing::warn!("received signal {signal} again");
+                            "SIGTERM"
+                        };
+                        match seen {
+                            1 => tracing::warn!(
+                                "received {name}: no new task starts; the running agents are \
+                                 waited for, then the extensions are shut down (send it again \
+                                 to stop the agents)"
+                            ),
+                            2 => tracing::warn!(
+                                "received {name} again: stopping the running agents (SIGTERM \
+                                 to each one's process group, SIGKILL after its grace)"
+                            ),
+                            _ => tracing::warn!("received {name} again; the agents are stopping"),
                         }
                     }
                 })?;

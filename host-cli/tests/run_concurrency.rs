@@ -314,7 +314,7 @@ fn run_until_agents_started(project: &Project, count: usize) -> (std::process::C
         .args(["run", "--once", "--format", "json"])
         .current_dir(project.path())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -402,6 +402,11 @@ fn a_first_sigint_waits_for_the_running_agents() {
         "{stdout}"
     );
     assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("received SIGINT: no new task starts; the running agents are waited for"),
+        "{stderr}"
+    );
     assert_eq!(project.read("tasks.jsonl.done").lines().count(), 3);
     for pid in pids {
         assert!(!group_alive(pid), "the group of agent {pid} is gone");
@@ -419,6 +424,11 @@ fn a_second_sigint_kills_every_agent_and_finishes_nothing() {
     let output = child.wait_with_output().unwrap();
     assert!(started.elapsed().as_secs() < 10, "it stopped promptly");
     let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains("received SIGINT again: stopping the running agents"),
+        "{stderr}"
+    );
     assert!(
         !project.path().join("finished").exists(),
         "no agent finished its work"
@@ -460,6 +470,83 @@ fn repository_project() -> Project {
     git(&project, &["config", "user.email", "t@example.com"]);
     git(&project, &["config", "user.name", "t"]);
     project
+}
+
+/// `workspace.created` is printed while the agent works (where to look at its work),
+/// not after it: here the agent waits for a file the test writes only once it read the
+/// event.
+#[test]
+fn workspace_created_is_printed_while_the_agent_works() {
+    use std::io::BufRead;
+    let project = repository_project();
+    project.write("tasks.jsonl", &queue(1));
+    let go = project.path().join("go");
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\n\
+             command = [\"sh\", \"-c\", \"while [ ! -e \\\"$0\\\" ]; do sleep 0.02; done\", \"{}\"]\n\
+             timeout_seconds = 30\n\n\
+             [settings.workspace]\nmode = \"worktree\"\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+            go.display(),
+            automation("fix", "tasks.jsonl", "")
+        ),
+    );
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    let mut host = std::process::Command::new(run_support::curupira())
+        .args(["run", "--once", "--format", "json"])
+        .current_dir(project.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    let stdout = host.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let _ = lines_tx.send(line.unwrap());
+        }
+    });
+    let mut seen = Vec::new();
+    let created = loop {
+        match lines.recv_timeout(std::time::Duration::from_secs(20)) {
+            Ok(line) if line.contains("\"event\":\"workspace.created\"") => break line,
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                let _ = host.kill();
+                let _ = host.wait();
+                panic!("no workspace.created while the agent waits: {seen:?}");
+            }
+        }
+    };
+    assert!(
+        seen.iter()
+            .any(|line| line.contains("\"event\":\"task.started\"")),
+        "after task.started: {seen:?}"
+    );
+    assert!(
+        !seen.iter().any(|line| line.contains("task.finished")),
+        "{seen:?}"
+    );
+    assert!(created.contains(".curupira/worktrees/fix/"), "{created}");
+    std::fs::write(&go, "").unwrap();
+    let status = host.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let rest: Vec<String> = lines.iter().collect();
+    assert_eq!(
+        rest.iter()
+            .filter(|line| line.contains("\"event\":\"task.finished\""))
+            .count(),
+        1,
+        "{rest:?}"
+    );
+    assert!(
+        !rest.iter().any(|line| line.contains("workspace.created")),
+        "printed once: {rest:?}"
+    );
 }
 
 #[test]
