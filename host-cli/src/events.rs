@@ -64,8 +64,14 @@ pub enum Event {
         attempt: u32,
         /// The pause before it, in seconds.
         delay_seconds: f64,
-        /// Why the attempt before it failed.
+        /// How the attempt before it ended: `exit`, `timeout`, `stalled`, `signal`,
+        /// `spawn-failed`, `hook-failed` or `workspace-failed`.
         reason: String,
+        /// That attempt's exit status; `None` when it had none.
+        exit_code: Option<i32>,
+        /// Why it has no exit status, or why the agent could not run.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     /// A task ended: the agent exited and `trigger/onFinished` was sent.
     #[serde(rename = "task.finished")]
@@ -225,10 +231,21 @@ impl Event {
                 attempt,
                 delay_seconds,
                 reason,
-            } => format!(
-                "{automation}: task {} failed ({reason}); attempt {attempt} in {delay_seconds} s",
-                short(task_id)
-            ),
+                exit_code,
+                error,
+            } => {
+                let why = match (exit_code, error) {
+                    (_, Some(error)) => error.clone(),
+                    (Some(code), None) => format!("the agent exited with status {code}"),
+                    (None, None) => reason.clone(),
+                };
+                format!(
+                    "{automation}: task {} attempt {} failed: {why}; attempt {attempt} in \
+                     {delay_seconds} s",
+                    short(task_id),
+                    attempt.saturating_sub(1)
+                )
+            }
             Event::WorkspaceCreated {
                 automation,
                 task_id,
@@ -473,6 +490,36 @@ mod tests {
         assert_eq!(
             finished(Some(3), None).human(),
             "a: task id FAILED: the agent exited with status 3"
+        );
+    }
+
+    #[test]
+    fn a_retry_says_how_the_attempt_before_it_ended() {
+        let retrying = |exit_code, error: Option<&str>, reason: &str| {
+            Event::TaskRetrying {
+                automation: "fix".into(),
+                task_id: "0123456789abcdef".into(),
+                attempt: 2,
+                delay_seconds: 10.0,
+                reason: reason.into(),
+                exit_code,
+                error: error.map(str::to_owned),
+            }
+            .human()
+        };
+        assert_eq!(
+            retrying(Some(3), None, "exit"),
+            "fix: task 0123456789ab attempt 1 failed: the agent exited with status 3; \
+             attempt 2 in 10 s"
+        );
+        assert_eq!(
+            retrying(None, Some("killed after 5 s (timeout_seconds)"), "timeout"),
+            "fix: task 0123456789ab attempt 1 failed: killed after 5 s (timeout_seconds); \
+             attempt 2 in 10 s"
+        );
+        assert_eq!(
+            retrying(None, None, "signal"),
+            "fix: task 0123456789ab attempt 1 failed: signal; attempt 2 in 10 s"
         );
     }
 

@@ -1597,6 +1597,8 @@ impl Scheduler<'_> {
                 attempt: task.attempt + 1,
                 delay_seconds: delay.as_secs_f64(),
                 reason: outcome.reason.as_str().to_owned(),
+                exit_code: outcome.exit_code(),
+                error: outcome.error(),
             })?;
             self.retries.defer(&name, Instant::now() + delay, task);
             return Ok(());

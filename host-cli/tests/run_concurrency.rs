@@ -150,6 +150,13 @@ fn a_flaky_agent_is_retried_with_doubling_delays_and_finished_once() {
         .map(|e| e["attempt"].as_u64().unwrap())
         .collect();
     assert_eq!(attempts, [2, 3]);
+    for failed in &retrying {
+        assert_eq!(
+            (failed["reason"].as_str(), failed["exit_code"].as_i64()),
+            (Some("exit"), Some(1)),
+            "how the failed attempt ended: {failed}"
+        );
+    }
     let finished = run.events_named("task.finished");
     assert_eq!(finished.len(), 1);
     assert_eq!(finished[0]["exit_code"], 0);
