@@ -104,6 +104,7 @@ use curupira_client::{LaunchCommand, ProcessGuard};
 
 use self::lines::Forward;
 use self::pipes::{Chunk, FIRST_STEP, Pipes, STEP, Stream, drain, forward_in_background};
+use crate::events::short_id;
 use crate::stop::Stop;
 use crate::watchdog::{RUN_VAR, SpawnWindow};
 
@@ -564,10 +565,7 @@ fn supervise(
         // The guard kills the agent: without its pipes it did not really start.
         Err(err) => {
             return EndReason::SpawnFailed {
-                error: format!(
-                    "cannot read the output of the agent of task {}: {err}",
-                    run.task_id
-                ),
+                error: format!("cannot read the agent's output: {err}"),
             };
         }
     };
@@ -590,8 +588,9 @@ fn supervise(
             Ok(None) => {}
             Err(err) => {
                 tracing::warn!(
-                    "cannot wait for the agent of task {}: {err}; killing it",
-                    run.task_id
+                    "automation `{}`: cannot wait for the agent of task {}: {err}; killing it",
+                    run.automation,
+                    short_id(run.task_id)
                 );
                 agent.kill();
                 break stopping.map_or(EndReason::Signal { signal: None }, |(reason, _)| reason);
@@ -608,8 +607,10 @@ fn supervise(
                     now,
                 ) {
                     tracing::warn!(
-                        "stopping the agent of task {} ({reason}): SIGTERM, then SIGKILL after {}",
-                        run.task_id,
+                        "automation `{}`: stopping the agent of task {} ({reason}): SIGTERM, \
+                         then SIGKILL after {}",
+                        run.automation,
+                        short_id(run.task_id),
                         seconds(limits.kill_grace)
                     );
                     ask_to_stop(&mut agent);
@@ -620,7 +621,11 @@ fn supervise(
             Some((reason, kill_at)) if now >= *kill_at => {
                 agent.kill();
                 if let Err(err) = agent.wait() {
-                    tracing::warn!("cannot wait for the agent of task {}: {err}", run.task_id);
+                    tracing::warn!(
+                        "automation `{}`: cannot wait for the agent of task {}: {err}",
+                        run.automation,
+                        short_id(run.task_id)
+                    );
                 }
                 break reason.clone();
             }
@@ -634,8 +639,9 @@ fn supervise(
             output.take(stream, chunk)
         }) {
             tracing::debug!(
-                "cannot poll the pipes of the agent of task {}: {err}",
-                run.task_id
+                "automation `{}`: cannot poll the pipes of the agent of task {}: {err}",
+                run.automation,
+                short_id(run.task_id)
             );
             thread::sleep(wait);
         }
@@ -650,9 +656,10 @@ fn supervise(
         Ok(true)
     ) {
         tracing::warn!(
-            "the output of the agent of task {} is still open after it ended (a process that \
-             left its group holds it); it is forwarded in the background",
-            run.task_id
+            "automation `{}`: the output of the agent of task {} is still open after it ended \
+             (a process that left its group holds it); it is forwarded in the background",
+            run.automation,
+            short_id(run.task_id)
         );
         if let Err(err) = forward_in_background(
             pipes,

@@ -221,7 +221,7 @@ impl Event {
                 };
                 format!(
                     "{automation}: started task {}{again} {}",
-                    short(task_id),
+                    short_id(task_id),
                     pairs_text(values)
                 )
             }
@@ -242,7 +242,7 @@ impl Event {
                 format!(
                     "{automation}: task {} attempt {} failed: {why}; attempt {attempt} in \
                      {delay_seconds} s",
-                    short(task_id),
+                    short_id(task_id),
                     attempt.saturating_sub(1)
                 )
             }
@@ -254,7 +254,7 @@ impl Event {
                 reused,
             } => format!(
                 "{automation}: task {} {} worktree {workspace} on branch {branch}",
-                short(task_id),
+                short_id(task_id),
                 if *reused { "takes up the" } else { "works in" }
             ),
             Event::WorkspaceRemoved {
@@ -263,7 +263,7 @@ impl Event {
                 workspace,
             } => format!(
                 "{automation}: task {} worktree {workspace} removed (its branch stays)",
-                short(task_id)
+                short_id(task_id)
             ),
             Event::TaskFinished {
                 automation,
@@ -281,21 +281,21 @@ impl Event {
                     ""
                 };
                 match (exit_code, error) {
-                    (Some(0), None) => format!("{automation}: finished task {}", short(task_id)),
+                    (Some(0), None) => format!("{automation}: finished task {}", short_id(task_id)),
                     (Some(code), None) => {
                         format!(
                             "{automation}: task {} FAILED: the agent exited with status {code}",
-                            short(task_id)
+                            short_id(task_id)
                         )
                     }
                     (_, Some(error)) => {
                         format!(
                             "{automation}: task {} FAILED: {error}{again}",
-                            short(task_id)
+                            short_id(task_id)
                         )
                     }
                     (None, None) => {
-                        format!("{automation}: task {} FAILED{again}", short(task_id))
+                        format!("{automation}: task {} FAILED{again}", short_id(task_id))
                     }
                 }
             }
@@ -305,7 +305,7 @@ impl Event {
                 values,
             } => format!(
                 "{automation}: skipped task {} {} (already handled)",
-                short(task_id),
+                short_id(task_id),
                 pairs_text(values)
             ),
             Event::TaskRendered {
@@ -317,7 +317,7 @@ impl Event {
                 let newline = if prompt.ends_with('\n') { "" } else { "\n" };
                 format!(
                     "{automation}: task {} {} would get this prompt:\n{prompt}{newline}---",
-                    short(task_id),
+                    short_id(task_id),
                     pairs_text(values)
                 )
             }
@@ -341,8 +341,13 @@ impl Event {
     }
 }
 
-/// The first 12 characters of a task id.
-fn short(task_id: &str) -> &str {
+/// A task id as people read it: its first 12 digits (as Git shortens commit ids), in
+/// human events, logs and forwarded output lines alike; the JSON events carry it whole.
+///
+/// ```
+/// assert_eq!(curupira_host::events::short_id(&"ab".repeat(32)), "abababababab");
+/// ```
+pub fn short_id(task_id: &str) -> &str {
     task_id.get(..12).unwrap_or(task_id)
 }
 

@@ -89,7 +89,7 @@ use crate::agent::{
 };
 use crate::config::{Automation, Config};
 use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
-use crate::events::{Event, EventWriter};
+use crate::events::{Event, EventWriter, short_id};
 use crate::journal::Journal;
 use crate::ledger::{self, AgentProcess, Change, Decision, LedgerError, Status, Writer};
 use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
@@ -1371,9 +1371,9 @@ impl Scheduler<'_> {
             }
             Decision::Wait(agent) => {
                 tracing::warn!(
-                    "automation `{name}`: task {id_text} was left running by a host that \
-                     died, and its agent (process group {}) is still alive; the task waits \
-                     for it to end",
+                    "automation `{name}`: task {} was left running by a host that died, and \
+                     its agent (process group {}) is still alive; the task waits for it to end",
+                    short_id(&id_text),
                     agent.pid
                 );
                 let run = &mut runs[index];
@@ -1762,7 +1762,7 @@ impl Scheduler<'_> {
         tracing::warn!(
             "automation `{}`: task {} {why}; it is not finished",
             run.automation.name,
-            task.id_text
+            short_id(&task.id_text)
         );
         run.ledger.release(&task.task_id);
         if let Some(round) = &mut run.round {
@@ -1926,7 +1926,7 @@ fn queue_requested(
                 "automation `{}`: the ledger's pairs of task {} cannot be read ({error}); \
                  it is not retried",
                 run.automation.name,
-                task.task_id
+                short_id(&task.task_id)
             );
             return;
         }
@@ -1937,7 +1937,7 @@ fn queue_requested(
             "automation `{}`: the ledger's pairs of task {} have another identity; it is \
              not retried",
             run.automation.name,
-            task.task_id
+            short_id(&task.task_id)
         );
         return;
     }

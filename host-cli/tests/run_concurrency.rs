@@ -249,6 +249,15 @@ fn a_hanging_agent_is_stopped_at_its_timeout() {
     let finished = run.events_named("task.finished");
     assert_eq!(finished[0]["reason"], "timeout", "{run:?}");
     assert!(finished[0]["duration_seconds"].as_f64().unwrap() >= 1.0);
+    // The log says which task, as people read it (its short id).
+    let short = &finished[0]["task_id"].as_str().unwrap()[..12];
+    assert!(
+        run.stderr.contains(&format!(
+            "automation `slow`: stopping the agent of task {short} (timeout): SIGTERM"
+        )),
+        "{}",
+        run.stderr
+    );
     // A timed-out agent ran: the task is finished (and failed).
     assert_eq!(project.read("tasks.jsonl.done").lines().count(), 1);
 }

@@ -3,6 +3,7 @@
 //! hook), so that the output of concurrent tasks stays readable.
 
 use super::pipes::{Chunk, Stream};
+use crate::events::short_id;
 
 /// The longest line held back waiting for its end: a longer one is forwarded in
 /// pieces of this many bytes, each on a line of its own.
@@ -11,15 +12,13 @@ pub(crate) const MAX_LINE: usize = 64 * 1024;
 /// `[<automation> <first 12 characters of the task id>] `, what every forwarded line
 /// of a task's agent starts with.
 pub(crate) fn prefix(automation: &str, task_id: &str) -> String {
-    let short = task_id.get(..12).unwrap_or(task_id);
-    format!("[{automation} {short}] ")
+    format!("[{automation} {}] ", short_id(task_id))
 }
 
 /// `[<automation> <first 12 characters of the task id> <hook>] `, what every forwarded
 /// line of a task's workspace hook starts with.
 pub(crate) fn hook_prefix(automation: &str, task_id: &str, hook: &str) -> String {
-    let short = task_id.get(..12).unwrap_or(task_id);
-    format!("[{automation} {short} {hook}] ")
+    format!("[{automation} {} {hook}] ", short_id(task_id))
 }
 
 /// A process's stdout and stderr on their way to the host's stderr

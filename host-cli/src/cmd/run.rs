@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use curupira_host::config::{Config, Loaded};
-use curupira_host::events::EventWriter;
+use curupira_host::events::{self, EventWriter};
 use curupira_host::format::Format;
 use curupira_host::ledger::{self, Ledger, WriterThread};
 use curupira_host::resolve::Plan;
@@ -168,9 +168,7 @@ fn some_tasks(tasks: &[(String, String)]) -> String {
     let mut listed = tasks
         .iter()
         .take(SHOWN)
-        .map(|(automation, task_id)| {
-            format!("{automation} {}", task_id.get(..12).unwrap_or(task_id))
-        })
+        .map(|(automation, task_id)| format!("{automation} {}", events::short_id(task_id)))
         .collect::<Vec<_>>()
         .join(", ");
     if tasks.len() > SHOWN {
