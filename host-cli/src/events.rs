@@ -376,10 +376,18 @@ fn pairs_text(values: &[Pair]) -> String {
 }
 
 /// Writes events to a stream and remembers whether any was a failure.
+///
+/// In the human format a round that did nothing (nothing polled, dispatched, skipped
+/// or failed) is shown once: the empty rounds of that automation after it are not,
+/// until one does something, so a run that waits for work for days does not print a
+/// line per interval. The JSON format has
+/// every event.
 pub struct EventWriter<W: Write> {
     out: W,
     format: Format,
     failed: bool,
+    /// Automations whose last round shown polled nothing (human format).
+    idle: std::collections::HashSet<String>,
 }
 
 impl<W: Write> EventWriter<W> {
@@ -389,15 +397,40 @@ impl<W: Write> EventWriter<W> {
             out,
             format,
             failed: false,
+            idle: std::collections::HashSet::new(),
         }
     }
 
-    /// Writes one event and flushes it, so a reader sees it at once.
+    /// Writes one event and flushes it, so a reader sees it at once (in the human
+    /// format, an empty round after an empty round is not written: see the type).
     pub fn emit(&mut self, event: &Event) -> io::Result<()> {
         self.failed |= event.is_failure();
         let line = match self.format {
             Format::Json => serde_json::to_string(event).map_err(io::Error::other)?,
-            Format::Human => event.human(),
+            Format::Human => {
+                if let Event::RoundFinished {
+                    automation,
+                    polled,
+                    dispatched,
+                    skipped,
+                    failed,
+                } = event
+                {
+                    let empty = [polled, dispatched, skipped, failed]
+                        .iter()
+                        .all(|n| **n == 0);
+                    let shown_idle = if empty {
+                        !self.idle.insert(automation.clone())
+                    } else {
+                        self.idle.remove(automation);
+                        false
+                    };
+                    if shown_idle {
+                        return Ok(());
+                    }
+                }
+                event.human()
+            }
         };
         writeln!(self.out, "{line}")?;
         self.out.flush()
@@ -496,6 +529,53 @@ mod tests {
             finished(Some(3), None).human(),
             "a: task id FAILED: the agent exited with status 3"
         );
+    }
+
+    #[test]
+    fn an_idle_automation_shows_one_empty_round_until_it_does_something() {
+        let round = |automation: &str, polled: u32, skipped: u32| Event::RoundFinished {
+            automation: automation.into(),
+            polled,
+            dispatched: polled,
+            skipped,
+            failed: 0,
+        };
+        let rounds = [
+            round("a", 0, 0),
+            round("a", 0, 0),
+            round("b", 0, 0),
+            round("a", 0, 0),
+            round("a", 2, 0),
+            round("a", 0, 0),
+            round("a", 0, 0),
+            round("a", 0, 1),
+            round("b", 0, 0),
+        ];
+        let mut human = EventWriter::new(Vec::new(), Format::Human);
+        let mut json = EventWriter::new(Vec::new(), Format::Json);
+        for event in &rounds {
+            human.emit(event).unwrap();
+            json.emit(event).unwrap();
+        }
+        let shown = String::from_utf8(human.into_inner()).unwrap();
+        let line = |automation: &str, polled: u32, skipped: u32| {
+            format!(
+                "{automation}: round finished: {polled} polled, {polled} dispatched, \
+                 {skipped} skipped, 0 failed"
+            )
+        };
+        assert_eq!(
+            shown.lines().collect::<Vec<_>>(),
+            [
+                line("a", 0, 0),
+                line("b", 0, 0),
+                line("a", 2, 0),
+                line("a", 0, 0),
+                line("a", 0, 1),
+            ]
+        );
+        let all = String::from_utf8(json.into_inner()).unwrap();
+        assert_eq!(all.lines().count(), rounds.len(), "JSON has every round");
     }
 
     #[test]
