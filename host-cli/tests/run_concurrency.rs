@@ -809,6 +809,11 @@ fn worktree_mode_outside_a_repository_and_a_crowded_shared_folder_are_reported()
         run.stdout
     );
     assert!(!run.stdout.contains("\"event\""), "{}", run.stdout);
+    let report: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(
+        report["diagnostics"][0]["path"], "/settings/workspace/mode",
+        "at the key that chose worktrees: {report}"
+    );
 
     project.write(
         "curupira.toml",

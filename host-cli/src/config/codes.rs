@@ -48,7 +48,7 @@ curupira_diagnostics::codes! {
         "An automation's agent program is not an executable file: not found on `PATH`, or (a path with `/`) not found relative to the config's folder, or not executable. Checked by `validate` and `run` before the first poll, so no item is handed over to an agent that cannot start; not by `run --dry-run`.";
     /// A worktree-mode automation, but no Git repository to make worktrees of.
     WORKTREE_UNAVAILABLE = "config/worktree-unavailable", Error,
-        "An automation runs its agents in Git worktrees (`[settings.workspace] mode = \"worktree\"`), but `git` cannot run or the config's folder is not inside a Git work tree. Checked by `validate` and `run` for worktree-mode automations only.";
+        "An automation runs its agents in Git worktrees (`[settings.workspace] mode = \"worktree\"`), but `git` cannot run or the config's folder is not inside a Git work tree. Checked by `validate` and `run` for worktree-mode automations only; reported once, at the `mode` key that chose worktrees.";
     /// A worktree-mode automation's `base` names no commit of the repository.
     UNKNOWN_BASE = "config/unknown-base", Error,
         "A worktree-mode automation's `base` (default `HEAD`) does not name a commit of the config's repository: a misspelt branch, tag or commit, or a repository with no commit yet. Checked by `validate`; `run` fails the automation before its first poll for the same reason.";

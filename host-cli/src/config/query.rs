@@ -199,7 +199,8 @@ impl Config {
 
     /// For the automations that `names` selects (every one when empty): a
     /// `config/worktree-unavailable` error, once, when one runs in worktree mode and
-    /// [`check_worktree_mode`](crate::workspace::check_worktree_mode) fails; and a
+    /// [`check_worktree_mode`](crate::workspace::check_worktree_mode) fails, located at
+    /// the `mode` that chose worktrees; and a
     /// `config/shared-workspace` warning for each that may run several agents at once
     /// in the shared folder.
     pub fn workspace_problems(&self, names: &[String]) -> Vec<Diagnostic> {
@@ -214,10 +215,13 @@ impl Config {
                 WorkspaceMode::Worktree if !worktree_checked => {
                     worktree_checked = true;
                     if let Err(reason) = crate::workspace::check_worktree_mode(&self.dir) {
+                        // At the `mode` that chose worktrees (the automation's own, or
+                        // `[settings.workspace]`'s).
+                        let mode = self.written_at(&automation.name, "workspace", "mode");
                         out.push(self.diagnostic(
                             Severity::Error,
                             codes::WORKTREE_UNAVAILABLE,
-                            &at,
+                            mode.as_ref().unwrap_or(&at),
                             format!(
                                 "automation `{}` runs its agents in Git worktrees, but {reason}",
                                 automation.name
