@@ -20,7 +20,8 @@
 //!   stays claimed while it runs or waits for a retry, so a poll that returns it again
 //!   meanwhile is a duplicate. When the task *finishes* (the agent ran: success or a
 //!   failure that retries did not cure) the identity is recorded for the rest of the
-//!   process. When it is *released* instead (its agent never started, or the host's
+//!   process, unless someone asks for it again (`curupira tasks retry`: *reopened*,
+//!   claimed anew). When it is *released* instead (its agent never started, or the host's
 //!   own shutdown interrupted it) the identity is forgotten: the item is not finished
 //!   and a later poll, or a later run, hands it over again.
 
@@ -286,6 +287,17 @@ impl<Id: Eq + Hash + Clone> Ledger<Id> {
         self.finished.insert(id.clone());
     }
 
+    /// A task finished earlier in this process is dispatched again because someone
+    /// asked for it (`curupira tasks retry`): claimed (in flight) anew. Whether it was
+    /// finished here.
+    pub fn reopen(&mut self, id: &Id) -> bool {
+        let was_finished = self.finished.remove(id);
+        if was_finished {
+            self.in_flight.insert(id.clone());
+        }
+        was_finished
+    }
+
     /// The task did not finish (never started, or interrupted by the host): forgotten,
     /// so a later poll hands it over again.
     pub fn release(&mut self, id: &Id) {
@@ -453,6 +465,19 @@ mod tests {
             Claim::New,
             "a released task is handed over again"
         );
+    }
+
+    #[test]
+    fn a_finished_task_asked_for_again_is_reopened_in_flight() {
+        let mut ledger = Ledger::new();
+        assert!(!ledger.reopen(&1), "never finished: nothing to reopen");
+        assert_eq!(ledger.claim(&1), Claim::New);
+        ledger.finish(&1);
+        assert!(ledger.reopen(&1));
+        assert_eq!(ledger.claim(&1), Claim::InFlight);
+        assert_eq!(ledger.in_flight(), 1);
+        ledger.finish(&1);
+        assert_eq!(ledger.claim(&1), Claim::Finished, "finished again");
     }
 
     #[test]

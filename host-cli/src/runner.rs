@@ -1911,8 +1911,9 @@ pub fn host_executable() -> io::Result<PathBuf> {
     std::env::current_exe()
 }
 
-/// Queues a task `tasks retry` asked for, unless this process has it in flight or
-/// finished already (then the request waits for the next run).
+/// Queues a task `tasks retry` asked for, also one this process finished already
+/// (asked for again); not one it has in flight (its attempts go on: the next one
+/// clears the request).
 fn queue_requested(
     run: &mut AutomationRun<'_>,
     round: &mut Round,
@@ -1941,8 +1942,14 @@ fn queue_requested(
         );
         return;
     }
-    if run.ledger.claim(&task_id) != Claim::New {
-        return;
+    match run.ledger.claim(&task_id) {
+        Claim::New => {}
+        // Asked for again by someone (the point of `tasks retry` on a running host).
+        Claim::Finished => {
+            run.ledger.reopen(&task_id);
+        }
+        // Its attempts go on; they are what was asked for.
+        Claim::InFlight => return,
     }
     round.outstanding += 1;
     run.pending.push_back(Pending {

@@ -326,6 +326,42 @@ fn an_interrupted_task_runs_again() {
     assert_eq!(status_of(&project, &id), Status::Succeeded);
 }
 
+/// `tasks retry` on a task the running host itself finished (failed): its next round
+/// dispatches it again, without a restart.
+#[test]
+fn a_running_host_dispatches_a_task_it_finished_again_when_asked() {
+    let project = queue_project(&["a"], "\n[settings.polling]\ninterval_seconds = 1\n");
+    project.write("agent-exit", "3");
+    let host = spawn(&project, "host", &["run", "--format", "json"]);
+    assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
+    let task_id = agent_log(&project)[0].1.clone();
+    let failed = || {
+        ledger(&project)
+            .find(&task_id, Some("q"), 2)
+            .is_ok_and(|rows| rows.len() == 1 && rows[0].status == Status::Failed)
+    };
+    assert!(wait_until(Duration::from_secs(20), failed));
+    fs::remove_file(project.path().join("agent-exit")).unwrap();
+
+    let retry = project.curupira(&["tasks", "retry", &task_id[..12]]);
+    assert_eq!(retry.code, Some(0), "{retry:?}");
+    assert!(
+        retry.stdout.contains("by the next round of a running host"),
+        "{}",
+        retry.stdout
+    );
+    let again = wait_until(Duration::from_secs(20), || starts(&project) == 2);
+    let succeeded = wait_until(Duration::from_secs(20), || {
+        status_of(&project, &task_id) == Status::Succeeded
+    });
+    signal(host.id(), "TERM");
+    let _ = finish(host, Duration::from_secs(20));
+    assert!(again, "dispatched again by the running host");
+    assert!(succeeded, "{:?}", status_of(&project, &task_id));
+    let started = named(&events(&project, "host"), "task.started").len();
+    assert_eq!(started, 2, "once, then once more when asked");
+}
+
 #[test]
 fn a_corrupt_ledger_is_refused_with_its_name() {
     let project = queue_project(&["a"], "");

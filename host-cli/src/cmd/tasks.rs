@@ -5,9 +5,9 @@
 //! - `list [--automation A] [--status S] [--limit N]`: the most recently changed tasks
 //!   first, at most `--limit` (default 50).
 //! - `show ID`: one task with everything the ledger holds.
-//! - `retry ID | --failed`: the next `run` dispatches the task (every failed task)
-//!   again from its stored pairs, through the normal path (`onStarted`, the agent,
-//!   `onFinished`).
+//! - `retry ID | --failed`: the next round of a running host, or else the next `run`,
+//!   dispatches the task (every failed task) again from its stored pairs, through the
+//!   normal path (`onStarted`, the agent, `onFinished`).
 //! - `forget ID | --automation A`: deletes the task (every task of A), so the
 //!   extension's next poll that returns it dispatches it again.
 //!
@@ -251,10 +251,11 @@ fn retry(args: RetryArgs) -> anyhow::Result<ExitCode> {
     let message = match (&args.id, keys.first()) {
         (Some(_), Some((automation, task_id))) => format!(
             "task {task_id} of automation `{automation}` will be dispatched again by the next \
-             `curupira run`\n"
+             round of a running host, or else the next `curupira run`\n"
         ),
         _ => format!(
-            "{changed} failed task(s) will be dispatched again by the next `curupira run`\n"
+            "{changed} failed task(s) will be dispatched again by the next round of a running \
+             host, or else the next `curupira run`\n"
         ),
     };
     write_out(&message)?;
