@@ -1165,6 +1165,10 @@ impl Scheduler<'_> {
 
     fn start_due_rounds(&mut self, runs: &mut [AutomationRun<'_>]) {
         let now = Instant::now();
+        // Retry requests are read once this process's own changes are committed: the
+        // attempt of a request taken up clears it, and a request read before that
+        // commit would run the task again.
+        let mut own_changes_committed = false;
         for run in runs.iter_mut() {
             if !run.active || run.round.is_some() {
                 continue;
@@ -1184,6 +1188,11 @@ impl Scheduler<'_> {
                 if !self.options.dry_run
                     && let Some(ledger) = &self.options.ledger
                 {
+                    if !own_changes_committed && let Some(writer) = &self.writer {
+                        // A failed write stops the run; nothing is read from it here.
+                        let _ = writer.wait(writer.last_issued());
+                        own_changes_committed = true;
+                    }
                     let requested = ledger
                         .reader
                         .lock()

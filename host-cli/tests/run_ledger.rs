@@ -362,6 +362,38 @@ fn a_running_host_dispatches_a_task_it_finished_again_when_asked() {
     assert_eq!(started, 2, "once, then once more when asked");
 }
 
+/// A retry request is taken up once, even by a host that starts its next round at once
+/// (`interval_seconds = 0`) and whose retried task ends within the ledger writer's
+/// pause: the request is read only once this host's own changes (the attempt that
+/// cleared it) are committed.
+#[test]
+fn a_retry_request_is_taken_up_once_by_a_host_that_never_pauses() {
+    // A quick agent (one `sh`), so the retried attempt ends within the writer's pause.
+    let project = one_item_project(
+        "[settings.polling]\ninterval_seconds = 0\n\n\
+         [settings.agent]\ncommand = [\"sh\", \"-c\", \
+         \"echo \\\"start $CURUPIRA_TASK_ID $$\\\" >> agent.log; test ! -e agent-exit\"]",
+    );
+    project.write("agent-exit", "");
+    let host = spawn(&project, "host", &["run", "--format", "json"]);
+    assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
+    let task_id = agent_log(&project)[0].1.clone();
+    assert!(wait_until(Duration::from_secs(20), || {
+        ledger(&project)
+            .find(&task_id, Some("q"), 2)
+            .is_ok_and(|rows| rows.len() == 1 && rows[0].status == Status::Failed)
+    }));
+    fs::remove_file(project.path().join("agent-exit")).unwrap();
+    let retry = project.curupira(&["tasks", "retry", &task_id[..12]]);
+    assert_eq!(retry.code, Some(0), "{retry:?}");
+    assert!(wait_until(Duration::from_secs(20), || starts(&project) >= 2));
+    // Rounds go on back to back meanwhile.
+    thread::sleep(Duration::from_millis(1500));
+    signal(host.id(), "TERM");
+    let _ = finish(host, Duration::from_secs(20));
+    assert_eq!(starts(&project), 2, "{:?}", agent_log(&project));
+}
+
 #[test]
 fn a_corrupt_ledger_is_refused_with_its_name() {
     let project = queue_project(&["a"], "");
