@@ -49,8 +49,8 @@
 //! | `Stalled` | `stalled` | it wrote no byte for [`AgentLimits::stall`] and was stopped | yes (failed) |
 //! | `Signal` | `signal` | a signal from elsewhere killed it (an OOM kill) | yes (failed) |
 //! | `SpawnFailed` | `spawn-failed` | it could not start: not found, not executable, fork failure | no |
-//! | `Interrupted` | `interrupted` | the host's own shutdown stopped it (a second SIGINT/SIGTERM) | no |
-//! | `HookFailed` | `hook-failed` | never returned here: a worktree hook failed (the caller's) | yes (failed) |
+//! | `Interrupted` | `interrupted` | the host's own shutdown stopped it (a second SIGINT/SIGTERM), or the `after_create`/`before_run` hook before it (the caller's) | no |
+//! | `HookFailed` | `hook-failed` | never returned here: an `after_create` or `before_run` hook failed or timed out (the caller's) | yes (failed) |
 //! | `WorkspaceFailed` | `workspace-failed` | never returned here: the task's workspace could not be prepared, so the agent did not start (the caller's) | no |
 //!
 //! "Finishes the task" ([`AttemptOutcome::finishes_task`]) is what the caller needs: a

@@ -96,7 +96,7 @@ use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
 use crate::stop::Stop;
 use crate::watchdog::{Label, RUN_VAR, SpawnWindow, Watch};
 use crate::workspace::{
-    ExpectedAdd, Finished, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode,
+    ExpectedAdd, Finished, HookError, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode,
     WorkspaceSpec, Workspaces, expect_add,
 };
 
@@ -1830,7 +1830,14 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
         },
     };
 
-    let hook_failed = |error: String| EndReason::HookFailed { error };
+    // A hook the host's own shutdown killed did not fail: the task is interrupted (not
+    // finished, handed over again later), as when the shutdown kills an agent.
+    let hook_failed = |error: HookError| match error {
+        HookError::Stopped { .. } => EndReason::Interrupted,
+        error => EndReason::HookFailed {
+            error: error.to_string(),
+        },
+    };
     if task.workspace.is_none() {
         let prepared = spec.workspaces.prepare(&spec.automation, &task.id_text);
         // Removals waiting for this add may go now.
@@ -1851,7 +1858,7 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
                 let created = workspace.run_hook(HookKind::AfterCreate);
                 task.workspace = Some(workspace);
                 if let Err(error) = created {
-                    return failed(task, hook_failed(error.to_string()));
+                    return failed(task, hook_failed(error));
                 }
             }
             Err(error) => {
@@ -1869,7 +1876,7 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
         return failed(task, reason);
     };
     if let Err(error) = workspace.run_hook(HookKind::BeforeRun) {
-        return failed(task, hook_failed(error.to_string()));
+        return failed(task, hook_failed(error));
     }
     let outcome = run_attempt_observed(
         &AgentRun {

@@ -469,6 +469,48 @@ fn a_second_sigint_kills_every_agent_and_finishes_nothing() {
     assert_eq!(again.events_named("task.rendered").len(), 3, "{again:?}");
 }
 
+/// A hook the host's second SIGINT kills did not fail: its task is interrupted like
+/// one whose agent was killed (no `task.finished`, not done for the queue, handed over
+/// again), not finished as `hook-failed`, which would lose it.
+#[test]
+fn a_second_sigint_during_before_run_hooks_finishes_nothing() {
+    let project = Project::new();
+    project.write("tasks.jsonl", &queue(2));
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\ncommand = [\"sh\", \"-c\", \"echo ran >> ran\"]\n\
+             max_concurrent = 2\n\n\
+             [settings.workspace]\nhooks = {{ before_run = \"echo $$ >> pids; sleep 30\" }}\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+            automation("work", "tasks.jsonl", "polling = { batch_size = 2 }")
+        ),
+    );
+    let (child, pids) = run_until_agents_started(&project, 2);
+    signal(child.id(), "INT");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    signal(child.id(), "INT");
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        stdout.matches("\"event\":\"task.finished\"").count(),
+        0,
+        "{stdout}"
+    );
+    assert!(!project.path().join("ran").exists(), "no agent started");
+    assert!(
+        !project.path().join("tasks.jsonl.done").exists()
+            || project.read("tasks.jsonl.done").is_empty(),
+        "not done for the queue"
+    );
+    for pid in pids {
+        assert!(!group_alive(pid), "the group of hook {pid} is gone");
+    }
+    let again = project.curupira(&["run", "--once", "--dry-run", "--format", "json"]);
+    assert_eq!(again.events_named("task.rendered").len(), 2, "{again:?}");
+}
+
 fn git(project: &Project, args: &[&str]) -> String {
     let output = std::process::Command::new("git")
         .args(args)
