@@ -114,9 +114,6 @@ pub(crate) mod pipes;
 /// The grace between SIGTERM and SIGKILL when nothing else is configured.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(10);
 
-/// The stop count from which a running attempt is interrupted.
-const FORCED_STOP: usize = 2;
-
 /// `PATH` when the host has none: the system default of `execvp` (glibc's
 /// `_CS_PATH`).
 const DEFAULT_PATH: &str = "/bin:/usr/bin";
@@ -339,7 +336,7 @@ pub fn run_attempt_observed(
     observer: Option<&dyn AgentObserver>,
 ) -> AttemptOutcome {
     let started = Instant::now();
-    let reason = if stop.count() >= FORCED_STOP {
+    let reason = if stop.forced() {
         EndReason::Interrupted
     } else {
         let window = SpawnWindow::open();
@@ -679,7 +676,7 @@ fn expired(
     last_byte: Instant,
     now: Instant,
 ) -> Option<EndReason> {
-    if stop.count() >= FORCED_STOP {
+    if stop.forced() {
         return Some(EndReason::Interrupted);
     }
     if let Some(limit) = limits.timeout.filter(|limit| running_for >= *limit) {

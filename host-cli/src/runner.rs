@@ -1838,6 +1838,11 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
             error: error.to_string(),
         },
     };
+    // Nothing of a task starts once the host was told to stop a second time: no
+    // worktree, no hook (one could take minutes), no agent.
+    if spec.stop.forced() {
+        return failed(task, EndReason::Interrupted);
+    }
     if task.workspace.is_none() {
         let prepared = spec.workspaces.prepare(&spec.automation, &task.id_text);
         // Removals waiting for this add may go now.
@@ -1854,6 +1859,10 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
                         branch: workspace.branch().unwrap_or_default().to_owned(),
                         reused: origin == Origin::Reused,
                     });
+                }
+                if spec.stop.forced() {
+                    task.workspace = Some(workspace);
+                    return failed(task, EndReason::Interrupted);
                 }
                 let created = workspace.run_hook(HookKind::AfterCreate);
                 task.workspace = Some(workspace);
@@ -1875,6 +1884,9 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
         };
         return failed(task, reason);
     };
+    if spec.stop.forced() {
+        return failed(task, EndReason::Interrupted);
+    }
     if let Err(error) = workspace.run_hook(HookKind::BeforeRun) {
         return failed(task, hook_failed(error));
     }

@@ -69,4 +69,13 @@ impl Stop {
     pub fn requested(&self) -> bool {
         self.count() > 0
     }
+
+    /// Whether a second stop was requested: running agents and hooks are stopped, and
+    /// nothing of a task starts any more.
+    pub fn forced(&self) -> bool {
+        self.count() >= FORCED
+    }
 }
+
+/// The stop request from which the run stops what runs instead of waiting for it.
+const FORCED: usize = 2;

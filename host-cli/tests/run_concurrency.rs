@@ -511,6 +511,62 @@ fn a_second_sigint_during_before_run_hooks_finishes_nothing() {
     assert_eq!(again.events_named("task.rendered").len(), 2, "{again:?}");
 }
 
+/// Once the host was told to stop a second time, nothing more of a task starts: a task
+/// whose worktree was still being made gets no `after_create` hook (which could take
+/// minutes), no `before_run`, no agent; it is interrupted, handed over again later.
+#[test]
+fn after_a_second_sigint_no_hook_of_a_task_starts() {
+    let project = repository_project();
+    project.write("tasks.jsonl", &queue(1));
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\ncommand = [\"sh\", \"-c\", \"echo ran >> ../../../../ran\"]\n\n\
+             [settings.workspace]\nmode = \"worktree\"\n\
+             hooks = {{ after_create = \"echo created >> ../../../../hooks-ran\", \
+             before_run = \"echo before >> ../../../../hooks-ran\" }}\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+            automation("fix", "tasks.jsonl", "")
+        ),
+    );
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    // `git worktree add` runs this: the worktree takes 2 s to make, and says when it
+    // started.
+    let hook = project.path().join(".git/hooks/post-checkout");
+    project.write(
+        ".git/hooks/post-checkout",
+        &format!(
+            "#!/bin/sh\necho $$ >> '{}'\nsleep 2\n",
+            project.path().join("pids").display()
+        ),
+    );
+    make_executable(&hook);
+    let (child, _) = run_until_agents_started(&project, 1);
+    signal(child.id(), "INT");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    signal(child.id(), "INT");
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        !project.path().join("hooks-ran").exists(),
+        "hooks ran: {}",
+        project.read("hooks-ran")
+    );
+    assert!(!project.path().join("ran").exists(), "the agent ran");
+    assert_eq!(
+        stdout.matches("\"event\":\"task.finished\"").count(),
+        0,
+        "{stdout}"
+    );
+    assert!(
+        !project.path().join("tasks.jsonl.done").exists()
+            || project.read("tasks.jsonl.done").is_empty(),
+        "not done for the queue"
+    );
+}
+
 fn git(project: &Project, args: &[&str]) -> String {
     let output = std::process::Command::new("git")
         .args(args)
