@@ -47,9 +47,9 @@
 //! | `Exit` | `exit` | the agent exited; it succeeded iff the status is 0 | yes |
 //! | `Timeout` | `timeout` | it ran for [`AgentLimits::timeout`] and was stopped | yes (failed) |
 //! | `Stalled` | `stalled` | it wrote no byte for [`AgentLimits::stall`] and was stopped | yes (failed) |
-//! | `Signal` | `signal` | a signal from elsewhere killed it (an OOM kill) | yes (failed) |
+//! | `Signal` | `signal` | a signal from elsewhere killed it (an OOM kill); not a stop signal while the host is stopping (then `Interrupted`) | yes (failed) |
 //! | `SpawnFailed` | `spawn-failed` | it could not start: not found, not executable, fork failure | no |
-//! | `Interrupted` | `interrupted` | the host's own shutdown stopped it (a second SIGINT/SIGTERM), or the `after_create`/`before_run` hook before it (the caller's) | no |
+//! | `Interrupted` | `interrupted` | the host's own shutdown stopped it (a second SIGINT/SIGTERM), or a stop signal ended it while the host was stopping (a service manager signalling every process), or the `after_create`/`before_run` hook before it (the caller's) | no |
 //! | `HookFailed` | `hook-failed` | never returned here: an `after_create` or `before_run` hook failed or timed out (the caller's) | yes (failed) |
 //! | `WorkspaceFailed` | `workspace-failed` | never returned here: the task's workspace could not be prepared, so the agent did not start (the caller's) | no |
 //!
@@ -580,7 +580,7 @@ fn supervise(
         };
         match status {
             Ok(Some(status)) => {
-                break stopping.map_or_else(|| ended(status), |(reason, _)| reason);
+                break stopping.map_or_else(|| ended_while(status, stop), |(reason, _)| reason);
             }
             Ok(None) => {}
             Err(err) => {
@@ -716,6 +716,39 @@ fn ended(status: ExitStatus) -> EndReason {
         signal: signal_of(status),
     }
 }
+
+/// The signals that stop a service (and the `128 + signal` exit statuses a program
+/// that catches one conventionally ends with): SIGHUP, SIGINT, SIGTERM.
+const STOP_SIGNALS: [i32; 3] = [1, 2, 15];
+
+/// [`ended`], but an agent that a stop signal ended while the host itself is stopping
+/// was stopped by the same shutdown, not by a failure: interrupted (not finished,
+/// handed over again). A service manager signals every process of the service at once
+/// (systemd's default `KillMode=control-group`), and a terminal may signal a whole
+/// session: without this, every task running at a `systemctl stop` would be finished
+/// as failed, lost to its queue.
+fn ended_while(status: ExitStatus, stop: &Stop) -> EndReason {
+    let reason = ended(status);
+    let stop_signal = match &reason {
+        EndReason::Signal {
+            signal: Some(signal),
+        } => STOP_SIGNALS.contains(signal),
+        EndReason::Exit { code } => STOP_SIGNALS.iter().any(|signal| 128 + signal == *code),
+        _ => false,
+    };
+    // The host's own signal may be counted a moment after the agent's death is seen
+    // (another thread counts it; a service manager sends them in some order): a short
+    // wait, on this path only.
+    if stop_signal && stop.requested_within(STOP_SIGNAL_WAIT) {
+        EndReason::Interrupted
+    } else {
+        reason
+    }
+}
+
+/// How long an agent ended by a stop signal waits for the host's own stop request
+/// before it counts as a failed attempt ([`ended_while`]).
+const STOP_SIGNAL_WAIT: Duration = Duration::from_millis(500);
 
 /// The signal that killed a process.
 #[cfg(unix)]

@@ -5,8 +5,8 @@
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-#[cfg(unix)]
 use std::thread;
+use std::time::{Duration, Instant};
 
 /// Counts stop signals (SIGINT, SIGTERM) or programmatic stop requests.
 #[derive(Debug, Clone, Default)]
@@ -70,6 +70,20 @@ impl Stop {
         self.count() > 0
     }
 
+    /// Whether a stop was requested, or is within `limit` (checked every few
+    /// milliseconds): for what the same shutdown may reach before its signal is
+    /// counted.
+    pub fn requested_within(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        while !self.requested() {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
     /// Whether a second stop was requested: running agents and hooks are stopped, and
     /// nothing of a task starts any more.
     pub fn forced(&self) -> bool {
@@ -79,3 +93,26 @@ impl Stop {
 
 /// The stop request from which the run stops what runs instead of waiting for it.
 const FORCED: usize = 2;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_made_meanwhile_is_seen_within_the_limit() {
+        let stop = Stop::new();
+        assert!(!stop.requested_within(Duration::from_millis(30)));
+        let later = stop.clone();
+        let requester = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(50));
+            later.request();
+        });
+        let started = Instant::now();
+        assert!(stop.requested_within(Duration::from_secs(10)));
+        assert!(started.elapsed() < Duration::from_secs(5));
+        requester.join().unwrap();
+        assert!(!stop.forced());
+        stop.request();
+        assert!(stop.forced(), "the second request");
+    }
+}

@@ -360,6 +360,15 @@ fn signal(pid: u32, name: &str) {
     assert!(status.success());
 }
 
+/// Sends signal `name` to every process of the group `pgid`.
+fn signal_group(pgid: i32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([format!("-{name}"), "--".to_owned(), format!("-{pgid}")])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 /// Whether a live process is left in the process group `pgid` (from `/proc`; a zombie
 /// is dead, waiting for whoever adopted it to reap it).
 fn group_alive(pgid: i32) -> bool {
@@ -564,6 +573,59 @@ fn after_a_second_sigint_no_hook_of_a_task_starts() {
         !project.path().join("tasks.jsonl.done").exists()
             || project.read("tasks.jsonl.done").is_empty(),
         "not done for the queue"
+    );
+}
+
+/// A service manager stops a service by signalling all its processes at once
+/// (systemd's default `KillMode=control-group`): the host gets SIGTERM and so do its
+/// agents. An agent a stop signal ended while the host is stopping was stopped by that
+/// shutdown: interrupted, handed over again, not finished as failed (lost to the
+/// queue). Without a stop of the host, the same signal is a failed attempt.
+#[test]
+fn agents_signalled_with_their_stopping_host_are_interrupted_not_failed() {
+    let project = Project::new();
+    project.write("tasks.jsonl", &queue(2));
+    project.write(
+        "curupira.toml",
+        &config_with_agent(
+            "command = [\"sh\", \"-c\", \"cat >/dev/null; echo $$ >> pids; sleep 30\"]\n\
+             max_concurrent = 2",
+            &automation("work", "tasks.jsonl", "polling = { batch_size = 2 }"),
+        ),
+    );
+    let (child, pids) = run_until_agents_started(&project, 2);
+    // The agents first, the host last: the order least kind to the host.
+    for pid in &pids {
+        signal_group(*pid, "TERM");
+    }
+    signal(child.id(), "TERM");
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        stdout.matches("\"event\":\"task.finished\"").count(),
+        0,
+        "{stdout}"
+    );
+    assert!(
+        !project.path().join("tasks.jsonl.done").exists()
+            || project.read("tasks.jsonl.done").is_empty(),
+        "not done for the queue"
+    );
+    let again = project.curupira(&["run", "--once", "--dry-run", "--format", "json"]);
+    assert_eq!(again.events_named("task.rendered").len(), 2, "{again:?}");
+
+    // The host not stopping: the same signal fails the attempt.
+    std::fs::remove_file(project.path().join("pids")).unwrap();
+    let (child, pids) = run_until_agents_started(&project, 2);
+    for pid in &pids {
+        signal_group(*pid, "TERM");
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        stdout.matches("\"reason\":\"signal\"").count(),
+        2,
+        "{stdout}"
     );
 }
 
