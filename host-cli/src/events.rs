@@ -9,6 +9,7 @@
 //! | `task.started` | `task_id`, `values`, `attempt`, `workspace` | each attempt; `trigger/onStarted` before the first |
 //! | `task.retrying` | `task_id`, `attempt`, `delay_seconds`, `reason` | an attempt failed and `retries` allows another, after `delay_seconds` |
 //! | `task.finished` | `task_id`, `values`, `exit_code`, `error`?, `reason`, `duration_seconds` | after the last attempt and `trigger/onFinished` (not sent for `spawn-failed` and `workspace-failed`: the agent never started, the task is reported, not finished) |
+//! | `task.interrupted` | `task_id`, `values`, `reason` | a started task will not finish in this process: the host's shutdown stopped it or its wait for a retry (`shutdown`), or the task ledger could not be written (`ledger-failed`); no `trigger/onFinished`, so a later run hands it over again |
 //! | `workspace.created` | `task_id`, `workspace`, `branch`, `reused` | worktree mode: the task's worktree was made (or an earlier run's taken up); printed then, after `task.started`, while its hooks and agent run |
 //! | `workspace.removed` | `task_id`, `workspace` | worktree mode: removed after the task, per `cleanup` (the branch stays) |
 //! | `task.skipped` | `task_id`, `values` | a poll returned an identity this automation already handled: in this process, or (with the durable ledger) finished in an earlier one |
@@ -72,6 +73,20 @@ pub enum Event {
         /// Why it has no exit status, or why the agent could not run.
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+    },
+    /// A started task will not finish in this process (no `trigger/onFinished`): a
+    /// later run hands it over again.
+    #[serde(rename = "task.interrupted")]
+    TaskInterrupted {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The item's pairs.
+        values: Vec<Pair>,
+        /// Why: `shutdown` (the host's own shutdown stopped its agent, its hook or its
+        /// wait for a retry) or `ledger-failed` (the task ledger could not be written).
+        reason: String,
     },
     /// A task ended: the agent exited and `trigger/onFinished` was sent.
     #[serde(rename = "task.finished")]
@@ -197,6 +212,7 @@ impl Event {
             | Event::WorkspaceCreated { .. }
             | Event::WorkspaceRemoved { .. }
             | Event::TaskSkipped { .. }
+            | Event::TaskInterrupted { .. }
             | Event::TaskRendered { .. }
             | Event::RoundFinished { .. } => false,
         }
@@ -298,6 +314,22 @@ impl Event {
                         format!("{automation}: task {} FAILED{again}", short_id(task_id))
                     }
                 }
+            }
+            Event::TaskInterrupted {
+                automation,
+                task_id,
+                reason,
+                ..
+            } => {
+                let why = match reason.as_str() {
+                    "shutdown" => "interrupted by the host's shutdown",
+                    "ledger-failed" => "interrupted: the task ledger could not be written",
+                    other => other,
+                };
+                format!(
+                    "{automation}: task {} {why}; not finished: a later run hands it over again",
+                    short_id(task_id)
+                )
             }
             Event::TaskSkipped {
                 automation,
@@ -576,6 +608,29 @@ mod tests {
         );
         let all = String::from_utf8(json.into_inner()).unwrap();
         assert_eq!(all.lines().count(), rounds.len(), "JSON has every round");
+    }
+
+    #[test]
+    fn an_interrupted_task_says_it_is_not_finished() {
+        let interrupted = |reason: &str| Event::TaskInterrupted {
+            automation: "fix".into(),
+            task_id: "0123456789abcdef".into(),
+            values: vec![Pair::new("n", "1")],
+            reason: reason.into(),
+        };
+        assert_eq!(
+            interrupted("shutdown").human(),
+            "fix: task 0123456789ab interrupted by the host's shutdown; not finished: a later \
+             run hands it over again"
+        );
+        assert!(
+            !interrupted("shutdown").is_failure(),
+            "not a failure of the task"
+        );
+        let json = serde_json::to_value(interrupted("ledger-failed")).unwrap();
+        assert_eq!(json["event"], "task.interrupted");
+        assert_eq!(json["reason"], "ledger-failed");
+        assert_eq!(json["values"][0]["key"], "n");
     }
 
     #[test]

@@ -1061,7 +1061,7 @@ impl Scheduler<'_> {
             if self.stopping() {
                 // No new poll, no new attempt: what waits for a retry is interrupted.
                 for (_, task) in self.retries.drain() {
-                    self.interrupted(task, runs);
+                    self.interrupted(task, runs, events)?;
                 }
                 for run in runs.iter_mut() {
                     if let Some(round) = &mut run.round {
@@ -1595,7 +1595,7 @@ impl Scheduler<'_> {
         let policy = run.automation.agent_policy;
         if outcome.reason == EndReason::Interrupted {
             // Killed by the host's own shutdown: not finished, handed over again later.
-            self.interrupted(task, runs);
+            self.interrupted(task, runs, events)?;
             return Ok(());
         }
         if !outcome.succeeded() && task.attempt <= policy.retries && !self.stop.requested() {
@@ -1759,24 +1759,30 @@ impl Scheduler<'_> {
 
     /// A task that will not finish in this process: no `onFinished`, its identity
     /// forgotten, so a later poll (or run) hands it over again.
-    fn interrupted(&mut self, task: Task, runs: &mut [AutomationRun<'_>]) {
+    fn interrupted(
+        &mut self,
+        task: Task,
+        runs: &mut [AutomationRun<'_>],
+        events: &mut Journal<'_>,
+    ) -> io::Result<()> {
         let name = runs[task.run].automation.name.clone();
         self.record_end(&name, &task, Status::Interrupted, None, "interrupted");
         let run = &mut runs[task.run];
-        let why = if self.writer.as_ref().is_some_and(Writer::failed) {
-            "not started: the task ledger could not be written"
+        let reason = if self.writer.as_ref().is_some_and(Writer::failed) {
+            "ledger-failed"
         } else {
-            "interrupted by the host's shutdown"
+            "shutdown"
         };
-        tracing::warn!(
-            "automation `{}`: task {} {why}; it is not finished",
-            run.automation.name,
-            short_id(&task.id_text)
-        );
         run.ledger.release(&task.task_id);
         if let Some(round) = &mut run.round {
             round.outstanding = round.outstanding.saturating_sub(1);
         }
+        events.emit(Event::TaskInterrupted {
+            automation: name,
+            task_id: task.id_text,
+            values: task.pairs,
+            reason: reason.to_owned(),
+        })
     }
 
     fn close_finished_rounds(

@@ -463,6 +463,16 @@ fn a_second_sigint_kills_every_agent_and_finishes_nothing() {
         0,
         "{stdout}"
     );
+    assert_eq!(
+        stdout.matches("\"event\":\"task.interrupted\"").count(),
+        3,
+        "each said so: {stdout}"
+    );
+    assert_eq!(
+        stdout.matches("\"reason\":\"shutdown\"").count(),
+        3,
+        "{stdout}"
+    );
     // Interrupted tasks are not finished: local-queue hands them over next time.
     assert!(
         !project.path().join("tasks.jsonl.done").exists()
@@ -508,6 +518,11 @@ fn a_second_sigint_during_before_run_hooks_finishes_nothing() {
         "{stdout}"
     );
     assert!(!project.path().join("ran").exists(), "no agent started");
+    assert_eq!(
+        stdout.matches("\"event\":\"task.interrupted\"").count(),
+        2,
+        "{stdout}"
+    );
     assert!(
         !project.path().join("tasks.jsonl.done").exists()
             || project.read("tasks.jsonl.done").is_empty(),
@@ -610,6 +625,11 @@ fn agents_signalled_with_their_stopping_host_are_interrupted_not_failed() {
         !project.path().join("tasks.jsonl.done").exists()
             || project.read("tasks.jsonl.done").is_empty(),
         "not done for the queue"
+    );
+    assert_eq!(
+        stdout.matches("\"event\":\"task.interrupted\"").count(),
+        2,
+        "{stdout}"
     );
     let again = project.curupira(&["run", "--once", "--dry-run", "--format", "json"]);
     assert_eq!(again.events_named("task.rendered").len(), 2, "{again:?}");
