@@ -406,9 +406,15 @@ kill_grace_seconds = 1"#,
 }
 
 fn config_with_agent(agent: &str, automations: &str) -> String {
+    config_with_workspace(agent, "", automations)
+}
+
+/// [`config_with_agent`] with a `[settings.workspace]` table of `workspace`.
+fn config_with_workspace(agent: &str, workspace: &str, automations: &str) -> String {
     format!(
         "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
          [settings.agent]\n{agent}\n\n\
+         [settings.workspace]\n{workspace}\n\n\
          [extensions.local]\nbuiltin = \"local-queue\"\n\n{automations}"
     )
 }
@@ -458,25 +464,12 @@ fn a_second_sigint_kills_every_agent_and_finishes_nothing() {
         !project.path().join("finished").exists(),
         "no agent finished its work"
     );
-    assert_eq!(
-        stdout.matches("\"event\":\"task.finished\"").count(),
-        0,
-        "{stdout}"
-    );
-    assert_eq!(
-        stdout.matches("\"event\":\"task.interrupted\"").count(),
-        3,
-        "each said so: {stdout}"
-    );
+    // Interrupted tasks are not finished: local-queue hands them over next time.
+    assert_interrupted_not_finished(&project, &stdout, 3);
     assert_eq!(
         stdout.matches("\"reason\":\"shutdown\"").count(),
         3,
         "{stdout}"
-    );
-    // Interrupted tasks are not finished: local-queue hands them over next time.
-    assert!(
-        !project.path().join("tasks.jsonl.done").exists()
-            || project.read("tasks.jsonl.done").is_empty()
     );
     for pid in pids {
         assert!(
@@ -497,13 +490,10 @@ fn a_second_sigint_during_before_run_hooks_finishes_nothing() {
     project.write("tasks.jsonl", &queue(2));
     project.write(
         "curupira.toml",
-        &format!(
-            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-             [settings.agent]\ncommand = [\"sh\", \"-c\", \"echo ran >> ran\"]\n\
-             max_concurrent = 2\n\n\
-             [settings.workspace]\nhooks = {{ before_run = \"echo $$ >> pids; sleep 30\" }}\n\n\
-             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
-            automation("work", "tasks.jsonl", "polling = { batch_size = 2 }")
+        &config_with_workspace(
+            "command = [\"sh\", \"-c\", \"echo ran >> ran\"]\nmax_concurrent = 2",
+            "hooks = { before_run = \"echo $$ >> pids; sleep 30\" }",
+            &automation("work", "tasks.jsonl", "polling = { batch_size = 2 }"),
         ),
     );
     let (child, pids) = run_until_agents_started(&project, 2);
@@ -512,22 +502,8 @@ fn a_second_sigint_during_before_run_hooks_finishes_nothing() {
     signal(child.id(), "INT");
     let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(
-        stdout.matches("\"event\":\"task.finished\"").count(),
-        0,
-        "{stdout}"
-    );
     assert!(!project.path().join("ran").exists(), "no agent started");
-    assert_eq!(
-        stdout.matches("\"event\":\"task.interrupted\"").count(),
-        2,
-        "{stdout}"
-    );
-    assert!(
-        !project.path().join("tasks.jsonl.done").exists()
-            || project.read("tasks.jsonl.done").is_empty(),
-        "not done for the queue"
-    );
+    assert_interrupted_not_finished(&project, &stdout, 2);
     for pid in pids {
         assert!(!group_alive(pid), "the group of hook {pid} is gone");
     }
@@ -544,14 +520,12 @@ fn after_a_second_sigint_no_hook_of_a_task_starts() {
     project.write("tasks.jsonl", &queue(1));
     project.write(
         "curupira.toml",
-        &format!(
-            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-             [settings.agent]\ncommand = [\"sh\", \"-c\", \"echo ran >> ../../../../ran\"]\n\n\
-             [settings.workspace]\nmode = \"worktree\"\n\
-             hooks = {{ after_create = \"echo created >> ../../../../hooks-ran\", \
-             before_run = \"echo before >> ../../../../hooks-ran\" }}\n\n\
-             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
-            automation("fix", "tasks.jsonl", "")
+        &config_with_workspace(
+            "command = [\"sh\", \"-c\", \"echo ran >> ../../../../ran\"]",
+            "mode = \"worktree\"\n\
+             hooks = { after_create = \"echo created >> ../../../../hooks-ran\", \
+             before_run = \"echo before >> ../../../../hooks-ran\" }",
+            &automation("fix", "tasks.jsonl", ""),
         ),
     );
     git(&project, &["add", "-A"]);
@@ -579,16 +553,7 @@ fn after_a_second_sigint_no_hook_of_a_task_starts() {
         project.read("hooks-ran")
     );
     assert!(!project.path().join("ran").exists(), "the agent ran");
-    assert_eq!(
-        stdout.matches("\"event\":\"task.finished\"").count(),
-        0,
-        "{stdout}"
-    );
-    assert!(
-        !project.path().join("tasks.jsonl.done").exists()
-            || project.read("tasks.jsonl.done").is_empty(),
-        "not done for the queue"
-    );
+    assert_interrupted_not_finished(&project, &stdout, 1);
 }
 
 /// A service manager stops a service by signalling all its processes at once
@@ -616,21 +581,7 @@ fn agents_signalled_with_their_stopping_host_are_interrupted_not_failed() {
     signal(child.id(), "TERM");
     let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(
-        stdout.matches("\"event\":\"task.finished\"").count(),
-        0,
-        "{stdout}"
-    );
-    assert!(
-        !project.path().join("tasks.jsonl.done").exists()
-            || project.read("tasks.jsonl.done").is_empty(),
-        "not done for the queue"
-    );
-    assert_eq!(
-        stdout.matches("\"event\":\"task.interrupted\"").count(),
-        2,
-        "{stdout}"
-    );
+    assert_interrupted_not_finished(&project, &stdout, 2);
     let again = project.curupira(&["run", "--once", "--dry-run", "--format", "json"]);
     assert_eq!(again.events_named("task.rendered").len(), 2, "{again:?}");
 
@@ -646,6 +597,26 @@ fn agents_signalled_with_their_stopping_host_are_interrupted_not_failed() {
         stdout.matches("\"reason\":\"signal\"").count(),
         2,
         "{stdout}"
+    );
+}
+
+/// What an interrupted run leaves: `interrupted` tasks said so on `stdout` (and none
+/// finished), and the queue has none of them done, so they are handed over again.
+fn assert_interrupted_not_finished(project: &Project, stdout: &str, interrupted: usize) {
+    assert_eq!(
+        stdout.matches("\"event\":\"task.finished\"").count(),
+        0,
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.matches("\"event\":\"task.interrupted\"").count(),
+        interrupted,
+        "each said so: {stdout}"
+    );
+    assert!(
+        !project.path().join("tasks.jsonl.done").exists()
+            || project.read("tasks.jsonl.done").is_empty(),
+        "not done for the queue"
     );
 }
 
@@ -679,15 +650,14 @@ fn workspace_created_is_printed_while_the_agent_works() {
     let go = project.path().join("go");
     project.write(
         "curupira.toml",
-        &format!(
-            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-             [settings.agent]\n\
-             command = [\"sh\", \"-c\", \"while [ ! -e \\\"$0\\\" ]; do sleep 0.02; done\", \"{}\"]\n\
-             timeout_seconds = 30\n\n\
-             [settings.workspace]\nmode = \"worktree\"\n\n\
-             [extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
-            go.display(),
-            automation("fix", "tasks.jsonl", "")
+        &config_with_workspace(
+            &format!(
+                "command = [\"sh\", \"-c\", \"while [ ! -e \\\"$0\\\" ]; do sleep 0.02; done\", \
+                 \"{}\"]\ntimeout_seconds = 30",
+                go.display()
+            ),
+            "mode = \"worktree\"",
+            &automation("fix", "tasks.jsonl", ""),
         ),
     );
     git(&project, &["add", "-A"]);
