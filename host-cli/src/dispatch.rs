@@ -20,10 +20,11 @@
 //!   stays claimed while it runs or waits for a retry, so a poll that returns it again
 //!   meanwhile is a duplicate. When the task *finishes* (the agent ran: success or a
 //!   failure that retries did not cure) the identity is recorded for the rest of the
-//!   process, unless someone asks for it again (`curupira tasks retry`: *reopened*,
-//!   claimed anew). When it is *released* instead (its agent never started, or the host's
-//!   own shutdown interrupted it) the identity is forgotten: the item is not finished
-//!   and a later poll, or a later run, hands it over again.
+//!   process, unless someone asks for it again (`curupira tasks retry`, or a poll
+//!   after `tasks forget`): then it is *reopened*, claimed anew. When it is *released*
+//!   instead (its agent never started, or the host's own shutdown interrupted it) the
+//!   identity is forgotten: the item is not finished and a later poll, or a later run,
+//!   hands it over again.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
@@ -288,7 +289,8 @@ impl<Id: Eq + Hash + Clone> Ledger<Id> {
     }
 
     /// A task finished earlier in this process is dispatched again because someone
-    /// asked for it (`curupira tasks retry`): claimed (in flight) anew. Whether it was
+    /// asked for it (`curupira tasks retry`, or `forget` and a poll that returns it):
+    /// claimed (in flight) anew. Whether it was
     /// finished here.
     pub fn reopen(&mut self, id: &Id) -> bool {
         let was_finished = self.finished.remove(id);

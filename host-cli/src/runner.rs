@@ -1349,7 +1349,15 @@ impl Scheduler<'_> {
         round.polled += 1;
         let task_id = TaskId::of_pairs(&pairs);
         let id_text = task_id.to_string();
-        if run.ledger.claim(&task_id) != Claim::New {
+        let claim = run.ledger.claim(&task_id);
+        if claim == Claim::Finished && self.forgotten(&name, &id_text) {
+            // `tasks forget` since this process finished it: handed over, it runs again.
+            runs[index].ledger.reopen(&task_id);
+        } else if claim != Claim::New {
+            let run = &mut runs[index];
+            let Some(round) = run.round.as_mut() else {
+                return Ok(Ok(()));
+            };
             round.skipped += 1;
             events.emit(Event::TaskSkipped {
                 automation: name,
@@ -1406,6 +1414,31 @@ impl Scheduler<'_> {
             extensions,
             events,
         )
+    }
+
+    /// Whether a task this process finished was forgotten since (`tasks forget`): its
+    /// ledger row is gone. Read once this process's own changes are committed, and
+    /// afresh, so the task's own row, still on its way to the file, is never taken for
+    /// a forgotten one. Without a ledger (or when it fails) nothing is forgotten.
+    fn forgotten(&mut self, automation: &str, task_id: &str) -> bool {
+        let (Some(writer), Some(ledger)) = (&self.writer, &self.options.ledger) else {
+            return false;
+        };
+        if writer.wait(writer.last_issued()).is_err() {
+            return false;
+        }
+        let found = ledger
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .has_row(automation, task_id);
+        match found {
+            Ok(found) => !found,
+            Err(error) => {
+                self.ledger_failed(error);
+                false
+            }
+        }
     }
 
     /// A task that waited for no poll: one `tasks retry` asked for, or one whose

@@ -622,6 +622,67 @@ fn continuous_mode_polls_again_and_stops_cleanly_on_sigterm() {
     assert!(stdout.contains("\"event\":\"task.skipped\""), "{stdout}");
 }
 
+/// `tasks forget` reaches a running host: an extension that hands the same item over
+/// round after round gets it skipped while the ledger has it, and run once more after
+/// it was forgotten — once, not on every round after.
+#[test]
+fn a_running_host_runs_a_forgotten_task_again_once() {
+    if !have_python() {
+        return;
+    }
+    let mut polls = Vec::new();
+    for _ in 0..300 {
+        polls.push(json!([pair("n", "1")]));
+        polls.push(Value::Null);
+    }
+    let project = fake_project(
+        json!({ "polls": polls }),
+        "polling = { interval_seconds = 0.05 }",
+    );
+    let mut child = Command::new(run_support::curupira())
+        .args(["run", "--format", "json"])
+        .current_dir(project.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let count = |method: &str| {
+        project
+            .methods("fx")
+            .iter()
+            .filter(|m| *m == method)
+            .count()
+    };
+    let until = |what: &dyn Fn() -> bool, why: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !what() {
+            assert!(std::time::Instant::now() < deadline, "{why}");
+            thread::sleep(Duration::from_millis(20));
+        }
+    };
+    // Finished, then skipped in a later round.
+    until(
+        &|| count("trigger/onFinished") == 1 && count("trigger/poll") > 6,
+        "a first run",
+    );
+    let forgot = project.curupira(&["tasks", "forget", "--automation", "auto"]);
+    assert_eq!(forgot.code, Some(0), "{forgot:?}");
+    until(
+        &|| count("trigger/onFinished") == 2,
+        "run again once forgotten",
+    );
+    // Some rounds more: it stays handled.
+    let polls_then = count("trigger/poll");
+    until(&|| count("trigger/poll") > polls_then + 6, "more rounds");
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(count("trigger/onStarted"), 2, "{:?}", project.methods("fx"));
+}
+
 #[test]
 fn retried_attempts_send_on_started_and_on_finished_once_as_the_extension_logs() {
     if !have_python() {

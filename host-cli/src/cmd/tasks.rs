@@ -9,8 +9,8 @@
 //!   dispatches the task (every failed task) again from its stored pairs, through the
 //!   normal path (`onStarted`, the agent, `onFinished`).
 //! - `forget ID | --automation A`: deletes the task (every task of A), so the
-//!   extension's next poll that returns it dispatches it again — in a later run: a
-//!   running host that finished it itself still skips it (`retry` reaches that host).
+//!   extension's next poll that returns it dispatches it again (in a running host
+//!   too).
 //!
 //! ID is the full task id or a unique prefix of it (hex digits); `--automation`
 //! narrows it. While a host runs on the ledger (its `run.lock` is held), a `running`

@@ -827,6 +827,17 @@ impl Ledger {
         )
     }
 
+    /// Whether the ledger has a row for the task, read afresh (not from a snapshot):
+    /// for a running host to tell a task someone forgot (`tasks forget`) from one it
+    /// finished itself, once its own changes are committed.
+    pub fn has_row(&mut self, automation: &str, task_id: &str) -> Result<bool, LedgerError> {
+        self.end_snapshot().map_err(self.error("read"))?;
+        self.connection
+            .prepare_cached("SELECT 1 FROM tasks WHERE automation = ?1 AND task_id = ?2")
+            .and_then(|mut statement| statement.exists(params![automation, task_id]))
+            .map_err(self.error("read"))
+    }
+
     /// Marks `interrupted`, with reason [`UNRECORDED`], every `running` row whose agent
     /// does not run any more ([`AgentProcess::is_alive`]), and returns their keys
     /// (automation, task id). For a run's start, under the run lock and once an
