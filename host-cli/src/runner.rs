@@ -831,7 +831,7 @@ pub fn run<W: Write + Send>(
         if let Some(writer) = &writer {
             // Every change of the run committed (or failed) before the last events
             // are printed, without waiting out the writer's pause.
-            let _ = writer.wait(writer.last_issued());
+            let _ = writer.wait_all();
         }
         ran
     })?;
@@ -1190,7 +1190,7 @@ impl Scheduler<'_> {
                 {
                     if !own_changes_committed && let Some(writer) = &self.writer {
                         // A failed write stops the run; nothing is read from it here.
-                        let _ = writer.wait(writer.last_issued());
+                        let _ = writer.wait_all();
                         own_changes_committed = true;
                     }
                     let requested = ledger
@@ -1424,7 +1424,7 @@ impl Scheduler<'_> {
         let (Some(writer), Some(ledger)) = (&self.writer, &self.options.ledger) else {
             return false;
         };
-        if writer.wait(writer.last_issued()).is_err() {
+        if writer.wait_all().is_err() {
             return false;
         }
         let found = ledger
@@ -1871,7 +1871,7 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
 
     // A hook the host's own shutdown killed did not fail: the task is interrupted (not
     // finished, handed over again later), as when the shutdown kills an agent.
-    let hook_failed = |error: HookError| match error {
+    let hook_ended = |error: HookError| match error {
         HookError::Stopped { .. } => EndReason::Interrupted,
         error => EndReason::HookFailed {
             error: error.to_string(),
@@ -1906,7 +1906,7 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
                 let created = workspace.run_hook(HookKind::AfterCreate);
                 task.workspace = Some(workspace);
                 if let Err(error) = created {
-                    return failed(task, hook_failed(error));
+                    return failed(task, hook_ended(error));
                 }
             }
             Err(error) => {
@@ -1927,7 +1927,7 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
         return failed(task, EndReason::Interrupted);
     }
     if let Err(error) = workspace.run_hook(HookKind::BeforeRun) {
-        return failed(task, hook_failed(error));
+        return failed(task, hook_ended(error));
     }
     let outcome = run_attempt_observed(
         &AgentRun {

@@ -36,6 +36,18 @@ fn fake_project(plan: Value, automation_extra: &str) -> Project {
     project
 }
 
+/// `curupira run --format json` (continuous) in the project, its stdout to `stdout`,
+/// its stderr dropped.
+fn spawn_continuous(project: &Project, stdout: std::process::Stdio) -> std::process::Child {
+    Command::new(run_support::curupira())
+        .args(["run", "--format", "json"])
+        .current_dir(project.path())
+        .stdout(stdout)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn the_extension_sees_the_calls_in_protocol_order() {
     if !have_python() {
@@ -569,13 +581,7 @@ fn continuous_mode_polls_again_and_stops_cleanly_on_sigterm() {
         json!({"polls": [[pair("n", "1")], null, [pair("n", "2")], null, [pair("n", "1")]]}),
         "polling = { interval_seconds = 0.1 }",
     );
-    let child = Command::new(run_support::curupira())
-        .args(["run", "--format", "json"])
-        .current_dir(project.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_continuous(&project, std::process::Stdio::piped());
     // Wait until the fake has seen at least four polls (three rounds).
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while project
@@ -639,13 +645,7 @@ fn a_running_host_runs_a_forgotten_task_again_once() {
         json!({ "polls": polls }),
         "polling = { interval_seconds = 0.05 }",
     );
-    let mut child = Command::new(run_support::curupira())
-        .args(["run", "--format", "json"])
-        .current_dir(project.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_continuous(&project, std::process::Stdio::null());
     let count = |method: &str| {
         project
             .methods("fx")

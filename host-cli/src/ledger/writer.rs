@@ -287,6 +287,13 @@ impl Writer {
         self.wait_for(ticket, true)
     }
 
+    /// Waits until every change handed over so far is committed, or failed; the batch
+    /// being gathered is written at once. What this process reads from the file
+    /// afterwards includes its own changes.
+    pub fn wait_all(&self) -> Result<(), NotWritten> {
+        self.wait(self.last_issued())
+    }
+
     /// Waits until `ticket`'s change is committed, or failed, without cutting the
     /// batch being gathered short (the event printer waits so).
     pub fn wait_in_turn(&self, ticket: Ticket) -> Result<(), NotWritten> {
