@@ -107,7 +107,8 @@
 //!   [`Limits::max_frame_bytes`], and a framing error is final (the decoder is fused).
 //! - `ext-NAME-err`, a thread, drains stderr continuously, in 8 KiB reads, and hands
 //!   each line to a [`StderrSink`] (by default [`log_stderr_line`]: `tracing` target
-//!   [`STDERR_TARGET`], prefixed with `[NAME]`). A line longer than
+//!   [`STDERR_TARGET`], prefixed with `[NAME]`, at the level [`stderr_line_level`]
+//!   reads off the line: `warning:` and `error:` lines at `warn` and `error`). A line longer than
 //!   [`Limits::stderr_line_bytes`] is cut there (the rest is counted, not kept), so
 //!   20 MB without a newline costs 4 KiB of memory.
 //!
@@ -170,7 +171,7 @@ pub use error::CallError;
 pub use launch::LaunchCommand;
 pub use options::{Limits, Options, Timeouts};
 pub use process::{ProcessGuard, describe_status};
-pub use stderr::{STDERR_TARGET, StderrSink, log_stderr_line};
+pub use stderr::{STDERR_TARGET, StderrLevel, StderrSink, log_stderr_line, stderr_line_level};
 
 /// The README's examples, compiled (and the second one run) as doctests.
 #[doc = include_str!("../README.md")]

@@ -11,11 +11,65 @@ pub const STDERR_TARGET: &str = "curupira::extension";
 /// `…`, then a line saying how many bytes were left out.
 pub type StderrSink = Box<dyn FnMut(&str) + Send>;
 
-/// Logs one line an extension wrote on stderr, as `[NAME] line` at `info` with the
-/// target [`STDERR_TARGET`]: what a client does with stderr unless given a
-/// [`StderrSink`].
+/// Logs one line an extension wrote on stderr, as `[NAME] line` with the target
+/// [`STDERR_TARGET`], at the level [`stderr_line_level`] reads off the line (`info`
+/// for free text): what a client does with stderr unless given a [`StderrSink`].
 pub fn log_stderr_line(extension: &str, line: &str) {
-    tracing::info!(target: STDERR_TARGET, "[{extension}] {line}");
+    match stderr_line_level(line) {
+        StderrLevel::Error => tracing::error!(target: STDERR_TARGET, "[{extension}] {line}"),
+        StderrLevel::Warn => tracing::warn!(target: STDERR_TARGET, "[{extension}] {line}"),
+        StderrLevel::Info => tracing::info!(target: STDERR_TARGET, "[{extension}] {line}"),
+    }
+}
+
+/// The level a host logs an extension's stderr line at ([`stderr_line_level`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StderrLevel {
+    /// The line says it is an error.
+    Error,
+    /// The line says it is a warning.
+    Warn,
+    /// Anything else: free text.
+    Info,
+}
+
+/// The level an extension's stderr line asks for, by our convention (documented in
+/// `docs/PROTOCOL.md`, section 1; the seeds leave stderr free text): a line whose
+/// first word, or whose second word after a first one ending in `:` (a program's
+/// name, `local-queue: warning: …`), is `warning:`, `warn:` or `error:` in any case
+/// (Python's `logging` writes `WARNING:root:…`) is a warning or an error; any other
+/// line is `info`.
+///
+/// ```
+/// use curupira_client::{StderrLevel, stderr_line_level};
+///
+/// assert_eq!(stderr_line_level("local-queue: warning: line 2 is skipped"), StderrLevel::Warn);
+/// assert_eq!(stderr_line_level("WARNING:root:rate limited"), StderrLevel::Warn);
+/// assert_eq!(stderr_line_level("error: cannot reach the API"), StderrLevel::Error);
+/// assert_eq!(stderr_line_level("polled 3 issues, no warnings"), StderrLevel::Info);
+/// ```
+pub fn stderr_line_level(line: &str) -> StderrLevel {
+    let line = line.trim_start();
+    let level = |text: &str| {
+        let (word, _) = text.split_once(':')?;
+        if word.eq_ignore_ascii_case("warning") || word.eq_ignore_ascii_case("warn") {
+            Some(StderrLevel::Warn)
+        } else if word.eq_ignore_ascii_case("error") {
+            Some(StderrLevel::Error)
+        } else {
+            None
+        }
+    };
+    if let Some(found) = level(line) {
+        return found;
+    }
+    // `NAME: warning: …`: a first word without spaces, then `: `.
+    match line.split_once(": ") {
+        Some((name, rest)) if !name.is_empty() && !name.contains(char::is_whitespace) => {
+            level(rest.trim_start()).unwrap_or(StderrLevel::Info)
+        }
+        _ => StderrLevel::Info,
+    }
 }
 
 /// Reads `stderr` to its end in 8 KiB reads, handing each line to `sink` and holding
@@ -120,6 +174,30 @@ mod tests {
         line.end(&mut sink);
         assert!(line.bytes.is_empty() && line.dropped == 0 && !line.passed_head);
         assert_eq!(seen.len(), 2, "the head and the count");
+    }
+
+    #[test]
+    fn a_line_names_its_level_by_its_first_word_or_the_one_after_a_name() {
+        for (line, level) in [
+            ("warning: slow", StderrLevel::Warn),
+            ("Warn: slow", StderrLevel::Warn),
+            (
+                "local-queue: warning: `q.jsonl` line 2: bad",
+                StderrLevel::Warn,
+            ),
+            ("WARNING:root:slow", StderrLevel::Warn),
+            ("ERROR:curupira_sdk:boom", StderrLevel::Error),
+            ("my-ext: error: boom", StderrLevel::Error),
+            ("  error: indented", StderrLevel::Error),
+            ("warnings: 0", StderrLevel::Info),
+            ("no error: all fine", StderrLevel::Info),
+            ("two words: warning: not a name", StderrLevel::Info),
+            ("local-queue: handed out 3 items", StderrLevel::Info),
+            ("", StderrLevel::Info),
+            (": warning: no name", StderrLevel::Info),
+        ] {
+            assert_eq!(stderr_line_level(line), level, "{line:?}");
+        }
     }
 
     #[test]

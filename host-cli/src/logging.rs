@@ -4,9 +4,12 @@
 //!
 //! The level is `RUST_LOG` when set (any `tracing-subscriber` filter, e.g.
 //! `RUST_LOG=curupira::extension=warn`), whatever `-q`/`-v` say; otherwise `info`,
-//! `error` with `-q`, `debug` with `-v`, `trace` with `-vv` (`trace` shows every frame
-//! body sent and received). Extension stderr lines are logged at `info` with the
-//! target [`curupira_client::STDERR_TARGET`], so `-q` hides them too. Colour only on a
+//! `warn` with `-q` (warnings and errors), `debug` with `-v`, `trace` with `-vv`
+//! (`trace` shows every frame body sent and received). Extension stderr lines are
+//! logged with the target [`curupira_client::STDERR_TARGET`] at the level the line
+//! names ([`curupira_client::stderr_line_level`]: `warning: …` at `warn`, `error: …`
+//! at `error`, free text at `info`), so `-q` hides an extension's chatter and keeps
+//! its warnings and errors. Colour only on a
 //! terminal and never with `NO_COLOR` set.
 //!
 //! ```
@@ -14,7 +17,7 @@
 //!
 //! assert_eq!(Level::from_verbose(0), Level::Normal);
 //! assert_eq!(Level::from_verbose(2), Level::Trace);
-//! assert_eq!(Level::Quiet.filter(), "error");
+//! assert_eq!(Level::Quiet.filter(), "warn");
 //! ```
 
 use std::io::{self, IsTerminal};
@@ -24,7 +27,7 @@ use tracing_subscriber::EnvFilter;
 /// How much the host logs when `RUST_LOG` is not set: `-q`, nothing, `-v`, `-vv`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
-    /// `-q`: errors only.
+    /// `-q`: warnings and errors.
     Quiet,
     /// The default: `info` (what the host does, each extension's stderr lines).
     Normal,
@@ -47,7 +50,7 @@ impl Level {
     /// The `tracing-subscriber` filter of this level.
     pub fn filter(self) -> &'static str {
         match self {
-            Self::Quiet => "error",
+            Self::Quiet => "warn",
             Self::Normal => "info",
             Self::Debug => "debug",
             Self::Trace => "trace",

@@ -149,6 +149,53 @@ fn a_malformed_line_between_two_good_ones_is_skipped_and_reported_once_across_ru
     );
 }
 
+/// Issue 24: three bad lines in a row were recorded only the first (the `.rejected`
+/// file was opened append-only, then read for its last byte), and reported at `info`,
+/// hidden by `-q`.
+#[test]
+fn three_bad_lines_are_each_recorded_warned_about_under_quiet_and_silent_later() {
+    let project = Project::new();
+    project.write(
+        "tasks.jsonl",
+        "bad one\nbad two\nbad three\n{\"issue\":\"ok\"}\n",
+    );
+    project.write(
+        "curupira.toml",
+        &queue_config("tasks.jsonl", "done.jsonl", None),
+    );
+    let first = project.curupira(&["run", "--once", "-q", "--format", "json"]);
+    assert_eq!(first.code, Some(0), "{first:?}");
+    assert_eq!(first.events_named("task.finished").len(), 1, "{first:?}");
+    for number in 1..=3 {
+        let report = format!("local-queue: warning: `tasks.jsonl` line {number}: ");
+        assert_eq!(
+            first.stderr.matches(&report).count(),
+            1,
+            "line {number}, shown under -q: {}",
+            first.stderr
+        );
+    }
+    assert!(
+        first
+            .stderr
+            .contains("this poll rejected 3 line(s) of `tasks.jsonl`"),
+        "a count: {}",
+        first.stderr
+    );
+    assert!(!first.stderr.contains("cannot record"), "{}", first.stderr);
+    let recorded = project.read("done.jsonl.rejected");
+    assert_eq!(recorded.lines().count(), 3, "{recorded}");
+
+    let second = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(second.code, Some(0), "{second:?}");
+    assert!(
+        !second.stderr.contains("local-queue: warning"),
+        "later runs stay quiet: {}",
+        second.stderr
+    );
+    assert_eq!(project.read("done.jsonl.rejected"), recorded);
+}
+
 /// Two configs whose automations name one queue: while one host hands it out, the
 /// other's `trigger/validate` fails naming the done file; every item runs once.
 #[test]

@@ -297,9 +297,13 @@ fn probe_json_ends_with_a_verdict() {
 }
 
 #[test]
-fn quiet_keeps_errors_only_and_refuses_verbose_beside_it() {
+fn quiet_keeps_warnings_and_errors_only_and_refuses_verbose_beside_it() {
     let dir = tempfile::tempdir().unwrap();
-    let chatty = ["sh", "-c", "echo said-on-stderr >&2; sleep 0.3; exit 1"];
+    let chatty = [
+        "sh",
+        "-c",
+        "echo said-on-stderr >&2; echo 'chatty: warning: kept' >&2; sleep 0.3; exit 1",
+    ];
     let with = |flags: &[&str]| {
         let mut args = vec!["probe", "--timeout", "10"];
         args.extend_from_slice(flags);
@@ -313,6 +317,8 @@ fn quiet_keeps_errors_only_and_refuses_verbose_beside_it() {
         let run = with(&[quiet]);
         assert_eq!(run.code, Some(1), "{run:?}");
         assert!(!run.stderr.contains("said-on-stderr"), "{run:?}");
+        // An extension's warning line is logged at `warn`: `-q` keeps it.
+        assert!(run.stderr.contains("chatty: warning: kept"), "{run:?}");
         assert_eq!(
             run.stdout, normal.stdout,
             "-q changes the log, not the output"

@@ -121,7 +121,10 @@ impl Held {
     pub(crate) fn reject(&mut self, hash: LineHash, note: &str) -> Result<(), String> {
         self.rejected.insert(hash);
         let line = format!("{} {note}\n", hex(&hash));
+        // Read as well as appended to: `append_line` reads the last byte to know
+        // whether the file ends with its newline.
         OpenOptions::new()
+            .read(true)
             .append(true)
             .create(true)
             .open(&self.rejected_path)
@@ -132,6 +135,12 @@ impl Held {
     /// Where rejected lines are recorded.
     pub(crate) fn rejected_path(&self) -> &str {
         &self.rejected_path
+    }
+
+    /// How many distinct queue lines are recorded as rejected (by this process and
+    /// the earlier ones whose `.rejected` file it read).
+    pub(crate) fn rejected_count(&self) -> usize {
+        self.rejected.len()
     }
 }
 

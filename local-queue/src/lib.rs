@@ -72,9 +72,12 @@
 //! last line of a file written by hand its newline too.
 //!
 //! A complete line that is not a valid item never blocks the lines after it: when a
-//! poll reaches it, it is reported once on stderr (which the host logs under the
-//! extension's name) with the file, its line number and what is wrong, then skipped,
-//! and the lines after it are handed out as usual. So that it is not reported again,
+//! poll reaches it, it is reported once on stderr, as a `local-queue: warning: …` line
+//! with the file, its line number and what is wrong, then skipped, and the lines after
+//! it are handed out as usual. A poll that rejected lines ends with one more warning
+//! line that counts them (`this poll rejected 3 line(s) of `q.jsonl` (…)`). The
+//! `curupira` host logs an extension's stderr lines that start with `warning:` (after
+//! the program's name) at `warn`, so `-q` does not hide them. So that it is not reported again,
 //! by this process or a later one, the SHA-256 of its bytes (everything before its
 //! `\n`) is appended to a `.rejected` file beside the done file (`done.jsonl.rejected`:
 //! one line per rejected line, 64 hex digits, then where it was and why, for people).

@@ -189,6 +189,7 @@ impl Trigger for LocalQueue {
             _ => 0,
         };
         let mut found = None;
+        let mut rejected_now = 0_usize;
         for (index, entry) in lines.value.entries.iter().enumerate().skip(start) {
             match entry {
                 Entry::Item(pairs) => {
@@ -214,9 +215,19 @@ impl Trigger for LocalQueue {
                         ),
                         Err(problem) => problem,
                     };
-                    eprintln!("{NAME}: error: {note}; the line is skipped ({whereto})");
+                    rejected_now += 1;
+                    eprintln!("{NAME}: warning: {note}; the line is skipped ({whereto})");
                 }
             }
+        }
+        if rejected_now > 0 {
+            eprintln!(
+                "{NAME}: warning: this poll rejected {rejected_now} line(s) of `{}` ({} in all \
+                 recorded in `{}`)",
+                queue.path,
+                held.rejected_count(),
+                held.rejected_path()
+            );
         }
         let Some((index, pairs)) = found else {
             handed_out.cursor = Cursor {
@@ -674,6 +685,31 @@ mod tests {
         std::fs::write(files.queue(), "{\"k\":1}\n{\"k\":\"d\"}\n").unwrap();
         let mut later = settled();
         assert_eq!(poll(&mut later, &files), item("d"));
+        assert_eq!(std::fs::read_to_string(&rejected).unwrap(), recorded);
+    }
+
+    #[test]
+    fn every_bad_line_is_recorded_not_only_the_first() {
+        let files = Files::new("bad one\nbad two\nbad three\n{\"k\":\"a\"}\n");
+        let mut queue = settled();
+        assert_eq!(poll(&mut queue, &files), item("a"));
+        let rejected = files.dir.path().join("d.jsonl.rejected");
+        let recorded = std::fs::read_to_string(&rejected).unwrap();
+        let lines: Vec<&str> = recorded.lines().collect();
+        assert_eq!(lines.len(), 3, "{recorded}");
+        for (line, (number, text)) in
+            lines
+                .iter()
+                .zip([(1, "bad one"), (2, "bad two"), (3, "bad three")])
+        {
+            let hash = hex(&Sha256::digest(text.as_bytes()).into());
+            assert!(line.starts_with(&format!("{hash} ")), "{line}");
+            assert!(line.contains(&format!("line {number}: ")), "{line}");
+        }
+        // A later process reads all three: nothing is recorded twice.
+        drop(queue);
+        let mut later = settled();
+        assert_eq!(poll(&mut later, &files), item("a"));
         assert_eq!(std::fs::read_to_string(&rejected).unwrap(), recorded);
     }
 

@@ -61,8 +61,9 @@ pub struct Verbosity {
     /// `RUST_LOG`, when set, overrides -q and -v.
     #[arg(short, long, action = clap::ArgAction::Count, conflicts_with = "quiet")]
     verbose: u8,
-    /// Only errors on stderr: no info or warning log lines (an extension's stderr
-    /// lines included). `RUST_LOG`, when set, overrides it.
+    /// Only warnings and errors on stderr: no info log lines (an extension's stderr
+    /// lines included, but those that start with `warning:` or `error:`). `RUST_LOG`,
+    /// when set, overrides it.
     #[arg(short, long)]
     quiet: bool,
 }
