@@ -7,6 +7,8 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod example_support;
+
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -425,18 +427,12 @@ fn prints_its_manifest() {
 // ---------------------------------------------------------------------------
 // Through the host.
 
-/// A copy of the example folder in a fresh temporary folder (so runs leave nothing in
-/// the repository). `fs::copy` keeps `index.js` executable.
+/// A copy of the example folder, as it ships, in a fresh temporary folder (so runs
+/// leave nothing in the repository, and what a run left there is not copied).
 fn example_copy() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("node-trigger");
-    fs::create_dir(&copy).unwrap();
-    for entry in fs::read_dir(example_dir()).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
-        }
-    }
+    example_support::copy_example("node-trigger", &copy);
     (dir, copy)
 }
 
