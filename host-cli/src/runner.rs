@@ -58,7 +58,9 @@
 //!
 //! [`Stop`] counts SIGINT/SIGTERM. Once one arrived, no new poll and no new attempt
 //! starts; tasks waiting for a retry are *interrupted* (no `onFinished`, identity
-//! forgotten, so a later run hands them over again); running agents are waited for,
+//! forgotten, so a later run hands them over again), and so is a running task whose
+//! attempt fails from then on while it has retries left (it would have been retried);
+//! running agents are waited for,
 //! then every extension gets `shutdown`. A second signal kills the running agents;
 //! such a task is interrupted too. The loop waits in steps of at most 50 ms, checking
 //! for a signal.
@@ -1631,7 +1633,14 @@ impl Scheduler<'_> {
             self.interrupted(task, runs, events)?;
             return Ok(());
         }
-        if !outcome.succeeded() && task.attempt <= policy.retries && !self.stop.requested() {
+        if !outcome.succeeded() && task.attempt <= policy.retries {
+            if self.stopping() {
+                // It has retries left, but no new attempt starts once the run stops:
+                // interrupted, as a task waiting for its retry is, and handed over again
+                // by a later run (finishing it here burnt its retries).
+                self.interrupted(task, runs, events)?;
+                return Ok(());
+            }
             let delay = policy.retry_delay(task.attempt);
             events.emit(Event::TaskRetrying {
                 automation: name.clone(),

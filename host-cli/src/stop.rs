@@ -39,9 +39,11 @@ impl Stop {
                         };
                         match seen {
                             1 => tracing::warn!(
-                                "received {name}: no new task starts; the running agents are \
-                                 waited for, then the extensions are shut down (send it again \
-                                 to stop the agents)"
+                                "received {name}: no new task or retry starts; the running \
+                                 agents are waited for, then the extensions are shut down; a \
+                                 task waiting for a retry, or failing from now on with retries \
+                                 left, is interrupted, not finished: a later run hands it over \
+                                 again (send {name} again to stop the agents)"
                             ),
                             2 => tracing::warn!(
                                 "received {name} again: stopping the running agents (SIGTERM \

@@ -1223,3 +1223,85 @@ fn a_chatty_hook_is_not_held_up_by_an_unread_stderr_and_its_output_arrives() {
         "the last line too"
     );
 }
+
+/// The queue project with `retries = 2` and a pause of `backoff` seconds before the
+/// first retry.
+fn retrying_project(backoff: u32) -> Project {
+    let project = queue_project(&["a"], "");
+    let toml = project.read("curupira.toml");
+    project.write(
+        "curupira.toml",
+        &toml.replace(
+            "kill_grace_seconds = 2\n",
+            &format!("kill_grace_seconds = 2\nretries = 2\nretry_backoff_seconds = {backoff}\n"),
+        ),
+    );
+    project.write("agent-exit", "1");
+    project
+}
+
+/// After a stop, the task is interrupted (not finished, nothing in the done file, the
+/// ledger says so), and a later run hands it over and runs it again.
+fn interrupted_then_run_again(project: &Project, stopped: &[Value]) {
+    assert!(named(stopped, "task.finished").is_empty(), "{stopped:?}");
+    let interrupted = named(stopped, "task.interrupted");
+    assert_eq!(interrupted.len(), 1, "{stopped:?}");
+    assert_eq!(interrupted[0]["reason"], "shutdown");
+    let id = interrupted[0]["task_id"].as_str().unwrap().to_owned();
+    assert_eq!(status_of(project, &id), Status::Interrupted);
+    assert_eq!(project.read("done.jsonl"), "", "not finished: not done");
+
+    project.write("agent-exit", "0");
+    let later = project.curupira(ONCE);
+    assert_eq!(later.code, Some(0), "{later:?}");
+    let finished = later.events_named("task.finished");
+    assert_eq!(finished.len(), 1, "handed over again: {later:?}");
+    assert_eq!(finished[0]["task_id"], id.as_str());
+    assert_eq!(finished[0]["exit_code"], 0);
+    assert_eq!(status_of(project, &id), Status::Succeeded);
+}
+
+/// Issue 24: a SIGINT while a task waits for its retry interrupts the wait: the task
+/// is not finished (its retries not burnt) and runs again in a later run.
+#[test]
+fn sigint_during_a_retry_wait_interrupts_the_task_for_a_later_run() {
+    let project = retrying_project(30);
+    let host = spawn(&project, "run", &["run", "--format", "json"]);
+    let retrying = wait_until(Duration::from_secs(30), || {
+        fs::read_to_string(project.path().join("run.out"))
+            .is_ok_and(|out| out.contains("\"task.retrying\""))
+    });
+    assert!(retrying, "{}", project.read("run.err"));
+    signal(host.id(), "INT");
+    let code = finish(host, Duration::from_secs(20));
+    let stderr = project.read("run.err");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("waiting for a retry") && stderr.contains("a later run hands it over"),
+        "the signal's line says what happens to them: {stderr}"
+    );
+    assert_eq!(starts(&project), 1, "no retry started after the signal");
+    interrupted_then_run_again(&project, &events(&project, "run"));
+}
+
+/// Issue 24: with `retries = 2`, an attempt that failed after the first SIGINT ended
+/// the task as finished (1 attempt of 3), so it never ran again.
+#[test]
+fn an_attempt_failing_after_the_first_sigint_keeps_its_retries_for_a_later_run() {
+    let project = retrying_project(0);
+    project.write("sleep", "1");
+    let host = spawn(&project, "run", &["run", "--format", "json"]);
+    assert!(
+        wait_until(Duration::from_secs(30), || starts(&project) == 1),
+        "{}",
+        project.read("run.err")
+    );
+    signal(host.id(), "INT");
+    let code = finish(host, Duration::from_secs(20));
+    assert_eq!(code, Some(0), "{}", project.read("run.err"));
+    assert_eq!(starts(&project), 1, "no retry after the signal");
+    let stopped = events(&project, "run");
+    assert!(named(&stopped, "task.retrying").is_empty(), "{stopped:?}");
+    project.write("sleep", "0");
+    interrupted_then_run_again(&project, &stopped);
+}
