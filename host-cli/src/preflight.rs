@@ -7,7 +7,8 @@
 //! Checked, in one pass, every problem reported:
 //!
 //! 1. the config file and every extension manifest (`config/…`, `manifest/…`);
-//!    trigger resolution; a missing agent command (`config/missing-agent`);
+//!    trigger resolution; a missing agent command (`config/missing-agent`); a durable
+//!    ledger that exists but would not open (`config/ledger-unreadable`);
 //! 2. `${repository}`: an automation whose prompt uses it when no repository is known
 //!    (`config/repository`);
 //! 3. each extension used by an automation is started: `initialize` and `describe`
@@ -58,6 +59,7 @@ pub fn report(config: &Config, host_exe: &Path) -> Report {
         .iter()
         .any(|diagnostic| diagnostic.code == codes::WORKTREE_UNAVAILABLE);
     report.extend(workspace);
+    report.extend(config.ledger_problems());
     if worktrees_usable {
         report.extend(config.base_problems());
     }

@@ -1305,3 +1305,79 @@ fn an_attempt_failing_after_the_first_sigint_keeps_its_retries_for_a_later_run()
     project.write("sleep", "0");
     interrupted_then_run_again(&project, &stopped);
 }
+
+/// Issue 24: after a clean `run --once`, `ledger.sqlite` was an empty page and every
+/// row was in `ledger.sqlite-wal`: a copy of the file the docs name held nothing.
+#[test]
+fn the_ledger_file_alone_holds_every_row_after_a_clean_run() {
+    let project = queue_project(&["a", "b", "c"], "");
+    let run = project.curupira(ONCE);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.events_named("task.finished").len(), 3, "{run:?}");
+    let state = project.path().join(".curupira");
+    assert!(
+        !state.join("ledger.sqlite-wal").exists(),
+        "the log is checkpointed and removed at a clean end"
+    );
+    let copy = tempfile::tempdir().unwrap();
+    let copied = copy.path().join("ledger.sqlite");
+    fs::copy(state.join("ledger.sqlite"), &copied).unwrap();
+    let filter = curupira_host::ledger::Filter {
+        automation: None,
+        status: None,
+    };
+    let rows = Ledger::open(&copied).unwrap().list(&filter, 10).unwrap();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert!(
+        rows.iter().all(|row| row.status == Status::Succeeded),
+        "{rows:?}"
+    );
+}
+
+/// Issue 24: `validate` said "ok: no problems" on a damaged ledger that `run` then
+/// refused (exit 2); it reports it now, naming the file, and writes nothing to it.
+#[test]
+fn validate_reports_a_damaged_ledger_as_run_refuses_it() {
+    let project = queue_project(&["a"], "");
+    fs::create_dir_all(project.path().join(".curupira")).unwrap();
+    let damaged = "this is not an SQLite database, it was overwritten\n";
+    project.write(".curupira/ledger.sqlite", damaged);
+    let validate = project.curupira(&["validate"]);
+    assert_eq!(validate.code, Some(1), "{validate:?}");
+    assert!(
+        validate.stdout.contains("error[config/ledger-unreadable]")
+            && validate
+                .stdout
+                .contains(".curupira/ledger.sqlite` is damaged"),
+        "{}",
+        validate.stdout
+    );
+    let json = project.curupira(&["validate", "--format", "json"]);
+    assert!(
+        json.stdout.contains("\"config/ledger-unreadable\""),
+        "{json:?}"
+    );
+    let run = project.curupira(ONCE);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.contains(".curupira/ledger.sqlite` is damaged"),
+        "{run:?}"
+    );
+    assert_eq!(
+        project.read(".curupira/ledger.sqlite"),
+        damaged,
+        "untouched"
+    );
+
+    // A ledger that is fine, and one not made yet, are no problem.
+    fs::remove_file(project.path().join(".curupira/ledger.sqlite")).unwrap();
+    let fresh = project.curupira(&["validate"]);
+    assert_eq!(fresh.code, Some(0), "{fresh:?}");
+    assert!(
+        !project.path().join(".curupira/ledger.sqlite").exists(),
+        "not created"
+    );
+    assert_eq!(project.curupira(ONCE).code, Some(0));
+    let again = project.curupira(&["validate"]);
+    assert_eq!(again.code, Some(0), "{again:?}");
+}

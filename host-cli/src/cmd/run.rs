@@ -149,9 +149,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut events = EventWriter::new(io::stdout(), args.format);
     let ran = runner::run(&config, &plan, &options, &stop, &mut events);
+    let mut closed = Ok(());
     if let Some((lock, dog, writer_thread)) = held {
         if let Some(thread) = writer_thread {
             thread.close();
+        }
+        // The reader is the file's last connection now: closing it checkpoints the
+        // write-ahead log into `ledger.sqlite` (a copy of that file alone holds every
+        // row), under the run lock.
+        if let Some(ledger) = options.ledger.take()
+            && let Ok(reader) = Arc::try_unwrap(ledger.reader)
+        {
+            closed = reader
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner)
+                .close();
         }
         if let Some(dog) = dog {
             dog.close(Duration::from_secs(5));
@@ -159,6 +171,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         drop(lock);
     }
     ran?;
+    closed?;
     Ok(ExitCode::from(u8::from(events.had_failure())))
 }
 

@@ -52,6 +52,9 @@ curupira_diagnostics::codes! {
     /// A worktree-mode automation's `base` names no commit of the repository.
     UNKNOWN_BASE = "config/unknown-base", Error,
         "A worktree-mode automation's `base` (default `HEAD`) does not name a commit of the config's repository: a misspelt branch, tag or commit, or a repository with no commit yet. Checked by `validate`; `run` fails the automation before its first poll for the same reason.";
+    /// The durable ledger exists but cannot be opened.
+    LEDGER_UNREADABLE = "config/ledger-unreadable", Error,
+        "The durable ledger (`[settings.ledger] path`, default `.curupira/ledger.sqlite`) exists but would not open: it is damaged or not an SQLite database, another program's database, written by a newer `curupira`, a folder, or unreadable. `run` refuses to start on it (exit 2) with the same sentence; `validate` reads it without writing. Not checked when the ledger is disabled or the file does not exist yet (a run creates it).";
     /// Several agents at once in one shared folder.
     SHARED_WORKSPACE = "config/shared-workspace", Warning,
         "An automation may run several agents at once (`max_concurrent` above 1) in the shared workspace, so they work in the same folder; use `mode = \"worktree\"` to give each task its own.";

@@ -249,6 +249,34 @@ impl Config {
         out
     }
 
+    /// A `config/ledger-unreadable` error when the enabled ledger exists but would not
+    /// open ([`crate::ledger::Ledger::check_existing`]: read, never written), at
+    /// `[settings.ledger] path` when the config sets it. `validate` asks it; `run`
+    /// fails with the same sentence when it opens the ledger.
+    pub fn ledger_problems(&self) -> Vec<Diagnostic> {
+        let ledger = &self.settings.ledger;
+        if !ledger.enabled {
+            return Vec::new();
+        }
+        match crate::ledger::Ledger::check_existing(&ledger.path) {
+            Ok(_) => Vec::new(),
+            Err(error) => {
+                let path = settings_key("ledger", "path");
+                let at = if self.source_map.get(&path).is_some() {
+                    path
+                } else {
+                    JsonPointer::root()
+                };
+                vec![self.diagnostic(
+                    Severity::Error,
+                    codes::LEDGER_UNREADABLE,
+                    &at,
+                    error.to_string(),
+                )]
+            }
+        }
+    }
+
     /// Where `TABLE.KEY` of `automation` is written: its own `TABLE = { … }`, else
     /// `[settings.TABLE]`; `None` when neither writes it.
     fn written_at(&self, automation: &str, table: &str, key: &str) -> Option<JsonPointer> {

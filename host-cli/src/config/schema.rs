@@ -182,7 +182,7 @@ pub struct LedgerFile {
     pub enabled: Option<bool>,
     /// The ledger's SQLite file, relative to the config's folder; its folder also holds
     /// `run.lock` and `watchdog.lock`.
-    #[schemars(length(min = 1), extend("default" = DEFAULT_LEDGER_PATH, "x-codes" = ["config/invalid-value"]))]
+    #[schemars(length(min = 1), extend("default" = DEFAULT_LEDGER_PATH, "x-codes" = ["config/invalid-value", "config/ledger-unreadable"]))]
     pub path: Option<String>,
 }
 

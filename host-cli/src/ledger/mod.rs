@@ -41,9 +41,12 @@
 //!   mode with
 //!   `synchronous = NORMAL`: a crash of the host (SIGKILL included) loses nothing that
 //!   was committed; a power loss may lose the last commits but never corrupts the
-//!   file. A connection does not checkpoint when it closes (the log stays for the
-//!   next opener; SQLite checkpoints it every 1,000 pages), so closing costs no
-//!   `fsync`; a new, empty file's switch to WAL is not synced either.
+//!   file. The last connection to close checkpoints the log into the file and
+//!   deletes it (SQLite's default, and [`Ledger::close`] reports its failure), so
+//!   after a clean end of a run `ledger.sqlite` alone holds every row: a user who
+//!   copies or backs up the file the docs name gets it all. A crash leaves the log
+//!   beside the file, and the next opener recovers it (SQLite's guarantee). A new,
+//!   empty file's switch to WAL is not synced.
 //! - Readers (`curupira tasks`) and the host share the file through SQLite's locking
 //!   (with a busy timeout): a reader sees each row as of a committed transaction,
 //!   never half of a change.
@@ -73,7 +76,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
@@ -380,7 +382,26 @@ impl Ledger {
         Self::open_with(path, OpenFlags::empty()).map(Some)
     }
 
-    fn open_with(path: &Path, extra: OpenFlags) -> Result<Ledger, LedgerError> {
+    /// Checks, without writing to it, that the ledger at `path` would open: what
+    /// `curupira validate` reports before a `run` refuses it. `Ok(false)` when there
+    /// is no file (a run creates it); the errors are those of [`open`](Self::open)
+    /// for a damaged, foreign, newer or unreadable file. Nothing is migrated or set.
+    pub fn check_existing(path: &Path) -> Result<bool, LedgerError> {
+        if !path.exists() && path.symlink_metadata().is_err() {
+            return Ok(false);
+        }
+        let mut ledger = Self::connect(path, OpenFlags::empty())?;
+        let path = ledger.path.clone();
+        let classify = move |source: rusqlite::Error| classify(&path, "open", source);
+        ledger
+            .connection
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(&classify)?;
+        ledger.header().map(|_| true)
+    }
+
+    /// A connection to `path`, nothing read yet.
+    fn connect(path: &Path, extra: OpenFlags) -> Result<Ledger, LedgerError> {
         if path.is_dir() {
             return Err(LedgerError::NotAFile {
                 path: path.to_owned(),
@@ -393,12 +414,16 @@ impl Ledger {
                 path: path.to_owned(),
                 source: without_path(source, path),
             })?;
-        let mut ledger = Ledger {
+        Ok(Ledger {
             path: path.to_owned(),
             connection,
             snapshot_age: None,
             snapshot_since: None,
-        };
+        })
+    }
+
+    fn open_with(path: &Path, extra: OpenFlags) -> Result<Ledger, LedgerError> {
+        let mut ledger = Self::connect(path, extra)?;
         // Two processes setting up one new file at once (a `curupira tasks` beside a
         // first `run`): switching to WAL reads, then writes, in one statement, and
         // SQLite answers "busy" to the second without waiting (its deadlock rule).
@@ -423,17 +448,27 @@ impl Ledger {
         &self.path
     }
 
-    /// Settings of the connection, then the schema checked and migrated.
-    fn prepare(&mut self) -> Result<(), LedgerError> {
+    /// Closes the connection. When it is the file's last one, SQLite checkpoints the
+    /// write-ahead log into the file and deletes it, so the file alone holds every
+    /// row; a failure to close is returned (dropping a [`Ledger`] closes it too, but
+    /// says nothing of a failure).
+    pub fn close(self) -> Result<(), LedgerError> {
+        let path = self.path;
+        self.connection
+            .close()
+            .map_err(|(_, source)| classify(&path, "close", source))
+    }
+
+    /// The file's schema version and how many schema objects it has, once its
+    /// header says it is a ledger this version can open.
+    ///
+    /// Reading the header first tells a foreign or damaged file before anything is
+    /// written to it. One read transaction, so the three figures are of one moment:
+    /// another process creating the ledger meanwhile (a `curupira tasks` beside a
+    /// first `run`) otherwise showed an id of 0 with its tables: "foreign".
+    fn header(&mut self) -> Result<(i64, i64), LedgerError> {
         let path = self.path.clone();
         let classify = move |source: rusqlite::Error| classify(&path, "open", source);
-        self.connection
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(&classify)?;
-        // Reading the header first tells a foreign or damaged file before anything is
-        // written to it. One read transaction, so the three figures are of one moment:
-        // another process creating the ledger meanwhile (a `curupira tasks` beside a
-        // first `run`) otherwise showed an id of 0 with its tables: "foreign".
         let (application_id, version, objects) = {
             let snapshot = self.connection.transaction().map_err(&classify)?;
             let application_id: i64 = snapshot
@@ -460,12 +495,17 @@ impl Ledger {
                 found: version,
             });
         }
-        // No checkpoint when the connection closes: the write-ahead log stays beside
-        // the file for the next opener (SQLite checkpoints it every 1,000 pages as it
-        // grows), so ending a run costs no `fsync`. A crash never needed one.
+        Ok((version, objects))
+    }
+
+    /// Settings of the connection, then the schema checked and migrated.
+    fn prepare(&mut self) -> Result<(), LedgerError> {
+        let path = self.path.clone();
+        let classify = move |source: rusqlite::Error| classify(&path, "open", source);
         self.connection
-            .set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .busy_timeout(BUSY_TIMEOUT)
             .map_err(&classify)?;
+        let (version, objects) = self.header()?;
         // WAL is a property of the file: set once, by the first opener. Asking again
         // would take a lock that readers beside a running host need not wait for.
         let mode: String = self
@@ -1125,24 +1165,55 @@ mod tests {
     }
 
     #[test]
-    fn closing_leaves_the_log_for_the_next_opener_and_loses_nothing() {
+    fn the_last_connection_to_close_leaves_the_file_self_contained() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ledger.sqlite");
+        let wal = dir.path().join("ledger.sqlite-wal");
         let mut ledger = Ledger::open(&path).unwrap();
+        let mut other = Ledger::open(&path).unwrap();
         ledger
             .attempt_started("fix", &id(3), PAIRS, "/work", 1)
             .unwrap();
         ledger
             .finished("fix", &id(3), Status::Failed, Some(1), "exit")
             .unwrap();
-        drop(ledger);
-        // Not checkpointed on close (no `fsync` at the end of a run): the log stays.
-        assert!(dir.path().join("ledger.sqlite-wal").exists());
-        let mut reopened = Ledger::open(&path).unwrap();
+        ledger.close().unwrap();
+        // Another connection is open: the log stays for it.
+        assert!(wal.exists());
         assert_eq!(
-            reopened.decide("fix", &id(3)).unwrap(),
+            other.decide("fix", &id(3)).unwrap(),
             Decision::Skip(Status::Failed)
         );
+        other.close().unwrap();
+        assert!(
+            !wal.exists(),
+            "the last close checkpoints and deletes the log"
+        );
+        // The file alone, copied elsewhere, holds the row.
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::copy(&path, copy.path().join("ledger.sqlite")).unwrap();
+        let mut copied = Ledger::open(&copy.path().join("ledger.sqlite")).unwrap();
+        assert_eq!(
+            copied.decide("fix", &id(3)).unwrap(),
+            Decision::Skip(Status::Failed)
+        );
+    }
+
+    #[test]
+    fn a_crash_leaves_the_log_and_the_next_opener_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.sqlite");
+        let mut ledger = Ledger::open(&path).unwrap();
+        ledger
+            .attempt_started("fix", &id(3), PAIRS, "/work", 1)
+            .unwrap();
+        // A process that dies closes nothing: as if it had been killed.
+        std::mem::forget(ledger);
+        assert!(dir.path().join("ledger.sqlite-wal").exists());
+        let reopened = Ledger::open(&path).unwrap();
+        let rows = reopened.find(&id(3), Some("fix"), 2).unwrap();
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(rows[0].status, Status::Running);
     }
 
     #[test]
