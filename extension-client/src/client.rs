@@ -108,8 +108,9 @@ impl Client {
             .stderr(Stdio::piped());
         let mut guard = ProcessGuard::spawn(&mut command).map_err(|err| {
             start_failure(format!(
-                "cannot start `{launch}` in {}: {err}",
-                launch.cwd.display()
+                "cannot start `{launch}` in {}: {}",
+                launch.cwd.display(),
+                launch.start_failure(&err)
             ))
         })?;
         let (Some(stdin), Some(stdout), Some(errors)) =

@@ -79,6 +79,40 @@ impl LaunchCommand {
         own_process_group(&mut command);
         command
     }
+
+    /// Why the program could not be started, as the end of a sentence: for a program
+    /// that is not there, where it was looked for (a name without a path separator on
+    /// `PATH`, a path as written, relative to the working directory when relative),
+    /// then the system's words.
+    ///
+    /// ```
+    /// use std::io;
+    /// use curupira_client::LaunchCommand;
+    ///
+    /// let missing = io::Error::from(io::ErrorKind::NotFound);
+    /// let why = LaunchCommand::new("counter", ".").start_failure(&missing);
+    /// assert!(why.starts_with("no program `counter` on PATH (a program named without `/` is looked up on PATH"), "{why}");
+    /// ```
+    pub fn start_failure(&self, err: &std::io::Error) -> String {
+        if err.kind() != std::io::ErrorKind::NotFound {
+            return err.to_string();
+        }
+        let program = self.program.display();
+        if self.program.components().count() == 1 && !self.program.is_absolute() {
+            format!(
+                "no program `{program}` on PATH (a program named without `/` is looked up on \
+                 PATH; a manifest's `command` with a `/` is taken relative to the manifest's \
+                 folder): {err}"
+            )
+        } else if self.program.is_absolute() {
+            format!("`{program}` does not exist: {err}")
+        } else {
+            format!(
+                "`{program}` does not exist relative to `{}`: {err}",
+                self.cwd.display()
+            )
+        }
+    }
 }
 
 impl fmt::Display for LaunchCommand {

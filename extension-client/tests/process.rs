@@ -120,6 +120,11 @@ fn a_program_that_cannot_start_is_a_start_failure() {
             .starts_with("cannot start `/nonexistent/curupira-extension` in "),
         "{err}"
     );
+    assert!(
+        err.message
+            .contains("`/nonexistent/curupira-extension` does not exist: "),
+        "{err}"
+    );
 }
 
 #[test]
@@ -227,4 +232,21 @@ fn dropping_a_client_reaps_its_process() {
     let pid = client.pid().unwrap();
     drop(client);
     assert!(!exists(pid));
+}
+
+/// Issue 24: "cannot start `counter` … No such file or directory" did not say that a
+/// program named without `/` was looked up on PATH.
+#[test]
+fn a_program_not_on_path_is_said_to_be_looked_up_there() {
+    let launch = LaunchCommand::new("curupira-no-such-extension-on-path", ".");
+    let message = Client::spawn("ext", &launch, options(1.0))
+        .unwrap_err()
+        .message;
+    assert!(
+        message.contains(
+            "no program `curupira-no-such-extension-on-path` on PATH (a program named without \
+             `/` is looked up on PATH"
+        ),
+        "{message}"
+    );
 }

@@ -138,8 +138,9 @@ fn print_manifest(
             fail(
                 report,
                 format!(
-                    "extension `{}`: cannot start `{shown}`: {err}",
-                    planned.name
+                    "extension `{}`: cannot start `{shown}`: {}",
+                    planned.name,
+                    planned.launch.start_failure(&err)
                 ),
             );
             return None;
