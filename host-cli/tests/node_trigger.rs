@@ -7,7 +7,7 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod example_support;
+mod tree_support;
 
 use std::fs;
 use std::io::{Read, Write};
@@ -432,7 +432,7 @@ fn prints_its_manifest() {
 fn example_copy() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("node-trigger");
-    example_support::copy_example("node-trigger", &copy);
+    tree_support::copy_example("node-trigger", &copy);
     (dir, copy)
 }
 

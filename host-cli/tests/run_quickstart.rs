@@ -8,15 +8,15 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod example_support;
 mod run_support;
+mod tree_support;
 
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use example_support::{copy_example, copy_example_from};
 use run_support::run_in;
+use tree_support::{copy_example, copy_example_from};
 
 /// The quick start in `work/quickstart`, run twice as the README says: every task
 /// once, then nothing.
