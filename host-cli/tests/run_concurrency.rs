@@ -435,7 +435,9 @@ fn a_first_sigint_waits_for_the_running_agents() {
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(
-        stderr.contains("received SIGINT: no new task starts; the running agents are waited for"),
+        stderr.contains(
+            "received SIGINT: no new task or retry starts; the running agents are waited for"
+        ),
         "{stderr}"
     );
     assert_eq!(project.read("tasks.jsonl.done").lines().count(), 3);

@@ -199,9 +199,11 @@ fn a_bad_line_is_reported_once_skipped_and_remembered_across_runs() {
         "{\"title\":\"ok\"}\n\n{\"title\":\"x\",\"priority\":5}\n{\"title\":\"next\"}\n",
     )
     .unwrap();
-    let report = "local-queue: error: `tasks.jsonl` line 3: member \"priority\" must be a string, \
+    let report = "local-queue: warning: `tasks.jsonl` line 3: member \"priority\" must be a string, \
                   found 5 (item values are strings); the line is skipped (recorded in \
-                  `done.jsonl.rejected`, so it is not reported again)\n";
+                  `done.jsonl.rejected`, so it is not reported again)\n\
+                  local-queue: warning: this poll rejected 1 line(s) of `tasks.jsonl` (1 in all \
+                  recorded in `done.jsonl.rejected`)\n";
     let (mut client, stderr) = start(dir.path());
     assert_eq!(
         client.poll(TRIGGER_TYPE, &queue_args()),
