@@ -1,67 +1,12 @@
-//! Arbitrary bytes → if they are JSON, canonicalize them (RFC 8785) and check that the
-//! canonical form is JSON equal to the input, and a fixed point: canonicalizing it again
-//! gives the same bytes. Pair lists among the inputs also go through the streaming
-//! pair canonicalization and must agree with the general one.
-
+//! Fuzzes RFC 8785 canonicalization (`curupira-task-identity`). What each run checks is
+//! documented, and done, in `curupira_fuzz::checks::jcs_canonicalize`
+//! (`src/checks/jcs_canonicalize.rs`), which CI also runs on this target's seeds
+//! (`host-cli/tests/fuzz_seeds.rs`).
+//!
+//! Run: `cd fuzz && cargo fuzz run -s none jcs_canonicalize -- -max_total_time=120`
 #![no_main]
 
-use curupira_task_identity::{
-    TaskId, canonical_pairs, canonicalize, canonicalize_json, parse_pairs,
-};
+use curupira_fuzz::checks::jcs_canonicalize;
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    let Ok(value) = serde_json::from_str::<Value>(text) else {
-        assert!(canonicalize_json(text).is_err());
-        return;
-    };
-
-    let canonical = canonicalize(&value);
-    assert_eq!(
-        canonicalize_json(text).ok().as_deref(),
-        Some(&canonical[..])
-    );
-    let canonical_text = std::str::from_utf8(&canonical).expect("canonical form is UTF-8");
-    let reparsed: Value = serde_json::from_str(canonical_text).expect("canonical form is JSON");
-    // Numbers are compared as ECMAScript sees them (all f64); the rest exactly.
-    assert!(
-        same_json(&value, &reparsed),
-        "{text:?} → {canonical_text:?}"
-    );
-    assert_eq!(
-        canonicalize(&reparsed),
-        canonical,
-        "not idempotent: {text:?}"
-    );
-    assert!(
-        !canonical_text.contains(|c: char| c < ' '),
-        "raw control in {canonical_text:?}"
-    );
-
-    if let Ok(pairs) = parse_pairs(text) {
-        assert_eq!(canonical_pairs(&pairs), canonical);
-        assert_eq!(
-            TaskId::of_pairs(&pairs),
-            TaskId::of_pairs(&parse_pairs(canonical_text).expect("pairs"))
-        );
-    }
-});
-
-fn same_json(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
-        }
-        _ => a == b,
-    }
-}
+fuzz_target!(|data: &[u8]| jcs_canonicalize::check(data));

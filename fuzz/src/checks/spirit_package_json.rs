@@ -1,0 +1,158 @@
+//! Any bytes through the Spirit `package.json` checker (`spirit-manifest`): it never
+//! panics; every diagnostic is well-formed (a known `spirit/…` code with its documented
+//! severity, a valid RFC 6901 pointer, a one-line message, a span inside the kept text
+//! with its line and column, and a position on every diagnostic of a UTF-8 input); the
+//! text is kept exactly when there is a diagnostic to quote; a package comes out exactly
+//! when there is no error; both renderings work and the JSON
+//! one reads back with the right counts; the outcome agrees with the JSON reader it is
+//! built on; and a package that comes out serializes to JSON that checks back to itself.
+//!
+//! Options: when the first byte is 0xF8–0xFF (never part of UTF-8 text), its low three
+//! bits are the options (bit 0: registry-strict; bits 1–2: host none, `cli`, `desktop`,
+//! none) and the rest is the text; otherwise the options are the defaults and every byte
+//! is the text, so a plain `package.json` is a seed as it is.
+
+use curupira_diagnostics::json;
+use curupira_diagnostics::{JsonPointer, LineIndex};
+use serde_json::Value;
+use spirit_manifest::{Host, Options, check_bytes, check_str, codes};
+
+const FILE: &str = "package.json";
+
+/// Runs every check on one input: the bytes libFuzzer hands the target.
+pub fn check(data: &[u8]) {
+    let (options, bytes) = match data.split_first() {
+        Some((&first, rest)) if first >= 0xF8 => (
+            Options {
+                registry_strict: first & 1 != 0,
+                host: match (first >> 1) & 3 {
+                    1 => Some(Host::Cli),
+                    2 => Some(Host::Desktop),
+                    _ => None,
+                },
+            },
+            rest,
+        ),
+        _ => (Options::default(), data),
+    };
+    let utf8 = std::str::from_utf8(bytes).ok();
+
+    let checked = check_bytes(bytes, FILE, &options);
+    let report = &checked.report;
+    assert_eq!(report.files(), [FILE]);
+    // The text is kept exactly when there is something to quote.
+    let text = report.source(FILE).unwrap_or("");
+    assert_eq!(
+        report.source(FILE).is_some(),
+        !report.diagnostics().is_empty()
+    );
+    let lines = LineIndex::new(text);
+    for diagnostic in report.diagnostics() {
+        let code = codes::ALL
+            .iter()
+            .find(|code| code.code == diagnostic.code)
+            .unwrap_or_else(|| panic!("unknown code {diagnostic:?}"));
+        assert_eq!(code.severity, diagnostic.severity, "{diagnostic:?}");
+        assert_eq!(diagnostic.file, FILE);
+        assert!(JsonPointer::parse(diagnostic.path.as_str()).is_ok());
+        assert!(
+            !diagnostic.message.is_empty() && !diagnostic.message.contains('\n'),
+            "{diagnostic:?}"
+        );
+        assert_eq!(diagnostic.position.is_some(), diagnostic.span.is_some());
+        if utf8.is_some() {
+            assert!(diagnostic.position.is_some(), "no position: {diagnostic:?}");
+        }
+        if let (Some(span), Some(position)) = (&diagnostic.span, diagnostic.position) {
+            assert!(
+                span.start <= span.end && span.end <= text.len(),
+                "{span:?} outside {} bytes: {diagnostic:?}",
+                text.len()
+            );
+            assert!(
+                text.is_char_boundary(span.start) && text.is_char_boundary(span.end),
+                "{span:?} not on character boundaries: {diagnostic:?}"
+            );
+            assert_eq!(lines.position(span.start), position, "{diagnostic:?}");
+        }
+    }
+    assert_eq!(checked.package.is_some(), report.errors() == 0);
+    assert!(
+        checked.hooks.is_none(),
+        "no hooks file without the package's files"
+    );
+
+    let rendered: Value = serde_json::from_str(&report.render_json()).expect("JSON output");
+    assert_eq!(rendered["errors"].as_u64(), Some(report.errors() as u64));
+    assert_eq!(
+        rendered["warnings"].as_u64(),
+        Some(report.warnings() as u64)
+    );
+    assert_eq!(
+        rendered["diagnostics"].as_array().map(Vec::len),
+        Some(report.diagnostics().len())
+    );
+    assert!(!report.render_human(false).is_empty());
+    assert!(!report.render_human(true).is_empty());
+
+    let Some(utf8) = utf8 else {
+        // Not UTF-8: exactly the one encoding error.
+        assert_eq!(report.diagnostics().len(), 1);
+        assert_eq!(report.diagnostics()[0].code, codes::ENCODING);
+        return;
+    };
+    let text = utf8.strip_prefix('\u{feff}').unwrap_or(utf8);
+    assert!(
+        report
+            .diagnostics()
+            .iter()
+            .all(|d| d.code != codes::ENCODING)
+    );
+
+    // The outcome agrees with the JSON reader the checker is built on.
+    match json::parse(text, FILE, codes::SYNTAX, codes::DUPLICATE_KEY) {
+        Err(syntax) => {
+            assert_eq!(report.diagnostics(), [syntax]);
+        }
+        Ok(document) => {
+            assert!(report.diagnostics().iter().all(|d| d.code != codes::SYNTAX));
+            let duplicates = report
+                .diagnostics()
+                .iter()
+                .filter(|d| d.code == codes::DUPLICATE_KEY)
+                .count();
+            assert_eq!(duplicates, document.duplicates.len());
+            // serde_json reads the same value (the reader's one documented difference is
+            // nesting: it accepts 128 levels, serde_json 127).
+            match serde_json::from_str::<Value>(text) {
+                Ok(value) => assert_eq!(value, document.value),
+                Err(error) => assert!(error.to_string().contains("recursion limit")),
+            }
+            if let Some(package) = &checked.package {
+                // Unknown top-level members are kept exactly as written.
+                for (key, value) in &package.other {
+                    assert_eq!(document.value.get(key), Some(value), "{key}");
+                }
+            }
+        }
+    }
+
+    // A package prints as JSON that checks back to the same package. (Not registry-strict:
+    // serializing leaves out empty lists such as `requestedCapabilities: []`, which that
+    // mode wants written out; and not compared with the input, which may omit defaults
+    // that serializing writes, e.g. `schemaVersion` and `required: false`.)
+    if let Some(package) = &checked.package {
+        let printed = serde_json::to_string(package).expect("a package serializes");
+        let lenient = Options {
+            registry_strict: false,
+            ..options
+        };
+        let again = check_str(&printed, "printed.json", &lenient);
+        assert_eq!(
+            again.package.as_ref(),
+            Some(package),
+            "{printed}\n{}",
+            again.report.render_human(false)
+        );
+    }
+}
