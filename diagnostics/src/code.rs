@@ -15,8 +15,9 @@ pub struct Code {
 }
 
 impl Code {
-    /// The row of `docs/DIAGNOSTICS.md` that documents this code:
-    /// ``| `code` | severity | meaning |``.
+    /// The row of the repository's
+    /// [`docs/DIAGNOSTICS.md`](https://example.invalid/curupira/blob/main/docs/DIAGNOSTICS.md) that documents
+    /// this code: ``| `code` | severity | meaning |``.
     ///
     /// ```
     /// use curupira_diagnostics::{Code, Severity};
@@ -29,7 +30,8 @@ impl Code {
     }
 }
 
-/// The rows of a Markdown code table (as in `docs/DIAGNOSTICS.md`) whose code starts
+/// The rows of a Markdown code table (as in the repository's
+/// [`docs/DIAGNOSTICS.md`](https://example.invalid/curupira/blob/main/docs/DIAGNOSTICS.md)) whose code starts
 /// with `namespace` (`"spirit/"`), in document order: what a validator's test compares
 /// with its `ALL` mapped through [`Code::doc_row`].
 ///

@@ -85,6 +85,16 @@ pub use report::{Report, decode_utf8};
 pub use source_map::{Anchor, Collector, SourceMap, Spans};
 pub use suggest::{all_of, did_you_mean, one_of};
 
+/// The `semver` crate, whose `Version` [`version::parse_version`] returns:
+/// re-exported so a user names it with the very version this crate uses, without a
+/// dependency of their own.
+pub use semver;
+
+/// The `serde_json` crate (feature `json`), whose `Value` [`json::parse`] returns:
+/// re-exported for the same reason.
+#[cfg(feature = "json")]
+pub use serde_json;
+
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

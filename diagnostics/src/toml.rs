@@ -8,12 +8,16 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Range;
 
-use ::toml::Spanned;
-use ::toml::de::{DeTable, DeValue};
-
 use crate::{
     Anchor, Collector, Diagnostic, JsonPointer, Severity, SourceMap, all_of, did_you_mean,
 };
+
+// The `toml` types this module's API names (`TomlDocument::table`, `Typed`), from the
+// version it parses with, so a user reads a document without a `toml` dependency of
+// their own (this module's name hides the crate's).
+pub use ::toml::Spanned;
+pub use ::toml::Value;
+pub use ::toml::de::{DeTable, DeValue};
 
 /// A parsed TOML document and where each of its members is.
 #[derive(Debug)]
@@ -238,9 +242,9 @@ mod sealed {
 /// date-time", "a table" (the name of `json::type_name` for JSON values).
 ///
 /// ```
-/// use curupira_diagnostics::toml::type_name;
+/// use curupira_diagnostics::toml::{Value, type_name};
 ///
-/// assert_eq!(type_name(&toml::Value::Integer(5)), "an integer");
+/// assert_eq!(type_name(&Value::Integer(5)), "an integer");
 /// ```
 pub fn type_name(value: &impl Typed) -> &'static str {
     match value.type_str() {

@@ -7,7 +7,7 @@ use serde_json::Value;
 ///
 /// ```
 /// use curupira_client::CallError;
-/// use curupira_jsonrpc::ErrorCode;
+/// use curupira_client::curupira_jsonrpc::ErrorCode;
 ///
 /// let err = CallError::new("acme", "trigger/poll", ErrorCode::TIMEOUT, "no reply within 30 s");
 /// assert_eq!(

@@ -23,7 +23,7 @@
 //!     Arguments, Pair, ServeOptions, Trigger, TriggerDescription, TriggerError,
 //!     TriggerSchema, ValidateError, serve,
 //! };
-//! use serde_json::json;
+//! use curupira_client::serde_json::json;
 //!
 //! /// Hands out a countdown, one number per poll.
 //! struct Countdown(u32);
@@ -76,8 +76,8 @@
 //! A child process is the same conversation:
 //!
 //! ```no_run
+//! use curupira_client::curupira_protocol::HostInfo;
 //! use curupira_client::{Client, LaunchCommand, Options};
-//! use curupira_protocol::HostInfo;
 //!
 //! let launch = LaunchCommand::new("npx", ".").args(["--yes", "@acme/trigger@1.2.0"]);
 //! let mut client = Client::spawn("acme", &launch, Options::default())?;
@@ -172,6 +172,21 @@ pub use launch::LaunchCommand;
 pub use options::{Limits, Options, Timeouts};
 pub use process::{ProcessGuard, describe_status};
 pub use stderr::{STDERR_TARGET, StderrLevel, StderrSink, log_stderr_line, stderr_line_level};
+
+/// The `curupira-protocol` crate, whose types the calls take and return
+/// ([`Arguments`](curupira_protocol::Arguments), [`HostInfo`](curupira_protocol::HostInfo),
+/// the [`method`](curupira_protocol::method)s of [`Client::request`]): re-exported so a
+/// user names them with the very version this crate uses, without a dependency of
+/// their own.
+pub use curupira_protocol;
+
+/// The `curupira-jsonrpc` crate, whose [`ErrorCode`](curupira_jsonrpc::ErrorCode) every
+/// [`CallError`] has: re-exported for the same reason.
+pub use curupira_jsonrpc;
+
+/// The `serde_json` crate, whose `Value` [`Client::call`] takes and returns and a
+/// [`CallError`]'s data is: re-exported for the same reason.
+pub use serde_json;
 
 /// The README's examples, compiled (and the second one run) as doctests.
 #[doc = include_str!("../README.md")]

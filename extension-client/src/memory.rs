@@ -14,8 +14,8 @@
 //!
 //! ```
 //! use std::io::{Read, Write};
+//! use curupira_client::curupira_jsonrpc::ErrorCode;
 //! use curupira_client::{Options, memory};
-//! use curupira_jsonrpc::ErrorCode;
 //!
 //! let (mut client, mut extension) = memory::duplex("raw", Options::default());
 //! // The extension answers before it is asked: the client reads frames in order.

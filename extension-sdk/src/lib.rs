@@ -1,19 +1,23 @@
 //! Write a Curupira trigger extension in Rust: implement [`Trigger`], call [`run`].
 //!
 //! A Curupira extension is a separate process that speaks JSON-RPC 2.0 in
-//! length-prefixed frames on its stdin/stdout (`docs/PROTOCOL.md`). This crate does
+//! length-prefixed frames on its stdin/stdout (the repository's
+//! [`docs/PROTOCOL.md`](https://example.invalid/curupira/blob/main/docs/PROTOCOL.md)). This crate does
 //! everything but the trigger itself: framing (`curupira-framing`), message parsing
 //! (`curupira-jsonrpc`), `initialize` and the version check, params checking by the rules
 //! of `curupira-protocol` (whose types it re-exports), error
-//! replies, `shutdown`, and `--curupira-print-manifest`.
+//! replies, `shutdown`, and `--curupira-print-manifest`. It also re-exports
+//! [`serde_json`], whose `Value`s arguments and schemas are, and [`curupira_framing`],
+//! whose errors [`ServeError`] carries and whose frames a test of a trigger writes, so a
+//! trigger needs no other dependency.
 //!
 //! ```
 //! use curupira_extension_sdk::{
 //!     Arguments, Pair, ServeOptions, Trigger, TriggerDescription, TriggerError,
 //!     TriggerSchema, ValidateError, ValidationError, serve,
 //! };
-//! use curupira_framing::{FrameReader, FrameWriter};
-//! use serde_json::{Value, json};
+//! use curupira_extension_sdk::curupira_framing::{FrameReader, FrameWriter};
+//! use curupira_extension_sdk::serde_json::{self, Value, json};
 //!
 //! /// Hands out the numbers 1 to `max`, one per poll.
 //! struct Counter { next: u32 }
@@ -76,7 +80,7 @@
 //! # What the serve loop decides
 //!
 //! Where the protocol is silent, [`serve`] does this (the same list is in
-//! `docs/PROTOCOL.md`):
+//! [`docs/PROTOCOL.md`](https://example.invalid/curupira/blob/main/docs/PROTOCOL.md)):
 //!
 //! - `initialize` must be the first request. `describe` and the `trigger/*` methods
 //!   before it get protocol or version failure (-32001) `` `initialize` must come
@@ -120,6 +124,17 @@ pub use curupira_protocol::{
 pub use run::{ManifestInfoError, Mode, PRINT_MANIFEST_FLAG, print_manifest, run, run_as};
 pub use serve::{ServeError, ServeOptions, ServeOutcome, serve};
 pub use trigger::{Trigger, TriggerError, ValidateError};
+
+/// The `serde_json` crate, whose `Value` and `Map` the [`Arguments`], a
+/// [`TriggerSchema`]'s schema and a [`TriggerError`]'s data are: re-exported so a
+/// trigger builds and reads them (`curupira_extension_sdk::serde_json::json!`) with
+/// the very version this crate uses, without a dependency of its own.
+pub use serde_json;
+
+/// The `curupira-framing` crate, whose errors [`ServeError`] carries: re-exported so
+/// that a test of a trigger can write the frames [`serve`] reads, and read back its
+/// replies, with the very codec it uses.
+pub use curupira_framing;
 
 /// The README's example, compiled as a doctest.
 #[doc = include_str!("../README.md")]

@@ -33,9 +33,9 @@ impl<B: AsRef<[u8]>> Encoder<B> for FrameEncoder {
 /// stream (a child's stdin/stdout joined, a socket).
 ///
 /// ```
-/// use bytes::BytesMut;
 /// use curupira_framing::FrameCodec;
-/// use tokio_util::codec::{Decoder, Encoder};
+/// use curupira_framing::bytes::BytesMut;
+/// use curupira_framing::tokio_util::codec::{Decoder, Encoder};
 ///
 /// let mut codec = FrameCodec::new();
 /// let mut buf = BytesMut::new();

@@ -19,8 +19,8 @@ use crate::{DEFAULT_MAX_BODY, DecodeError, HEADER_LEN, READ_CHUNK, clamp_max_bod
 /// the rest of the frame, so 8 header bytes cannot pin 16 MiB of memory.
 ///
 /// ```
-/// use bytes::BytesMut;
 /// use curupira_framing::FrameDecoder;
+/// use curupira_framing::bytes::BytesMut;
 ///
 /// let mut decoder = FrameDecoder::new();
 /// let mut buf = BytesMut::from(&b"00000002hi000"[..]);

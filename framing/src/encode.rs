@@ -10,8 +10,8 @@ use crate::{DEFAULT_MAX_BODY, EncodeError, HEADER_LEN, clamp_max_body, encode_he
 /// one a peer with the default limit refuses.
 ///
 /// ```
-/// use bytes::BytesMut;
 /// use curupira_framing::FrameEncoder;
+/// use curupira_framing::bytes::BytesMut;
 ///
 /// let mut out = BytesMut::new();
 /// FrameEncoder::new().encode(b"{}", &mut out)?;

@@ -42,6 +42,8 @@
 //! - [`FrameReader`] / [`FrameWriter`]: blocking adapters over `std::io::Read` / `Write`.
 //! - With the `tokio` feature, `tokio_util::codec::{Decoder, Encoder}` for the decoder,
 //!   the encoder and `FrameCodec` (both in one, for `Framed`).
+//! - The crates of those types, re-exported: [`bytes`] and, with `tokio`,
+//!   `tokio_util`, so that using this API needs no dependency of your own.
 //!
 //! # Example
 //!
@@ -79,6 +81,18 @@ pub use decode::FrameDecoder;
 pub use encode::FrameEncoder;
 pub use error::{DecodeError, EncodeError};
 pub use header::encode_header;
+
+/// The `bytes` crate, whose [`BytesMut`](bytes::BytesMut) the decoder and encoder
+/// work on and whose [`Bytes`](bytes::Bytes) every decoded body is: re-exported so a
+/// user names the very version this crate uses (`curupira_framing::bytes::BytesMut`)
+/// without a dependency of their own.
+pub use bytes;
+
+/// The `tokio-util` crate (feature `tokio`), whose `codec::{Decoder, Encoder}` traits
+/// the decoder, the encoder and [`FrameCodec`] implement: re-exported so that
+/// `Framed` and the traits come from the version this crate implements them for.
+#[cfg(feature = "tokio")]
+pub use tokio_util;
 
 /// Length of a frame header: 8 hexadecimal digits.
 pub const HEADER_LEN: usize = 8;

@@ -7,8 +7,8 @@
 //! requires, and writes messages back as bytes.
 //!
 //! ```
+//! use curupira_jsonrpc::serde_json::json;
 //! use curupira_jsonrpc::{ErrorCode, Id, Message, Response, parse_message};
-//! use serde_json::json;
 //!
 //! // An extension reads a request and answers it.
 //! let message = parse_message(br#"{"jsonrpc":"2.0","id":1,"method":"describe"}"#)?;
@@ -93,6 +93,11 @@ pub use message::{
 };
 pub use parse::{Incoming, ParseFailure, parse, parse_message};
 
+/// The `serde_json` crate, whose `Value` params, results and error data are:
+/// re-exported so a user builds and reads them (`curupira_jsonrpc::serde_json::json!`)
+/// with the very version this crate uses, without a dependency of their own.
+pub use serde_json;
+
 use std::{fmt, io};
 
 use serde::Serialize;
@@ -106,7 +111,7 @@ use serde_json::Value;
 ///
 /// ```
 /// use curupira_jsonrpc::describe;
-/// use serde_json::json;
+/// use curupira_jsonrpc::serde_json::json;
 ///
 /// assert_eq!(format!("must be a string, found {}", describe(&json!(5))), "must be a string, found 5");
 /// assert_eq!(describe(&json!({"a": 1})), "an object");

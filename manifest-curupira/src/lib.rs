@@ -2,10 +2,10 @@
 //!
 //! A manifest lets a host list an extension without running it (SPEC section 2). The
 //! checker reports **every** problem in one pass, each as a
-//! [`Diagnostic`] with a stable code (see [`codes`]
-//! and `docs/DIAGNOSTICS.md`), a JSON Pointer, and the line and column in the file; a
-//! missing key is reported at the pointer it would have (`/launch/package`), located
-//! at its enclosing table. Only a manifest without errors becomes a [`Manifest`];
+//! [`Diagnostic`] with a stable code (see [`codes`] and the repository's
+//! [`docs/DIAGNOSTICS.md`](https://example.invalid/curupira/blob/main/docs/DIAGNOSTICS.md)),
+//! a JSON Pointer, and the line and column in the file; a missing key is reported at
+//! the pointer it would have (`/launch/package`), located at its enclosing table. Only a manifest without errors becomes a [`Manifest`];
 //! warnings (unknown keys, an unknown runtime, …) do not stop it.
 //!
 //! ```
@@ -72,6 +72,11 @@ pub use model::{
     ProtocolVersion, Runtime, TriggerType, TriggerTypes,
 };
 pub use semver::Version;
+
+/// The `curupira-diagnostics` crate, whose [`Report`] and [`Diagnostic`] every check
+/// returns: re-exported so a user names them (and renders or counts them) with the
+/// very version this crate uses, without a dependency of their own.
+pub use curupira_diagnostics;
 
 /// The manifest's file name in an extension's folder.
 pub const FILE_NAME: &str = "curupira-extension.toml";

@@ -1,4 +1,5 @@
-//! The stable diagnostic codes of this crate. `docs/DIAGNOSTICS.md` lists the same
+//! The stable diagnostic codes of this crate. The repository's
+//! [`docs/DIAGNOSTICS.md`](https://example.invalid/curupira/blob/main/docs/DIAGNOSTICS.md) lists the same
 //! table for users; a test keeps the two in step.
 
 pub use curupira_diagnostics::Code;

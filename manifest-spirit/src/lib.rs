@@ -4,10 +4,11 @@
 //! sees; and (feature `install`) a safe install from a ZIP or marketplace `.tgz`.
 //!
 //! The checker reports **every** problem in one pass, each as a
-//! [`Diagnostic`] with a stable code (see [`codes`] and
-//! `docs/DIAGNOSTICS.md`), the file, an RFC 6901 pointer and the line and column. Only a
-//! package without errors becomes a [`PackageJson`]; warnings (unknown members, a
-//! capability requested for nothing) do not stop it.
+//! [`Diagnostic`] with a stable code (see [`codes`] and the repository's
+//! [`docs/DIAGNOSTICS.md`](https://example.invalid/curupira/blob/main/docs/DIAGNOSTICS.md)),
+//! the file, an RFC 6901 pointer and the line and column. Only a package without
+//! errors becomes a [`PackageJson`]; warnings (unknown members, a capability requested
+//! for nothing) do not stop it.
 //!
 //! ```
 //! use spirit_manifest::{check_str, Options};
@@ -95,6 +96,15 @@ pub use model::{
 };
 pub use paths::{PathProblem, RelativePath};
 
+/// The `curupira-diagnostics` crate, whose [`Report`] and [`Diagnostic`] every check
+/// returns: re-exported so a user names them with the very version this crate uses,
+/// without a dependency of their own.
+pub use curupira_diagnostics;
+
+/// The `serde_json` crate, whose `Value` tool schemas, settings and [`check_value`]'s
+/// input are: re-exported for the same reason.
+pub use serde_json;
+
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
@@ -158,7 +168,7 @@ pub fn check_str(text: &str, file: &str, options: &Options) -> Checked {
 /// but no line and column, and `file` names the value (`npm:@acme/lookup@1.0.0`).
 ///
 /// ```
-/// use serde_json::json;
+/// use spirit_manifest::serde_json::json;
 /// use spirit_manifest::{check_value, Options};
 ///
 /// let published = json!({"name": "lookup", "version": "1.0.0",

@@ -15,7 +15,7 @@
 //!   checked value.
 //!
 //! ```
-//! use serde_json::json;
+//! use spirit_manifest::serde_json::{self, json};
 //! use spirit_manifest::{SecretSlot, SettingDef};
 //! use spirit_manifest::runtime::{SecretStore, SettingsStore};
 //!
@@ -244,8 +244,8 @@ pub struct InstanceProblem {
 /// at the root.
 ///
 /// ```
-/// use serde_json::json;
 /// use spirit_manifest::runtime::check_instance;
+/// use spirit_manifest::serde_json::json;
 ///
 /// let schema = json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]});
 /// assert!(check_instance(&schema, &json!({"id": "7"})).is_ok());

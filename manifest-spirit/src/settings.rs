@@ -22,8 +22,8 @@
 //! and what was expected.
 //!
 //! ```
-//! use serde_json::json;
 //! use spirit_manifest::SettingDef;
+//! use spirit_manifest::serde_json::{self, json};
 //! use spirit_manifest::settings::{Values, check_update, with_defaults};
 //!
 //! let schema: Vec<SettingDef> = serde_json::from_value(json!([

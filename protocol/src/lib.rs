@@ -14,8 +14,8 @@
 //!
 //! ```
 //! use curupira_protocol::method::{Method, Poll};
+//! use curupira_protocol::serde_json::json;
 //! use curupira_protocol::{ItemProblem, Problem, Wire};
-//! use serde_json::json;
 //!
 //! // A host reads what `trigger/poll` answered.
 //! let result = json!({"values": [{"key": "issue", "value": "7"}]});
@@ -66,6 +66,12 @@ pub use validation::{ValidationError, rejection_message, validation_data, valida
 pub use version::{
     PROTOCOL_VERSION, Peer, ProtocolVersion, VersionError, VersionMismatch, check_compatible,
 };
+
+/// The `serde_json` crate, whose `Value` every reader takes ([`Wire::read`]) and
+/// whose `Map` the [`Arguments`] are: re-exported so a user writes them
+/// (`curupira_protocol::serde_json::json!`) with the very version this crate uses,
+/// without a dependency of their own.
+pub use serde_json;
 
 /// Writes a params or result value as JSON.
 ///

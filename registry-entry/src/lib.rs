@@ -71,6 +71,15 @@ pub use model::{
 };
 pub use registry::{Built, RegistryError, Scaffolded, build, check, scaffold};
 
+/// The `curupira-diagnostics` crate, whose `Report` and `Diagnostic` every check
+/// returns ([`CheckedEntry`], [`check`]): re-exported so a user names them with the
+/// very version this crate uses, without a dependency of their own.
+pub use curupira_diagnostics;
+
+/// The `serde_json` crate, whose `Value` the npm metadata in [`ManifestSummary`] and
+/// [`PackageDocument`] holds: re-exported for the same reason.
+pub use serde_json;
+
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

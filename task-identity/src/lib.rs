@@ -98,6 +98,11 @@ pub use pairs::{
 };
 pub use task_id::{ParseTaskIdError, TaskId};
 
+/// The `serde_json` crate, whose `Value` [`canonicalize`] and [`write_canonical`]
+/// take: re-exported so a user builds one (`curupira_task_identity::serde_json::json!`)
+/// with the very version this crate uses, without a dependency of their own.
+pub use serde_json;
+
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
