@@ -34,9 +34,10 @@ pub enum StderrLevel {
 }
 
 /// The level an extension's stderr line asks for, by our convention (documented in
-/// `docs/PROTOCOL.md`, section 1; the seeds leave stderr free text): a line whose
-/// first word, or whose second word after a first one ending in `:` (a program's
-/// name, `local-queue: warning: …`), is `warning:`, `warn:` or `error:` in any case
+/// [`docs/PROTOCOL.md`](https://example.invalid/curupira/blob/main/docs/PROTOCOL.md),
+/// section 1; the seeds leave stderr free text): a line whose first word, or whose
+/// second word after a first one ending in `:` (a program's name,
+/// `local-queue: warning: …`), is `warning:`, `warn:` or `error:` in any case
 /// (Python's `logging` writes `WARNING:root:…`) is a warning or an error; any other
 /// line is `info`.
 ///

@@ -38,13 +38,7 @@ const SOURCES_NOT_SCANNED: &[&str] = &["curupira-host"];
 
 /// README examples known not to compile downstream yet, and why. The test fails as
 /// soon as one of them compiles, so that its entry goes then.
-const NOT_YET: &[(&str, &str)] = &[(
-    "curupira-local-queue",
-    "its example drives `LocalQueue` through the SDK's `Trigger` trait and uses \
-     `serde_json` and `tempfile`: it waits for `local-queue/src/lib.rs` to re-export \
-     `curupira_extension_sdk` (its API's `Trigger` and `Mode`) and for the example to \
-     use that and a plain temporary folder",
-)];
+const NOT_YET: &[(&str, &str)] = &[];
 
 /// A publishable package of the workspace, as `cargo metadata` describes it.
 struct Package {

@@ -163,6 +163,12 @@ use curupira_extension_sdk::Mode;
 
 pub use trigger::LocalQueue;
 
+/// The `curupira-extension-sdk` crate, whose `Trigger` trait [`LocalQueue`] implements
+/// and whose `Mode` [`run`] takes (and, through it, `serde_json`): re-exported so a
+/// user drives a queue with the very version this crate uses, without a dependency of
+/// their own.
+pub use curupira_extension_sdk;
+
 /// The extension's name, as in its manifest and in `builtin = "local-queue"`.
 pub const NAME: &str = "local-queue";
 
