@@ -4,9 +4,9 @@
 //!
 //! Each file's commands run in order, in one `bash` (so a variable one sets serves the
 //! next), in a fresh copy of the repository as a checkout ships it
-//! (`tests/tree_support`), with the `curupira` under test first on `PATH`. A README at
-//! the root or under `examples/` runs from the copy's root (its commands name
-//! `examples/…`); a crate's README from the crate's folder. A command must exit 0,
+//! (`tests/tree_support`), with the `curupira` under test first on `PATH`, from the
+//! copy's root (where a checkout's commands name `examples/…` and `target/…`), except
+//! `fuzz/README.md`, whose commands run from `fuzz/` as it says. A command must exit 0,
 //! or the status its `# exits N` comment gives.
 //!
 //! What is not run says so, in a comment: `not run here: WHY` in the command's own
@@ -291,7 +291,12 @@ fn documents(root: &Path) -> Vec<(PathBuf, PathBuf)> {
     for folder in crates {
         let readme = folder.join("README.md");
         if root.join(&readme).is_file() {
-            found.push((readme, folder));
+            let cwd = if folder == Path::new("fuzz") {
+                folder
+            } else {
+                PathBuf::new()
+            };
+            found.push((readme, cwd));
         }
     }
     let mut examples: Vec<PathBuf> = fs::read_dir(root.join("examples"))
