@@ -220,8 +220,19 @@ impl Event {
 
     /// The event as one human-readable line (a dry run's prompt follows on the next
     /// lines). Task ids are shortened to their first 12 digits, as Git shortens
-    /// commit ids; the JSON events carry them whole.
+    /// commit ids; the JSON events carry them whole. Durations read as
+    /// [`duration_text`] writes them.
     pub fn human(&self) -> String {
+        self.human_line(false)
+    }
+
+    /// The event as [`human`](Self::human) writes it in a dry run (`--dry-run`): a
+    /// round's items were rendered, not dispatched.
+    pub fn human_dry_run(&self) -> String {
+        self.human_line(true)
+    }
+
+    fn human_line(&self, dry_run: bool) -> String {
         match self {
             Event::TaskStarted {
                 automation,
@@ -230,15 +241,11 @@ impl Event {
                 attempt,
                 ..
             } => {
-                let again = if *attempt > 1 {
-                    format!(" (attempt {attempt})")
-                } else {
-                    String::new()
-                };
+                let again = (*attempt > 1).then(|| format!("attempt {attempt}"));
                 format!(
-                    "{automation}: started task {}{again} {}",
+                    "{automation}: started task {}{}",
                     short_id(task_id),
-                    pairs_text(values)
+                    group(again, values)
                 )
             }
             Event::TaskRetrying {
@@ -256,10 +263,10 @@ impl Event {
                     (None, None) => reason.clone(),
                 };
                 format!(
-                    "{automation}: task {} attempt {} failed: {why}; attempt {attempt} in \
-                     {delay_seconds} s",
+                    "{automation}: task {} attempt {} failed: {why}; attempt {attempt} in {}",
                     short_id(task_id),
-                    attempt.saturating_sub(1)
+                    attempt.saturating_sub(1),
+                    duration_text(*delay_seconds)
                 )
             }
             Event::WorkspaceCreated {
@@ -287,32 +294,35 @@ impl Event {
                 exit_code,
                 error,
                 reason,
+                duration_seconds,
                 ..
             } => {
                 // An agent that never started leaves its task unfinished: say so, or
-                // "FAILED" reads as the end of it.
-                let again = if matches!(reason.as_str(), "spawn-failed" | "workspace-failed") {
+                // "FAILED" reads as the end of it; its attempt's duration says nothing.
+                let never_ran = matches!(reason.as_str(), "spawn-failed" | "workspace-failed");
+                let again = if never_ran {
                     "; not finished: a later run hands it over again"
                 } else {
                     ""
                 };
+                let after = if never_ran {
+                    String::new()
+                } else {
+                    format!(" after {}", duration_text(*duration_seconds))
+                };
+                let id = short_id(task_id);
                 match (exit_code, error) {
-                    (Some(0), None) => format!("{automation}: finished task {}", short_id(task_id)),
-                    (Some(code), None) => {
-                        format!(
-                            "{automation}: task {} FAILED: the agent exited with status {code}",
-                            short_id(task_id)
-                        )
-                    }
+                    (Some(0), None) => format!(
+                        "{automation}: finished task {id} in {}",
+                        duration_text(*duration_seconds)
+                    ),
+                    (Some(code), None) => format!(
+                        "{automation}: task {id} FAILED{after}: the agent exited with status {code}"
+                    ),
                     (_, Some(error)) => {
-                        format!(
-                            "{automation}: task {} FAILED: {error}{again}",
-                            short_id(task_id)
-                        )
+                        format!("{automation}: task {id} FAILED{after}: {error}{again}")
                     }
-                    (None, None) => {
-                        format!("{automation}: task {} FAILED{again}", short_id(task_id))
-                    }
+                    (None, None) => format!("{automation}: task {id} FAILED{after}{again}"),
                 }
             }
             Event::TaskInterrupted {
@@ -336,9 +346,9 @@ impl Event {
                 task_id,
                 values,
             } => format!(
-                "{automation}: skipped task {} {} (already handled)",
+                "{automation}: skipped task {}{}",
                 short_id(task_id),
-                pairs_text(values)
+                group(Some("already handled".to_owned()), values)
             ),
             Event::TaskRendered {
                 automation,
@@ -348,9 +358,9 @@ impl Event {
             } => {
                 let newline = if prompt.ends_with('\n') { "" } else { "\n" };
                 format!(
-                    "{automation}: task {} {} would get this prompt:\n{prompt}{newline}---",
+                    "{automation}: task {}{} would get this prompt:\n{prompt}{newline}---",
                     short_id(task_id),
-                    pairs_text(values)
+                    group(None, values)
                 )
             }
             Event::RoundFinished {
@@ -359,10 +369,14 @@ impl Event {
                 dispatched,
                 skipped,
                 failed,
-            } => format!(
-                "{automation}: round finished: {polled} polled, {dispatched} dispatched, \
-                 {skipped} skipped, {failed} failed"
-            ),
+            } => {
+                // A dry run renders the items it would dispatch.
+                let verb = if dry_run { "rendered" } else { "dispatched" };
+                format!(
+                    "{automation}: round finished: {polled} polled, {dispatched} {verb}, \
+                     {skipped} skipped, {failed} failed"
+                )
+            }
             Event::AutomationFailed {
                 automation,
                 message,
@@ -383,7 +397,61 @@ pub fn short_id(task_id: &str) -> &str {
     task_id.get(..12).unwrap_or(task_id)
 }
 
-/// `(issue=42, title="Crash on save")`: values that are not plain words are quoted.
+/// A duration as people read it: `250 ms`, `3.2 s`, `45 s`, `2 min 5 s`, `1 h 3 min`,
+/// `2 d 4 h` (rounded to the unit shown; a negative or not finite one is `0 s`).
+///
+/// ```
+/// use curupira_host::events::duration_text;
+/// assert_eq!(duration_text(3.24), "3.2 s");
+/// assert_eq!(duration_text(10.0), "10 s");
+/// assert_eq!(duration_text(125.4), "2 min 5 s");
+/// ```
+pub fn duration_text(seconds: f64) -> String {
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return "0 s".to_owned();
+    }
+    let millis = (seconds * 1000.0).round();
+    if millis < 1000.0 {
+        return format!("{millis} ms");
+    }
+    let tenths = (seconds * 10.0).round();
+    if tenths < 100.0 {
+        return if tenths % 10.0 == 0.0 {
+            format!("{} s", tenths / 10.0)
+        } else {
+            format!("{:.1} s", tenths / 10.0)
+        };
+    }
+    // Saturating: a duration beyond u64 seconds is not one a run has.
+    let whole = seconds.round() as u64;
+    let pair = |big: u64, big_unit: &str, small: u64, small_unit: &str| {
+        if small == 0 {
+            format!("{big} {big_unit}")
+        } else {
+            format!("{big} {big_unit} {small} {small_unit}")
+        }
+    };
+    match whole {
+        0..60 => format!("{whole} s"),
+        60..3600 => pair(whole / 60, "min", whole % 60, "s"),
+        3600..86_400 => pair(whole / 3600, "h", whole % 3600 / 60, "min"),
+        _ => pair(whole / 86_400, "d", whole % 86_400 / 3600, "h"),
+    }
+}
+
+/// The one parenthesis group after a task's id: a note, then the pairs, as
+/// ` (attempt 2; issue=42, title="Crash on save")`; empty when both are.
+fn group(note: Option<String>, values: &[Pair]) -> String {
+    let pairs = pairs_text(values);
+    match (note, pairs.is_empty()) {
+        (None, true) => String::new(),
+        (None, false) => format!(" ({pairs})"),
+        (Some(note), true) => format!(" ({note})"),
+        (Some(note), false) => format!(" ({note}; {pairs})"),
+    }
+}
+
+/// `issue=42, title="Crash on save"`: values that are not plain words are quoted.
 fn pairs_text(values: &[Pair]) -> String {
     let items: Vec<String> = values
         .iter()
@@ -404,7 +472,7 @@ fn pairs_text(values: &[Pair]) -> String {
             }
         })
         .collect();
-    format!("({})", items.join(", "))
+    items.join(", ")
 }
 
 /// Writes events to a stream and remembers whether any was a failure.
@@ -417,6 +485,8 @@ fn pairs_text(values: &[Pair]) -> String {
 pub struct EventWriter<W: Write> {
     out: W,
     format: Format,
+    /// A dry run's events (human format: [`Event::human_dry_run`]).
+    dry_run: bool,
     failed: bool,
     /// Automations whose last round shown polled nothing (human format).
     idle: std::collections::HashSet<String>,
@@ -428,9 +498,17 @@ impl<W: Write> EventWriter<W> {
         Self {
             out,
             format,
+            dry_run: false,
             failed: false,
             idle: std::collections::HashSet::new(),
         }
+    }
+
+    /// The same writer, for a dry run's events when `dry_run` (the human lines say
+    /// "rendered" where a run says "dispatched": [`Event::human_dry_run`]).
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
     }
 
     /// Writes one event and flushes it, so a reader sees it at once (in the human
@@ -461,7 +539,11 @@ impl<W: Write> EventWriter<W> {
                         return Ok(());
                     }
                 }
-                event.human()
+                if self.dry_run {
+                    event.human_dry_run()
+                } else {
+                    event.human()
+                }
             }
         };
         writeln!(self.out, "{line}")?;
@@ -543,23 +625,120 @@ mod tests {
             exit_code,
             error: error.map(str::to_owned),
             reason: reason.into(),
-            duration_seconds: 0.0,
+            duration_seconds: 2.54,
         };
         let finished = |exit_code, error| ended(exit_code, error, "exit");
         assert_eq!(
             ended(None, Some("no such file"), "spawn-failed").human(),
-            "a: task id FAILED: no such file; not finished: a later run hands it over again"
+            "a: task id FAILED: no such file; not finished: a later run hands it over again",
+            "an agent that never ran has no duration to tell"
         );
         assert_eq!(
             ended(None, Some("killed"), "signal").human(),
-            "a: task id FAILED: killed"
+            "a: task id FAILED after 2.5 s: killed"
         );
         assert!(!finished(Some(0), None).is_failure());
         assert!(finished(Some(3), None).is_failure());
         assert!(finished(None, Some("killed")).is_failure());
         assert_eq!(
             finished(Some(3), None).human(),
-            "a: task id FAILED: the agent exited with status 3"
+            "a: task id FAILED after 2.5 s: the agent exited with status 3"
+        );
+        assert_eq!(
+            finished(Some(0), None).human(),
+            "a: finished task id in 2.5 s"
+        );
+    }
+
+    #[test]
+    fn durations_read_in_the_unit_that_fits() {
+        for (seconds, text) in [
+            (0.0, "0 s"),
+            (-1.0, "0 s"),
+            (f64::NAN, "0 s"),
+            (0.0004, "0 ms"),
+            (0.25, "250 ms"),
+            (0.9996, "1 s"),
+            (3.24, "3.2 s"),
+            (5.0, "5 s"),
+            (9.96, "10 s"),
+            (45.4, "45 s"),
+            (59.6, "1 min"),
+            (125.4, "2 min 5 s"),
+            (3600.0, "1 h"),
+            (3_780.0, "1 h 3 min"),
+            (2.0 * 86_400.0 + 4.0 * 3600.0 + 59.0, "2 d 4 h"),
+        ] {
+            assert_eq!(duration_text(seconds), text, "{seconds}");
+        }
+    }
+
+    #[test]
+    fn a_dry_run_round_says_rendered() {
+        let round = Event::RoundFinished {
+            automation: "q".into(),
+            polled: 5,
+            dispatched: 5,
+            skipped: 0,
+            failed: 0,
+        };
+        assert_eq!(
+            round.human(),
+            "q: round finished: 5 polled, 5 dispatched, 0 skipped, 0 failed"
+        );
+        let mut dry = EventWriter::new(Vec::new(), Format::Human).dry_run(true);
+        dry.emit(&round).unwrap();
+        assert_eq!(
+            String::from_utf8(dry.into_inner()).unwrap(),
+            "q: round finished: 5 polled, 5 rendered, 0 skipped, 0 failed\n"
+        );
+        let mut json = EventWriter::new(Vec::new(), Format::Json).dry_run(true);
+        json.emit(&round).unwrap();
+        let line: serde_json::Value = serde_json::from_slice(&json.into_inner()).unwrap();
+        assert_eq!(line["dispatched"], 5, "the JSON member keeps its name");
+    }
+
+    #[test]
+    fn a_task_line_has_one_parenthesis_group() {
+        let values = vec![Pair::new("issue", "3"), Pair::new("title", "Crash on save")];
+        let started = |attempt| Event::TaskStarted {
+            automation: "fix".into(),
+            task_id: "0123456789abcdef".into(),
+            values: values.clone(),
+            attempt,
+            workspace: "/w".into(),
+        };
+        assert_eq!(
+            started(2).human(),
+            "fix: started task 0123456789ab (attempt 2; issue=3, title=\"Crash on save\")"
+        );
+        let skipped = Event::TaskSkipped {
+            automation: "fix".into(),
+            task_id: "0123456789abcdef".into(),
+            values: values.clone(),
+        };
+        assert_eq!(
+            skipped.human(),
+            "fix: skipped task 0123456789ab (already handled; issue=3, title=\"Crash on save\")"
+        );
+        let no_pairs = Event::TaskStarted {
+            automation: "fix".into(),
+            task_id: "0123456789abcdef".into(),
+            values: vec![],
+            attempt: 1,
+            workspace: "/w".into(),
+        };
+        assert_eq!(no_pairs.human(), "fix: started task 0123456789ab");
+        let rendered = Event::TaskRendered {
+            automation: "fix".into(),
+            task_id: "0123456789abcdef".into(),
+            values,
+            prompt: "Fix it".into(),
+        };
+        assert_eq!(
+            rendered.human(),
+            "fix: task 0123456789ab (issue=3, title=\"Crash on save\") would get this \
+             prompt:\nFix it\n---"
         );
     }
 

@@ -299,10 +299,14 @@ fn a_failing_agent_is_reported_and_on_finished_still_sent() {
     std::fs::remove_dir_all(project.path().join(".curupira")).unwrap();
     let human = project.curupira(&["run", "--once"]);
     assert_eq!(human.code, Some(1), "{human:?}");
+    // `FAILED after 1.2 s: …`: how long the agent ran, in the unit that fits.
+    let failed = human
+        .stdout
+        .lines()
+        .find(|line| line.contains(" FAILED after "))
+        .unwrap_or_else(|| panic!("{}", human.stdout));
     assert!(
-        human
-            .stdout
-            .contains("FAILED: the agent exited with status 3"),
+        failed.ends_with("s: the agent exited with status 3"),
         "{}",
         human.stdout
     );
@@ -375,6 +379,14 @@ fn dry_run_needs_no_agent_but_a_real_run_does() {
     let dry = project.curupira(&["run", "--once", "--dry-run", "--format", "json"]);
     assert_eq!(dry.code, Some(0), "{dry:?}");
     assert_eq!(dry.events()[0]["prompt"], "1");
+    let human = project.curupira(&["run", "--once", "--dry-run"]);
+    assert!(
+        human
+            .stdout
+            .ends_with("---\nq: round finished: 1 polled, 1 rendered, 0 skipped, 0 failed\n"),
+        "a dry run dispatches nothing: {}",
+        human.stdout
+    );
     let real = project.curupira(&["run", "--once"]);
     assert_eq!(real.code, Some(2), "{real:?}");
     assert!(

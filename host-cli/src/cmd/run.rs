@@ -147,7 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         held = Some((lock, dog, writer_thread));
     }
-    let mut events = EventWriter::new(io::stdout(), args.format);
+    let mut events = EventWriter::new(io::stdout(), args.format).dry_run(options.dry_run);
     let ran = runner::run(&config, &plan, &options, &stop, &mut events);
     let mut closed = Ok(());
     if let Some((lock, dog, writer_thread)) = held {
