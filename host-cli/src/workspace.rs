@@ -553,6 +553,37 @@ impl Workspaces {
     }
 }
 
+impl Cleanup {
+    /// Whether this policy removes a task's worktree once the task ended, as it ended
+    /// (`succeeded` or failed).
+    pub fn removes(self, succeeded: bool) -> bool {
+        match self {
+            Cleanup::Always => true,
+            Cleanup::OnSuccess => succeeded,
+            Cleanup::Never => false,
+        }
+    }
+}
+
+/// The branch a task's worktree is on, `curupira/<automation>/<task>`, named as
+/// [`Workspaces::prepare`] names it (the module's "Names"), without touching the disk.
+///
+/// ```
+/// let branch = curupira_host::workspace::task_branch("fix", &"ab".repeat(32));
+/// assert_eq!(branch, "curupira/fix/abababababab");
+/// ```
+pub fn task_branch(automation: &str, task_id: &str) -> String {
+    TaskNames::new(automation, task_id).branch
+}
+
+/// The last two components of a task's worktree folder, `<automation>/<task>` (its
+/// folder is this under the workspace `root`), named as [`Workspaces::prepare`] names
+/// it: what tells a task's worktree from the shared folder.
+pub fn task_folder_tail(automation: &str, task_id: &str) -> PathBuf {
+    let names = TaskNames::new(automation, task_id);
+    Path::new(&names.automation).join(&names.task)
+}
+
 /// The grace a dead host's watchdog gives a hook between SIGTERM and SIGKILL.
 pub const HOOK_KILL_GRACE: Duration = Duration::from_secs(2);
 
@@ -743,12 +774,7 @@ impl Workspace {
     /// Whether [`finish`](Self::finish) removes this workspace after a task that
     /// `succeeded` (or not): a worktree, when the cleanup policy says so.
     pub fn removes(&self, succeeded: bool) -> bool {
-        self.origin != Origin::Shared
-            && match self.spec.cleanup {
-                Cleanup::Always => true,
-                Cleanup::OnSuccess => succeeded,
-                Cleanup::Never => false,
-            }
+        self.origin != Origin::Shared && self.spec.cleanup.removes(succeeded)
     }
 
     /// Ends the task's use of the workspace: in worktree mode, removes the worktree

@@ -72,16 +72,20 @@ fn list_filters_and_limits() {
         (Some("failed"), Some(3))
     );
     let other = project.curupira(&["tasks", "list", "--automation", "other"]);
-    assert_eq!(other.stdout.lines().count(), 1, "{other:?}");
+    let lines: Vec<&str> = other.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "a header and one task: {other:?}");
+    assert!(lines[0].starts_with("TASK "), "{}", other.stdout);
     assert!(
-        other.stdout.starts_with("abc200000000  other  running"),
+        lines[1].starts_with("abc200000000  other "),
         "{}",
         other.stdout
     );
     let limited = project.curupira(&["tasks", "list", "--limit", "2"]);
-    assert_eq!(limited.stdout.lines().count(), 2);
+    assert_eq!(limited.stdout.lines().count(), 3, "{limited:?}");
     assert!(
-        limited.stderr.contains("more with `--limit`"),
+        limited
+            .stderr
+            .contains("`--limit N` shows more, `--limit 0` all of them"),
         "{}",
         limited.stderr
     );
@@ -246,5 +250,238 @@ fn without_a_ledger_there_is_nothing_to_show() {
         broken.stderr.contains("/settings/ledger/path"),
         "{}",
         broken.stderr
+    );
+}
+
+/// Each header word and the terminal cell it starts at (the header is ASCII; its
+/// words are apart by two spaces or more).
+fn columns(header: &str) -> Vec<(String, usize)> {
+    let bytes = header.as_bytes();
+    let mut starts = vec![0];
+    for at in 2..bytes.len() {
+        if bytes[at] != b' ' && bytes[at - 1] == b' ' && bytes[at - 2] == b' ' {
+            starts.push(at);
+        }
+    }
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, &start)| {
+            let end = starts.get(i + 1).copied().unwrap_or(header.len());
+            (header[start..end].trim().to_owned(), start)
+        })
+        .collect()
+}
+
+/// The text of `line` from terminal cell `cell` on (`unicode-width`: a CJK character
+/// takes two).
+fn from_cell(line: &str, cell: usize) -> &str {
+    let mut width = 0;
+    for (at, c) in line.char_indices() {
+        if width >= cell {
+            return &line[at..];
+        }
+        width += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+    }
+    ""
+}
+
+#[test]
+fn list_is_a_table_with_a_header_aligned_columns_and_durations() {
+    let (project, ids) = project();
+    // A name two cells wide per character: columns are aligned by width on a terminal.
+    let mut ledger = Ledger::open(&project.path().join(".curupira/ledger.sqlite")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    ledger
+        .attempt_started("修正修正修正", &ids[2], &pairs("wide"), "/w", 1)
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    ledger
+        .finished("修正修正修正", &ids[2], Status::Succeeded, Some(0), "exit")
+        .unwrap();
+    let listed = project.curupira(&["tasks", "list"]);
+    assert_eq!(listed.code, Some(0), "{listed:?}");
+    let lines: Vec<&str> = listed.stdout.lines().collect();
+    assert_eq!(lines.len(), 6, "a header and five tasks: {}", listed.stdout);
+    let header = columns(lines[0]);
+    let names: Vec<&str> = header.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "TASK",
+            "AUTOMATION",
+            "STATUS",
+            "ATTEMPTS",
+            "LAST",
+            "DURATION",
+            "UPDATED (UTC)",
+            "VALUES"
+        ],
+        "{}",
+        lines[0]
+    );
+    let cell = |line: &str, column: &str| -> String {
+        let at = header.iter().position(|(name, _)| name == column).unwrap();
+        let text = from_cell(line, header[at].1);
+        let end = header.get(at + 1).map_or(text.len(), |(_, next)| {
+            text.len() - from_cell(text, next - header[at].1).len()
+        });
+        text[..end].trim().to_owned()
+    };
+    // Newest first: the wide-named task, then the rows of `project()` newest first.
+    let automations: Vec<String> = lines[1..].iter().map(|l| cell(l, "AUTOMATION")).collect();
+    assert_eq!(
+        automations,
+        ["修正修正修正", "q", "other", "q", "q"],
+        "{}",
+        listed.stdout
+    );
+    let statuses: Vec<String> = lines[1..].iter().map(|l| cell(l, "STATUS")).collect();
+    assert_eq!(
+        statuses,
+        ["succeeded", "interrupted", "running", "failed", "succeeded"],
+        "{}",
+        listed.stdout
+    );
+    assert_eq!(cell(lines[4], "LAST"), "exit 3");
+    assert_eq!(cell(lines[1], "VALUES"), "n=wide");
+    assert_eq!(cell(lines[3], "DURATION"), "-", "still running");
+    // The wide-named task's last attempt took some 20 ms; the others' were recorded.
+    let duration = cell(lines[1], "DURATION");
+    assert!(duration.ends_with(" ms"), "{duration:?} in {}", lines[1]);
+    for line in [lines[2], lines[4], lines[5]] {
+        assert_ne!(cell(line, "DURATION"), "-", "{line}");
+    }
+    let updated = cell(lines[1], "UPDATED (UTC)");
+    let shape: String = updated
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '0' } else { c })
+        .collect();
+    assert_eq!(shape, "0000-00-00 00:00:00", "{updated}");
+    // The attempts are right-aligned under their header.
+    let attempts_end = header[3].1 + "ATTEMPTS".len();
+    for line in &lines[1..] {
+        assert_eq!(
+            from_cell(line, attempts_end - 1).chars().next(),
+            Some('1'),
+            "{line}"
+        );
+    }
+
+    // JSON has the duration too, in seconds.
+    let json = project.curupira(&["tasks", "list", "--format", "json"]);
+    let rows = json_lines(&json.stdout);
+    assert!(
+        rows[0]["duration_seconds"].as_f64().unwrap() >= 0.02,
+        "{}",
+        rows[0]
+    );
+    assert_eq!(rows[2]["duration_seconds"], Value::Null, "{}", rows[2]);
+}
+
+#[test]
+fn limit_0_lists_every_task() {
+    let (project, _) = project();
+    let all = project.curupira(&["tasks", "list", "--limit", "0"]);
+    assert_eq!(all.code, Some(0), "{all:?}");
+    assert_eq!(
+        all.stdout.lines().count(),
+        5,
+        "a header and 4 tasks: {all:?}"
+    );
+    assert!(all.stderr.is_empty(), "no note: {}", all.stderr);
+    let json = project.curupira(&["tasks", "list", "--limit", "0", "--format", "json"]);
+    assert_eq!(json_lines(&json.stdout).len(), 4);
+    let one = project.curupira(&["tasks", "list", "--limit", "1"]);
+    assert!(
+        one.stderr
+            .starts_with("(the 1 most recently changed task; `--limit N` shows more"),
+        "{}",
+        one.stderr
+    );
+}
+
+/// Runs `git ARGS…` in the project.
+fn git(project: &Project, args: &[&str]) {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(project.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+}
+
+/// `show` of a task whose worktree was removed after it succeeded (`cleanup =
+/// "on-success"`, the default) says so and names the branch, which stays; a worktree
+/// still there (`cleanup = "never"`) is named plainly, with its branch.
+#[test]
+fn show_names_the_branch_and_says_a_removed_worktree_was_removed() {
+    let project = Project::new();
+    git(&project, &["init", "-q", "-b", "main"]);
+    git(&project, &["config", "user.email", "t@example.com"]);
+    git(&project, &["config", "user.name", "t"]);
+    project.write(
+        "curupira.toml",
+        &CONFIG.replace(
+            "[extensions.local]",
+            "[settings.workspace]\nmode = \"worktree\"\n\n[extensions.local]",
+        ),
+    );
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-q", "-m", "start"]);
+    project.write("t.jsonl", "{\"n\": \"1\"}\n");
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let finished = &run.events_named("task.finished")[0];
+    let id = finished["task_id"].as_str().unwrap();
+    let created = &run.events_named("workspace.created")[0];
+    let workspace = created["workspace"].as_str().unwrap();
+    let branch = created["branch"].as_str().unwrap();
+    assert!(
+        !std::path::Path::new(workspace).exists(),
+        "removed: {run:?}"
+    );
+
+    let shown = project.curupira(&["tasks", "show", &id[..8]]);
+    assert_eq!(shown.code, Some(0), "{shown:?}");
+    assert!(
+        shown.stdout.contains(&format!(
+            "workspace   {workspace} (removed after the task succeeded: cleanup = \
+             \"on-success\"; the branch stays)\nbranch      {branch}\n"
+        )),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("\nduration    ") && !shown.stdout.contains("duration    -"),
+        "{}",
+        shown.stdout
+    );
+
+    project.write(
+        "curupira.toml",
+        &CONFIG.replace(
+            "[extensions.local]",
+            "[settings.workspace]\nmode = \"worktree\"\ncleanup = \"never\"\n\n\
+             [extensions.local]",
+        ),
+    );
+    project.write("t.jsonl", "{\"n\": \"1\"}\n{\"n\": \"2\"}\n");
+    let kept = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(kept.code, Some(0), "{kept:?}");
+    let created = &kept.events_named("workspace.created")[0];
+    let (id, workspace, branch) = (
+        created["task_id"].as_str().unwrap(),
+        created["workspace"].as_str().unwrap(),
+        created["branch"].as_str().unwrap(),
+    );
+    assert!(std::path::Path::new(workspace).is_dir(), "kept: {kept:?}");
+    let shown = project.curupira(&["tasks", "show", id]);
+    assert!(
+        shown
+            .stdout
+            .contains(&format!("workspace   {workspace}\nbranch      {branch}\n")),
+        "{}",
+        shown.stdout
     );
 }

@@ -3,8 +3,10 @@
 //! locking: every command is one transaction, and a reader never sees half of one).
 //!
 //! - `list [--automation A] [--status S] [--limit N]`: the most recently changed tasks
-//!   first, at most `--limit` (default 50).
-//! - `show ID`: one task with everything the ledger holds.
+//!   first, at most `--limit` (default 50; 0: every task); human: a table with a
+//!   header, columns aligned.
+//! - `show ID`: one task with everything the ledger holds, its branch (worktree
+//!   mode), and whether its worktree is still there.
 //! - `retry ID | --failed`: the next round of a running host, or else the next `run`,
 //!   dispatches the task (every failed task) again from its stored pairs, through the
 //!   normal path (`onStarted`, the agent, `onFinished`).
@@ -17,14 +19,18 @@
 //! task can be neither retried nor forgotten. Exit codes: 0 done, 2 anything else
 //! (an unknown or ambiguous ID, a damaged ledger, a config error).
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use curupira_diagnostics::JsonPointer;
-use curupira_host::config::{Config, LedgerSettings};
+use curupira_host::config::{Cleanup, Config, LedgerSettings};
+use curupira_host::events::duration_text;
 use curupira_host::format::Format;
 use curupira_host::ledger::{Filter, Ledger, Status, TaskRecord};
 use curupira_host::state::{RUN_LOCK, RunLock};
+use curupira_host::workspace::{task_branch, task_folder_tail};
+use unicode_width::UnicodeWidthStr;
 
 use super::{ConfigArg, Verbosity, load_config, write_stdout};
 
@@ -46,10 +52,10 @@ pub enum Command {
 pub struct Common {
     #[command(flatten)]
     config: ConfigArg,
-    /// `human`: `list` prints one line per task (short id, automation, status,
-    /// attempts, last outcome, time, pairs), `show` one `name: value` line per column;
-    /// `json`: one object per task per line, with every column (`docs/HOST.md`).
-    /// `retry` and `forget` print one sentence either way.
+    /// `human`: `list` prints a table (a header, then one line per task: short id,
+    /// automation, status, attempts, last outcome, duration, time, pairs), `show` one
+    /// `name value` line per column; `json`: one object per task per line, with every
+    /// column (`docs/HOST.md`). `retry` and `forget` print one sentence either way.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
     #[command(flatten)]
@@ -65,7 +71,7 @@ pub struct ListArgs {
     /// Only tasks with this status.
     #[arg(long, value_name = "STATUS", value_parser = ["running", "succeeded", "failed", "interrupted"])]
     status: Option<String>,
-    /// The most tasks to print.
+    /// The most tasks to print, most recently changed first; 0 prints every task.
     #[arg(long, value_name = "N", default_value_t = 50)]
     limit: u32,
     #[command(flatten)]
@@ -127,6 +133,10 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
 struct Opened {
     settings: LedgerSettings,
     ledger: Option<Ledger>,
+    /// The config's folder (relative workspaces are under it).
+    dir: PathBuf,
+    /// Each automation's `cleanup` policy, as the config says now.
+    cleanups: Vec<(String, Cleanup)>,
 }
 
 impl Opened {
@@ -184,7 +194,16 @@ fn open(common: &Common) -> anyhow::Result<Opened> {
         );
     }
     let ledger = Ledger::open_existing(&settings.path)?;
-    Ok(Opened { settings, ledger })
+    Ok(Opened {
+        settings,
+        ledger,
+        dir: config.dir.clone(),
+        cleanups: config
+            .automations
+            .iter()
+            .map(|automation| (automation.name.clone(), automation.workspace_policy.cleanup))
+            .collect(),
+    })
 }
 
 fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
@@ -200,15 +219,25 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         automation: args.automation,
         status: args.status.as_deref().and_then(Status::parse),
     };
-    let rows = ledger.list(&filter, args.limit.saturating_add(1))?;
-    let shown = rows.len().min(args.limit as usize);
-    let mut out = String::new();
-    for row in &rows[..shown] {
-        out.push_str(&line(row, args.common.format));
-    }
+    // `--limit 0`: every task (no SQLite table holds more than u32::MAX of them here).
+    let limit = if args.limit == 0 {
+        u32::MAX
+    } else {
+        args.limit
+    };
+    let rows = ledger.list(&filter, limit.saturating_add(1))?;
+    let shown = rows.len().min(usize::try_from(limit).unwrap_or(usize::MAX));
+    let out = match args.common.format {
+        Format::Json => rows[..shown].iter().map(json_line).collect(),
+        Format::Human => table(&rows[..shown]),
+    };
     write_out(&out)?;
     if rows.len() > shown && args.common.format == Format::Human {
-        eprintln!("(the {shown} most recently changed; more with `--limit` or a filter)");
+        let tasks = if shown == 1 { "task" } else { "tasks" };
+        eprintln!(
+            "(the {shown} most recently changed {tasks}; `--limit N` shows more, `--limit 0` \
+             all of them)"
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -217,8 +246,8 @@ fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let mut opened = open(&args.common)?;
     let row = resolve(opened.ledger()?, &args.id, args.automation.as_deref())?;
     let text = match args.common.format {
-        Format::Json => line(&row, Format::Json),
-        Format::Human => details(&row),
+        Format::Json => json_line(&row),
+        Format::Human => details(&row, &opened),
     };
     write_out(&text)?;
     Ok(ExitCode::SUCCESS)
@@ -348,42 +377,166 @@ fn resolve(ledger: &Ledger, id: &str, automation: Option<&str>) -> anyhow::Resul
     }
 }
 
-/// One row on one line: JSON, or `ID12  automation  status  attempts  outcome  time  values`.
-fn line(row: &TaskRecord, format: Format) -> String {
-    match format {
-        Format::Json => serde_json::to_string(row).unwrap_or_default() + "\n",
-        Format::Human => format!(
-            "{}  {}  {}  {} attempt(s)  {}  {}  {}\n",
-            &row.task_id[..12.min(row.task_id.len())],
-            row.automation,
-            status_text(row),
-            row.attempts,
-            outcome(row),
-            row.updated_at,
-            values(row, 60)
-        ),
-    }
+/// One row as one JSON line, with every column.
+fn json_line(row: &TaskRecord) -> String {
+    // A record of strings, numbers and JSON values always serializes.
+    serde_json::to_string(row).unwrap_or_default() + "\n"
 }
 
-/// Everything about one row, one field per line.
-fn details(row: &TaskRecord) -> String {
+/// A task id as a table shows it: its first 12 digits.
+fn short(task_id: &str) -> &str {
+    curupira_host::events::short_id(task_id)
+}
+
+/// The rows as a table: a header, then one line per row, each column as wide as its
+/// widest cell on a terminal (`unicode-width`), the attempts right-aligned; the last
+/// column (the pairs, cut to about 60 characters) is not padded. No rows, no header.
+fn table(rows: &[TaskRecord]) -> String {
+    const HEADER: [&str; 8] = [
+        "TASK",
+        "AUTOMATION",
+        "STATUS",
+        "ATTEMPTS",
+        "LAST",
+        "DURATION",
+        "UPDATED (UTC)",
+        "VALUES",
+    ];
+    const RIGHT: usize = 3;
+    if rows.is_empty() {
+        return String::new();
+    }
+    let cells: Vec<[String; 8]> = rows
+        .iter()
+        .map(|row| {
+            [
+                short(&row.task_id).to_owned(),
+                one_line(&row.automation),
+                status_text(row),
+                row.attempts.to_string(),
+                outcome(row),
+                duration(row),
+                time_text(&row.updated_at),
+                values(row, 60),
+            ]
+        })
+        .collect();
+    let mut widths = HEADER.map(UnicodeWidthStr::width);
+    for line in &cells {
+        for (width, cell) in widths.iter_mut().zip(line) {
+            *width = (*width).max(cell.width());
+        }
+    }
+    let mut out = String::new();
+    let header = HEADER.map(str::to_owned);
+    for line in std::iter::once(&header).chain(&cells) {
+        let mut text = String::new();
+        for (column, cell) in line.iter().enumerate() {
+            let pad = " ".repeat(widths[column].saturating_sub(cell.width()));
+            if column > 0 {
+                text.push_str("  ");
+            }
+            if column == RIGHT {
+                text.push_str(&pad);
+                text.push_str(cell);
+            } else {
+                text.push_str(cell);
+                if column + 1 < line.len() {
+                    text.push_str(&pad);
+                }
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Everything about one row, one field per line: the worktree's branch (worktree
+/// mode) and whether the worktree is still there, as the disk says now.
+fn details(row: &TaskRecord, opened: &Opened) -> String {
     let or_dash = |value: Option<String>| value.unwrap_or_else(|| "-".to_owned());
+    let (workspace, branch) = workspace_text(row, opened);
+    let branch = branch.map_or_else(String::new, |branch| format!("branch      {branch}\n"));
     format!(
         "task        {}\nautomation  {}\nstatus      {}\nattempts    {}\nlast        {}\n\
-         workspace   {}\nhost pid    {}\nagent pid   {}\ncreated     {}\nupdated     {}\n\
-         values      {}\n",
+         duration    {}\nworkspace   {workspace}\n{branch}host pid    {}\nagent pid   {}\n\
+         created     {}\nupdated     {}\nvalues      {}\n",
         row.task_id,
-        row.automation,
+        one_line(&row.automation),
         status_text(row),
         row.attempts,
         outcome(row),
-        or_dash(row.workspace.clone()),
+        duration(row),
         or_dash(row.host_pid.map(|pid| pid.to_string())),
         or_dash(row.agent_pid.map(|pid| pid.to_string())),
         row.created_at,
         row.updated_at,
         values(row, usize::MAX)
     )
+}
+
+/// The row's workspace as `show` says it, and its branch when it is a task's worktree
+/// (its folder named as the workspace code names it: `<automation>/<task>` under the
+/// root). A worktree that is gone is said to be, with the cleanup policy that removed
+/// it when the config's policy explains it.
+fn workspace_text(row: &TaskRecord, opened: &Opened) -> (String, Option<String>) {
+    let Some(recorded) = &row.workspace else {
+        return ("-".to_owned(), None);
+    };
+    let shown = one_line(recorded);
+    let path = opened.dir.join(recorded);
+    let exists = path.exists();
+    let worktree = Path::new(recorded).ends_with(task_folder_tail(&row.automation, &row.task_id));
+    if !worktree {
+        // The shared folder (the config's), or a worktree of another naming.
+        return if exists {
+            (shown, None)
+        } else {
+            (format!("{shown} (no longer exists)"), None)
+        };
+    }
+    let branch = Some(task_branch(&row.automation, &row.task_id));
+    if exists {
+        return (shown, branch);
+    }
+    let cleanup = opened
+        .cleanups
+        .iter()
+        .find(|(automation, _)| *automation == row.automation)
+        .map(|(_, cleanup)| *cleanup);
+    let text = match cleanup {
+        Some(cleanup)
+            if row.status.is_finished() && cleanup.removes(row.status == Status::Succeeded) =>
+        {
+            format!(
+                "{shown} (removed after the task {}: cleanup = \"{cleanup}\"; the branch \
+                 stays)",
+                row.status
+            )
+        }
+        _ => format!("{shown} (no longer exists)"),
+    };
+    (text, branch)
+}
+
+/// How long the row's last attempt took, as people read it; `-` when not recorded.
+fn duration(row: &TaskRecord) -> String {
+    row.duration_seconds
+        .map_or_else(|| "-".to_owned(), duration_text)
+}
+
+/// `2025-01-02T03:04:05.678Z` as `2025-01-02 03:04:05`; anything else as it is.
+fn time_text(time: &str) -> String {
+    match (time.get(..10), time.get(10..11), time.get(11..19)) {
+        (Some(day), Some("T"), Some(clock)) => format!("{day} {clock}"),
+        _ => time.to_owned(),
+    }
+}
+
+/// Text on one line: line breaks and tabs as spaces.
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r', '\t'], " ")
 }
 
 fn status_text(row: &TaskRecord) -> String {

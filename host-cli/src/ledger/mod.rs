@@ -19,6 +19,7 @@
 //! | `agent_pid`, `agent_start` | the running agent's pid (= its process group) and, on Linux, its start time (clock ticks since boot, as `/proc/PID/stat` shows it; told by the boot clock around the spawn when that stayed within one tick: `watchdog::SpawnWindow`) |
 //! | `retry` | 1 after `tasks retry`: the next `run` dispatches it from `pairs` |
 //! | `created_at`, `updated_at` | milliseconds since the Unix epoch (UTC); `curupira tasks` shows them as ISO 8601 |
+//! | `attempt_started_at`, `ended_at` | (version 2) when the last attempt started and when the task ended after it (milliseconds, as above; `ended_at` cleared by a new attempt): the last attempt's duration, which `updated_at` alone cannot tell once `tasks retry` changed the row |
 //!
 //! # Rules
 //!
@@ -97,7 +98,7 @@ pub const FILE_NAME: &str = "ledger.sqlite";
 pub const READER_SNAPSHOT_AGE: Duration = Duration::from_millis(100);
 
 /// The schema version this host writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// `PRAGMA application_id` of a ledger: "CURU".
 const APPLICATION_ID: i64 = 0x4355_5255;
@@ -134,6 +135,10 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX tasks_by_automation ON tasks (automation, updated_at);
     CREATE INDEX tasks_by_status ON tasks (status, updated_at);
     CREATE INDEX tasks_to_retry ON tasks (automation) WHERE retry = 1;",
+    // 2: when the last attempt started and the task ended, for its duration (a
+    // row of version 1 has neither: no duration is shown for it).
+    "ALTER TABLE tasks ADD COLUMN attempt_started_at INTEGER;
+    ALTER TABLE tasks ADD COLUMN ended_at INTEGER;",
 ];
 
 /// The current time as the ledger writes it: milliseconds since the Unix epoch. An
@@ -328,6 +333,10 @@ pub struct TaskRecord {
     pub created_at: String,
     /// When it last changed (UTC).
     pub updated_at: String,
+    /// How long its last attempt took, in seconds, from its start to the task's end
+    /// (`None` while it runs, or when the ledger did not record it: a row written by
+    /// a `curupira` before schema version 2).
+    pub duration_seconds: Option<f64>,
 }
 
 /// Which rows [`Ledger::list`] returns.
@@ -364,7 +373,8 @@ pub struct Ledger {
 const COLUMNS: &str = "automation, task_id, pairs, status, attempts, exit_code, reason, \
      workspace, host_pid, agent_pid, retry, \
      strftime('%Y-%m-%dT%H:%M:%fZ', created_at / 1000.0, 'unixepoch'), \
-     strftime('%Y-%m-%dT%H:%M:%fZ', updated_at / 1000.0, 'unixepoch')";
+     strftime('%Y-%m-%dT%H:%M:%fZ', updated_at / 1000.0, 'unixepoch'), \
+     (ended_at - attempt_started_at) / 1000.0";
 
 impl Ledger {
     /// Opens the ledger at `path`, creating it (not its folder) when missing, and
@@ -674,8 +684,10 @@ impl Ledger {
         self.end_snapshot().map_err(self.error("write"))?;
         const SQL: &str = concat!(
             "INSERT INTO tasks (automation, task_id, pairs, status, attempts, workspace,
-                                host_pid, created_at, updated_at)
+                                host_pid, created_at, updated_at, attempt_started_at)
              VALUES (?1, ?2, ?3, 'running', 1, ?4, ?5, ",
+            now!(),
+            ", ",
             now!(),
             ", ",
             now!(),
@@ -684,7 +696,8 @@ impl Ledger {
                 pairs = excluded.pairs, status = 'running', attempts = attempts + 1,
                 exit_code = NULL, reason = NULL, workspace = excluded.workspace,
                 host_pid = excluded.host_pid, agent_pid = NULL, agent_start = NULL,
-                retry = 0, updated_at = excluded.updated_at"
+                retry = 0, updated_at = excluded.updated_at,
+                attempt_started_at = excluded.attempt_started_at, ended_at = NULL"
         );
         self.connection
             .prepare_cached(SQL)
@@ -729,6 +742,8 @@ impl Ledger {
         self.end_snapshot().map_err(self.error("write"))?;
         const SQL: &str = concat!(
             "UPDATE tasks SET status = ?3, exit_code = ?4, reason = ?5, updated_at = ",
+            now!(),
+            ", ended_at = ",
             now!(),
             " WHERE automation = ?1 AND task_id = ?2"
         );
@@ -983,6 +998,7 @@ struct RawRecord {
     retry: i64,
     created_at: String,
     updated_at: String,
+    duration_seconds: Option<f64>,
 }
 
 impl RawRecord {
@@ -1001,6 +1017,7 @@ impl RawRecord {
             retry: row.get(10)?,
             created_at: row.get(11)?,
             updated_at: row.get(12)?,
+            duration_seconds: row.get(13)?,
         })
     }
 
@@ -1023,6 +1040,7 @@ impl RawRecord {
             retry_requested: self.retry != 0,
             created_at: self.created_at,
             updated_at: self.updated_at,
+            duration_seconds: self.duration_seconds.filter(|seconds| *seconds >= 0.0),
         })
     }
 }
@@ -1336,6 +1354,56 @@ mod tests {
         assert_eq!(ledger.find("0", None, 10).unwrap().len(), 2);
         assert_eq!(ledger.forget(&keys).unwrap(), 1);
         assert_eq!(ledger.decide("a", &id(1)).unwrap(), Decision::Dispatch);
+    }
+
+    /// Version 2 records the last attempt's duration; a version 1 ledger is migrated
+    /// and its rows have none until a new attempt ends.
+    #[test]
+    fn the_last_attempt_has_a_duration_and_a_version_1_ledger_is_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        let connection = Connection::open(&path).unwrap();
+        connection.execute_batch(MIGRATIONS[0]).unwrap();
+        connection
+            .execute_batch(
+                "INSERT INTO tasks (automation, task_id, pairs, status, attempts, created_at,
+                                    updated_at)
+                 VALUES ('a', 'old', '[]', 'succeeded', 1, 0, 1000)",
+            )
+            .unwrap();
+        connection
+            .pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        connection.pragma_update(None, "user_version", 1).unwrap();
+        drop(connection);
+
+        let mut ledger = Ledger::open(&path).unwrap();
+        let old = &ledger.find("old", None, 2).unwrap()[0];
+        assert_eq!(
+            (old.status, old.duration_seconds),
+            (Status::Succeeded, None)
+        );
+        ledger.attempt_started("a", &id(1), PAIRS, "/w", 7).unwrap();
+        assert_eq!(
+            ledger.find(&id(1), None, 2).unwrap()[0].duration_seconds,
+            None
+        );
+        std::thread::sleep(Duration::from_millis(30));
+        ledger
+            .finished("a", &id(1), Status::Succeeded, Some(0), "exit")
+            .unwrap();
+        // A retry request changes `updated_at`, not the duration.
+        std::thread::sleep(Duration::from_millis(500));
+        ledger.request_retry(&[("a".to_owned(), id(1))]).unwrap();
+        let row = &ledger.find(&id(1), None, 2).unwrap()[0];
+        let seconds = row.duration_seconds.unwrap();
+        assert!((0.03..0.5).contains(&seconds), "{seconds}");
+        ledger.attempt_started("a", &id(1), PAIRS, "/w", 7).unwrap();
+        assert_eq!(
+            ledger.find(&id(1), None, 2).unwrap()[0].duration_seconds,
+            None,
+            "a new attempt runs"
+        );
     }
 
     /// A `sleep 30` leading a process group of its own, as an agent does, and its
