@@ -677,7 +677,7 @@ fn a_running_host_runs_a_forgotten_task_again_once() {
         &|| count("trigger/onFinished") == 1 && count("trigger/poll") > 6,
         "a first run",
     );
-    let forgot = project.curupira(&["tasks", "forget", "--automation", "auto"]);
+    let forgot = project.curupira(&["tasks", "forget", "--automation", "auto", "--force"]);
     assert_eq!(forgot.code, Some(0), "{forgot:?}");
     until(
         &|| count("trigger/onFinished") == 2,

@@ -171,12 +171,32 @@ fn retry_and_forget_change_the_ledger() {
     assert_eq!(requested.len(), 1);
     assert_eq!(requested[0].task_id, ids[1]);
 
-    let forgot = project.curupira(&["tasks", "forget", "--automation", "q"]);
+    // Two of them finished: refused without `--force`, and nothing is forgotten.
+    let refused = project.curupira(&["tasks", "forget", "--automation", "q"]);
+    assert_eq!(refused.code, Some(2), "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .starts_with("error: 2 of the 3 task(s) of automation `q` finished"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(refused.stderr.lines().count(), 1, "{}", refused.stderr);
+    assert!(refused.stdout.is_empty());
+    assert_eq!(ledger.list(&Filter::default(), 10).unwrap().len(), 4);
+    let forgot = project.curupira(&["tasks", "forget", "--automation", "q", "--force"]);
     assert_eq!(forgot.code, Some(0), "{forgot:?}");
     assert!(
         forgot.stdout.starts_with("forgot 3 task(s)"),
         "{}",
         forgot.stdout
+    );
+    assert!(
+        forgot
+            .stderr
+            .contains("warning: forgot 2 finished task(s): the next poll"),
+        "{}",
+        forgot.stderr
     );
     let left = ledger.list(&Filter::default(), 10).unwrap();
     assert_eq!(left.len(), 1);
@@ -399,6 +419,78 @@ fn limit_0_lists_every_task() {
         "{}",
         one.stderr
     );
+}
+
+/// `forget` of a finished task that `local-queue` recorded in its done file: the queue
+/// never hands it over again, so forgetting it would lose the only record `retry` can
+/// run it from. Refused, pointing to `retry`; `--force` forgets it and says what it
+/// costs (and the queue does not hand it over again, as the warning says).
+#[test]
+fn forget_refuses_a_finished_task_that_retry_can_still_run() {
+    let project = Project::new();
+    project.write("curupira.toml", CONFIG);
+    project.write("t.jsonl", "{\"n\": \"1\"}\n");
+    let first = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(first.code, Some(0), "{first:?}");
+    let id = first.events_named("task.finished")[0]["task_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let refused = project.curupira(&["tasks", "forget", &id[..10]]);
+    assert_eq!(refused.code, Some(2), "{refused:?}");
+    let message = refused.stderr.trim();
+    assert_eq!(message.lines().count(), 1, "one sentence: {message}");
+    assert!(
+        message.starts_with(&format!(
+            "error: task {id} of automation `q` succeeded: forgetting it deletes the stored \
+             pairs `tasks retry` runs it again from"
+        )),
+        "{message}"
+    );
+    assert!(
+        message.contains("`local-queue` does not hand out an item in its done file"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("use `curupira tasks retry {}`", &id[..12]))
+            && message.ends_with("or forget it anyway with `--force`"),
+        "{message}"
+    );
+    assert!(refused.stdout.is_empty());
+
+    // Still there: `retry` runs it again, from the stored pairs.
+    let retried = project.curupira(&["tasks", "retry", &id[..10]]);
+    assert_eq!(retried.code, Some(0), "{retried:?}");
+    let again = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    let started = again.events_named("task.started");
+    assert_eq!(started.len(), 1, "{again:?}");
+    assert_eq!(started[0]["task_id"], id.as_str());
+
+    let forced = project.curupira(&["tasks", "forget", &id[..10], "--force"]);
+    assert_eq!(forced.code, Some(0), "{forced:?}");
+    assert_eq!(
+        forced.stdout,
+        format!("forgot task {id} of automation `q`\n")
+    );
+    assert!(
+        forced
+            .stderr
+            .starts_with("warning: forgot 1 finished task(s)")
+            && forced
+                .stderr
+                .contains("`tasks retry` cannot run it any more"),
+        "{}",
+        forced.stderr
+    );
+    let after = project.curupira(&["run", "--once", "--format", "json"]);
+    assert!(
+        after.events_named("task.started").is_empty(),
+        "the queue does not hand it over again: {after:?}"
+    );
+    let gone = project.curupira(&["tasks", "retry", &id[..10]]);
+    assert_eq!(gone.code, Some(2), "{gone:?}");
 }
 
 /// Runs `git ARGS…` in the project.

@@ -10,9 +10,11 @@
 //! - `retry ID | --failed`: the next round of a running host, or else the next `run`,
 //!   dispatches the task (every failed task) again from its stored pairs, through the
 //!   normal path (`onStarted`, the agent, `onFinished`).
-//! - `forget ID | --automation A`: deletes the task (every task of A), so the
-//!   extension's next poll that returns it dispatches it again (in a running host
-//!   too).
+//! - `forget ID | --automation A [--force]`: deletes the task (every task of A), so
+//!   the extension's next poll that returns it dispatches it again (in a running host
+//!   too). A finished (succeeded or failed) task only with `--force`: its row holds
+//!   the pairs `retry` runs it from, and whether a poll returns it again is the
+//!   extension's choice (`local-queue` never hands out an item in its done file).
 //!
 //! ID is the full task id or a unique prefix of it (hex digits); `--automation`
 //! narrows it. While a host runs on the ledger (its `run.lock` is held), a `running`
@@ -43,7 +45,14 @@ pub enum Command {
     Show(ShowArgs),
     /// Have the next `run` dispatch a task again (or every failed one).
     Retry(RetryArgs),
-    /// Forget a task (or every task of an automation).
+    /// Forget a task (or every task of an automation): the next poll that returns it
+    /// dispatches it.
+    ///
+    /// A finished (succeeded or failed) task is forgotten only with `--force`: its row
+    /// holds the pairs `curupira tasks retry ID` runs it again from, and whether a poll
+    /// returns it again is its extension's choice (the built-in `local-queue` never
+    /// hands out an item recorded in its done file). To run a finished task again, use
+    /// `curupira tasks retry ID`.
     Forget(ForgetArgs),
 }
 
@@ -115,6 +124,10 @@ pub struct ForgetArgs {
     /// The task's automation; without an ID, every task of it.
     #[arg(long, value_name = "NAME")]
     automation: Option<String>,
+    /// Forget finished (succeeded or failed) tasks too, though `tasks retry` can then
+    /// no longer run them and their extension may never hand them over again.
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -296,7 +309,7 @@ fn forget(args: ForgetArgs) -> anyhow::Result<ExitCode> {
     let mut opened = open(&args.common)?;
     let host_running = opened.host_running()?;
     let ledger = opened.ledger()?;
-    let (keys, kept) = match (&args.id, &args.automation) {
+    let (keys, kept, finished) = match (&args.id, &args.automation) {
         (Some(id), automation) => {
             let row = resolve(ledger, id, automation.as_deref())?;
             if row.status == Status::Running && host_running {
@@ -308,21 +321,61 @@ fn forget(args: ForgetArgs) -> anyhow::Result<ExitCode> {
                     ledger.path().display()
                 );
             }
-            (vec![(row.automation, row.task_id)], 0)
+            if row.status.is_finished() && !args.force {
+                bail!(
+                    "task {} of automation `{}` {}: forgetting it deletes the stored pairs \
+                     `tasks retry` runs it again from, and its extension may never hand it \
+                     over again (the built-in `local-queue` does not hand out an item in its \
+                     done file); to run it again, use `curupira tasks retry {}`, or forget \
+                     it anyway with `--force`",
+                    row.task_id,
+                    row.automation,
+                    row.status,
+                    short(&row.task_id)
+                );
+            }
+            let finished = usize::from(row.status.is_finished());
+            (vec![(row.automation, row.task_id)], 0, finished)
         }
         (None, automation) => {
             let rows = ledger.keys(automation.as_deref(), None)?;
             let total = rows.len();
-            let keys: Vec<(String, String)> = rows
+            let rows: Vec<(String, String, Status)> = rows
                 .into_iter()
                 .filter(|(_, _, status)| !(host_running && *status == Status::Running))
+                .collect();
+            let finished = rows.iter().filter(|(_, _, s)| s.is_finished()).count();
+            if finished > 0 && !args.force {
+                let whose = automation
+                    .as_deref()
+                    .map_or_else(String::new, |a| format!(" of automation `{a}`"));
+                bail!(
+                    "{finished} of the {} task(s){whose} finished (succeeded or failed): \
+                     forgetting them deletes the stored pairs `tasks retry` runs them again \
+                     from, and their extension may never hand them over again (the built-in \
+                     `local-queue` does not hand out an item in its done file); to run \
+                     them again, use `curupira tasks retry ID` (`--failed` for the failed \
+                     ones), or forget them anyway with `--force`",
+                    rows.len()
+                );
+            }
+            let keys: Vec<(String, String)> = rows
+                .into_iter()
                 .map(|(automation, task_id, _)| (automation, task_id))
                 .collect();
             let kept = total - keys.len();
-            (keys, kept)
+            (keys, kept, finished)
         }
     };
     let forgotten = ledger.forget(&keys)?;
+    if finished > 0 {
+        eprintln!(
+            "warning: forgot {finished} finished task(s): the next poll that returns one \
+             dispatches it, but only if its extension hands it over again (the built-in \
+             `local-queue` does not hand out an item in its done file); `tasks retry` \
+             cannot run it any more"
+        );
+    }
     let mut message = match (&args.id, keys.first()) {
         (Some(_), Some((automation, task_id))) => {
             format!("forgot task {task_id} of automation `{automation}`\n")
