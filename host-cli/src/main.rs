@@ -11,9 +11,10 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-/// The reference host for Curupira trigger extensions.
+/// Run coding agents on work items from Curupira trigger extensions, and check
+/// extensions, Spirit packages and registries.
 #[derive(Parser)]
-#[command(name = "curupira", version, about, propagate_version = true)]
+#[command(name = "curupira", version, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -169,6 +170,19 @@ mod tests {
             );
         }
         assert!(!paths.iter().any(|p| p[0] == "builtin"), "hidden");
+    }
+
+    /// The tagline of `curupira --help` says what the tool does, on one line.
+    #[test]
+    fn the_tagline_says_what_curupira_does() {
+        let about = Cli::command().get_about().map(ToString::to_string);
+        assert_eq!(
+            about.as_deref(),
+            Some(
+                "Run coding agents on work items from Curupira trigger extensions, and check \
+                 extensions, Spirit packages and registries"
+            )
+        );
     }
 
     #[test]

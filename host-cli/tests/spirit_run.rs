@@ -97,7 +97,7 @@ fn the_example_looks_up_an_item_with_its_setting_and_secret() {
     assert_exit(&output, 0);
     assert_eq!(
         stdout(&output),
-        "{\n  \"id\": \"7\",\n  \"region\": \"eu\",\n  \"hasToken\": true\n}"
+        "{\n  \"id\": \"7\",\n  \"region\": \"eu\",\n  \"hasToken\": true\n}\n"
     );
     // `dispose` ran and logged, prefixed with the extension id; the secret never shows.
     let err = stderr(&output);
@@ -146,7 +146,7 @@ fn the_example_prints_its_system_prompt() {
     assert_exit(&output, 0);
     assert_eq!(
         stdout(&output),
-        "Use lookup_item when the user asks for an item by id."
+        "Use lookup_item when the user asks for an item by id.\n"
     );
 }
 
@@ -176,7 +176,7 @@ fn an_installed_extension_runs_by_its_id() {
         &[],
     );
     assert_exit(&output, 0);
-    assert_eq!(stdout(&output), "plain text, no newline");
+    assert_eq!(stdout(&output), "plain text, no newline\n");
     // Not installed for cli.
     let output = curupira(
         &[
@@ -207,7 +207,7 @@ fn every_export_form_of_activate_is_accepted() {
     ] {
         let output = run_tool(&fixture(package), "which", &[]);
         assert_exit(&output, 0);
-        assert_eq!(stdout(&output), expected, "{package}");
+        assert_eq!(stdout(&output), format!("{expected}\n"), "{package}");
     }
 }
 
@@ -218,7 +218,7 @@ fn module_level_exports_serve_when_activate_returns_nothing() {
     }
     let output = run_tool(&fixture("module-level"), "which", &[]);
     assert_exit(&output, 0);
-    assert_eq!(stdout(&output), "module-level which");
+    assert_eq!(stdout(&output), "module-level which\n");
     // `getSystemPrompt()` (awaited) wins over `systemPrompt`.
     let output = curupira(
         &[
@@ -229,7 +229,7 @@ fn module_level_exports_serve_when_activate_returns_nothing() {
         &[],
     );
     assert_exit(&output, 0);
-    assert_eq!(stdout(&output), "module-level prompt");
+    assert_eq!(stdout(&output), "module-level prompt\n");
 }
 
 #[test]
@@ -239,7 +239,7 @@ fn invoke_tool_is_preferred_over_tools() {
     }
     let output = run_tool(&fixture("invoke-wins"), "which", &[]);
     assert_exit(&output, 0);
-    assert_eq!(stdout(&output), "invokeTool answered which");
+    assert_eq!(stdout(&output), "invokeTool answered which\n");
 }
 
 // --- results ----------------------------------------------------------------------
@@ -252,7 +252,7 @@ fn results_are_printed_by_the_seed_rule() {
     let harness = fixture("harness");
     let output = run_tool(&harness, "text", &[]);
     assert_exit(&output, 0);
-    assert_eq!(stdout(&output), "plain text, no newline");
+    assert_eq!(stdout(&output), "plain text, no newline\n");
 
     let output = run_tool(&harness, "nothing", &[]);
     assert_exit(&output, 0);
@@ -263,12 +263,12 @@ fn results_are_printed_by_the_seed_rule() {
     assert_exit(&output, 0);
     assert_eq!(
         stdout(&output),
-        "{\n  \"b\": [\n    1,\n    2\n  ],\n  \"a\": {\n    \"nested\": true\n  },\n  \"text\": \"é\"\n}"
+        "{\n  \"b\": [\n    1,\n    2\n  ],\n  \"a\": {\n    \"nested\": true\n  },\n  \"text\": \"é\"\n}\n"
     );
 
     let output = run_tool(&harness, "async_tool", &[]);
     assert_exit(&output, 0);
-    assert_eq!(stdout(&output), "resolved later");
+    assert_eq!(stdout(&output), "resolved later\n");
 }
 
 #[test]
@@ -298,7 +298,7 @@ fn what_a_tool_writes_to_stdout_goes_to_stderr() {
     }
     let output = run_tool(&fixture("harness"), "noisy", &[]);
     assert_exit(&output, 0);
-    assert_eq!(stdout(&output), "clean");
+    assert_eq!(stdout(&output), "clean\n");
     let err = stderr(&output);
     for noise in [
         "console.log noise",
@@ -473,7 +473,8 @@ fn desktop_message_boxes_are_checked_and_answered() {
 // --- settings and secrets rules, enforced by the host -------------------------------
 
 /// Runs `tool` with a settings file holding `settings`, checks that the file is
-/// byte-for-byte unchanged, and returns what the tool printed.
+/// byte-for-byte unchanged, and returns what the tool printed (without the final
+/// newline of the human format).
 fn rejected_change(tool: &str, settings: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "settings.json", settings);
@@ -484,7 +485,11 @@ fn rejected_change(tool: &str, settings: &str) -> String {
     );
     assert_exit(&output, 0);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), settings, "{tool}");
-    stdout(&output)
+    let printed = stdout(&output);
+    printed
+        .strip_suffix('\n')
+        .unwrap_or_else(|| panic!("{tool}: no final newline in {printed:?}"))
+        .to_owned()
 }
 
 #[test]
@@ -539,7 +544,7 @@ fn secrets_reach_only_declared_slots_and_never_print() {
     assert_exit(&output, 0);
     assert_eq!(
         stdout(&output),
-        "rejected: secret `password` is not declared in `secretSlots`: expected one of `api_token`"
+        "rejected: secret `password` is not declared in `secretSlots`: expected one of `api_token`\n"
     );
 
     let dir = tempfile::tempdir().unwrap();
@@ -705,7 +710,7 @@ fn a_result_that_breaks_the_output_schema_is_reported() {
     assert_eq!(diagnostic["line"], 2);
     let output = run_tool(&fixture("harness"), "good_output", &[]);
     assert_exit(&output, 0);
-    assert_eq!(stdout(&output), "{\n  \"count\": 3\n}");
+    assert_eq!(stdout(&output), "{\n  \"count\": 3\n}\n");
 }
 
 // --- limits and failures -------------------------------------------------------------

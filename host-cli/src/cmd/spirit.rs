@@ -209,8 +209,9 @@ pub struct RunOptions {
     /// Stop Node and everything it started after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
-    /// `human`: what Spirit would pass on (the tool's result, or the system prompt)
-    /// with the extension's logs; `json`: one object, `{"package", "tool", "result",
+    /// `human`: what Spirit would pass on (the tool's result, or the system prompt),
+    /// followed by one newline (none when it is empty), with the extension's logs on
+    /// stderr; `json`: one object, `{"package", "tool", "result",
     /// "result_type"` or `"system_prompt", "source"`, `"logs", "settings_changes",
     /// "secret_changes", "error", "diagnostics", …}`.
     #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
@@ -658,7 +659,11 @@ fn finish_run(
     let output = match format {
         // A map of JSON values always serializes.
         Format::Json => serde_json::to_string(&json).unwrap_or_default() + "\n",
-        Format::Human => human.to_owned(),
+        // One newline after the text, so a terminal's prompt starts on a line of its
+        // own; the text itself is exact (drop the last newline to get it back; JSON's
+        // members hold it as it is). Nothing is nothing.
+        Format::Human if human.is_empty() => String::new(),
+        Format::Human => format!("{human}\n"),
     };
     write_stdout(&output).context("could not write the result to standard output")?;
     Ok(ExitCode::from(if errors.is_empty() { 0 } else { 1 }))
