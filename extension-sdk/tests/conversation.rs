@@ -594,3 +594,23 @@ fn shutdown_before_initialize_is_answered_and_ends_serve() {
         [json!({"jsonrpc": "2.0", "id": "bye", "result": null})]
     );
 }
+
+/// The reference host sends `"params": null` with `describe` and `shutdown`; the SDK
+/// answered -32600 and then never ended. Null params are absent params.
+#[test]
+fn null_params_are_absent_params_as_the_reference_host_sends_them() {
+    let mut host = Host::start(alpha_items(), ServeOptions::default());
+    host.initialize();
+    let described = host.call(1, "describe", Some(Value::Null));
+    assert!(
+        described["result"]["triggers"].is_array(),
+        "describe with null params is answered: {described}"
+    );
+    let shutdown = host.call(2, "shutdown", Some(Value::Null));
+    assert!(
+        shutdown.get("error").is_none() && shutdown.get("result").is_some(),
+        "{shutdown}"
+    );
+    let (outcome, _) = host.finish();
+    assert_eq!(outcome, ServeOutcome::Shutdown, "serve ends at shutdown");
+}

@@ -51,11 +51,12 @@
 //! 6. `jsonrpc` missing, or anything but the string `"2.0"` → -32600.
 //! 7. `method` present → a **request** when an `id` member is present (even
 //!    `"id": null`), else a **notification**. `method` must be a string; `params`,
-//!    when present, an array or an object (`"params": null` is refused: absent
-//!    params are written by leaving the member out); `id` an integer, a string or
-//!    `null`; `result` and `error` must be absent.
+//!    when present, an array, an object or `null`, which is read as absent params
+//!    (the reference Curupira host sends `"params": null`; this crate writes absent
+//!    params by leaving the member out); `id` an integer, a string or `null`;
+//!    `result` and `error` must be absent.
 //! 8. Otherwise `result` or `error` present → a **response**. Both together, or
-//!    `params`, or a missing or invalid `id` → -32600. `error` must be an object with
+//!    `params` (other than `null`), or a missing or invalid `id` → -32600. `error` must be an object with
 //!    an integer `code` and a string `message`; `data` is optional and any value.
 //!    `"id": null` is accepted in both successful and error responses (a request may
 //!    have had a null id).

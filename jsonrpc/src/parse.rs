@@ -235,7 +235,12 @@ fn classify(members: Members) -> Result<Message, ParseFailure> {
                 )));
             }
         }
-        let params = match params.map(Params::try_from).transpose() {
+        // `"params": null` is read as absent: the reference Curupira host sends it.
+        let params = match params
+            .filter(|value| !value.is_null())
+            .map(Params::try_from)
+            .transpose()
+        {
             Ok(params) => params,
             Err(ParamsNotStructured { found }) => {
                 return Err(invalid(format!(
@@ -266,7 +271,7 @@ fn classify(members: Members) -> Result<Message, ParseFailure> {
         (Some(result), None) => Ok(result),
         (None, Some(error)) => Err(error),
     };
-    if params.is_some() {
+    if params.is_some_and(|value| !value.is_null()) {
         return Err(invalid(
             "a response (it has no `method`) must not have a `params` member".to_owned(),
         ));

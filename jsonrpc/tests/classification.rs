@@ -148,7 +148,6 @@ fn params_must_be_an_object_or_an_array() {
         (json!("bar"), "\"bar\""),
         (json!(5), "5"),
         (json!(true), "true"),
-        (json!(null), "null"),
     ] {
         let message = format!("member `params` must be an object or an array, found {found}");
         assert_invalid(
@@ -162,6 +161,19 @@ fn params_must_be_an_object_or_an_array() {
             Id::Null,
             &message,
         );
+    }
+    // `"params": null` is absent params: the reference Curupira host sends it with
+    // `describe` and `shutdown`.
+    for (id, kind) in [(Some(json!(7)), "request"), (None, "notification")] {
+        let body = with(
+            valid_request(),
+            &[("params", Some(json!(null))), ("id", id)],
+        );
+        match parse_message(&body).unwrap() {
+            Message::Request(Request { params: None, .. }) if kind == "request" => {}
+            Message::Notification(Notification { params: None, .. }) if kind == "notification" => {}
+            other => panic!("{kind}: {other:?}"),
+        }
     }
     for value in [json!([]), json!({})] {
         let message = parse_message(&with(valid_request(), &[("params", Some(value))])).unwrap();
