@@ -11,6 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod ecosystem_support;
+mod run_support;
 
 use std::process::Command;
 

@@ -36,10 +36,6 @@ use serde_json::Value;
 /// Markdown link would be noise.
 const SOURCES_NOT_SCANNED: &[&str] = &["curupira-host"];
 
-/// README examples known not to compile downstream yet, and why. The test fails as
-/// soon as one of them compiles, so that its entry goes then.
-const NOT_YET: &[(&str, &str)] = &[];
-
 /// A publishable package of the workspace, as `cargo metadata` describes it.
 struct Package {
     name: String,
@@ -347,20 +343,6 @@ fn every_readme_example_compiles_with_only_its_crate_as_a_dependency() {
             started.elapsed().as_secs_f64()
         );
         checked += files.len();
-        let not_yet = NOT_YET.iter().find(|(name, _)| *name == package.name);
-        if let Some((name, why)) = not_yet {
-            if output.status.success() {
-                writeln!(
-                    failures,
-                    "\n=== {name}: its README example(s) compile with {name} alone now; remove \
-                     its entry from NOT_YET"
-                )
-                .unwrap();
-            } else {
-                eprintln!("{name}: known not to compile downstream yet: {why}");
-            }
-            continue;
-        }
         if !output.status.success() {
             let lines: Vec<String> = files.iter().map(|(line, _)| line.to_string()).collect();
             writeln!(

@@ -35,14 +35,13 @@ mod tree_support;
 
 use std::fmt::Write as _;
 use std::fs;
-use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use run_support::fakes::tool_or_skip;
+use run_support::run_bounded;
 use tree_support::{copy_shipped, repository_root};
 
 /// The longest one file's commands may take together.
@@ -226,47 +225,17 @@ fn run_script(script: &str, dir: &Path, bin: &Path) -> Result<(), String> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut paths = vec![bin.to_owned()];
     paths.extend(std::env::split_paths(&path));
-    let mut child = Command::new("bash")
-        .arg("-c")
+    let mut bash = Command::new("bash");
+    bash.arg("-c")
         .arg(script)
         .current_dir(dir)
         .env("PATH", std::env::join_paths(paths).unwrap())
         .env("NO_COLOR", "1")
         .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
-    });
-    let err = thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if started.elapsed() > FILE_LIMIT {
-            let _ = Command::new("kill")
-                .args(["-KILL", &format!("-{}", child.id())])
-                .status();
-            let _ = child.wait();
-            break None;
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
-    match status {
+        .process_group(0);
+    let ended = run_bounded(&mut bash, FILE_LIMIT).unwrap();
+    let (stdout, stderr) = (ended.stdout, ended.stderr);
+    match ended.status {
         Some(status) if status.success() => Ok(()),
         Some(_) => Err(format!("{stderr}\n--- stdout:\n{stdout}")),
         None => Err(format!(

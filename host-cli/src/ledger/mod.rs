@@ -397,20 +397,15 @@ impl Ledger {
     /// is no file (a run creates it); the errors are those of [`open`](Self::open)
     /// for a damaged, foreign, newer or unreadable file. Nothing is migrated or set.
     pub fn check_existing(path: &Path) -> Result<bool, LedgerError> {
-        if !path.exists() && path.symlink_metadata().is_err() {
+        if path.symlink_metadata().is_err() {
             return Ok(false);
         }
-        let mut ledger = Self::connect(path, OpenFlags::empty())?;
-        let path = ledger.path.clone();
-        let classify = move |source: rusqlite::Error| classify(&path, "open", source);
-        ledger
-            .connection
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(&classify)?;
-        ledger.header().map(|_| true)
+        Self::connect(path, OpenFlags::empty())?
+            .header()
+            .map(|_| true)
     }
 
-    /// A connection to `path`, nothing read yet.
+    /// A connection to `path` with its busy timeout, nothing read yet.
     fn connect(path: &Path, extra: OpenFlags) -> Result<Ledger, LedgerError> {
         if path.is_dir() {
             return Err(LedgerError::NotAFile {
@@ -424,6 +419,9 @@ impl Ledger {
                 path: path.to_owned(),
                 source: without_path(source, path),
             })?;
+        connection
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|source| classify(path, "open", source))?;
         Ok(Ledger {
             path: path.to_owned(),
             connection,
@@ -512,9 +510,6 @@ impl Ledger {
     fn prepare(&mut self) -> Result<(), LedgerError> {
         let path = self.path.clone();
         let classify = move |source: rusqlite::Error| classify(&path, "open", source);
-        self.connection
-            .busy_timeout(BUSY_TIMEOUT)
-            .map_err(&classify)?;
         let (version, objects) = self.header()?;
         // WAL is a property of the file: set once, by the first opener. Asking again
         // would take a lock that readers beside a running host need not wait for.

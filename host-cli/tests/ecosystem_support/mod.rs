@@ -14,11 +14,11 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs::{self, OpenOptions};
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
+
+use crate::run_support::run_bounded;
+use std::time::Duration;
 
 /// The packages and the versions the recordings of `../shared/conformance/
 /// curupira-wire/` were made with.
@@ -99,34 +99,11 @@ pub fn ecosystem() -> Result<Ecosystem, String> {
 
 /// Runs `command` to its end within [`INSTALL_LIMIT`]; what went wrong as a sentence.
 fn run(command: &mut Command, what: &str) -> Result<(), String> {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|err| format!("{what} cannot start: {err}"))?;
-    let mut stderr = child.stderr.take().unwrap();
-    let reader = thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
-        text
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if started.elapsed() > INSTALL_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        thread::sleep(Duration::from_millis(50));
-    };
-    let stderr = reader.join().unwrap();
-    let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+    let ended =
+        run_bounded(command, INSTALL_LIMIT).map_err(|err| format!("{what} cannot start: {err}"))?;
+    let tail: Vec<&str> = ended.stderr.lines().rev().take(5).collect();
     let tail: Vec<&str> = tail.into_iter().rev().collect();
-    match status {
+    match ended.status {
         Some(status) if status.success() => Ok(()),
         Some(status) => Err(format!("{what} failed ({status}): {}", tail.join(" | "))),
         None => Err(format!(

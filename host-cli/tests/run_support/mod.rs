@@ -7,7 +7,7 @@
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -159,44 +159,71 @@ impl Project {
 /// Runs `curupira ARGS…` in `dir`, killing it after the watchdog.
 pub fn run_in(dir: &Path, args: &[&str]) -> Run {
     let started = Instant::now();
-    let mut child = Command::new(curupira())
-        .args(args)
-        .current_dir(dir)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = thread::spawn(move || {
-        let mut text = String::new();
-        stdout.read_to_string(&mut text).unwrap();
-        text
-    });
-    let err = thread::spawn(move || {
-        let mut text = String::new();
-        stderr.read_to_string(&mut text).unwrap();
-        text
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > WATCHDOG {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("curupira {args:?} ran longer than {WATCHDOG:?}");
-        }
-        thread::sleep(Duration::from_millis(10));
+    let mut command = Command::new(curupira());
+    command.args(args).current_dir(dir).env_remove("RUST_LOG");
+    let ended = run_bounded(&mut command, WATCHDOG).unwrap();
+    let Some(status) = ended.status else {
+        panic!("curupira {args:?} ran longer than {WATCHDOG:?}");
     };
     Run {
         code: status.code(),
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
+        stdout: ended.stdout,
+        stderr: ended.stderr,
         elapsed: started.elapsed(),
     }
+}
+
+/// How a program [`run_bounded`] ran ended, and what it printed.
+#[derive(Debug)]
+pub struct Bounded {
+    /// Its exit status; `None` when it was killed at the limit.
+    pub status: Option<ExitStatus>,
+    /// Its stdout.
+    pub stdout: String,
+    /// Its stderr.
+    pub stderr: String,
+}
+
+/// Runs `command` (stdin empty) to its end, reading its stdout and stderr as they
+/// come, for at most `limit`: past it, SIGKILL to the process group it leads (when it
+/// was started as one, `process_group(0)`) and to itself. An error when it cannot
+/// start.
+pub fn run_bounded(command: &mut Command, limit: Duration) -> std::io::Result<Bounded> {
+    let started = Instant::now();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let read = |mut pipe: Box<dyn Read + Send>| {
+        thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let out = read(Box::new(child.stdout.take().unwrap()));
+    let err = read(Box::new(child.stderr.take().unwrap()));
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = Command::new("kill")
+                .args(["-KILL", &format!("-{}", child.id())])
+                .stderr(Stdio::null())
+                .status();
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    Ok(Bounded {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    })
 }
 
 /// The agent used by the tests: writes its stdin to `out/prompt-<task id>.txt` and its
