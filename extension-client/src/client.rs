@@ -11,9 +11,9 @@ use curupira_protocol::method::{
     Describe, Initialize, Method, OnFinished, OnStarted, Poll, Schema, Shutdown, Validate,
 };
 use curupira_protocol::{
-    Arguments, ArgumentsParams, HostInfo, InitializeParams, InitializeResult, NoParams, Pair, Peer,
-    ProtocolVersion, SchemaParams, TaskParams, TriggerDescription, TriggerSchema, Wire as _,
-    check_compatible, rejection_message,
+    Configuration, DescribeResult, InitializeParams, InitializeResult, NoParams, Pair, Peer,
+    PeerInfo, PollParams, ProtocolVersion, SchemaParams, TaskParams, TriggerSchema, ValidateParams,
+    ValidateResult, Wire as _, check_compatible, rejection_message,
 };
 use serde_json::Value;
 
@@ -218,7 +218,11 @@ impl Client {
                 format!("the params cannot be written as JSON: {err}"),
             )
         })?;
-        let result = self.call(M::NAME, Some(params))?;
+        // Params written as `null` (`describe`, `shutdown`) are sent as no `params`
+        // member: JSON-RPC 2.0 allows only structured params, and every extension
+        // reads absent and `null` params alike.
+        let params = (!params.is_null()).then_some(params);
+        let result = self.call(M::NAME, params)?;
         self.read_result::<M>(&result)
     }
 
@@ -234,14 +238,14 @@ impl Client {
         })
     }
 
-    /// `initialize`: sends protocol version 2 and who the host is, and checks the
-    /// version of the reply ([`check_compatible`]). A different major is a -32001
-    /// error naming both versions, and the extension is killed: nothing else may be
-    /// sent.
-    pub fn initialize(&mut self, host: Option<HostInfo>) -> Result<InitializeResult, CallError> {
+    /// `initialize`: sends protocol version 2 and who the host is (`client_info`),
+    /// and checks the version of the reply ([`check_compatible`]). A different major
+    /// is a -32001 error naming both versions, and the extension is killed: nothing
+    /// else may be sent.
+    pub fn initialize(&mut self, client_info: PeerInfo) -> Result<InitializeResult, CallError> {
         let params = InitializeParams {
             protocol_version: ProtocolVersion::CURRENT,
-            host,
+            client_info: Some(client_info),
         };
         let result = self.request::<Initialize>(&params)?;
         if let Err(mismatch) = check_compatible(result.protocol_version, Peer::Extension) {
@@ -257,43 +261,45 @@ impl Client {
         Ok(result)
     }
 
-    /// `describe`: the trigger types the extension offers.
-    pub fn describe(&mut self) -> Result<Vec<TriggerDescription>, CallError> {
+    /// `describe`: the trigger types (and agent providers) the extension offers.
+    pub fn describe(&mut self) -> Result<DescribeResult, CallError> {
         self.request::<Describe>(&NoParams)
-            .map(|result| result.triggers)
     }
 
-    /// `trigger/schema`: a trigger type's arguments schema and prompt fields.
+    /// `trigger/schema`: a trigger type's parameters schema and prompt fields.
     pub fn schema(&mut self, trigger_type: &str) -> Result<TriggerSchema, CallError> {
         self.request::<Schema>(&SchemaParams {
             trigger_type: trigger_type.to_owned(),
         })
     }
 
-    /// `trigger/validate`. A rejection (-32003) keeps the extension's message and
-    /// appends each reported error ([`rejection_message`]); `data` stays on the error.
-    pub fn validate(&mut self, trigger_type: &str, arguments: &Arguments) -> Result<(), CallError> {
-        let params = arguments_params(trigger_type, arguments);
-        match self.request::<Validate>(&params) {
-            Ok(_) => Ok(()),
-            Err(mut error) => {
-                if error.code == ErrorCode::CONFIGURATION_INVALID {
-                    error.message = rejection_message(&error.message, error.data.as_ref());
-                }
-                Err(error)
+    /// `trigger/validate` with the automation's table. The extension's verdict is the
+    /// result, `Ok` whether it accepted or rejected the configuration: a rejection is
+    /// [`ValidateResult::Rejected`], never an error. A -32003 error reply (how
+    /// extensions written for this project's earlier hosts reject) keeps the
+    /// extension's message and appends each reported error ([`rejection_message`]);
+    /// `data` stays on the error.
+    pub fn validate(
+        &mut self,
+        trigger_type: &str,
+        configuration: &Configuration,
+    ) -> Result<ValidateResult, CallError> {
+        let params = ValidateParams {
+            trigger_type: trigger_type.to_owned(),
+            configuration: configuration.clone(),
+        };
+        self.request::<Validate>(&params).map_err(|mut error| {
+            if error.code == ErrorCode::CONFIGURATION_INVALID {
+                error.message = rejection_message(&error.message, error.data.as_ref());
             }
-        }
+            error
+        })
     }
 
     /// `trigger/poll`: `None` when nothing was found, else one item's pairs, checked
     /// against the item rules (a broken rule is a -32001 naming the pair).
-    pub fn poll(
-        &mut self,
-        trigger_type: &str,
-        arguments: &Arguments,
-    ) -> Result<Option<Vec<Pair>>, CallError> {
-        let params = arguments_params(trigger_type, arguments);
-        self.request::<Poll>(&params).map(|result| result.values)
+    pub fn poll(&mut self, params: &PollParams) -> Result<Option<Vec<Pair>>, CallError> {
+        self.request::<Poll>(params).map(|result| result.values)
     }
 
     /// `trigger/onStarted` with exactly the polled pairs; any result is accepted.
@@ -565,13 +571,6 @@ impl Client {
 impl Drop for Client {
     fn drop(&mut self) {
         self.finish();
-    }
-}
-
-fn arguments_params(trigger_type: &str, arguments: &Arguments) -> ArgumentsParams {
-    ArgumentsParams {
-        trigger_type: trigger_type.to_owned(),
-        arguments: arguments.clone(),
     }
 }
 

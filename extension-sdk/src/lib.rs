@@ -118,12 +118,12 @@ mod trigger;
 
 pub use curupira_jsonrpc::ErrorCode;
 pub use curupira_protocol::{
-    Arguments, PROTOCOL_VERSION, Pair, PromptField, TriggerDescription, TriggerSchema,
+    Arguments, CORE_KEYS, Configuration, PROTOCOL_VERSION, Pair, TriggerDescription, TriggerSchema,
     ValidationError,
 };
 pub use run::{ManifestInfoError, Mode, PRINT_MANIFEST_FLAG, print_manifest, run, run_as};
 pub use serve::{ServeError, ServeOptions, ServeOutcome, serve};
-pub use trigger::{Trigger, TriggerError, ValidateError};
+pub use trigger::{PollContext, Trigger, TriggerError, ValidateError};
 
 /// The `serde_json` crate, whose `Value` and `Map` the [`Arguments`], a
 /// [`TriggerSchema`]'s schema and a [`TriggerError`]'s data are: re-exported so a

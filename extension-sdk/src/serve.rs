@@ -6,23 +6,25 @@ use curupira_framing::{DEFAULT_MAX_BODY, DecodeError, EncodeError, FrameReader, 
 use curupira_jsonrpc::{ErrorCode, ErrorObject, Message, Request, Response, parse_message};
 use curupira_protocol::method::{self, Method};
 use curupira_protocol::{
-    Ack, ArgumentsParams, DescribeResult, InitializeResult, NoParams, Pair, Peer, PollResult,
-    ProtocolVersion, SchemaParams, ShapeError, TaskParams, ValidationError, Wire, check_compatible,
-    check_item, validation_data,
+    Ack, Configuration, DescribeResult, InitializeResult, NoParams, Pair, Peer, PeerInfo,
+    PollParams, PollResult, ProtocolVersion, SchemaParams, ShapeError, TaskParams, ValidateParams,
+    ValidateResult, ValidationError, Wire, check_compatible, check_item, is_core_key,
+    local_trigger_type, parameters,
 };
 use serde_json::Value;
 
-use crate::trigger::{Trigger, ValidateError};
+use crate::trigger::{PollContext, Trigger, ValidateError};
 
 /// How [`serve`] runs: what `initialize` reports and how large a frame may be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServeOptions {
-    /// The extension's name, sent in the `initialize` result and used as the prefix of
-    /// its log lines on stderr. Usually the manifest's `name`.
+    /// The extension's name, sent as `server_info.name` in the `initialize` result
+    /// and used as the prefix of its log lines on stderr. Usually the manifest's
+    /// `name`; without one, `server_info` names this SDK.
     pub name: Option<String>,
-    /// The extension's version, sent in the `initialize` result. Usually the
-    /// manifest's `version`.
+    /// The extension's version, sent as `server_info.version`. Usually the manifest's
+    /// `version`; without one, this SDK's version.
     pub version: Option<String>,
     /// The largest frame body read or written, in bytes; [`DEFAULT_MAX_BODY`] (16 MiB)
     /// unless changed.
@@ -67,7 +69,7 @@ impl ServeOptions {
 /// Why [`serve`] returned normally.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ServeOutcome {
-    /// The host sent `shutdown`; it got its `null` reply.
+    /// The host sent `shutdown`; it got its `{}` reply.
     Shutdown,
     /// The input ended at a frame boundary (the host closed stdin).
     EndOfInput,
@@ -195,7 +197,7 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
         let Request { id, method, params } = request;
         let params = params.map(Value::from);
         let result = if method == method::Shutdown::NAME {
-            Ok(Value::Null)
+            read::<method::Shutdown>(params.as_ref()).and_then(|NoParams| to_value(&Ack))
         } else if method == method::Initialize::NAME {
             self.initialize(params.as_ref())
         } else if method::requires_initialize(&method) {
@@ -228,10 +230,14 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
             ErrorObject::new(ErrorCode::PROTOCOL_FAILURE, mismatch.to_string())
         })?;
         self.initialized = true;
+        let server_info = match (&self.options.name, &self.options.version) {
+            (Some(name), Some(version)) => PeerInfo::new(name, version),
+            (Some(name), None) => PeerInfo::new(name, env!("CARGO_PKG_VERSION")),
+            (None, _) => PeerInfo::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+        };
         to_value(&InitializeResult {
             protocol_version: ProtocolVersion::CURRENT,
-            name: self.options.name.clone(),
-            version: self.options.version.clone(),
+            server_info,
         })
     }
 
@@ -241,43 +247,40 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
             let NoParams = read::<method::Describe>(params)?;
             return to_value(&DescribeResult {
                 triggers: self.trigger.describe(),
+                agents: Vec::new(),
             });
         }
         if name == method::Schema::NAME {
             let SchemaParams { trigger_type } = read::<method::Schema>(params)?;
-            self.check_known(&trigger_type)?;
+            let local = self.known(&trigger_type)?;
             let schema = self
                 .trigger
-                .schema(&trigger_type)
+                .schema(local)
                 .map_err(|err| err.into_error_object())?;
             return to_value(&schema);
         }
         if name == method::Validate::NAME {
-            let ArgumentsParams {
+            let ValidateParams {
                 trigger_type,
-                arguments,
+                configuration,
             } = read::<method::Validate>(params)?;
-            self.check_known(&trigger_type)?;
-            return match self.trigger.validate(&trigger_type, &arguments) {
-                Ok(()) => to_value(&Ack),
-                Err(ValidateError::Invalid(errors)) => {
-                    Err(invalid_arguments(&trigger_type, &errors))
-                }
-                Err(ValidateError::Failed(err)) => Err(err.into_error_object()),
-            };
+            return to_value(&self.validate(&trigger_type, configuration)?);
         }
         if name == method::Poll::NAME {
-            let ArgumentsParams {
+            let PollParams {
                 trigger_type,
-                arguments,
+                automation,
+                limit,
+                preview,
             } = read::<method::Poll>(params)?;
-            self.check_known(&trigger_type)?;
+            let local = self.known(&trigger_type)?;
+            let context = PollContext { limit, preview };
             let values = self
                 .trigger
-                .poll(&trigger_type, &arguments)
+                .poll_in(local, &parameters(&automation), context)
                 .map_err(|err| err.into_error_object())?;
             if let Some(pairs) = &values {
-                refuse_bad_item(&trigger_type, pairs).inspect_err(|err| {
+                refuse_bad_item(local, pairs).inspect_err(|err| {
                     self.options.log(&err.message);
                 })?;
             }
@@ -293,25 +296,59 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
         } else {
             read::<method::OnFinished>(params)?
         };
-        self.check_known(&trigger_type)?;
+        let local = self.known(&trigger_type)?;
         let done = if started {
-            self.trigger.on_started(&trigger_type, &values)
+            self.trigger.on_started(local, &values)
         } else {
-            self.trigger.on_finished(&trigger_type, &values)
+            self.trigger.on_finished(local, &values)
         };
         done.map_err(|err| err.into_error_object())?;
         to_value(&Ack)
     }
 
-    fn check_known(&self, trigger_type: &str) -> Result<(), ErrorObject> {
+    /// `trigger/validate`: the verdict is a result; only a failure to check (the
+    /// schema or the check itself failed) is an error reply.
+    fn validate(
+        &mut self,
+        trigger_type: &str,
+        mut configuration: Configuration,
+    ) -> Result<ValidateResult, ErrorObject> {
+        let local = match self.known(trigger_type) {
+            Ok(local) => local.to_owned(),
+            Err(error) => {
+                return Ok(ValidateResult::Rejected {
+                    error: Some(error.message),
+                });
+            }
+        };
+        let schema = self
+            .trigger
+            .schema(&local)
+            .map_err(|err| err.into_error_object())?;
+        fill_defaults(&schema.schema, &mut configuration);
+        match self.trigger.validate(&local, &parameters(&configuration)) {
+            Ok(()) => Ok(ValidateResult::Accepted {
+                configuration: Some(configuration),
+            }),
+            Err(ValidateError::Invalid(errors)) => Ok(ValidateResult::Rejected {
+                error: Some(rejection(&local, &errors)),
+            }),
+            Err(ValidateError::Failed(err)) => Err(err.into_error_object()),
+        }
+    }
+
+    /// The local name of `trigger_type` (its last `/` segment), when `describe` lists
+    /// it; else the -32003 reply the official SDK gives.
+    fn known<'t>(&self, trigger_type: &'t str) -> Result<&'t str, ErrorObject> {
+        let local = local_trigger_type(trigger_type);
         let known: Vec<String> = self
             .trigger
             .describe()
             .into_iter()
             .map(|d| d.trigger_type)
             .collect();
-        if known.iter().any(|t| t == trigger_type) {
-            return Ok(());
+        if known.iter().any(|t| t == local) {
+            return Ok(local);
         }
         let offered = if known.is_empty() {
             "no trigger types".to_owned()
@@ -322,10 +359,46 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        Err(ErrorObject::invalid_params(format!(
-            "unknown trigger type {}; this extension offers {offered}",
+        Err(ErrorObject::new(
+            ErrorCode::CONFIGURATION_INVALID,
+            format!(
+                "unsupported trigger_type {}; this extension offers {offered}",
+                Value::from(trigger_type)
+            ),
+        ))
+    }
+}
+
+/// Fills in the `default` of each top-level property of `schema` that
+/// `configuration` lacks (core keys are the host's, never filled).
+fn fill_defaults(schema: &Value, configuration: &mut Configuration) {
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return;
+    };
+    for (key, property) in properties {
+        if is_core_key(key) || configuration.contains_key(key) {
+            continue;
+        }
+        if let Some(default) = property.get("default") {
+            configuration.insert(key.clone(), default.clone());
+        }
+    }
+}
+
+/// The `error` of an `ok: false` verdict: every problem, so a log line is enough.
+fn rejection(trigger_type: &str, errors: &[ValidationError]) -> String {
+    let listed = errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if errors.is_empty() {
+        format!(
+            "the parameters do not fit trigger {}",
             Value::from(trigger_type)
-        )))
+        )
+    } else {
+        format!("trigger {}: {listed}", Value::from(trigger_type))
     }
 }
 
@@ -335,31 +408,6 @@ fn read<M: Method>(params: Option<&Value>) -> Result<M::Params, ErrorObject> {
     M::Params::read(params).map_err(|error: ShapeError| {
         ErrorObject::invalid_params(format!("invalid params for `{}`: {error}", M::NAME))
     })
-}
-
-/// The -32003 reply: every problem in the message too, so a log line is enough.
-fn invalid_arguments(trigger_type: &str, errors: &[ValidationError]) -> ErrorObject {
-    let listed = errors
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ");
-    let count = match errors.len() {
-        1 => "1 problem".to_owned(),
-        n => format!("{n} problems"),
-    };
-    let message = if errors.is_empty() {
-        format!(
-            "the arguments do not fit trigger type {}",
-            Value::from(trigger_type)
-        )
-    } else {
-        format!(
-            "the arguments do not fit trigger type {} ({count}): {listed}",
-            Value::from(trigger_type)
-        )
-    };
-    ErrorObject::new(ErrorCode::CONFIGURATION_INVALID, message).with_data(validation_data(errors))
 }
 
 /// Refuses an item the host would reject (the protocol's item rules), so the author

@@ -3,15 +3,34 @@
 
 use curupira_jsonrpc::{ErrorCode, ErrorObject};
 use curupira_protocol::{Arguments, Pair, TriggerDescription, TriggerSchema, ValidationError};
+
+/// What a host said about a poll besides the trigger's parameters: `limit` and
+/// `preview` of `trigger/poll`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PollContext {
+    /// The most items the host takes this round (the automation's `batch_size`), when
+    /// it said; the host stops polling after that many anyway.
+    pub limit: Option<u64>,
+    /// Whether this is a dry run: the host will start no agent for what this poll
+    /// returns, so change nothing on its account (nothing marked as handed out).
+    pub preview: bool,
+}
 use serde_json::Value;
 
 /// What a trigger extension does. The serve loop ([`serve`](crate::serve)) calls these
 /// methods, one request at a time, and turns their results into protocol replies.
 ///
 /// One extension may offer several trigger types: every method except
-/// [`describe`](Self::describe) receives the `trigger_type` the host asked for, and the
-/// serve loop has already checked that it is one of the types `describe` lists
-/// (another type is answered with invalid params, -32602, without calling the trait).
+/// [`describe`](Self::describe) receives the local name of the `trigger_type` the host
+/// asked for (`gh/github-issues` is resolved to `github-issues`, by its last `/`
+/// segment, as the official SDK does), and the serve loop has already checked that it
+/// is one of the types `describe` lists (another type is answered with configuration
+/// validation failure, -32003 `unsupported trigger_type …`, or `ok: false` in
+/// `trigger/validate`, without calling the trait).
+///
+/// The methods receive the trigger's *parameters*: the automation's table without the
+/// host's core keys (`trigger_type`, `repository`, `prompt`, `profile`, `checkout`).
 ///
 /// A panic inside a method ends the process; the host sees the pipe close (a transport
 /// failure). Return a [`TriggerError`] instead.
@@ -20,14 +39,16 @@ pub trait Trigger {
     /// that names a trigger type, so keep it cheap and stable.
     fn describe(&self) -> Vec<TriggerDescription>;
 
-    /// The JSON Schema of a trigger type's `arguments` and the prompt fields its items
-    /// carry (`trigger/schema`). The host applies the schema's `default`s to an
-    /// automation's arguments before it calls [`validate`](Self::validate).
+    /// The JSON Schema of a trigger type's parameters and the prompt fields its items
+    /// carry (`trigger/schema`). The serve loop fills in the `default` of each
+    /// top-level property the automation leaves out before it calls
+    /// [`validate`](Self::validate), and answers the table with those defaults as the
+    /// normalised `configuration` that every later poll receives.
     fn schema(&self, trigger_type: &str) -> Result<TriggerSchema, TriggerError>;
 
-    /// Checks an automation's `arguments` (`trigger/validate`). Report every problem
-    /// at once as [`ValidateError::Invalid`]: the serve loop answers it with
-    /// configuration validation failure (-32003) and `data: {"errors": [...]}`.
+    /// Checks an automation's parameters, defaults filled in (`trigger/validate`).
+    /// Report every problem at once as [`ValidateError::Invalid`]: the serve loop
+    /// answers `{"ok": false, "error": "…"}` listing them.
     fn validate(&self, trigger_type: &str, arguments: &Arguments) -> Result<(), ValidateError>;
 
     /// The next work item, or `None` when there is nothing to do (`trigger/poll`).
@@ -41,6 +62,19 @@ pub trait Trigger {
         trigger_type: &str,
         arguments: &Arguments,
     ) -> Result<Option<Vec<Pair>>, TriggerError>;
+
+    /// [`poll`](Self::poll) with what else the host said (`limit`, `preview`): what
+    /// the serve loop calls. Calls `poll` by default; override it when a dry run must
+    /// change nothing or the limit matters.
+    fn poll_in(
+        &mut self,
+        trigger_type: &str,
+        arguments: &Arguments,
+        context: PollContext,
+    ) -> Result<Option<Vec<Pair>>, TriggerError> {
+        let _ = context;
+        self.poll(trigger_type, arguments)
+    }
 
     /// The host is about to work on an item this extension polled
     /// (`trigger/onStarted`); `values` are exactly the polled pairs. Does nothing by
@@ -59,11 +93,11 @@ pub trait Trigger {
     }
 }
 
-/// Why [`Trigger::validate`] did not accept the arguments.
+/// Why [`Trigger::validate`] did not accept the parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ValidateError {
-    /// The arguments do not fit: answered with -32003 and one `data.errors` entry per
-    /// problem.
+    /// The parameters do not fit: answered with `{"ok": false, "error": "…"}`, the
+    /// error listing every problem (`/max: must be at least 1`).
     Invalid(Vec<ValidationError>),
     /// Checking failed for another reason (a command could not run): answered with
     /// the error's own code.

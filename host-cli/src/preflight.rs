@@ -41,7 +41,9 @@ use curupira_template::Template;
 
 use crate::config::{Automation, Config, codes};
 use crate::resolve::{Plan, display_path, resolve};
-use crate::runner::{self, Extensions, Unprepared, prepare, repository_missing, uses_repository};
+use crate::runner::{
+    self, Extensions, Preparing, Unprepared, prepare, repository_missing, uses_repository,
+};
 
 /// Steps 1 (after the config file itself) to 6: the manifests, the triggers and the
 /// agents, then a conversation with every extension a usable, resolved automation
@@ -115,16 +117,38 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
                 mismatch.clone(),
             ));
         }
-        let schema = match prepare(ready.client, &planned.trigger_type, automation) {
+        let preparing = Preparing {
+            automation,
+            planned,
+            repository: repository.as_deref().ok(),
+            preview: false,
+        };
+        let schema = match prepare(ready.client, &preparing) {
             Ok(prepared) => prepared.schema,
-            Err(Unprepared { error, schema }) => {
+            Err(Unprepared {
+                error,
+                schema,
+                rejection,
+            }) => {
                 let rejected = validation_errors(error.data.as_ref());
-                if error.code == ErrorCode::CONFIGURATION_INVALID
+                let arguments = at.key("arguments");
+                if let Some(rejection) = rejection {
+                    report.push(config.diagnostic(
+                        Severity::Error,
+                        codes::TRIGGER_REJECTED,
+                        &arguments,
+                        format!(
+                            "extension `{}` rejected the configuration of automation `{}`: \
+                             {rejection}",
+                            planned.extension, automation.name
+                        ),
+                    ));
+                } else if error.code == ErrorCode::CONFIGURATION_INVALID
                     && error.method == "trigger/validate"
                     && !rejected.is_empty()
                 {
                     for ValidationError { path, message } in rejected {
-                        let mut pointer = at.key("arguments");
+                        let mut pointer = arguments.clone();
                         if let Ok(inner) = JsonPointer::parse(&path) {
                             for token in inner.tokens() {
                                 pointer.push_key(&token);
@@ -144,14 +168,16 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
                         ));
                     }
                 } else {
-                    let pointer = if error.method == "trigger/validate" {
-                        at.key("arguments")
-                    } else {
-                        at.key("trigger")
+                    let (code, pointer) = match (error.method.as_str(), error.code) {
+                        ("trigger/validate", ErrorCode::CONFIGURATION_INVALID) => {
+                            (codes::TRIGGER_REJECTED, arguments)
+                        }
+                        ("trigger/validate", _) => (codes::TRIGGER_FAILED, arguments),
+                        _ => (codes::TRIGGER_FAILED, at.key("trigger")),
                     };
                     report.push(config.diagnostic(
                         Severity::Error,
-                        codes::TRIGGER_FAILED,
+                        code,
                         &pointer,
                         format!("automation `{}`: {error}", automation.name),
                     ));
@@ -163,11 +189,7 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
                 *schema
             }
         };
-        let fields: Vec<&str> = schema
-            .prompt_fields
-            .iter()
-            .map(|f| f.key.as_str())
-            .collect();
+        let fields: Vec<&str> = schema.prompt_fields.iter().map(String::as_str).collect();
         let warnings = unknown_placeholders(config, automation, &at, &template, &fields);
         if let (Some(file), false) = (&automation.prompt_file, warnings.is_empty()) {
             report.add_source(display_path(file), automation.prompt.clone());

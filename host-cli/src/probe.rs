@@ -20,7 +20,7 @@
 //! - The extension runs in the current directory; every call has the same timeout.
 
 use curupira_client::{CallError, Client, Ending, LaunchCommand, Options};
-use curupira_protocol::Arguments;
+use curupira_protocol::{Arguments, PollParams, ValidateResult};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -242,15 +242,12 @@ fn steps(
     emit: &mut impl FnMut(&'static str, Result<String, String>),
 ) -> Option<(usize, &'static str)> {
     const AFTER_FAILURE: &str = "an earlier step failed";
-    match client.initialize(Some(host_info())) {
+    match client.initialize(host_info()) {
         Ok(hello) => {
-            let mut detail = format!("protocol {}", hello.protocol_version);
-            if let Some(name) = hello.name {
-                detail.push_str(&format!(", name {name}"));
-            }
-            if let Some(version) = hello.version {
-                detail.push_str(&format!(", version {version}"));
-            }
+            let detail = format!(
+                "protocol {}, server {} {}",
+                hello.protocol_version, hello.server_info.name, hello.server_info.version
+            );
             emit("initialize", Ok(detail));
         }
         Err(error) => {
@@ -260,7 +257,7 @@ fn steps(
     }
 
     let triggers = match client.describe() {
-        Ok(triggers) => triggers,
+        Ok(described) => described.triggers,
         Err(error) => {
             emit("describe", Err(reason(&error)));
             return Some((2, AFTER_FAILURE));
@@ -307,11 +304,7 @@ fn steps(
         .filter(|key| !options.arguments.contains_key(*key))
         .map(String::as_str)
         .collect();
-    let fields: Vec<&str> = schema
-        .prompt_fields
-        .iter()
-        .map(|f| f.key.as_str())
-        .collect();
+    let fields: Vec<&str> = schema.prompt_fields.iter().map(String::as_str).collect();
     emit(
         "trigger/schema",
         Ok(format!(
@@ -321,16 +314,56 @@ fn steps(
         )),
     );
 
-    if let Err(error) = client.validate(&trigger, &arguments) {
-        emit("trigger/validate", Err(reason(&error)));
-        return Some((4, AFTER_FAILURE));
-    }
-    emit(
-        "trigger/validate",
-        Ok(format!("arguments {}", Value::Object(arguments.clone()))),
+    // The table as a host sends it: the parameters and the core key `trigger_type`
+    // in its `alias/local` form (a probe has no prompt and no repository).
+    let mut configuration = arguments;
+    configuration.insert(
+        "trigger_type".to_owned(),
+        format!("{}/{trigger}", client.name()).into(),
     );
+    let automation = match client.validate(&trigger, &configuration) {
+        Ok(ValidateResult::Accepted {
+            configuration: normalised,
+        }) => {
+            let sent_back = normalised.is_some();
+            let automation = normalised.unwrap_or(configuration);
+            emit(
+                "trigger/validate",
+                Ok(format!(
+                    "ok: true; configuration {} ({})",
+                    Value::Object(automation.clone()),
+                    if sent_back {
+                        "as the extension returned it"
+                    } else {
+                        "as sent: the extension returned none"
+                    }
+                )),
+            );
+            automation
+        }
+        Ok(ValidateResult::Rejected { error }) => {
+            emit(
+                "trigger/validate",
+                Err(format!(
+                    "the extension rejected the configuration (ok: false): {}",
+                    error.as_deref().unwrap_or("it gave no reason")
+                )),
+            );
+            return Some((4, AFTER_FAILURE));
+        }
+        Err(error) => {
+            emit("trigger/validate", Err(reason(&error)));
+            return Some((4, AFTER_FAILURE));
+        }
+    };
 
-    let pairs = match client.poll(&trigger, &arguments) {
+    let poll = PollParams {
+        trigger_type: trigger.clone(),
+        automation,
+        limit: Some(1),
+        preview: false,
+    };
+    let pairs = match client.poll(&poll) {
         Ok(Some(pairs)) => pairs,
         Ok(None) => {
             emit("trigger/poll", Ok("values: null, nothing to do".to_owned()));

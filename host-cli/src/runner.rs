@@ -82,7 +82,10 @@ use std::time::{Duration, Instant};
 use curupira_client::{CallError, Client, Ending, Options};
 use curupira_diagnostics::Report;
 use curupira_jsonrpc::ErrorCode;
-use curupira_protocol::{Arguments, HostInfo, TriggerDescription, TriggerSchema};
+use curupira_protocol::{
+    Configuration, PeerInfo, PollParams, TriggerDescription, TriggerSchema, ValidateResult,
+    is_core_key,
+};
 use curupira_task_identity::{Pair, TaskId};
 use curupira_template::{Chain, Template};
 
@@ -177,12 +180,9 @@ pub fn plan_run(config: &Config, host_exe: &Path, options: &RunOptions) -> (Opti
     (plan, report)
 }
 
-/// What the host tells an extension about itself in `initialize`.
-pub fn host_info() -> HostInfo {
-    HostInfo {
-        name: Some("curupira".to_owned()),
-        version: Some(env!("CARGO_PKG_VERSION").to_owned()),
-    }
+/// What the host tells an extension about itself in `initialize` (`client_info`).
+pub fn host_info() -> PeerInfo {
+    PeerInfo::new("curupira", env!("CARGO_PKG_VERSION"))
 }
 
 /// The started extensions of one host process, started on first use.
@@ -303,15 +303,15 @@ fn start(planned: &PlannedExtension, options: Options, label: Option<&Label>) ->
         Ok(client) => client,
         Err(error) => return SlotState::Failed(error),
     };
-    let described = client.initialize(Some(host_info())).and_then(|hello| {
+    let described = client.initialize(host_info()).and_then(|hello| {
         tracing::debug!(
             "[{}] initialized: protocol {}, name {}, version {}",
             planned.name,
             hello.protocol_version,
-            hello.name.as_deref().unwrap_or("-"),
-            hello.version.as_deref().unwrap_or("-"),
+            hello.server_info.name,
+            hello.server_info.version,
         );
-        client.describe()
+        client.describe().map(|described| described.triggers)
     });
     match described {
         Ok(triggers) => {
@@ -380,10 +380,12 @@ fn describe_mismatch(
     ))
 }
 
-/// An automation made ready: its trigger's schema applied and validated.
+/// An automation made ready: its trigger's schema read and its configuration
+/// validated.
 pub struct Prepared {
-    /// The arguments sent to `trigger/validate` and `trigger/poll` (defaults applied).
-    pub arguments: Arguments,
+    /// What every `trigger/poll` of the automation sends: the configuration
+    /// `trigger/validate` returned (else the one sent), `limit` and `preview`.
+    pub poll: PollParams,
     /// What `trigger/schema` returned.
     pub schema: TriggerSchema,
 }
@@ -391,31 +393,109 @@ pub struct Prepared {
 /// Why [`prepare`] failed, with the schema when `trigger/schema` had answered (so
 /// that `validate` can still check the prompt's placeholders against it).
 pub struct Unprepared {
-    /// The failed call.
+    /// The failed call; a rejection (`ok: false`) is a -32003 error for
+    /// `trigger/validate` whose message quotes the extension's.
     pub error: CallError,
     /// What `trigger/schema` returned, when the failure came after it.
     pub schema: Option<Box<TriggerSchema>>,
+    /// The extension's own sentence, when it rejected the configuration with
+    /// `ok: false` (`None` there too when it gave none).
+    pub rejection: Option<String>,
 }
 
-/// Step 2 of SPEC section 1 for one automation: schema, defaults, validate.
-pub fn prepare(
-    client: &mut Client,
-    trigger_type: &str,
-    automation: &Automation,
-) -> Result<Prepared, Unprepared> {
+/// What the host knows of an automation when it prepares it.
+#[derive(Debug, Clone, Copy)]
+pub struct Preparing<'a> {
+    /// The automation.
+    pub automation: &'a Automation,
+    /// Its extension and trigger type.
+    pub planned: &'a PlannedAutomation,
+    /// The value of `${repository}`, when known.
+    pub repository: Option<&'a str>,
+    /// Whether this is a dry run (`preview` in every poll).
+    pub preview: bool,
+}
+
+/// The automation's table as the reference host sends it to `trigger/validate`: the
+/// trigger's parameters (`arguments`, the schema's defaults applied) and the core
+/// keys `trigger_type` (`extension/type`), `repository` (when known) and `prompt`
+/// (the template's text, also when it came from `prompt_file`). The host's own keys
+/// (`polling`, `agent`, …) are never in it.
+pub fn configuration(preparing: &Preparing<'_>, schema: &TriggerSchema) -> Configuration {
+    let Preparing {
+        automation,
+        planned,
+        repository,
+        ..
+    } = *preparing;
+    let mut configuration = automation.arguments.clone();
+    crate::defaults::apply_defaults(&schema.schema, &mut configuration);
+    // A parameter named like a core key cannot be told apart from it: the host's
+    // value is the one an extension reads (the config check warns about it).
+    configuration.retain(|key, _| !is_core_key(key));
+    configuration.insert(
+        "trigger_type".to_owned(),
+        format!("{}/{}", planned.extension, planned.trigger_type).into(),
+    );
+    if let Some(repository) = repository {
+        configuration.insert("repository".to_owned(), repository.into());
+    }
+    configuration.insert("prompt".to_owned(), automation.prompt.clone().into());
+    configuration
+}
+
+/// Step 2 of the protocol's "what the host does with an automation": schema, then
+/// validate, whose verdict is kept: a rejection (`ok: false`) fails the automation
+/// with the extension's sentence.
+pub fn prepare(client: &mut Client, preparing: &Preparing<'_>) -> Result<Prepared, Unprepared> {
+    let trigger_type = &preparing.planned.trigger_type;
     let schema = client.schema(trigger_type).map_err(|error| Unprepared {
         error,
         schema: None,
+        rejection: None,
     })?;
-    let mut arguments = automation.arguments.clone();
-    crate::defaults::apply_defaults(&schema.schema, &mut arguments);
-    match client.validate(trigger_type, &arguments) {
-        Ok(()) => Ok(Prepared { arguments, schema }),
-        Err(error) => Err(Unprepared {
-            error,
-            schema: Some(Box::new(schema)),
-        }),
-    }
+    let configuration = configuration(preparing, &schema);
+    let automation = match client.validate(trigger_type, &configuration) {
+        Ok(ValidateResult::Accepted {
+            configuration: normalised,
+        }) => normalised.unwrap_or(configuration),
+        Ok(ValidateResult::Rejected { error }) => {
+            let message = match &error {
+                Some(error) => format!(
+                    "rejected the configuration of automation `{}`: {error}",
+                    preparing.automation.name
+                ),
+                None => format!(
+                    "rejected the configuration of automation `{}` without saying why",
+                    preparing.automation.name
+                ),
+            };
+            return Err(Unprepared {
+                rejection: Some(error.unwrap_or_else(|| "no reason given".to_owned())),
+                error: CallError::new(
+                    client.name(),
+                    "trigger/validate",
+                    ErrorCode::CONFIGURATION_INVALID,
+                    message,
+                ),
+                schema: Some(Box::new(schema)),
+            });
+        }
+        Err(error) => {
+            return Err(Unprepared {
+                error,
+                schema: Some(Box::new(schema)),
+                rejection: None,
+            });
+        }
+    };
+    let poll = PollParams {
+        trigger_type: trigger_type.clone(),
+        automation,
+        limit: Some(u64::from(preparing.automation.polling.batch_size)),
+        preview: preparing.preview,
+    };
+    Ok(Prepared { poll, schema })
 }
 
 /// The value of `${repository}`: `settings.repository`, else the forge identity of the
@@ -455,7 +535,8 @@ struct AutomationRun<'c> {
     automation: &'c Automation,
     planned: &'c PlannedAutomation,
     template: Template,
-    arguments: Arguments,
+    /// What each `trigger/poll` sends.
+    poll: PollParams,
     ledger: Ledger<TaskId>,
     active: bool,
     next_due: Instant,
@@ -908,8 +989,13 @@ fn run_journaled(
                         automation.name
                     );
                 }
-                prepare(ready.client, &planned.trigger_type, automation)
-                    .map_err(|unprepared| unprepared.error)
+                let preparing = Preparing {
+                    automation,
+                    planned,
+                    repository: repository.as_deref().ok(),
+                    preview: options.dry_run,
+                };
+                prepare(ready.client, &preparing).map_err(|unprepared| unprepared.error)
             });
             steps.push(Step::Prepared(template, prepared));
         }
@@ -959,7 +1045,7 @@ fn run_journaled(
                 automation,
                 planned,
                 template,
-                arguments: prepared.arguments,
+                poll: prepared.poll,
                 ledger: Ledger::new(),
                 active: true,
                 next_due: Instant::now(),
@@ -1335,12 +1421,11 @@ impl Scheduler<'_> {
             round.polling_done = true;
         }
         let name = run.automation.name.clone();
-        let trigger_type = &run.planned.trigger_type;
         let client = match extensions.ready(&run.planned.extension) {
             Ok(ready) => ready.client,
             Err(error) => return Ok(Err(error)),
         };
-        let pairs = match client.poll(trigger_type, &run.arguments) {
+        let pairs = match client.poll(&run.poll) {
             Ok(Some(pairs)) => pairs,
             Ok(None) => {
                 round.polling_done = true;

@@ -109,11 +109,13 @@ impl Content for QueueLines {
 
 impl Trigger for LocalQueue {
     fn describe(&self) -> Vec<TriggerDescription> {
-        vec![TriggerDescription::new(
-            TRIGGER_TYPE,
-            "Takes items from a JSON Lines file (one JSON object of string members per line) \
-             and records finished ones in another file, so they are not done twice.",
-        )]
+        // The keys of an item are whatever its line has: none are known in advance.
+        vec![
+            TriggerDescription::new(TRIGGER_TYPE, [""; 0]).with_description(
+                "Takes items from a JSON Lines file (one JSON object of string members per \
+                 line) and records finished ones in another file, so they are not done twice.",
+            ),
+        ]
     }
 
     fn schema(&self, _trigger_type: &str) -> Result<TriggerSchema, TriggerError> {

@@ -42,10 +42,18 @@
 //!   digits; only majors are compared (`"3.0.1"` is not a version anywhere).
 //! - Members a definition does not name are ignored; a pair has exactly `key` and
 //!   `value`. Optional strings are absent or strings (`null` is refused).
-//! - `describe`'s `type` and `trigger/schema`'s `prompt_fields[].key` are non-empty;
-//!   `schema` is an object or a boolean; `prompt_fields` may be absent.
-//! - The results of `trigger/validate`, `trigger/onStarted`, `trigger/onFinished` and
-//!   `shutdown` are accepted whatever they are ([`Ack`]).
+//! - `describe`'s `trigger_type` is non-empty; `prompt_fields` are strings and may be
+//!   absent; `schema` is an object or a boolean.
+//! - `trigger/validate` answers a result, `{"ok": …}` ([`ValidateResult`]); the
+//!   results of `trigger/onStarted`, `trigger/onFinished` and `shutdown` are accepted
+//!   whatever they are ([`Ack`]).
+//! - On reading, an absent `configuration` (validate) or `automation` (poll) is an
+//!   empty table, as the official SDK reads it; `describe` and `shutdown` take
+//!   absent, `null` or object params alike.
+//!
+//! The shapes themselves are the ecosystem's: what the reference host `curupira`
+//! 0.4.0 sends and accepts and what the official Python SDK `curupira-sdk` 0.1.0
+//! answers (the repository's `docs/PROTOCOL.md`).
 
 mod item;
 mod messages;
@@ -57,9 +65,10 @@ mod version;
 pub use curupira_task_identity::Pair;
 pub use item::{ItemError, ItemProblem, RESERVED_KEYS, check_item, is_reserved};
 pub use messages::{
-    Ack, Arguments, ArgumentsParams, DescribeResult, HostInfo, InitializeParams, InitializeResult,
-    NoParams, PollResult, PromptField, SchemaParams, TaskParams, TriggerDescription, TriggerSchema,
-    Wire,
+    Ack, Arguments, CORE_KEYS, Configuration, DescribeResult, InitializeParams, InitializeResult,
+    NoParams, PeerInfo, PollParams, PollResult, SchemaParams, TaskParams, TriggerDescription,
+    TriggerSchema, ValidateParams, ValidateResult, Wire, is_core_key, local_trigger_type,
+    parameters,
 };
 pub use shape::{Problem, Root, ShapeError};
 pub use validation::{ValidationError, rejection_message, validation_data, validation_errors};
@@ -68,7 +77,7 @@ pub use version::{
 };
 
 /// The `serde_json` crate, whose `Value` every reader takes ([`Wire::read`]) and
-/// whose `Map` the [`Arguments`] are: re-exported so a user writes them
+/// whose `Map` a [`Configuration`] is: re-exported so a user writes them
 /// (`curupira_protocol::serde_json::json!`) with the very version this crate uses,
 /// without a dependency of their own.
 pub use serde_json;

@@ -1,11 +1,13 @@
-//! The params and results of every method, typed, each with its strict reader.
+//! The params and results of every method, typed, each with its strict reader, in
+//! the shapes the reference host `curupira` 0.4.0 and the official Python SDK
+//! `curupira-sdk` 0.1.0 speak.
 //!
-//! Members a definition does not name are ignored on reading (a later minor version
-//! may add some), except inside a pair, which has exactly `key` and `value`. Optional
-//! string members are absent or strings: `null` is neither.
+//! Members a definition does not name are ignored on reading (the official SDK adds
+//! `agents` to `describe`), except inside a pair, which has exactly `key` and
+//! `value`. Optional string members are absent or strings: `null` is neither.
 
 use curupira_task_identity::Pair;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::item::check_item;
@@ -18,36 +20,96 @@ pub trait Wire: Serialize + Sized {
     /// Whether this is a request's params or a response's result.
     const ROOT: Root;
 
-    /// Reads the value; `None` when it is absent (a request without `params`).
+    /// Reads the value; `None` when it is absent (a request without `params`, or
+    /// with `"params": null`).
     fn read(value: Option<&Value>) -> Result<Self, ShapeError>;
 }
 
-/// An automation's `arguments`: the object from the config, after the host applied
-/// the schema's `default`s.
+/// An automation's table as the host sends it to `trigger/validate` (and, as
+/// validate returned it, to `trigger/poll`): the trigger's parameters and the
+/// [`CORE_KEYS`] the host adds.
+pub type Configuration = Map<String, Value>;
+
+/// A trigger's parameters: a [`Configuration`] without its [`CORE_KEYS`]
+/// ([`parameters`]).
 pub type Arguments = Map<String, Value>;
+
+/// The keys of a [`Configuration`] that belong to the host, not to the trigger: the
+/// reference host puts them in every automation's table, and the official SDK leaves
+/// them out when it binds the rest to the trigger's parameters.
+pub const CORE_KEYS: [&str; 5] = [
+    "trigger_type",
+    "repository",
+    "prompt",
+    "profile",
+    "checkout",
+];
+
+/// Whether `key` is one of the [`CORE_KEYS`].
+pub fn is_core_key(key: &str) -> bool {
+    CORE_KEYS.contains(&key)
+}
+
+/// The trigger's parameters in `configuration`: every member but the [`CORE_KEYS`].
+pub fn parameters(configuration: &Configuration) -> Arguments {
+    configuration
+        .iter()
+        .filter(|(key, _)| !is_core_key(key))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect()
+}
+
+/// The local name of a trigger type: the last `/` segment of `alias/local`, or the
+/// whole name (the official SDK resolves `trigger_type` this way).
+pub fn local_trigger_type(trigger_type: &str) -> &str {
+    trigger_type.rsplit('/').next().unwrap_or(trigger_type)
+}
 
 const PARAMS: Reader = Reader { root: Root::Params };
 const RESULT: Reader = Reader { root: Root::Result };
 
-/// Who the host is, in `initialize`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostInfo {
-    /// The host's name (`curupira`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The host's version.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+/// Who a peer is: `client_info` (the host) in `initialize`'s params, `server_info`
+/// (the extension) in its result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PeerInfo {
+    /// The program's name (`curupira`, `curupira-plugins`).
+    pub name: String,
+    /// Its version.
+    pub version: String,
 }
 
-/// `initialize` params: `{"protocol_version": 2, "host"?: {"name"?, "version"?}}`.
+impl PeerInfo {
+    /// A name and a version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        PeerInfo {
+            name: name.into(),
+            version: version.into(),
+        }
+    }
+
+    fn read(reader: Reader, map: &Map<String, Value>, member: &str) -> Result<Self, ShapeError> {
+        let at = child("", member);
+        let info = reader.object(
+            map.get(member),
+            &at,
+            "an object with the strings `name` and `version`",
+        )?;
+        Ok(PeerInfo {
+            name: reader.required_string(info, &at, "name")?,
+            version: reader.required_string(info, &at, "version")?,
+        })
+    }
+}
+
+/// `initialize` params: `{"protocol_version": 2, "client_info": {"name", "version"}}`.
+/// `client_info` may be absent on reading (the official SDK does not need it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InitializeParams {
     /// The version the host speaks.
     pub protocol_version: ProtocolVersion,
-    /// Who the host is, when it says.
+    /// Who the host is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<HostInfo>,
+    pub client_info: Option<PeerInfo>,
 }
 
 impl Wire for InitializeParams {
@@ -57,54 +119,44 @@ impl Wire for InitializeParams {
         let map = PARAMS.object(
             value,
             "",
-            r#"an object like {"protocol_version": 2, "host": {"name": "…", "version": "…"}}"#,
+            r#"an object like {"protocol_version": 2, "client_info": {"name": "…", "version": "…"}}"#,
         )?;
         let protocol_version = read_version(PARAMS, map)?;
-        let host = match map.get("host") {
-            None => None,
-            Some(host) => {
-                let host = PARAMS.object(
-                    Some(host),
-                    "/host",
-                    "an object with the strings `name` and `version`",
-                )?;
-                Some(HostInfo {
-                    name: PARAMS.optional_string(host, "/host", "name")?,
-                    version: PARAMS.optional_string(host, "/host", "version")?,
-                })
-            }
+        let client_info = match map.contains_key("client_info") {
+            true => Some(PeerInfo::read(PARAMS, map, "client_info")?),
+            false => None,
         };
         Ok(InitializeParams {
             protocol_version,
-            host,
+            client_info,
         })
     }
 }
 
-/// `initialize` result: `{"protocol_version": 2, "name"?: s, "version"?: s}`. Whether
-/// the version is compatible is not part of the shape: see
+/// `initialize` result: `{"protocol_version": 2, "server_info": {"name", "version"}}`
+/// (the reference host fails an extension without `server_info`). Whether the
+/// version is compatible is not part of the shape: see
 /// [`check_compatible`](crate::check_compatible).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InitializeResult {
     /// The version the extension speaks.
     pub protocol_version: ProtocolVersion,
-    /// The extension's name, when it gives one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The extension's version, when it gives one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
+    /// Who the extension is.
+    pub server_info: PeerInfo,
 }
 
 impl Wire for InitializeResult {
     const ROOT: Root = Root::Result;
 
     fn read(value: Option<&Value>) -> Result<Self, ShapeError> {
-        let map = RESULT.object(value, "", "an object with `protocol_version`")?;
+        let map = RESULT.object(
+            value,
+            "",
+            "an object with `protocol_version` and `server_info`",
+        )?;
         Ok(InitializeResult {
             protocol_version: read_version(RESULT, map)?,
-            name: RESULT.optional_string(map, "", "name")?,
-            version: RESULT.optional_string(map, "", "version")?,
+            server_info: PeerInfo::read(RESULT, map, "server_info")?,
         })
     }
 }
@@ -115,14 +167,15 @@ fn read_version(reader: Reader, map: &Map<String, Value>) -> Result<ProtocolVers
         .map_err(|error| reader.error("/protocol_version", Problem::Version(error)))
 }
 
-/// Params that are absent or an object whose members are ignored (`describe`,
-/// `shutdown`); written as `{}`.
+/// Params that are absent, `null` or an object whose members are ignored
+/// (`describe`, `shutdown`); written as `null`, which a host sends as no `params`
+/// member at all.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NoParams;
 
 impl Serialize for NoParams {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        Map::new().serialize(serializer)
+        serializer.serialize_unit()
     }
 }
 
@@ -131,11 +184,11 @@ impl Wire for NoParams {
 
     fn read(value: Option<&Value>) -> Result<Self, ShapeError> {
         match value {
-            None | Some(Value::Object(_)) => Ok(NoParams),
+            None | Some(Value::Null | Value::Object(_)) => Ok(NoParams),
             Some(other) => Err(PARAMS.error(
                 "",
                 Problem::WrongType {
-                    expected: "absent or an object",
+                    expected: "absent, null or an object",
                     found: curupira_jsonrpc::describe(other),
                 },
             )),
@@ -143,8 +196,8 @@ impl Wire for NoParams {
     }
 }
 
-/// A result nothing depends on (`trigger/validate`, `trigger/onStarted`,
-/// `trigger/onFinished`, `shutdown`): any value is accepted; written as `{}`.
+/// A result nothing depends on (`trigger/onStarted`, `trigger/onFinished`,
+/// `shutdown`): any value is accepted, `null` included; written as `{}`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Ack;
 
@@ -162,58 +215,114 @@ impl Wire for Ack {
     }
 }
 
-/// One trigger listed by `describe`: `{"type": s, "description"?: s}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Reads `prompt_fields`: absent is none; else an array of strings (the reference
+/// host refuses objects).
+fn read_prompt_fields(map: &Map<String, Value>, parent: &str) -> Result<Vec<String>, ShapeError> {
+    const EXPECTED: &str = "an array of strings (the keys items carry)";
+    if !map.contains_key("prompt_fields") {
+        return Ok(Vec::new());
+    }
+    let items = RESULT.required_array(map, parent, "prompt_fields", EXPECTED)?;
+    let at = child(parent, "prompt_fields");
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            RESULT
+                .string(item, &format!("{at}/{index}"))
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// One trigger listed by `describe`:
+/// `{"trigger_type": s, "prompt_fields": [s, …], "description"?: s}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TriggerDescription {
-    /// The trigger's local name, such as `github-issue`; non-empty.
-    #[serde(rename = "type")]
+    /// The trigger's local name, such as `github-issues`; non-empty.
     pub trigger_type: String,
-    /// One sentence for people listing triggers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The keys its items carry, usable as `${key}` in a prompt; empty when not known
+    /// in advance (absent on reading).
+    pub prompt_fields: Vec<String>,
+    /// One sentence for people listing triggers (ours: neither the reference host
+    /// nor the official SDK has it; they ignore it).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
 impl TriggerDescription {
-    /// A trigger type with a description.
-    pub fn new(trigger_type: impl Into<String>, description: impl Into<String>) -> Self {
+    /// A trigger type whose items carry `prompt_fields`.
+    pub fn new<F: Into<String>>(
+        trigger_type: impl Into<String>,
+        prompt_fields: impl IntoIterator<Item = F>,
+    ) -> Self {
         TriggerDescription {
             trigger_type: trigger_type.into(),
+            prompt_fields: prompt_fields.into_iter().map(Into::into).collect(),
+            description: None,
+        }
+    }
+
+    /// The same trigger with a description.
+    pub fn with_description(self, description: impl Into<String>) -> Self {
+        TriggerDescription {
             description: Some(description.into()),
+            ..self
         }
     }
 }
 
-/// `describe` result: `{"triggers": [{"type", "description"?}, …]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// `describe` result: `{"triggers": [{"trigger_type", "prompt_fields"}, …],
+/// "agents": […]}`. `agents` (agent providers an extension offers, which this host
+/// does not use) is kept as it came, and written as `[]` when empty, as the official
+/// SDK writes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DescribeResult {
     /// The trigger types the extension offers.
     pub triggers: Vec<TriggerDescription>,
+    /// The agent providers it offers, unread.
+    pub agents: Vec<Value>,
 }
 
 impl Wire for DescribeResult {
     const ROOT: Root = Root::Result;
 
     fn read(value: Option<&Value>) -> Result<Self, ShapeError> {
-        const EXPECTED: &str = "an array of {\"type\", \"description\"?} objects";
+        const EXPECTED: &str = "an array of {\"trigger_type\", \"prompt_fields\"} objects";
         let map = RESULT.object(value, "", "an object with a `triggers` array")?;
         let items = RESULT.required_array(map, "", "triggers", EXPECTED)?;
         let mut triggers = Vec::with_capacity(items.len());
         for (index, item) in items.iter().enumerate() {
             let at = format!("/triggers/{index}");
-            let object = RESULT.object(Some(item), &at, "an object with a string `type`")?;
+            let object =
+                RESULT.object(Some(item), &at, "an object with a string `trigger_type`")?;
             triggers.push(TriggerDescription {
-                trigger_type: RESULT.required_name(object, &at, "type")?,
+                trigger_type: RESULT.required_name(object, &at, "trigger_type")?,
+                prompt_fields: read_prompt_fields(object, &at)?,
                 description: RESULT.optional_string(object, &at, "description")?,
             });
         }
-        Ok(DescribeResult { triggers })
+        let agents = match map.get("agents") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(agents)) => agents.clone(),
+            Some(other) => {
+                return Err(RESULT.error(
+                    "/agents",
+                    Problem::WrongType {
+                        expected: "an array",
+                        found: curupira_jsonrpc::describe(other),
+                    },
+                ));
+            }
+        };
+        Ok(DescribeResult { triggers, agents })
     }
 }
 
-/// Params naming a trigger type (`trigger/schema`).
+/// Params naming a trigger type (`trigger/schema`): `{"trigger_type": s}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SchemaParams {
-    /// The trigger type asked about.
+    /// The trigger type asked about: its local name, or `alias/local`.
     pub trigger_type: String,
 }
 
@@ -228,34 +337,23 @@ impl Wire for SchemaParams {
     }
 }
 
-/// A key that polled items carry: `{"key": s, "description"?: s}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PromptField {
-    /// The pair key, usable as `${key}` in a prompt; non-empty.
-    pub key: String,
-    /// What the value holds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-}
-
-impl PromptField {
-    /// A prompt field with a description.
-    pub fn new(key: impl Into<String>, description: impl Into<String>) -> Self {
-        PromptField {
-            key: key.into(),
-            description: Some(description.into()),
-        }
-    }
-}
-
-/// `trigger/schema` result: `{"schema": {…}, "prompt_fields"?: [{"key", "description"?}]}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `trigger/schema` result: `{"schema": {…}, "prompt_fields": [s, …]}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TriggerSchema {
-    /// The JSON Schema of the trigger's `arguments`: an object or a boolean.
+    /// The JSON Schema of the trigger's parameters: an object or a boolean.
     pub schema: Value,
     /// The keys polled items carry; empty when not known in advance (or absent).
-    #[serde(default)]
-    pub prompt_fields: Vec<PromptField>,
+    pub prompt_fields: Vec<String>,
+}
+
+impl TriggerSchema {
+    /// A schema and the keys items carry.
+    pub fn new<F: Into<String>>(schema: Value, prompt_fields: impl IntoIterator<Item = F>) -> Self {
+        TriggerSchema {
+            schema,
+            prompt_fields: prompt_fields.into_iter().map(Into::into).collect(),
+        }
+    }
 }
 
 impl Wire for TriggerSchema {
@@ -263,7 +361,6 @@ impl Wire for TriggerSchema {
 
     fn read(value: Option<&Value>) -> Result<Self, ShapeError> {
         const SCHEMA: &str = "a JSON Schema (an object or a boolean)";
-        const FIELDS: &str = "an array of {\"key\", \"description\"?} objects";
         let map = RESULT.object(value, "", "an object with `schema`")?;
         let schema = match RESULT.required(map, "", "schema", SCHEMA)? {
             schema @ (Value::Object(_) | Value::Bool(_)) => schema.clone(),
@@ -277,47 +374,191 @@ impl Wire for TriggerSchema {
                 ));
             }
         };
-        let mut prompt_fields = Vec::new();
-        if map.contains_key("prompt_fields") {
-            let items = RESULT.required_array(map, "", "prompt_fields", FIELDS)?;
-            for (index, item) in items.iter().enumerate() {
-                let at = format!("/prompt_fields/{index}");
-                let object = RESULT.object(Some(item), &at, "an object with a string `key`")?;
-                prompt_fields.push(PromptField {
-                    key: RESULT.required_name(object, &at, "key")?,
-                    description: RESULT.optional_string(object, &at, "description")?,
-                });
-            }
-        }
         Ok(TriggerSchema {
             schema,
-            prompt_fields,
+            prompt_fields: read_prompt_fields(map, "")?,
         })
     }
 }
 
-/// Params naming a trigger type and an automation's arguments (`trigger/validate`,
-/// `trigger/poll`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ArgumentsParams {
-    /// The trigger type.
-    pub trigger_type: String,
-    /// The automation's arguments.
-    pub arguments: Arguments,
+/// Reads an optional object member as a [`Configuration`]: absent (or `null`) is
+/// empty, as the official SDK reads it.
+fn optional_configuration(
+    map: &Map<String, Value>,
+    member: &str,
+) -> Result<Configuration, ShapeError> {
+    match map.get(member) {
+        None | Some(Value::Null) => Ok(Configuration::new()),
+        Some(value) => PARAMS
+            .object(Some(value), &child("", member), "an object")
+            .cloned(),
+    }
 }
 
-impl Wire for ArgumentsParams {
+/// `trigger/validate` params: `{"trigger_type": s, "configuration": {…}}`. On reading,
+/// an absent `configuration` is empty (the official SDK then reports the missing
+/// parameters).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ValidateParams {
+    /// The trigger type: its local name.
+    pub trigger_type: String,
+    /// The automation's table: the trigger's parameters and the host's
+    /// [`CORE_KEYS`].
+    pub configuration: Configuration,
+}
+
+impl Wire for ValidateParams {
     const ROOT: Root = Root::Params;
 
     fn read(value: Option<&Value>) -> Result<Self, ShapeError> {
-        let map = PARAMS.object(value, "", "an object with `trigger_type` and `arguments`")?;
-        let trigger_type = PARAMS.required_string(map, "", "trigger_type")?;
-        let arguments = PARAMS
-            .object(map.get("arguments"), "/arguments", "an object")?
-            .clone();
-        Ok(ArgumentsParams {
-            trigger_type,
-            arguments,
+        let map = PARAMS.object(
+            value,
+            "",
+            "an object with `trigger_type` and `configuration`",
+        )?;
+        Ok(ValidateParams {
+            trigger_type: PARAMS.required_string(map, "", "trigger_type")?,
+            configuration: optional_configuration(map, "configuration")?,
+        })
+    }
+}
+
+/// `trigger/validate` result: `{"ok": true, "configuration"?: {…}}` or
+/// `{"ok": false, "error": s}`. A rejection is a result, not a JSON-RPC error; `{}`
+/// and `null` are refused (as the reference host refuses them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValidateResult {
+    /// `ok: true`: the automation fits. `configuration` is the table normalised by
+    /// the extension (its defaults filled in), which every later poll receives;
+    /// `None` when it sent none (polls then receive the table as sent).
+    Accepted {
+        /// The normalised table, when the extension returned one.
+        configuration: Option<Configuration>,
+    },
+    /// `ok: false`: the automation does not fit, and why (`None` when the extension
+    /// did not say).
+    Rejected {
+        /// The extension's sentence.
+        error: Option<String>,
+    },
+}
+
+impl Serialize for ValidateResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            ValidateResult::Accepted { configuration } => {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("ok", &true)?;
+                if let Some(configuration) = configuration {
+                    map.serialize_entry("configuration", configuration)?;
+                }
+                map.end()
+            }
+            ValidateResult::Rejected { error } => {
+                let mut map = serializer.serialize_map(None)?;
+                map.serialize_entry("ok", &false)?;
+                if let Some(error) = error {
+                    map.serialize_entry("error", error)?;
+                }
+                map.end()
+            }
+        }
+    }
+}
+
+impl Wire for ValidateResult {
+    const ROOT: Root = Root::Result;
+
+    fn read(value: Option<&Value>) -> Result<Self, ShapeError> {
+        let map = RESULT.object(
+            value,
+            "",
+            r#"an object like {"ok": true} or {"ok": false, "error": "…"}"#,
+        )?;
+        let ok = match RESULT.required(map, "", "ok", "a boolean")? {
+            Value::Bool(ok) => *ok,
+            other => {
+                return Err(RESULT.error(
+                    "/ok",
+                    Problem::WrongType {
+                        expected: "a boolean",
+                        found: curupira_jsonrpc::describe(other),
+                    },
+                ));
+            }
+        };
+        if !ok {
+            return Ok(ValidateResult::Rejected {
+                error: RESULT.optional_string(map, "", "error")?,
+            });
+        }
+        let configuration = match map.get("configuration") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(
+                RESULT
+                    .object(Some(value), "/configuration", "an object")?
+                    .clone(),
+            ),
+        };
+        Ok(ValidateResult::Accepted { configuration })
+    }
+}
+
+/// `trigger/poll` params:
+/// `{"trigger_type": s, "automation": {…}, "limit": n, "preview": bool}`. On reading,
+/// an absent `automation` is empty, an absent `limit` is `None` and an absent
+/// `preview` is false.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PollParams {
+    /// The trigger type: its local name.
+    pub trigger_type: String,
+    /// The configuration `trigger/validate` returned (else the table as sent).
+    pub automation: Configuration,
+    /// The most items the host takes this round (the automation's `batch_size`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+    /// Whether this is a dry run: the host will start no agent, so an extension
+    /// should change nothing on account of this poll.
+    pub preview: bool,
+}
+
+impl Wire for PollParams {
+    const ROOT: Root = Root::Params;
+
+    fn read(value: Option<&Value>) -> Result<Self, ShapeError> {
+        let map = PARAMS.object(value, "", "an object with `trigger_type` and `automation`")?;
+        let limit = match map.get("limit") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64(),
+            Some(other) => {
+                return Err(PARAMS.error(
+                    "/limit",
+                    Problem::WrongType {
+                        expected: "a non-negative integer",
+                        found: curupira_jsonrpc::describe(other),
+                    },
+                ));
+            }
+        };
+        let preview = match map.get("preview") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(preview)) => *preview,
+            Some(other) => {
+                return Err(PARAMS.error(
+                    "/preview",
+                    Problem::WrongType {
+                        expected: "a boolean",
+                        found: curupira_jsonrpc::describe(other),
+                    },
+                ));
+            }
+        };
+        Ok(PollParams {
+            trigger_type: PARAMS.required_string(map, "", "trigger_type")?,
+            automation: optional_configuration(map, "automation")?,
+            limit,
+            preview,
         })
     }
 }

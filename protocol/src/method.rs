@@ -1,8 +1,8 @@
 //! The methods of protocol 2: each name with its params and result types.
 
 use crate::messages::{
-    Ack, ArgumentsParams, DescribeResult, InitializeParams, InitializeResult, NoParams, PollResult,
-    SchemaParams, TaskParams, TriggerSchema, Wire,
+    Ack, DescribeResult, InitializeParams, InitializeResult, NoParams, PollParams, PollResult,
+    SchemaParams, TaskParams, TriggerSchema, ValidateParams, ValidateResult, Wire,
 };
 
 /// A method of the protocol: its name on the wire and the types of its params and
@@ -46,12 +46,12 @@ methods! {
     Initialize = "initialize", InitializeParams => InitializeResult;
     /// `describe`: the trigger types the extension offers.
     Describe = "describe", NoParams => DescribeResult;
-    /// `trigger/schema`: a trigger type's arguments schema and prompt fields.
+    /// `trigger/schema`: a trigger type's parameters schema and prompt fields.
     Schema = "trigger/schema", SchemaParams => TriggerSchema;
-    /// `trigger/validate`: checks an automation's arguments.
-    Validate = "trigger/validate", ArgumentsParams => Ack;
+    /// `trigger/validate`: checks an automation's configuration, and normalises it.
+    Validate = "trigger/validate", ValidateParams => ValidateResult;
     /// `trigger/poll`: the next work item, or none.
-    Poll = "trigger/poll", ArgumentsParams => PollResult;
+    Poll = "trigger/poll", PollParams => PollResult;
     /// `trigger/onStarted`: the host is about to work on an item.
     OnStarted = "trigger/onStarted", TaskParams => Ack;
     /// `trigger/onFinished`: the host is done with an item.
