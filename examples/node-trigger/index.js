@@ -254,7 +254,9 @@ function handleBody(body) {
     replyError(readableId, INVALID_REQUEST, '`method` must be a string');
     return;
   }
-  if (has(message, 'params') && (typeof message.params !== 'object' || message.params === null)) {
+  // `"params": null` is absent params: the reference host sends it with `describe`
+  // and `shutdown`.
+  if (has(message, 'params') && message.params !== null && typeof message.params !== 'object') {
     replyError(
       readableId,
       INVALID_REQUEST,
@@ -306,28 +308,40 @@ const SCHEMA = {
   additionalProperties: false,
 };
 
-const PROMPT_FIELDS = [
-  { key: 'number', description: 'The item number, from 1 to `count`, as a string.' },
-  { key: 'title', description: '"<label> <number> of <count>".' },
-];
+// The keys each item carries: `number` (from 1 to `count`, as a string) and `title`
+// ("<label> <number> of <count>").
+const PROMPT_FIELDS = ['number', 'title'];
+
+// The keys a host adds to an automation's table; they are not the trigger's parameters.
+const CORE_KEYS = ['trigger_type', 'repository', 'prompt', 'profile', 'checkout'];
 
 function objectParams(params) {
-  if (params === undefined) return {};
+  if (params === undefined || params === null) return {};
   if (!isObject(params)) {
     throw new RpcError(INVALID_PARAMS, '`params` must be an object');
   }
   return params;
 }
 
+// A trigger type is its local name or `alias/local`: the last `/` segment counts.
 function checkTriggerType(params) {
-  if (params.trigger_type !== TRIGGER_TYPE) {
-    const given =
-      typeof params.trigger_type === 'string' ? `\`${params.trigger_type}\`` : '(none given)';
+  if (typeof params.trigger_type !== 'string') {
+    throw new RpcError(INVALID_PARAMS, '`trigger_type` must be a string');
+  }
+  const local = params.trigger_type.split('/').pop();
+  if (local !== TRIGGER_TYPE) {
     throw new RpcError(
-      INVALID_PARAMS,
-      `unknown trigger type ${given}; this extension offers \`${TRIGGER_TYPE}\``,
+      VALIDATION_FAILURE,
+      `unsupported trigger_type \`${params.trigger_type}\`; this extension offers \`${TRIGGER_TYPE}\``,
     );
   }
+}
+
+// The trigger's parameters in an automation's table: every key but the core keys.
+function parametersOf(table) {
+  if (table === undefined || table === null) return {};
+  if (!isObject(table)) return table;
+  return Object.fromEntries(Object.entries(table).filter(([key]) => !CORE_KEYS.includes(key)));
 }
 
 function pointer(key) {
@@ -367,13 +381,9 @@ function checkArguments(args) {
   return { errors, count, label };
 }
 
-// The message only counts the problems: `data.errors` lists them, and a host shows
-// that list after the message.
-function validationError(code, errors) {
-  const problems = errors.length === 1 ? '1 problem' : `${errors.length} problems`;
-  return new RpcError(code, `${problems} in the arguments of trigger \`${TRIGGER_TYPE}\``, {
-    errors,
-  });
+// One sentence listing every problem (`/count: …; /label: …`).
+function listProblems(errors) {
+  return errors.map(({ path, message }) => `${path || '(root)'}: ${message}`).join('; ');
 }
 
 // A version is an integer (`2`) or a string (`"2"`, `"2.1"`); only the major counts.
@@ -401,22 +411,23 @@ const methods = {
           `${JSON.stringify(params.protocol_version)}, this extension speaks ${PROTOCOL_MAJOR}`,
       );
     }
-    const host = isObject(params.host) ? params.host : {};
-    log(`initialized by ${host.name ?? 'an unnamed host'} ${host.version ?? ''}`.trimEnd());
+    const client = isObject(params.client_info) ? params.client_info : {};
+    log(`initialized by ${client.name ?? 'an unnamed host'} ${client.version ?? ''}`.trimEnd());
     initialized = true;
     const manifest = readManifest().toString('utf8');
     return {
       protocol_version: PROTOCOL_MAJOR,
-      name: manifestString(manifest, 'name'),
-      version: manifestString(manifest, 'version'),
+      server_info: {
+        name: manifestString(manifest, 'name'),
+        version: manifestString(manifest, 'version'),
+      },
     };
   },
 
   describe() {
     return {
-      triggers: [
-        { type: TRIGGER_TYPE, description: 'Counts from 1 to `count`, one item per poll.' },
-      ],
+      triggers: [{ trigger_type: TRIGGER_TYPE, prompt_fields: PROMPT_FIELDS }],
+      agents: [],
     };
   },
 
@@ -425,17 +436,28 @@ const methods = {
     return { schema: SCHEMA, prompt_fields: PROMPT_FIELDS };
   },
 
+  // The verdict is a result: `{ok: true, configuration}` (the table with the
+  // defaults filled in, which every later poll receives) or `{ok: false, error}`.
   'trigger/validate'(params) {
-    checkTriggerType(params);
-    const { errors } = checkArguments(params.arguments);
-    if (errors.length > 0) throw validationError(VALIDATION_FAILURE, errors);
-    return {};
+    try {
+      checkTriggerType(params);
+    } catch (error) {
+      return { ok: false, error: error.message };
+    }
+    const table = isObject(params.configuration) ? params.configuration : {};
+    const { errors, count, label } = checkArguments(parametersOf(table));
+    if (errors.length > 0) {
+      return { ok: false, error: `trigger \`${TRIGGER_TYPE}\`: ${listProblems(errors)}` };
+    }
+    return { ok: true, configuration: { ...table, count, label } };
   },
 
   'trigger/poll'(params) {
     checkTriggerType(params);
-    const { errors, count, label } = checkArguments(params.arguments);
-    if (errors.length > 0) throw validationError(INVALID_PARAMS, errors);
+    const { errors, count, label } = checkArguments(parametersOf(params.automation));
+    if (errors.length > 0) {
+      throw new RpcError(INVALID_PARAMS, `trigger \`${TRIGGER_TYPE}\`: ${listProblems(errors)}`);
+    }
     const key = JSON.stringify([count, label]);
     const done = produced.get(key) ?? 0;
     if (done >= count) return { values: null };
@@ -472,7 +494,7 @@ function describeValues(values) {
 function handleRequest(id, method, params) {
   if (method === 'shutdown') {
     shuttingDown = true;
-    send({ jsonrpc: '2.0', id, result: null }, () => process.exit(0));
+    send({ jsonrpc: '2.0', id, result: {} }, () => process.exit(0));
     return;
   }
   if (!has(methods, method)) {

@@ -318,6 +318,7 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
             Err(error) => {
                 return Ok(ValidateResult::Rejected {
                     error: Some(error.message),
+                    errors: Vec::new(),
                 });
             }
         };
@@ -332,6 +333,7 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
             }),
             Err(ValidateError::Invalid(errors)) => Ok(ValidateResult::Rejected {
                 error: Some(rejection(&local, &errors)),
+                errors,
             }),
             Err(ValidateError::Failed(err)) => Err(err.into_error_object()),
         }

@@ -42,7 +42,8 @@ use curupira_template::Template;
 use crate::config::{Automation, Config, codes};
 use crate::resolve::{Plan, display_path, resolve};
 use crate::runner::{
-    self, Extensions, Preparing, Unprepared, prepare, repository_missing, uses_repository,
+    self, Extensions, Preparing, Rejection, Unprepared, prepare, repository_missing,
+    uses_repository,
 };
 
 /// Steps 1 (after the config file itself) to 6: the manifests, the triggers and the
@@ -130,23 +131,19 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
                 schema,
                 rejection,
             }) => {
-                let rejected = validation_errors(error.data.as_ref());
                 let arguments = at.key("arguments");
-                if let Some(rejection) = rejection {
-                    report.push(config.diagnostic(
-                        Severity::Error,
-                        codes::TRIGGER_REJECTED,
-                        &arguments,
-                        format!(
-                            "extension `{}` rejected the configuration of automation `{}`: \
-                             {rejection}",
-                            planned.extension, automation.name
-                        ),
-                    ));
-                } else if error.code == ErrorCode::CONFIGURATION_INVALID
-                    && error.method == "trigger/validate"
-                    && !rejected.is_empty()
-                {
+                // The problems at their pointers: an `ok: false` verdict's `errors`,
+                // else a -32003 error reply's `data.errors`.
+                let (rejected, sentence) = match rejection {
+                    Some(Rejection { error, errors }) => (errors, Some(error)),
+                    None if error.code == ErrorCode::CONFIGURATION_INVALID
+                        && error.method == "trigger/validate" =>
+                    {
+                        (validation_errors(error.data.as_ref()), None)
+                    }
+                    None => (Vec::new(), None),
+                };
+                if !rejected.is_empty() {
                     for ValidationError { path, message } in rejected {
                         let mut pointer = arguments.clone();
                         if let Ok(inner) = JsonPointer::parse(&path) {
@@ -167,6 +164,17 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
                             ),
                         ));
                     }
+                } else if let Some(sentence) = sentence {
+                    report.push(config.diagnostic(
+                        Severity::Error,
+                        codes::TRIGGER_REJECTED,
+                        &arguments,
+                        format!(
+                            "extension `{}` rejected the configuration of automation `{}`: \
+                             {sentence}",
+                            planned.extension, automation.name
+                        ),
+                    ));
                 } else {
                     let (code, pointer) = match (error.method.as_str(), error.code) {
                         ("trigger/validate", ErrorCode::CONFIGURATION_INVALID) => {

@@ -325,23 +325,20 @@ fn steps(
         Ok(ValidateResult::Accepted {
             configuration: normalised,
         }) => {
-            let sent_back = normalised.is_some();
-            let automation = normalised.unwrap_or(configuration);
-            emit(
-                "trigger/validate",
-                Ok(format!(
-                    "ok: true; configuration {} ({})",
-                    Value::Object(automation.clone()),
-                    if sent_back {
-                        "as the extension returned it"
-                    } else {
-                        "as sent: the extension returned none"
-                    }
-                )),
-            );
-            automation
+            let detail = match &normalised {
+                Some(normalised) => format!(
+                    "ok: true, configuration {}",
+                    Value::Object(normalised.clone())
+                ),
+                None => format!(
+                    "ok: true, no configuration returned: polling with {}",
+                    Value::Object(configuration.clone())
+                ),
+            };
+            emit("trigger/validate", Ok(detail));
+            normalised.unwrap_or(configuration)
         }
-        Ok(ValidateResult::Rejected { error }) => {
+        Ok(ValidateResult::Rejected { error, .. }) => {
             emit(
                 "trigger/validate",
                 Err(format!(

@@ -84,7 +84,7 @@ use curupira_diagnostics::Report;
 use curupira_jsonrpc::ErrorCode;
 use curupira_protocol::{
     Configuration, PeerInfo, PollParams, TriggerDescription, TriggerSchema, ValidateResult,
-    is_core_key,
+    ValidationError, is_core_key,
 };
 use curupira_task_identity::{Pair, TaskId};
 use curupira_template::{Chain, Template};
@@ -398,9 +398,16 @@ pub struct Unprepared {
     pub error: CallError,
     /// What `trigger/schema` returned, when the failure came after it.
     pub schema: Option<Box<TriggerSchema>>,
-    /// The extension's own sentence, when it rejected the configuration with
-    /// `ok: false` (`None` there too when it gave none).
-    pub rejection: Option<String>,
+    /// The extension's verdict, when it rejected the configuration with `ok: false`.
+    pub rejection: Option<Rejection>,
+}
+
+/// An `ok: false` verdict of `trigger/validate`.
+pub struct Rejection {
+    /// The extension's sentence (`no reason given` when it gave none).
+    pub error: String,
+    /// Each problem at its pointer into the parameters, when it listed them.
+    pub errors: Vec<ValidationError>,
 }
 
 /// What the host knows of an automation when it prepares it.
@@ -459,7 +466,7 @@ pub fn prepare(client: &mut Client, preparing: &Preparing<'_>) -> Result<Prepare
         Ok(ValidateResult::Accepted {
             configuration: normalised,
         }) => normalised.unwrap_or(configuration),
-        Ok(ValidateResult::Rejected { error }) => {
+        Ok(ValidateResult::Rejected { error, errors }) => {
             let message = match &error {
                 Some(error) => format!(
                     "rejected the configuration of automation `{}`: {error}",
@@ -471,7 +478,10 @@ pub fn prepare(client: &mut Client, preparing: &Preparing<'_>) -> Result<Prepare
                 ),
             };
             return Err(Unprepared {
-                rejection: Some(error.unwrap_or_else(|| "no reason given".to_owned())),
+                rejection: Some(Rejection {
+                    error: error.unwrap_or_else(|| "no reason given".to_owned()),
+                    errors,
+                }),
                 error: CallError::new(
                     client.name(),
                     "trigger/validate",

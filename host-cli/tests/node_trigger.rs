@@ -121,7 +121,7 @@ fn initialize(id: i64) -> Vec<u8> {
     request(
         id,
         "initialize",
-        json!({"protocol_version": 2, "host": {"name": "test", "version": "0"}}),
+        json!({"protocol_version": 2, "client_info": {"name": "test", "version": "0"}}),
     )
 }
 
@@ -157,27 +157,48 @@ fn a_whole_conversation() {
     if !node_available("a_whole_conversation") {
         return;
     }
-    let counter = |arguments: Value| json!({"trigger_type": "counter", "arguments": arguments});
+    // Requests as the reference host sends them: validate gets the automation's whole
+    // table (core keys included), polls the table validate returned.
+    let table = |parameters: Value| {
+        let mut table = json!({"trigger_type": "ex/counter", "prompt": "Do ${title}", "repository": "acme/widgets"});
+        for (key, value) in parameters.as_object().unwrap() {
+            table[key] = value.clone();
+        }
+        table
+    };
+    let validate =
+        |parameters: Value| json!({"trigger_type": "counter", "configuration": table(parameters)});
+    let poll = |parameters: Value| json!({"trigger_type": "counter", "automation": table(parameters), "limit": 5, "preview": false});
     let mut input = Vec::new();
     input.extend(request(
         1,
         "initialize",
-        json!({"protocol_version": "2.1", "host": {"name": "test", "version": "0"}}),
+        json!({"protocol_version": "2.1", "client_info": {"name": "test", "version": "0"}}),
     ));
-    input.extend(request(2, "describe", Value::Null));
+    input.extend(frame(
+        br#"{"jsonrpc":"2.0","id":2,"method":"describe","params":null}"#,
+    ));
     input.extend(request(
         3,
         "trigger/schema",
-        json!({"trigger_type": "counter"}),
+        json!({"trigger_type": "ex/counter"}),
     ));
-    input.extend(request(4, "trigger/validate", counter(json!({"count": 2}))));
+    input.extend(request(
+        4,
+        "trigger/validate",
+        validate(json!({"count": 2})),
+    ));
     input.extend(request(
         5,
         "trigger/validate",
-        counter(json!({"count": 1001, "label": "", "colour": "red"})),
+        validate(json!({"count": 1001, "label": "", "colour": "red"})),
     ));
     for id in 6..=8 {
-        input.extend(request(id, "trigger/poll", counter(json!({"count": 2}))));
+        input.extend(request(
+            id,
+            "trigger/poll",
+            poll(json!({"count": 2, "label": "task"})),
+        ));
     }
     let pairs = json!([{"key": "number", "value": "1"}, {"key": "title", "value": "task 1 of 2"}]);
     let hook = json!({"trigger_type": "counter", "values": pairs});
@@ -186,11 +207,13 @@ fn a_whole_conversation() {
     input.extend(request(
         11,
         "trigger/poll",
-        counter(json!({"count": 1, "label": "job"})),
+        poll(json!({"count": 1, "label": "job"})),
     ));
     input.extend(request(12, "trigger/poll", json!({"trigger_type": "cron"})));
     input.extend(request(13, "no/such/method", json!({})));
-    input.extend(request(14, "shutdown", Value::Null));
+    input.extend(frame(
+        br#"{"jsonrpc":"2.0","id":14,"method":"shutdown","params":null}"#,
+    ));
     input.extend(request(15, "describe", Value::Null)); // after shutdown: never answered
 
     let out = run(node_extension(), &input, false);
@@ -200,34 +223,36 @@ fn a_whole_conversation() {
 
     assert_eq!(
         replies[0],
-        json!({"jsonrpc": "2.0", "id": 1, "result":
-            {"protocol_version": 2, "name": "node-trigger-example", "version": "0.1.0"}})
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"protocol_version": 2,
+            "server_info": {"name": "node-trigger-example", "version": "0.1.0"}}})
     );
     assert_eq!(
-        replies[1]["result"]["triggers"][0]["type"], "counter",
+        replies[1]["result"],
+        json!({"triggers": [{"trigger_type": "counter", "prompt_fields": ["number", "title"]}],
+               "agents": []}),
         "{}",
         replies[1]
     );
     let schema = &replies[2]["result"]["schema"];
     assert_eq!(schema["properties"]["count"]["default"], 3);
     assert_eq!(schema["properties"]["label"]["default"], "task");
-    let fields: Vec<&str> = replies[2]["result"]["prompt_fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|field| field["key"].as_str().unwrap())
-        .collect();
-    assert_eq!(fields, ["number", "title"]);
-    assert_eq!(replies[3], json!({"jsonrpc": "2.0", "id": 4, "result": {}}));
-
-    error_reply(json!(5), -32003)(&replies[4]);
-    let paths: Vec<&str> = replies[4]["error"]["data"]["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|error| error["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, ["/colour", "/count", "/label"]);
+    assert_eq!(
+        replies[2]["result"]["prompt_fields"],
+        json!(["number", "title"])
+    );
+    // Accepted: the table comes back, core keys kept, the default `label` filled in.
+    let mut normalised = table(json!({"count": 2}));
+    normalised["label"] = json!("task");
+    assert_eq!(
+        replies[3],
+        json!({"jsonrpc": "2.0", "id": 4, "result": {"ok": true, "configuration": normalised}})
+    );
+    // Rejected: a result naming every problem, not an error.
+    assert_eq!(replies[4]["result"]["ok"], false, "{}", replies[4]);
+    let error = replies[4]["result"]["error"].as_str().unwrap();
+    for path in ["/colour", "/count", "/label"] {
+        assert!(error.contains(path), "{error}");
+    }
 
     assert_eq!(replies[5]["result"]["values"], pairs);
     assert_eq!(
@@ -243,16 +268,17 @@ fn a_whole_conversation() {
         replies[9],
         json!({"jsonrpc": "2.0", "id": 10, "result": {}})
     );
-    // Other arguments count on their own.
+    // Other parameters count on their own.
     assert_eq!(
         replies[10]["result"]["values"],
         json!([{"key": "number", "value": "1"}, {"key": "title", "value": "job 1 of 1"}])
     );
-    error_reply(json!(12), -32602)(&replies[11]);
+    // An unknown trigger type: -32003, as the official SDK answers it.
+    error_reply(json!(12), -32003)(&replies[11]);
     error_reply(json!(13), -32601)(&replies[12]);
     assert_eq!(
         replies[13],
-        json!({"jsonrpc": "2.0", "id": 14, "result": null})
+        json!({"jsonrpc": "2.0", "id": 14, "result": {}})
     );
     assert!(
         out.stderr
@@ -270,7 +296,7 @@ fn malformed_messages_get_json_rpc_errors() {
     input.extend(request(
         2,
         "initialize",
-        json!({"protocol_version": 3, "host": {"name": "test", "version": "0"}}),
+        json!({"protocol_version": 3, "client_info": {"name": "test", "version": "0"}}),
     ));
     input.extend(initialize(3));
     input.extend(frame(b"{not json"));
@@ -339,10 +365,7 @@ fn frames_split_into_single_bytes() {
     let replies = replies(&stdout.join().unwrap());
     assert_eq!(replies.len(), 2);
     assert_eq!(replies[0]["result"]["protocol_version"], 2);
-    assert_eq!(
-        replies[1],
-        json!({"jsonrpc": "2.0", "id": 2, "result": null})
-    );
+    assert_eq!(replies[1], json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
 }
 
 #[test]
@@ -582,8 +605,12 @@ fn curupira_probe_reports_rejected_arguments() {
         .find(|line| line.contains("trigger/validate"))
         .unwrap_or_else(|| panic!("no line for `trigger/validate`\n{context}"));
     assert!(validate.starts_with("fail"), "{context}");
-    // The code, and the problem the extension listed in `data.errors`.
-    assert!(validate.contains("-32003"), "{context}");
+    // The verdict (`ok: false`, told apart from a broken reply) and the problem the
+    // extension named.
+    assert!(
+        validate.contains("rejected the configuration (ok: false)"),
+        "{context}"
+    );
     assert!(validate.contains("/count"), "{context}");
 }
 

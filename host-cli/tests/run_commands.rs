@@ -35,7 +35,7 @@ fn validate_checks_everything_before_the_first_poll() {
     project.fake_extension(
         "fx",
         json!({
-            "prompt_fields": [{"key": "issue_number", "description": "the issue"}, {"key": "title"}],
+            "prompt_fields": ["issue_number", "title"],
             "schema": {"properties": {"label": {"default": "bug"}}}
         }),
     );
@@ -94,10 +94,12 @@ fn validate_checks_everything_before_the_first_poll() {
         ],
         "validate never polls"
     );
+    let configuration = &project.calls("fx")[3]["params"]["configuration"];
     assert_eq!(
-        project.calls("fx")[3]["params"]["arguments"],
-        json!({"label": "bug"})
+        configuration["label"], "bug",
+        "the schema's default applied"
     );
+    assert_eq!(configuration["trigger_type"], "fx/fake");
 
     let human = project.curupira(&["validate"]);
     assert_eq!(human.code, Some(0));
@@ -154,6 +156,77 @@ fn validate_reports_rejected_arguments_at_their_pointer() {
     let report: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(report["diagnostics"][0]["line"], 18);
     assert_eq!(report["errors"], 2);
+}
+
+/// The ecosystem's rejection is a result, `{"ok": false, "error": …}`: never lost
+/// (earlier hosts took any result for a pass), reported with the extension's words.
+#[test]
+fn validate_reports_an_ok_false_verdict_with_the_extensions_words() {
+    if !have_python() {
+        return;
+    }
+    for (verdict, words) in [
+        (
+            json!({"ok": false, "error": "limit_total must be at least 1"}),
+            "limit_total must be at least 1",
+        ),
+        (json!({"ok": false}), "no reason given"),
+    ] {
+        let project = Project::new();
+        project.fake_extension("fx", json!({ "validate_result": verdict }));
+        project.write(
+            "curupira.toml",
+            &format!(
+                "{}[extensions.fx]\npath = \"extensions/fx\"\n\n[automations.fix]\ntrigger = \"fake\"\n\
+                 prompt = \"x\"\narguments = {{ limit_total = 0 }}\n",
+                settings()
+            ),
+        );
+        let run = project.curupira(&["validate", "--format", "json"]);
+        assert_eq!(run.code, Some(1), "{run:?}");
+        assert_eq!(
+            diagnostics(&run),
+            [(
+                "error".into(),
+                "config/trigger-rejected".into(),
+                "/automations/fix/arguments".into()
+            )]
+        );
+        let report: Value = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(
+            report["diagnostics"][0]["message"],
+            format!("extension `fx` rejected the configuration of automation `fix`: {words}")
+        );
+        let human = project.curupira(&["validate"]);
+        assert_eq!(human.code, Some(1), "{human:?}");
+        assert!(!human.stdout.contains("no problems"), "{}", human.stdout);
+        assert!(human.stdout.contains(words), "{}", human.stdout);
+    }
+}
+
+/// A reply that is no verdict at all (`{}`, which earlier hosts accepted) is a
+/// broken extension, not a pass.
+#[test]
+fn validate_refuses_a_validate_reply_without_ok() {
+    if !have_python() {
+        return;
+    }
+    let project = Project::new();
+    project.fake_extension("fx", json!({ "validate_result": {} }));
+    project.write(
+        "curupira.toml",
+        &format!(
+            "{}[extensions.fx]\npath = \"extensions/fx\"\n\n[automations.fix]\ntrigger = \"fake\"\n\
+             prompt = \"x\"\n",
+            settings()
+        ),
+    );
+    let run = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let message = report["diagnostics"][0]["message"].as_str().unwrap();
+    assert_eq!(report["diagnostics"][0]["code"], "config/trigger-failed");
+    assert!(message.contains("`/ok`"), "{message}");
 }
 
 #[test]
@@ -314,7 +387,7 @@ fn plugins_list_reads_manifests_without_sending_a_frame() {
     let project = Project::new();
     project.fake_extension(
         "fx",
-        json!({"triggers": [{"type": "alpha"}, {"type": "beta"}]}),
+        json!({"triggers": [{"trigger_type": "alpha"}, {"trigger_type": "beta"}]}),
     );
     project.write(
         "curupira.toml",
@@ -447,7 +520,7 @@ fn probe_passes_the_builtin_extension() {
         run.stdout
     );
     assert!(
-        lines[0].starts_with("pass initialize (protocol 2, name local-queue"),
+        lines[0].starts_with("pass initialize (protocol 2, server local-queue"),
         "{}",
         lines[0]
     );

@@ -75,7 +75,9 @@ fn the_extension_sees_the_calls_in_protocol_order() {
     );
     let calls = project.calls("fx");
     assert_eq!(calls[0]["params"]["protocol_version"], 2);
-    assert_eq!(calls[0]["params"]["host"]["name"], "curupira");
+    assert_eq!(calls[0]["params"]["client_info"]["name"], "curupira");
+    // `describe` and `shutdown` go without params, which every reader takes as `null`.
+    assert_eq!(calls[1]["params"], Value::Null);
     assert_eq!(calls[2]["params"], json!({"trigger_type": "fake"}));
     // The hooks receive exactly the polled pairs, in order, and nothing else.
     let expected_hook = json!({"trigger_type": "fake", "values": [pair("a", "1"), pair("b", "2")]});
@@ -215,10 +217,22 @@ fn defaults_are_applied_before_validate_and_poll_and_polling_settings_stay_home(
         .filter(|c| c["method"] == "trigger/validate" || c["method"] == "trigger/poll")
         .collect();
     assert_eq!(with_arguments.len(), 3, "validate and two polls");
-    for call in with_arguments {
+    // The automation's table as the reference host sends it: the parameters and the
+    // core keys (the trigger as `extension/type`, the prompt's text, the repository).
+    let mut configuration = expected.clone();
+    configuration["trigger_type"] = json!("fx/fake");
+    configuration["prompt"] = json!("Item ${n}");
+    configuration["repository"] = json!("example.com/acme/widgets");
+    assert_eq!(
+        with_arguments[0]["params"],
+        json!({"trigger_type": "fake", "configuration": configuration})
+    );
+    // Each poll sends the configuration validate returned (the fake echoes it), the
+    // batch size as `limit`, and `preview` false outside a dry run.
+    for call in &with_arguments[1..] {
         assert_eq!(
             call["params"],
-            json!({"trigger_type": "fake", "arguments": expected})
+            json!({"trigger_type": "fake", "automation": configuration, "limit": 2, "preview": false})
         );
     }
     let everything = serde_json::to_string(&calls).unwrap();
@@ -347,6 +361,17 @@ fn dry_run_renders_prompts_without_hooks_or_agent() {
         ["task.rendered", "task.skipped", "round.finished"]
     );
     assert_eq!(run.events()[0]["prompt"], "Item 7");
+    // Every poll of a dry run says so: `preview` is true.
+    let polls: Vec<Value> = project
+        .calls("fx")
+        .into_iter()
+        .filter(|call| call["method"] == "trigger/poll")
+        .collect();
+    assert!(!polls.is_empty());
+    assert!(
+        polls.iter().all(|poll| poll["params"]["preview"] == true),
+        "{polls:?}"
+    );
     assert!(
         !project
             .methods("fx")
@@ -513,14 +538,28 @@ fn a_config_error_exits_2_before_starting_anything() {
 
 #[test]
 fn a_rejected_automation_fails_alone() {
+    // An extension of this project's earlier protocol: a -32003 error reply.
+    rejected_automation_fails_alone(
+        json!({"validate_errors": [{"path": "/labels", "message": "must be an array"}]}),
+        "the extension replied with an error: the arguments are not valid; /labels: must be an array",
+    );
+}
+
+#[test]
+fn an_automation_validate_answers_ok_false_fails_alone() {
+    // The ecosystem's rejection: a result, `{"ok": false, "error": …}`.
+    rejected_automation_fails_alone(
+        json!({"validate_result": {"ok": false, "error": "labels must be an array"}}),
+        "rejected the configuration of automation `rejected`: labels must be an array",
+    );
+}
+
+fn rejected_automation_fails_alone(plan: Value, message: &str) {
     if !have_python() {
         return;
     }
     let project = Project::new();
-    project.fake_extension(
-        "fx",
-        json!({"validate_errors": [{"path": "/labels", "message": "must be an array"}]}),
-    );
+    project.fake_extension("fx", plan);
     project.write("tasks.jsonl", "{\"n\": \"1\"}\n");
     project.write(
         "curupira.toml",
@@ -541,8 +580,10 @@ fn a_rejected_automation_fails_alone() {
     assert_eq!(failed[0]["method"], "trigger/validate");
     assert_eq!(
         failed[0]["message"],
-        "extension `fx`: trigger/validate failed: configuration validation failure (-32003): \
-         the extension replied with an error: the arguments are not valid; /labels: must be an array"
+        format!(
+            "extension `fx`: trigger/validate failed: configuration validation failure (-32003): \
+             {message}"
+        )
     );
     assert_eq!(run.events_named("task.finished").len(), 1);
     assert!(!project.methods("fx").contains(&"trigger/poll".to_owned()));

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::item::check_item;
 use crate::shape::{Problem, Reader, Root, ShapeError, child};
+use crate::validation::ValidationError;
 use crate::version::ProtocolVersion;
 
 /// A value that crosses the wire: written with serde, read strictly with a
@@ -440,6 +441,11 @@ pub enum ValidateResult {
     Rejected {
         /// The extension's sentence.
         error: Option<String>,
+        /// Each problem at its JSON Pointer into the parameters, when the extension
+        /// lists them (`"errors": [{"path", "message"}]`, a member of this project's:
+        /// the reference host ignores it; this host reports each problem where the
+        /// config file says it).
+        errors: Vec<ValidationError>,
     },
 }
 
@@ -455,11 +461,14 @@ impl Serialize for ValidateResult {
                 }
                 map.end()
             }
-            ValidateResult::Rejected { error } => {
+            ValidateResult::Rejected { error, errors } => {
                 let mut map = serializer.serialize_map(None)?;
                 map.serialize_entry("ok", &false)?;
                 if let Some(error) = error {
                     map.serialize_entry("error", error)?;
+                }
+                if !errors.is_empty() {
+                    map.serialize_entry("errors", errors)?;
                 }
                 map.end()
             }
@@ -491,6 +500,7 @@ impl Wire for ValidateResult {
         if !ok {
             return Ok(ValidateResult::Rejected {
                 error: RESULT.optional_string(map, "", "error")?,
+                errors: crate::validation::error_entries(map.get("errors")),
             });
         }
         let configuration = match map.get("configuration") {

@@ -53,7 +53,13 @@ pub fn validation_data(errors: &[ValidationError]) -> Value {
 /// The entries of a -32003 reply's `data.errors`, skipping those without a string
 /// `message` (a missing `path` is the whole object).
 pub fn validation_errors(data: Option<&Value>) -> Vec<ValidationError> {
-    let Some(Value::Array(errors)) = data.and_then(|data| data.get("errors")) else {
+    error_entries(data.and_then(|data| data.get("errors")))
+}
+
+/// The entries of an `errors` array (`data.errors`, or an `ok: false` verdict's
+/// `errors`), by the rules of [`validation_errors`].
+pub(crate) fn error_entries(errors: Option<&Value>) -> Vec<ValidationError> {
+    let Some(Value::Array(errors)) = errors else {
         return Vec::new();
     };
     errors

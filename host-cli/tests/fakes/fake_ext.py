@@ -123,26 +123,26 @@ def sleep_forever():
 def healthy(method, rid, params, state):
     """The correct answer to every method; returns False after shutdown."""
     if method == "initialize":
-        reply(rid, {"protocol_version": 2, "name": "hostile", "version": "0.1.0"})
+        reply(
+            rid,
+            {"protocol_version": 2, "server_info": {"name": "hostile", "version": "0.1.0"}},
+        )
     elif method == "describe":
-        reply(rid, {"triggers": [{"type": TRIGGER, "description": "one item, then null"}]})
+        reply(rid, {"triggers": [{"trigger_type": TRIGGER, "prompt_fields": ["n"]}], "agents": []})
     elif method == "trigger/schema":
         reply(
             rid,
-            {
-                "schema": {"type": "object", "properties": {}},
-                "prompt_fields": [{"key": "n", "description": "always 1"}],
-            },
+            {"schema": {"type": "object", "properties": {}}, "prompt_fields": ["n"]},
         )
     elif method == "trigger/validate":
-        reply(rid, {})
+        reply(rid, {"ok": True, "configuration": (params or {}).get("configuration", {})})
     elif method == "trigger/poll":
         state["polls"] += 1
         reply(rid, {"values": ITEM if state["polls"] == 1 else None})
     elif method in ("trigger/onStarted", "trigger/onFinished"):
         reply(rid, {})
     elif method == "shutdown":
-        reply(rid, None)
+        reply(rid, {})
         return False
     else:
         reply_error(rid, -32601, f"this extension has no method `{method}`")
@@ -179,7 +179,10 @@ def misbehave(method, rid):
     elif MODE == "initialize-error":
         reply_error(rid, -32603, "the fake extension refuses to start")
     elif MODE == "version-3":
-        reply(rid, {"protocol_version": 3, "name": "hostile", "version": "0.1.0"})
+        reply(
+            rid,
+            {"protocol_version": 3, "server_info": {"name": "hostile", "version": "0.1.0"}},
+        )
     elif MODE == "values-missing":
         reply(rid, {"items": ITEM})
     elif MODE == "number-value":

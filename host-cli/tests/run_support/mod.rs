@@ -114,7 +114,7 @@ impl Project {
         let types: Vec<String> = match plan.get("triggers") {
             Some(Value::Array(triggers)) => triggers
                 .iter()
-                .map(|t| t["type"].as_str().unwrap().to_owned())
+                .map(|t| t["trigger_type"].as_str().unwrap().to_owned())
                 .collect(),
             _ => vec!["fake".to_owned()],
         };
