@@ -4,8 +4,8 @@
 //! under `.ci/run`, which sets `CURUPIRA_ECOSYSTEM_REQUIRED`, it fails instead. This
 //! file has its own harness (`libtest-mimic`) so that the skip is decided at run time.
 //!
-//! Today it checks the installation the interoperability tests of issues 25 and 26
-//! stand on; those tests join it here.
+//! Checked here: the installation itself, and our host talking to an extension
+//! written with the official SDK `curupira-sdk` (`probe`, `validate`, `run --once`).
 
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -13,10 +13,14 @@
 mod ecosystem_support;
 mod run_support;
 
+use std::fs;
+use std::path::Path;
 use std::process::Command;
 
 use ecosystem_support::{Ecosystem, PACKAGES, REQUIRED_VAR, ecosystem, required};
 use libtest_mimic::{Arguments, Completion, Trial};
+use run_support::{Project, RECORDING_AGENT, Run};
+use serde_json::Value;
 
 /// A trial that needs the ecosystem: ignored (or, when required, failed) without it.
 fn with_ecosystem(name: &'static str, test: fn(&Ecosystem)) -> Trial {
@@ -37,10 +41,24 @@ fn with_ecosystem(name: &'static str, test: fn(&Ecosystem)) -> Trial {
 
 fn main() {
     let args = Arguments::from_args();
-    let trials = vec![with_ecosystem(
-        "the_published_packages_are_installed_at_their_pins",
-        the_published_packages_are_installed_at_their_pins,
-    )];
+    let trials = vec![
+        with_ecosystem(
+            "the_published_packages_are_installed_at_their_pins",
+            the_published_packages_are_installed_at_their_pins,
+        ),
+        with_ecosystem(
+            "probe_passes_an_extension_written_with_the_official_sdk",
+            probe_passes_an_extension_written_with_the_official_sdk,
+        ),
+        with_ecosystem(
+            "validate_reports_the_official_sdks_rejection_in_its_words",
+            validate_reports_the_official_sdks_rejection_in_its_words,
+        ),
+        with_ecosystem(
+            "run_dispatches_every_item_of_an_official_sdk_extension_once",
+            run_dispatches_every_item_of_an_official_sdk_extension_once,
+        ),
+    ];
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -72,4 +90,222 @@ fn the_published_packages_are_installed_at_their_pins(installed: &Ecosystem) {
         String::from_utf8_lossy(&host.stdout).trim(),
         format!("curupira {reference_version}")
     );
+}
+
+/// The recording extension of `conformance/curupira-wire/README.md`, written with the
+/// official SDK: trigger `list-entries(path, limit_total = 100) -> Entry`, a parameter
+/// check (`limit_total` at least 1), one entry per poll from a JSON list, its cursor
+/// in memory.
+const OFFICIAL_EXTENSION: &str = r#"
+import json
+from dataclasses import dataclass
+
+from curupira_sdk import Curupira, ValidationError
+
+app = Curupira(name="rec-ext", version="0.1.0")
+cursor = {}
+
+
+@dataclass
+class Entry:
+    id: str
+    title: str
+    body: str
+
+
+@app.trigger
+def list_entries(path: str, limit_total: int = 100) -> Entry | None:
+    with open(path, encoding="utf-8") as source:
+        entries = json.load(source)
+    index = cursor.get(path, 0)
+    if index >= min(len(entries), limit_total):
+        return None
+    cursor[path] = index + 1
+    entry = entries[index]
+    return Entry(id=str(index + 1), title=entry["title"], body=entry["body"])
+
+
+def check(params):
+    if params["limit_total"] < 1:
+        raise ValidationError("limit_total must be at least 1")
+
+
+app.param_check("list-entries", check)
+
+if __name__ == "__main__":
+    app.run()
+"#;
+
+/// A project holding the official-SDK extension as `[extensions.rec]` and two
+/// entries; `arguments` is the automation's `arguments` table.
+fn official_project(installed: &Ecosystem, arguments: &str) -> Project {
+    let project = Project::new();
+    project.write("extensions/rec/ext.py", OFFICIAL_EXTENSION);
+    let python = installed.bin("python");
+    let script = project.path().join("extensions/rec/ext.py");
+    project.write(
+        "extensions/rec/curupira-extension.toml",
+        &format!(
+            "manifest_version = 1\nname = \"rec\"\nversion = \"0.1.0\"\nprotocol_version = 2\n\
+             runtime = \"python\"\nkind = \"trigger\"\ntrigger_types = [\"list-entries\"]\n\n\
+             [launch]\ntype = \"command\"\ncommand = {:?}\nargs = [{:?}]\n",
+            python.to_str().unwrap(),
+            script.to_str().unwrap()
+        ),
+    );
+    project.write(
+        "entries.json",
+        r#"[{"title": "first", "body": "b1"}, {"title": "second", "body": "b2"}]"#,
+    );
+    // Generous timeouts: the SDK starts a Python interpreter per process, on a busy
+    // CI machine too.
+    project.write(
+        "curupira.toml",
+        &format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n[settings.timeouts]\n\
+             initialize = 30\nrequest = 30\nshutdown = 10\n\n[settings.agent]\n{RECORDING_AGENT}\n\n\
+             [extensions.rec]\npath = \"extensions/rec\"\n\n[automations.entries]\n\
+             trigger = \"list-entries\"\nprompt = \"Entry ${{id}}: ${{title}} (${{body}})\"\n\
+             arguments = {arguments}\n"
+        ),
+    );
+    project
+}
+
+fn context(run: &Run) -> String {
+    format!("{run:?}")
+}
+
+/// `curupira probe` on the official SDK's extension: every step passes, and the
+/// configuration the SDK normalised (its default filled in) is what was polled with.
+fn probe_passes_an_extension_written_with_the_official_sdk(installed: &Ecosystem) {
+    let project = official_project(installed, "{ path = \"entries.json\" }");
+    let script = project.path().join("extensions/rec/ext.py");
+    let run = project.curupira(&[
+        "probe",
+        "--timeout",
+        "30",
+        "--arguments",
+        r#"{"path": "entries.json"}"#,
+        "--",
+        installed.bin("python").to_str().unwrap(),
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, Some(0), "{}", context(&run));
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let steps: Vec<(&str, &str)> = lines[..lines.len() - 1]
+        .iter()
+        .map(|line| {
+            let mut words = line.split([' ', ':']);
+            (words.next().unwrap(), words.next().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("pass", "initialize"),
+            ("pass", "describe"),
+            ("pass", "trigger/schema"),
+            ("pass", "trigger/validate"),
+            ("pass", "trigger/poll"),
+            ("pass", "trigger/onStarted"),
+            ("pass", "trigger/onFinished"),
+            ("pass", "shutdown"),
+        ],
+        "{}",
+        run.stdout
+    );
+    assert!(lines[0].contains("server rec-ext 0.1.0"), "{}", lines[0]);
+    assert!(
+        lines[2].contains("prompt fields: id, title, body"),
+        "{}",
+        lines[2]
+    );
+    assert!(lines[3].contains(r#""limit_total":100"#), "{}", lines[3]);
+    assert!(
+        lines[4].contains(r#"id="1", title="first", body="b1""#),
+        "{}",
+        lines[4]
+    );
+}
+
+/// `curupira validate` keeps the SDK's `ok: false` verdict: the automation's error,
+/// in the extension's words, at its `arguments`, exit 1.
+fn validate_reports_the_official_sdks_rejection_in_its_words(installed: &Ecosystem) {
+    let project = official_project(installed, "{ path = \"entries.json\", limit_total = 0 }");
+    let run = project.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{}", context(&run));
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{report}");
+    assert_eq!(diagnostics[0]["code"], "config/trigger-rejected");
+    assert_eq!(diagnostics[0]["path"], "/automations/entries/arguments");
+    assert_eq!(
+        diagnostics[0]["message"],
+        "extension `rec` rejected the configuration of automation `entries`: \
+         limit_total must be at least 1"
+    );
+
+    // An unknown parameter, in the SDK's words too.
+    let project = official_project(installed, "{ path = \"entries.json\", colour = \"red\" }");
+    let run = project.curupira(&["validate"]);
+    assert_eq!(run.code, Some(1), "{}", context(&run));
+    assert!(
+        run.stdout.contains("unknown parameters ['colour']"),
+        "{}",
+        context(&run)
+    );
+
+    // And what fits passes, with nothing to say.
+    let project = official_project(installed, "{ path = \"entries.json\" }");
+    let run = project.curupira(&["validate"]);
+    assert_eq!(run.code, Some(0), "{}", context(&run));
+}
+
+/// `curupira run --once` dispatches each entry once, with the prompt rendered from the
+/// SDK's pairs; a second run finds both done in the ledger (the extension, its cursor
+/// in memory, hands them out again) and dispatches nothing.
+fn run_dispatches_every_item_of_an_official_sdk_extension_once(installed: &Ecosystem) {
+    let project = official_project(installed, "{ path = \"entries.json\" }");
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{}", context(&run));
+    assert_eq!(
+        run.events_named("task.finished").len(),
+        2,
+        "{}",
+        context(&run)
+    );
+    let mut prompts: Vec<String> = fs::read_dir(project.path().join("out"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| file_name(path).starts_with("prompt-"))
+        .map(|path| fs::read_to_string(path).unwrap())
+        .collect();
+    prompts.sort();
+    assert_eq!(
+        prompts,
+        ["Entry 1: first (b1)", "Entry 2: second (b2)"],
+        "{}",
+        context(&run)
+    );
+
+    let again = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(again.code, Some(0), "{}", context(&again));
+    assert!(
+        again.events_named("task.started").is_empty(),
+        "{}",
+        context(&again)
+    );
+    assert_eq!(
+        again.events_named("task.skipped").len(),
+        2,
+        "{}",
+        context(&again)
+    );
+}
+
+fn file_name(path: &Path) -> &str {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or("")
 }
