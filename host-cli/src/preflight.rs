@@ -14,10 +14,12 @@
 //! 3. each extension used by an automation is started: `initialize` and `describe`
 //!    (`config/extension-failed`, once per extension; `describe` not matching the
 //!    manifest's `trigger_types` is `config/describe-mismatch`, a warning);
-//! 4. each automation: `trigger/schema`, defaults, `trigger/validate`. A rejection
-//!    gives one `config/trigger-rejected` per reported error, at
-//!    `/automations/NAME/arguments` + the error's path; any other failure is
-//!    `config/trigger-failed`;
+//! 4. each automation: `trigger/schema`, defaults, `trigger/validate` with the
+//!    automation's configuration ([`runner::configuration`]). A rejection
+//!    (`ok: false`, or a -32003 error reply) is `config/trigger-rejected`: the
+//!    extension's sentence at `/automations/NAME/arguments`, or one diagnostic per
+//!    listed error at that pointer + the error's path; any other failure (a reply
+//!    that is no verdict, such as `{}`) is `config/trigger-failed`;
 //! 5. once `trigger/schema` answered (even if `trigger/validate` then failed), prompt
 //!    placeholders that no prompt field of the trigger and no host variable
 //!    (`repository`, `automation`) fills: `config/unknown-placeholder`, a warning with

@@ -434,6 +434,17 @@ impl Checker<'_> {
                     let mut object = Map::new();
                     let mut ok = true;
                     for (key, value) in arguments {
+                        if curupira_protocol::is_core_key(key) {
+                            self.collector.warning(
+                                codes::CORE_KEY_ARGUMENT,
+                                &at.key("arguments").key(key),
+                                format!(
+                                    "automation `{name}`: the argument `{key}` is never seen by \
+                                     the extension: the host sends its own `{key}` in the \
+                                     configuration of every trigger; rename the argument"
+                                ),
+                            );
+                        }
                         match self.json_of(value, &at.key("arguments").key(key)) {
                             Some(json) => {
                                 object.insert(key.clone(), json);

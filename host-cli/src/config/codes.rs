@@ -79,9 +79,12 @@ curupira_diagnostics::codes! {
     /// `trigger/schema` or `trigger/validate` failed for a reason other than rejection.
     TRIGGER_FAILED = "config/trigger-failed", Error,
         "`validate` only: `trigger/schema` or `trigger/validate` failed for another reason than a rejection (an error reply, a broken result, a timeout).";
-    /// `trigger/validate` rejected the automation's arguments (one per reported error).
+    /// `trigger/validate` rejected the automation's configuration.
     TRIGGER_REJECTED = "config/trigger-rejected", Error,
-        "`validate` only: `trigger/validate` rejected the arguments (-32003); one diagnostic per reported error, at `/automations/NAME/arguments` followed by the error's own pointer.";
+        "`validate` only: `trigger/validate` rejected the automation (`{\"ok\": false, \"error\": …}`, or a -32003 error reply); the message is the extension's own sentence, at `/automations/NAME/arguments`, or one diagnostic per listed error (an `errors` list beside `ok: false`, or a -32003 reply's `data.errors`) at that pointer followed by the error's own. (`run` fails that automation alone with the same sentence, and exits 1.)";
+    /// An `arguments` key named like a key the host itself sends (warning).
+    CORE_KEY_ARGUMENT = "config/core-key-argument", Warning,
+        "An automation's `arguments` has a key the host sends itself in every `trigger/validate` configuration (`trigger_type`, `repository`, `prompt`, `profile`, `checkout`): the extension never sees the argument, only the host's value; rename it.";
     /// `describe` and the manifest's `trigger_types` disagree (warning).
     DESCRIBE_MISMATCH = "config/describe-mismatch", Warning,
         "`validate` only: the trigger types `describe` lists differ from the manifest's `trigger_types`.";

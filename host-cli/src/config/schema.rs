@@ -213,7 +213,7 @@ pub struct AutomationFile {
     #[schemars(length(min = 1), extend("x-codes" = ["config/prompt-conflict", "config/prompt-file", "config/unknown-placeholder"]))]
     pub prompt_file: Option<String>,
     /// The trigger's arguments (any TOML value; the trigger's own schema checks them).
-    #[schemars(extend("x-codes" = ["config/invalid-value", "config/trigger-rejected", "config/trigger-failed"]))]
+    #[schemars(extend("x-codes" = ["config/invalid-value", "config/core-key-argument", "config/trigger-rejected", "config/trigger-failed"]))]
     pub arguments: Option<serde_json::Map<String, serde_json::Value>>,
     /// Overrides `[settings.polling]`, key by key.
     pub polling: Option<PollingFile>,

@@ -1638,3 +1638,20 @@ fn ledger_keys_are_checked_like_every_other_key() {
         "/settings/ledger",
     );
 }
+
+#[test]
+fn an_argument_named_like_a_core_key_is_a_warning() {
+    let text = "[extensions.local]\nbuiltin = \"local-queue\"\n\n[automations.a]\n\
+                trigger = \"jsonl\"\nprompt = \"x\"\narguments = { path = \"q.jsonl\", prompt = \"y\" }\n";
+    let message = only(
+        text,
+        "config/core-key-argument",
+        "/automations/a/arguments/prompt",
+    );
+    assert!(
+        message.contains("the argument `prompt` is never seen"),
+        "{message}"
+    );
+    let loaded = check(text);
+    assert!(loaded.config.is_some(), "a warning only");
+}
