@@ -1,4 +1,6 @@
-//! `curupira`, the reference host: a thin binary that parses arguments and hands each
+//! `curupira`, the Curupira toolkit's host (not the ecosystem's reference host
+//! `curupira` 0.4.0 from PyPI, which shares its name): a thin binary that parses
+//! arguments and hands each
 //! subcommand to its module in `cmd/`. Protocol and validation logic lives in the
 //! library crates; nothing here should be more than wiring.
 //!
@@ -7,6 +9,13 @@
 
 mod cmd;
 
+/// What `--version` says after the name: which of the two programs called `curupira`
+/// this is (the reference host 0.4.0 from PyPI says `curupira 0.4.0`).
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (curupira-host, the Curupira Rust toolkit; protocol 2)"
+);
+
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -14,7 +23,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 /// Run coding agents on work items from Curupira trigger extensions, and check
 /// extensions, Spirit packages and registries.
 #[derive(Parser)]
-#[command(name = "curupira", version, propagate_version = true)]
+#[command(name = "curupira", version = VERSION, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
