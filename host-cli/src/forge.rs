@@ -1,13 +1,15 @@
-//! The forge identity of a repository (`${repository}` in prompts), derived from a Git
-//! remote URL.
+//! The repository's identity (`${repository}` in prompts), derived from a Git remote
+//! URL as the reference host `curupira` 0.4.0 derives it: the remote's last two path
+//! segments, `owner/name`.
 //!
-//! Every URL form Git accepts becomes `host/path`: `scheme://[user@]host[:port]/path`
-//! and the scp-like `user@host:path` alike. The host is lowercased (host names are
-//! case-insensitive); the path keeps its case (forges differ on that). The user, the
-//! password, the port, trailing slashes and one trailing `.git` are dropped, so
-//! `git@github.com:Acme/Widgets.git` and `https://github.com/Acme/Widgets/` are both
-//! `github.com/Acme/Widgets`. Parsing is `gix-url`'s, which knows Git's own rules for
-//! telling an scp-like address from a local path.
+//! Every URL form Git accepts is read: `scheme://[user@]host[:port]/path`, the
+//! scp-like `user@host:path`, a local path or a `file://` URL alike. Trailing slashes
+//! and one trailing `.git` are dropped and the case is kept, so
+//! `git@github.com:Acme/Widgets.git`, `https://github.com/Acme/Widgets/` and
+//! `/srv/git/Acme/Widgets.git` are all `Acme/Widgets`, and
+//! `git@gitlab.com:group/sub/proj.git` is `sub/proj`. A path of one segment is that
+//! segment. Parsing is `gix-url`'s, which knows Git's own rules for telling an
+//! scp-like address from a local path.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -16,7 +18,7 @@ use curupira_client::{ProcessGuard, describe_status};
 
 use crate::agent::pipes::{self, Chunk, Stream};
 
-/// Why no forge identity could be derived.
+/// Why no repository identity could be derived.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ForgeError {
     /// The remote URL could not be parsed as any URL form Git accepts.
@@ -27,16 +29,8 @@ pub enum ForgeError {
         /// The parser's explanation.
         reason: String,
     },
-    /// The URL has no host (a local path or a `file://` URL).
-    #[error(
-        "the Git remote URL `{url}` names no host (a local path or file:// URL has no forge identity)"
-    )]
-    NoHost {
-        /// The URL as given.
-        url: String,
-    },
-    /// The URL has a host but no repository path.
-    #[error("the Git remote URL `{url}` has no repository path after the host")]
+    /// The URL has no repository path.
+    #[error("the Git remote URL `{url}` has no repository path")]
     NoPath {
         /// The URL as given.
         url: String,
@@ -51,13 +45,14 @@ pub enum ForgeError {
     },
 }
 
-/// Turns a Git remote URL into its forge identity, `host/path`.
+/// Turns a Git remote URL into the repository's identity, `owner/name`: its last two
+/// path segments.
 ///
 /// ```
 /// # use curupira_host::forge::forge_identity;
 /// assert_eq!(
 ///     forge_identity("https://user:token@GitHub.com:443/acme/widgets.git/").unwrap(),
-///     "github.com/acme/widgets",
+///     "acme/widgets",
 /// );
 /// ```
 pub fn forge_identity(remote_url: &str) -> Result<String, ForgeError> {
@@ -66,25 +61,19 @@ pub fn forge_identity(remote_url: &str) -> Result<String, ForgeError> {
         url: trimmed.to_owned(),
         reason: err.to_string(),
     })?;
-    let host = match url.host() {
-        Some(host) if !host.is_empty() => host.to_ascii_lowercase(),
-        _ => {
-            return Err(ForgeError::NoHost {
-                url: trimmed.to_owned(),
-            });
-        }
-    };
     let raw_path = String::from_utf8_lossy(url.path.as_ref());
     let mut path = raw_path.trim_matches('/');
     if let Some(stripped) = path.strip_suffix(".git") {
         path = stripped.trim_end_matches('/');
     }
-    if path.is_empty() {
-        return Err(ForgeError::NoPath {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    match segments.as_slice() {
+        [] => Err(ForgeError::NoPath {
             url: trimmed.to_owned(),
-        });
+        }),
+        [name] => Ok((*name).to_owned()),
+        [.., owner, name] => Ok(format!("{owner}/{name}")),
     }
-    Ok(format!("{host}/{path}"))
 }
 
 /// How long `git remote get-url origin` may run: the workspace hooks' default bound.
@@ -93,7 +82,8 @@ const GIT_LIMIT: std::time::Duration = crate::workspace::DEFAULT_HOOK_TIMEOUT;
 /// The most of git's output kept (a remote URL is one short line).
 const OUTPUT_LIMIT: usize = 64 * 1024;
 
-/// Reads `git remote get-url origin` in `dir` and derives the forge identity from it.
+/// Reads `git remote get-url origin` in `dir` and derives the repository identity from
+/// it.
 /// git runs guarded (its own process group, killed and reaped on every path), with
 /// stdin closed and prompts off, for at most 60 s.
 pub fn forge_identity_of_checkout(dir: &Path) -> Result<String, ForgeError> {
@@ -151,99 +141,63 @@ mod tests {
     }
 
     #[test]
-    fn https() {
-        ok(
-            "https://github.com/acme/widgets.git",
-            "github.com/acme/widgets",
-        );
-        ok(
-            "http://gitlab.example.org/group/sub/project",
-            "gitlab.example.org/group/sub/project",
-        );
+    fn the_last_two_path_segments() {
+        ok("https://github.com/acme/api.git", "acme/api");
+        ok("git@gitlab.com:group/sub/proj.git", "sub/proj");
+        ok("http://gitlab.example.org/group/sub/project", "sub/project");
+        ok("ssh://git@github.com/acme/widgets.git", "acme/widgets");
+        ok("github.com:acme/widgets", "acme/widgets");
     }
 
     #[test]
-    fn ssh_url() {
-        ok(
-            "ssh://git@github.com/acme/widgets.git",
-            "github.com/acme/widgets",
-        );
+    fn case_is_kept() {
+        ok("git@GitHub.com:Acme/Widgets.git", "Acme/Widgets");
     }
 
     #[test]
-    fn scp_like() {
-        ok("git@github.com:Acme/Widgets.git", "github.com/Acme/Widgets");
-        ok("github.com:acme/widgets", "github.com/acme/widgets");
-    }
-
-    #[test]
-    fn port_is_dropped() {
-        ok(
-            "ssh://git@git.example.com:2222/team/repo.git",
-            "git.example.com/team/repo",
-        );
-        ok(
-            "https://git.example.com:8443/team/repo",
-            "git.example.com/team/repo",
-        );
-    }
-
-    #[test]
-    fn credentials_are_dropped() {
+    fn ports_and_credentials_do_not_matter() {
+        ok("ssh://git@git.example.com:2222/team/repo.git", "team/repo");
         ok(
             "https://user:s3cret@github.com/acme/widgets.git",
-            "github.com/acme/widgets",
+            "acme/widgets",
         );
         ok(
             "https://x-access-token@github.com/acme/widgets",
-            "github.com/acme/widgets",
+            "acme/widgets",
         );
     }
 
     #[test]
     fn trailing_slash_and_no_dot_git() {
-        ok(
-            "https://github.com/acme/widgets/",
-            "github.com/acme/widgets",
-        );
-        ok(
-            "https://github.com/acme/widgets.git/",
-            "github.com/acme/widgets",
-        );
-        ok("https://github.com/acme/widgets", "github.com/acme/widgets");
-    }
-
-    #[test]
-    fn host_is_lowercased_path_keeps_case() {
-        ok("https://GitHub.COM/Acme/Widgets", "github.com/Acme/Widgets");
+        ok("https://github.com/acme/widgets/", "acme/widgets");
+        ok("https://github.com/acme/widgets.git/", "acme/widgets");
+        ok("https://github.com/acme/widgets", "acme/widgets");
     }
 
     #[test]
     fn surrounding_whitespace_from_git_output() {
-        ok(
-            "git@github.com:acme/widgets.git\n",
-            "github.com/acme/widgets",
-        );
+        ok("git@github.com:acme/widgets.git\n", "acme/widgets");
     }
 
     #[test]
-    fn local_paths_have_no_forge() {
-        assert!(matches!(
-            forge_identity("/srv/git/repo.git"),
-            Err(ForgeError::NoHost { .. })
-        ));
-        assert!(matches!(
-            forge_identity("file:///srv/git/repo"),
-            Err(ForgeError::NoHost { .. })
-        ));
+    fn local_paths_have_an_identity_too() {
+        // As the reference host reads `file://<workdir>/remotes/acme/widgets.git`.
+        ok("/srv/git/acme/widgets.git", "acme/widgets");
+        ok("file:///srv/git/acme/widgets", "acme/widgets");
+        ok("/srv/repo.git", "srv/repo");
     }
 
     #[test]
-    fn host_without_path() {
+    fn one_segment_is_that_segment() {
+        ok("https://git.example.com/repo.git", "repo");
+    }
+
+    #[test]
+    fn no_path_is_a_clear_error() {
         let err = forge_identity("https://github.com/").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "the Git remote URL `https://github.com/` has no repository path after the host"
+            "the Git remote URL `https://github.com/` has no repository path"
         );
     }
 
@@ -274,7 +228,7 @@ mod tests {
         git(&["remote", "add", "origin", "git@GitHub.com:Acme/Widgets.git"]);
         assert_eq!(
             forge_identity_of_checkout(dir.path()).as_deref(),
-            Ok("github.com/Acme/Widgets")
+            Ok("Acme/Widgets")
         );
     }
 }

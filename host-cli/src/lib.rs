@@ -1,4 +1,4 @@
-//! The machinery of the reference Curupira host, behind the `curupira` binary.
+//! The machinery of the Curupira toolkit's host, behind the `curupira` binary.
 //!
 //! The binary (`src/main.rs` and `src/cmd/`) only parses arguments and wires things
 //! together; what a host *does* lives here so that tests and benchmarks can drive it
@@ -8,7 +8,7 @@
 //! use curupira_host::forge::forge_identity;
 //!
 //! let id = forge_identity("git@github.com:Acme/Widgets.git").unwrap();
-//! assert_eq!(id, "github.com/Acme/Widgets");
+//! assert_eq!(id, "Acme/Widgets");
 //! ```
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]

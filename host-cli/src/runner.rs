@@ -508,7 +508,7 @@ pub fn prepare(client: &mut Client, preparing: &Preparing<'_>) -> Result<Prepare
     Ok(Prepared { poll, schema })
 }
 
-/// The value of `${repository}`: `settings.repository`, else the forge identity of the
+/// The value of `${repository}`: `settings.repository`, else the `owner/name` of the
 /// config folder's `origin` remote.
 pub fn repository(config: &Config) -> Result<String, String> {
     match &config.settings.repository {

@@ -41,8 +41,8 @@ pub struct ConfigFile {
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct SettingsFile {
-    /// The repository (`github.com/acme/widgets`) for `${repository}`; default: derived
-    /// from `git remote get-url origin` in the config's folder.
+    /// The repository (`acme/widgets`) for `${repository}`; default: derived from `git
+    /// remote get-url origin` in the config's folder (its last two path segments).
     #[schemars(length(min = 1), extend("x-codes" = ["config/invalid-value", "config/repository"]))]
     pub repository: Option<String>,
     /// Polling of every automation (an automation's `polling` overrides it key by key).
