@@ -62,12 +62,15 @@
 //!     type Params = CountParams;
 //!     type Item = Number;
 //!
-//!     fn poll(&mut self, params: &CountParams, _: PollContext) -> Result<Option<Number>, BoxError> {
+//!     fn poll(&mut self, params: &CountParams, _: PollContext)
+//!         -> Result<Option<Number>, BoxError>
+//!     {
 //!         if self.next > params.max {
 //!             return Ok(None);
 //!         }
+//!         let (n, what) = (self.next, params.what.clone());
 //!         self.next += 1;
-//!         Ok(Some(Number { n: self.next - 1, what: params.what.clone() }))
+//!         Ok(Some(Number { n, what }))
 //!     }
 //!
 //!     fn check(&self, params: &CountParams) -> Result<(), String> {

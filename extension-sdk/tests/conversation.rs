@@ -223,7 +223,8 @@ fn a_whole_conversation() {
     // The whole table comes back, core keys kept, the schema's default filled in.
     let table =
         json!({"prompt": "Do ${title}", "repository": "demo", "trigger_type": "fake/alpha"});
-    let normalised = json!({"prompt": "Do ${title}", "repository": "demo", "trigger_type": "fake/alpha", "max": 3});
+    let normalised = json!({"prompt": "Do ${title}", "repository": "demo",
+                            "trigger_type": "fake/alpha", "max": 3});
     assert_eq!(
         host.call(
             7,
