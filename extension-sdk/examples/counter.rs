@@ -4,48 +4,54 @@
 
 use std::process::ExitCode;
 
-use curupira_extension_sdk::serde_json::{Value, json};
-use curupira_extension_sdk::{
-    Arguments, Pair, Trigger, TriggerDescription, TriggerError, TriggerSchema, ValidateError,
-    ValidationError, run,
-};
+use curupira_extension_sdk::prelude::*;
+
+/// What an automation of `count` sets: `max = 3` beside `trigger_type`.
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[serde(crate = "curupira_extension_sdk::serde")]
+struct CountParams {
+    /// The last number handed out.
+    max: u64,
+    /// What is counted; each item carries it.
+    #[serde(default = "sheep")]
+    what: String,
+}
+
+fn sheep() -> String {
+    "sheep".to_owned()
+}
+
+/// One work item: a prompt uses its fields as `${n}` and `${what}`.
+#[derive(Serialize, JsonSchema)]
+#[serde(crate = "curupira_extension_sdk::serde")]
+struct Number {
+    n: u64,
+    what: String,
+}
 
 /// Hands out the numbers 1 to `max`, one per poll.
 struct Counter {
     next: u64,
 }
 
-impl Trigger for Counter {
-    fn describe(&self) -> Vec<TriggerDescription> {
-        vec![TriggerDescription::new("count", "Counts up to `max`.")]
-    }
+impl TypedTrigger for Counter {
+    type Params = CountParams;
+    type Item = Number;
 
-    fn schema(&self, _: &str) -> Result<TriggerSchema, TriggerError> {
-        let schema = json!({
-            "type": "object",
-            "properties": {"max": {"type": "integer", "minimum": 1}},
-            "required": ["max"]
-        });
-        Ok(TriggerSchema {
-            schema,
-            prompt_fields: vec![],
-        })
-    }
-
-    fn validate(&self, _: &str, arguments: &Arguments) -> Result<(), ValidateError> {
-        match arguments.get("max") {
-            Some(max) if max.is_u64() => Ok(()),
-            _ => Err(ValidationError::member("max", "`max` must be an integer").into()),
-        }
-    }
-
-    fn poll(&mut self, _: &str, arguments: &Arguments) -> Result<Option<Vec<Pair>>, TriggerError> {
-        let max = arguments.get("max").and_then(Value::as_u64).unwrap_or(0);
-        if self.next > max {
+    fn poll(&mut self, params: &CountParams, _: PollContext) -> Result<Option<Number>, BoxError> {
+        if self.next > params.max {
             return Ok(None);
         }
+        let (n, what) = (self.next, params.what.clone());
         self.next += 1;
-        Ok(Some(vec![Pair::new("n", (self.next - 1).to_string())]))
+        Ok(Some(Number { n, what }))
+    }
+
+    fn check(&self, params: &CountParams) -> Result<(), String> {
+        match params.max {
+            0 => Err("max must be at least 1".to_owned()),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -67,5 +73,7 @@ command = "counter"
 fn main() -> ExitCode {
     // `counter --curupira-print-manifest` prints MANIFEST; otherwise it serves
     // stdin/stdout until `shutdown` or the end of stdin.
-    run(MANIFEST, || Counter { next: 1 })
+    run(MANIFEST, || {
+        App::new().trigger("count", Counter { next: 1 })
+    })
 }

@@ -83,14 +83,19 @@ pub fn print_manifest(manifest: &str, mut out: impl Write) -> io::Result<()> {
 /// then calls [`run_as`].
 ///
 /// ```no_run
-/// # use curupira_extension_sdk::*;
-/// # struct MyTrigger;
-/// # impl Trigger for MyTrigger {
-/// #     fn describe(&self) -> Vec<TriggerDescription> { vec![] }
-/// #     fn schema(&self, _: &str) -> Result<TriggerSchema, TriggerError> { unimplemented!() }
-/// #     fn validate(&self, _: &str, _: &Arguments) -> Result<(), ValidateError> { Ok(()) }
-/// #     fn poll(&mut self, _: &str, _: &Arguments) -> Result<Option<Vec<Pair>>, TriggerError> { Ok(None) }
+/// use curupira_extension_sdk::prelude::*;
+/// # #[derive(Deserialize, Serialize, JsonSchema)]
+/// # #[serde(crate = "curupira_extension_sdk::serde")]
+/// # struct Nothing {}
+/// # struct Mine;
+/// # impl TypedTrigger for Mine {
+/// #     type Params = Nothing;
+/// #     type Item = Nothing;
+/// #     fn poll(&mut self, _: &Nothing, _: PollContext) -> Result<Option<Nothing>, BoxError> {
+/// #         Ok(None)
+/// #     }
 /// # }
+///
 /// // Usually `include_str!("../curupira-extension.toml")`.
 /// const MANIFEST: &str = r#"
 /// manifest_version = 1
@@ -107,7 +112,7 @@ pub fn print_manifest(manifest: &str, mut out: impl Write) -> io::Result<()> {
 /// "#;
 ///
 /// fn main() -> std::process::ExitCode {
-///     curupira_extension_sdk::run(MANIFEST, || MyTrigger)
+///     run(MANIFEST, || App::new().trigger("mine", Mine))
 /// }
 /// ```
 pub fn run<T: Trigger>(manifest: &str, make_trigger: impl FnOnce() -> T) -> ExitCode {

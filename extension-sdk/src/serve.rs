@@ -8,11 +8,12 @@ use curupira_protocol::method::{self, Method};
 use curupira_protocol::{
     Ack, Configuration, DescribeResult, InitializeResult, NoParams, Pair, Peer, PeerInfo,
     PollParams, PollResult, ProtocolVersion, SchemaParams, ShapeError, TaskParams, ValidateParams,
-    ValidateResult, ValidationError, Wire, check_compatible, check_item, is_core_key,
-    local_trigger_type, parameters,
+    ValidateResult, ValidationError, Wire, check_compatible, check_item, local_trigger_type,
+    parameters,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use crate::quote::quoted;
 use crate::trigger::{PollContext, Trigger, ValidateError};
 
 /// How [`serve`] runs: what `initialize` reports and how large a frame may be.
@@ -102,15 +103,19 @@ pub enum ServeError {
 ///   says so); nothing but frames is ever written to `writer`.
 /// - `initialize` must come first: any trigger method or `describe` before it is
 ///   answered with protocol or version failure (-32001). A second `initialize` is
-///   refused the same way. `shutdown` is answered at any time.
+///   answered like the first. `shutdown` is answered (`{}`) at any time.
 /// - A body that is not JSON gets parse error (-32700, `id: null`); JSON that is not a
 ///   valid request gets invalid request (-32600, with the request's id when it could
 ///   be read); a batch is refused with -32600.
-/// - Unknown methods get method not found (-32601); params that do not fit the method,
-///   or a `trigger_type` that [`Trigger::describe`] does not list, get invalid params
-///   (-32602) naming the member and, for an unknown type, the known ones.
+/// - Unknown methods get method not found (-32601); params that do not fit the method
+///   get invalid params (-32602) naming the member; a `trigger_type` that
+///   [`Trigger::describe`] does not list gets configuration validation failure
+///   (-32003) `unsupported trigger_type '…'` (in `trigger/validate`, the verdict
+///   `ok: false` with that sentence).
 /// - A reply larger than `max_frame_bytes` is replaced by an internal error (-32603)
 ///   saying so.
+///
+/// The crate docs list every decision ("What the serve loop decides").
 pub fn serve<T, R, W>(
     trigger: &mut T,
     reader: R,
@@ -220,12 +225,6 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
 
     fn initialize(&mut self, params: Option<&Value>) -> Result<Value, ErrorObject> {
         let params = read::<method::Initialize>(params)?;
-        if self.initialized {
-            return Err(ErrorObject::new(
-                ErrorCode::PROTOCOL_FAILURE,
-                "`initialize` was already received; send it once per process",
-            ));
-        }
         check_compatible(params.protocol_version, Peer::Host).map_err(|mismatch| {
             ErrorObject::new(ErrorCode::PROTOCOL_FAILURE, mismatch.to_string())
         })?;
@@ -311,7 +310,7 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
     fn validate(
         &mut self,
         trigger_type: &str,
-        mut configuration: Configuration,
+        configuration: Configuration,
     ) -> Result<ValidateResult, ErrorObject> {
         let local = match self.known(trigger_type) {
             Ok(local) => local.to_owned(),
@@ -322,25 +321,25 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
                 });
             }
         };
-        let schema = self
-            .trigger
-            .schema(&local)
-            .map_err(|err| err.into_error_object())?;
-        fill_defaults(&schema.schema, &mut configuration);
-        match self.trigger.validate(&local, &parameters(&configuration)) {
-            Ok(()) => Ok(ValidateResult::Accepted {
+        match self.trigger.validate_configuration(&local, configuration) {
+            Ok(configuration) => Ok(ValidateResult::Accepted {
                 configuration: Some(configuration),
             }),
             Err(ValidateError::Invalid(errors)) => Ok(ValidateResult::Rejected {
                 error: Some(rejection(&local, &errors)),
                 errors,
             }),
+            Err(ValidateError::Rejected(error)) => {
+                Ok(ValidateResult::Rejected { error: Some(error) })
+            }
             Err(ValidateError::Failed(err)) => Err(err.into_error_object()),
         }
     }
 
     /// The local name of `trigger_type` (its last `/` segment), when `describe` lists
-    /// it; else the -32003 reply the official SDK gives.
+    /// it; else the -32003 reply the official SDK gives, word for word
+    /// (`unsupported trigger_type 'nope'`), with the types this extension offers as
+    /// `data`: `{"trigger_types": ["…"]}`.
     fn known<'t>(&self, trigger_type: &'t str) -> Result<&'t str, ErrorObject> {
         let local = local_trigger_type(trigger_type);
         let known: Vec<String> = self
@@ -352,38 +351,11 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
         if known.iter().any(|t| t == local) {
             return Ok(local);
         }
-        let offered = if known.is_empty() {
-            "no trigger types".to_owned()
-        } else {
-            known
-                .iter()
-                .map(|t| Value::from(t.as_str()).to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         Err(ErrorObject::new(
             ErrorCode::CONFIGURATION_INVALID,
-            format!(
-                "unsupported trigger_type {}; this extension offers {offered}",
-                Value::from(trigger_type)
-            ),
-        ))
-    }
-}
-
-/// Fills in the `default` of each top-level property of `schema` that
-/// `configuration` lacks (core keys are the host's, never filled).
-fn fill_defaults(schema: &Value, configuration: &mut Configuration) {
-    let Some(Value::Object(properties)) = schema.get("properties") else {
-        return;
-    };
-    for (key, property) in properties {
-        if is_core_key(key) || configuration.contains_key(key) {
-            continue;
-        }
-        if let Some(default) = property.get("default") {
-            configuration.insert(key.clone(), default.clone());
-        }
+            format!("unsupported trigger_type {}", quoted(trigger_type)),
+        )
+        .with_data(json!({ "trigger_types": known })))
     }
 }
 
@@ -395,12 +367,9 @@ fn rejection(trigger_type: &str, errors: &[ValidationError]) -> String {
         .collect::<Vec<_>>()
         .join("; ");
     if errors.is_empty() {
-        format!(
-            "the parameters do not fit trigger {}",
-            Value::from(trigger_type)
-        )
+        format!("the parameters do not fit trigger {}", quoted(trigger_type))
     } else {
-        format!("trigger {}: {listed}", Value::from(trigger_type))
+        format!("trigger {}: {listed}", quoted(trigger_type))
     }
 }
 
@@ -417,8 +386,8 @@ fn read<M: Method>(params: Option<&Value>) -> Result<M::Params, ErrorObject> {
 fn refuse_bad_item(trigger_type: &str, pairs: &[Pair]) -> Result<(), ErrorObject> {
     check_item(pairs).map_err(|error| {
         ErrorObject::internal_error(format!(
-            "trigger type {} polled an item the host would reject: {error}",
-            Value::from(trigger_type)
+            "trigger {} polled an item the host would reject: {error}",
+            quoted(trigger_type)
         ))
     })
 }

@@ -2,7 +2,11 @@
 //! serve loop.
 
 use curupira_jsonrpc::{ErrorCode, ErrorObject};
-use curupira_protocol::{Arguments, Pair, TriggerDescription, TriggerSchema, ValidationError};
+use curupira_protocol::{
+    Arguments, Configuration, Pair, TriggerDescription, TriggerSchema, ValidationError,
+    is_core_key, parameters,
+};
+use serde_json::Value;
 
 /// What a host said about a poll besides the trigger's parameters: `limit` and
 /// `preview` of `trigger/poll`.
@@ -16,7 +20,13 @@ pub struct PollContext {
     /// returns, so change nothing on its account (nothing marked as handed out).
     pub preview: bool,
 }
-use serde_json::Value;
+
+impl PollContext {
+    /// A context with `limit` and `preview`, for calling a trigger's poll in a test.
+    pub fn new(limit: Option<u64>, preview: bool) -> Self {
+        PollContext { limit, preview }
+    }
+}
 
 /// What a trigger extension does. The serve loop ([`serve`](crate::serve)) calls these
 /// methods, one request at a time, and turns their results into protocol replies.
@@ -32,6 +42,11 @@ use serde_json::Value;
 /// The methods receive the trigger's *parameters*: the automation's table without the
 /// host's core keys (`trigger_type`, `repository`, `prompt`, `profile`, `checkout`).
 ///
+/// This is the low-level interface, in the protocol's own terms (JSON Schema and
+/// arguments as JSON values, items as pairs). [`App`](crate::App) implements it for
+/// typed triggers ([`TypedTrigger`](crate::TypedTrigger)), which is usually what an
+/// extension wants.
+///
 /// A panic inside a method ends the process; the host sees the pipe close (a transport
 /// failure). Return a [`TriggerError`] instead.
 pub trait Trigger {
@@ -40,16 +55,39 @@ pub trait Trigger {
     fn describe(&self) -> Vec<TriggerDescription>;
 
     /// The JSON Schema of a trigger type's parameters and the prompt fields its items
-    /// carry (`trigger/schema`). The serve loop fills in the `default` of each
-    /// top-level property the automation leaves out before it calls
-    /// [`validate`](Self::validate), and answers the table with those defaults as the
-    /// normalised `configuration` that every later poll receives.
+    /// carry (`trigger/schema`). By default
+    /// [`validate_configuration`](Self::validate_configuration) fills in the `default`
+    /// of each top-level property the automation leaves out before it calls
+    /// [`validate`](Self::validate).
     fn schema(&self, trigger_type: &str) -> Result<TriggerSchema, TriggerError>;
 
     /// Checks an automation's parameters, defaults filled in (`trigger/validate`).
-    /// Report every problem at once as [`ValidateError::Invalid`]: the serve loop
-    /// answers `{"ok": false, "error": "…"}` listing them.
+    /// Report every problem at once as [`ValidateError::Invalid`] (the serve loop
+    /// answers `{"ok": false, "error": "…"}` listing them), or say it in your own
+    /// sentence with [`ValidateError::Rejected`].
     fn validate(&self, trigger_type: &str, arguments: &Arguments) -> Result<(), ValidateError>;
+
+    /// What `trigger/validate` answers: the automation's whole table (`configuration`,
+    /// core keys included) normalised, which the host sends back as `automation` with
+    /// every later poll; or why it does not fit.
+    ///
+    /// By default: the `default` of each top-level property of the trigger's
+    /// [`schema`](Self::schema) that the table lacks is filled in (core keys never
+    /// are), [`validate`](Self::validate) checks the parameters (the table without its
+    /// core keys), and the filled-in table is the answer. Override it when the
+    /// normalised table is more than the defaults ([`App`](crate::App) fills in every
+    /// parameter of its typed struct).
+    fn validate_configuration(
+        &self,
+        trigger_type: &str,
+        configuration: Configuration,
+    ) -> Result<Configuration, ValidateError> {
+        let schema = self.schema(trigger_type)?;
+        let mut configuration = configuration;
+        fill_defaults(&schema.schema, &mut configuration);
+        self.validate(trigger_type, &parameters(&configuration))?;
+        Ok(configuration)
+    }
 
     /// The next work item, or `None` when there is nothing to do (`trigger/poll`).
     /// `Some(vec![])` is an item without fields.
@@ -93,15 +131,46 @@ pub trait Trigger {
     }
 }
 
+/// Fills in the `default` of each top-level property of `schema` that
+/// `configuration` lacks (core keys are the host's, never filled).
+fn fill_defaults(schema: &Value, configuration: &mut Configuration) {
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return;
+    };
+    for (key, property) in properties {
+        if is_core_key(key) || configuration.contains_key(key) {
+            continue;
+        }
+        if let Some(default) = property.get("default") {
+            configuration.insert(key.clone(), default.clone());
+        }
+    }
+}
+
 /// Why [`Trigger::validate`] did not accept the parameters.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ValidateError {
     /// The parameters do not fit: answered with `{"ok": false, "error": "…"}`, the
-    /// error listing every problem (`/max: must be at least 1`).
+    /// error listing every problem (`trigger 'count': /max: must be at least 1`).
+    #[error("{}", list(.0))]
     Invalid(Vec<ValidationError>),
+    /// The parameters do not fit, in the trigger's own words: answered with
+    /// `{"ok": false, "error": "…"}` carrying exactly this sentence.
+    #[error("{0}")]
+    Rejected(String),
     /// Checking failed for another reason (a command could not run): answered with
     /// the error's own code.
+    #[error(transparent)]
     Failed(TriggerError),
+}
+
+/// `path: message` of every problem, separated by `; `.
+fn list(errors: &[ValidationError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl From<Vec<ValidationError>> for ValidateError {

@@ -12,11 +12,11 @@ use std::thread::JoinHandle;
 use curupira_client::memory::{self, PipeReader, PipeWriter};
 use curupira_client::{CallError, Client};
 use curupira_extension_sdk::{
-    Arguments, ErrorCode, Pair, ServeError, ServeOptions, ServeOutcome, TriggerError, serve,
+    Configuration, ErrorCode, Pair, ServeError, ServeOptions, ServeOutcome, TriggerError, serve,
 };
 use curupira_framing::{FrameReader, FrameWriter};
 use curupira_jsonrpc::parse_message;
-use curupira_protocol::HostInfo;
+use curupira_protocol::{PeerInfo, PollParams, ValidateResult};
 use serde_json::{Value, json};
 use support::{FakeTrigger, Served, connect, hang_up, serve_in_thread};
 
@@ -73,7 +73,7 @@ impl Host {
         let reply = self.call(
             0,
             "initialize",
-            Some(json!({"protocol_version": 2, "host": {"name": "test", "version": "0"}})),
+            Some(json!({"protocol_version": 2, "client_info": {"name": "test", "version": "0"}})),
         );
         assert!(reply.get("result").is_some(), "initialize failed: {reply}");
     }
@@ -106,11 +106,22 @@ const REPLIED: &str = "the extension replied with an error: ";
 /// `initialize` as a host sends it; it must succeed.
 fn initialize(client: &mut Client) {
     client
-        .initialize(Some(HostInfo {
-            name: Some("test".into()),
-            version: Some("0".into()),
-        }))
+        .initialize(PeerInfo::new("test", "0"))
         .expect("initialize succeeds");
+}
+
+/// `trigger/poll` params as the reference host sends them.
+fn poll_params(trigger_type: &str, automation: Value) -> PollParams {
+    PollParams {
+        trigger_type: trigger_type.to_owned(),
+        automation: table(automation),
+        limit: Some(5),
+        preview: false,
+    }
+}
+
+fn table(value: Value) -> Configuration {
+    serde_json::from_value(value).expect("a JSON object")
 }
 
 /// The error reply a typed call got: its code, the extension's own message and its
@@ -147,7 +158,7 @@ fn a_whole_conversation() {
         host.call(
             2,
             "initialize",
-            Some(json!({"protocol_version": 3, "host": {"name": "h", "version": "9"}}))
+            Some(json!({"protocol_version": 3, "client_info": {"name": "h", "version": "9"}}))
         ),
         error(
             json!(2),
@@ -156,37 +167,47 @@ fn a_whole_conversation() {
              protocol 2 (only the major version is compared)"
         )
     );
+    let initialized = |id| {
+        ok(
+            id,
+            json!({"protocol_version": 2, "server_info": {"name": "fake", "version": "1.2.3"}}),
+        )
+    };
     assert_eq!(
         host.call(
             3,
             "initialize",
-            Some(json!({"protocol_version": "2.1", "host": {"name": "h", "version": "9"}}))
+            Some(json!({"protocol_version": "2.1", "client_info": {"name": "h", "version": "9"}}))
         ),
-        ok(
-            3,
-            json!({"protocol_version": 2, "name": "fake", "version": "1.2.3"})
-        )
+        initialized(3)
+    );
+    // A second `initialize` is answered like the first, as the official SDK answers
+    // it; an older host's `host` member is ignored.
+    assert_eq!(
+        host.call(
+            4,
+            "initialize",
+            Some(json!({"protocol_version": 2, "host": {"name": "h", "version": "9"}}))
+        ),
+        initialized(4)
     );
     assert_eq!(
-        host.call(4, "initialize", Some(json!({"protocol_version": 2}))),
-        error(
-            json!(4),
-            -32001,
-            "`initialize` was already received; send it once per process"
-        )
-    );
-    assert_eq!(
-        host.call(5, "describe", None),
+        host.call(5, "describe", Some(Value::Null)),
         ok(
             5,
             json!({"triggers": [
-                {"type": "alpha", "description": "Hands out queued items."},
-                {"type": "beta"},
-            ]})
+                {"trigger_type": "alpha", "prompt_fields": ["title", "n"],
+                 "description": "Hands out queued items."},
+                {"trigger_type": "beta", "prompt_fields": []},
+            ], "agents": []})
         )
     );
     assert_eq!(
-        host.call(6, "trigger/schema", Some(json!({"trigger_type": "alpha"}))),
+        host.call(
+            6,
+            "trigger/schema",
+            Some(json!({"trigger_type": "fake/alpha"}))
+        ),
         ok(
             6,
             json!({
@@ -195,23 +216,26 @@ fn a_whole_conversation() {
                     "properties": {"max": {"type": "integer", "default": 3}},
                     "additionalProperties": false,
                 },
-                "prompt_fields": [
-                    {"key": "title", "description": "The item's title."},
-                    {"key": "n"},
-                ],
+                "prompt_fields": ["title", "n"],
             })
         )
     );
+    // The whole table comes back, core keys kept, the schema's default filled in.
+    let table =
+        json!({"prompt": "Do ${title}", "repository": "demo", "trigger_type": "fake/alpha"});
+    let normalised = json!({"prompt": "Do ${title}", "repository": "demo",
+                            "trigger_type": "fake/alpha", "max": 3});
     assert_eq!(
         host.call(
             7,
             "trigger/validate",
-            Some(json!({"trigger_type": "alpha", "arguments": {"max": 3}}))
+            Some(json!({"trigger_type": "alpha", "configuration": table}))
         ),
-        ok(7, json!({}))
+        ok(7, json!({"ok": true, "configuration": normalised}))
     );
 
-    let poll = json!({"trigger_type": "alpha", "arguments": {"max": 3}});
+    let poll = json!({"trigger_type": "fake/alpha", "automation": normalised, "limit": 5,
+                      "preview": false});
     let first = json!([{"key": "title", "value": "first"}, {"key": "n", "value": "1"}]);
     assert_eq!(
         host.call(8, "trigger/poll", Some(poll.clone())),
@@ -229,7 +253,7 @@ fn a_whole_conversation() {
         host.call(
             10,
             "trigger/onFinished",
-            Some(json!({"trigger_type": "alpha", "values": first}))
+            Some(json!({"trigger_type": "fake/alpha", "values": first}))
         ),
         ok(10, json!({}))
     );
@@ -248,7 +272,7 @@ fn a_whole_conversation() {
         host.call(
             13,
             "trigger/poll",
-            Some(json!({"trigger_type": "beta", "arguments": {}}))
+            Some(json!({"trigger_type": "beta", "automation": {}}))
         ),
         ok(13, json!({"values": null}))
     );
@@ -273,7 +297,10 @@ fn a_whole_conversation() {
 
     // A notification is never answered: the next frame out answers the next request.
     host.send(json!({"jsonrpc": "2.0", "method": "trigger/poll", "params": {}}));
-    assert_eq!(host.call(15, "shutdown", None), ok(15, Value::Null));
+    assert_eq!(
+        host.call(15, "shutdown", Some(Value::Null)),
+        ok(15, json!({}))
+    );
 
     let (outcome, trigger) = host.finish();
     assert_eq!(outcome, ServeOutcome::Shutdown);
@@ -303,50 +330,62 @@ fn an_invalid_request_is_answered_with_its_id() {
     assert_eq!(reply["id"], Value::Null);
     assert_eq!(reply["error"]["code"], json!(-32600));
 
-    // Without a name, initialize reports the protocol version only.
+    // Without a name, initialize reports this SDK as the server.
     assert_eq!(
         host.call(8, "initialize", Some(json!({"protocol_version": 2}))),
-        ok(8, json!({"protocol_version": 2}))
+        ok(
+            8,
+            json!({"protocol_version": 2, "server_info": {
+                "name": "curupira-extension-sdk", "version": env!("CARGO_PKG_VERSION")}})
+        )
     );
     let (outcome, _) = host.finish();
     assert_eq!(outcome, ServeOutcome::EndOfInput);
 }
 
 #[test]
-fn an_unknown_trigger_type_names_the_known_ones() {
+fn an_unknown_trigger_type_is_unsupported_as_the_official_sdk_says_it() {
     let (mut client, server) = connect(FakeTrigger::default(), ServeOptions::default());
     initialize(&mut client);
-    let unknown = (
-        ErrorCode::INVALID_PARAMS,
-        r#"unknown trigger type "gamma"; this extension offers "alpha", "beta""#.to_owned(),
-        None,
+    let unknown = |name: &str| {
+        (
+            ErrorCode::CONFIGURATION_INVALID,
+            format!("unsupported trigger_type '{name}'"),
+            Some(json!({"trigger_types": ["alpha", "beta"]})),
+        )
+    };
+    assert_eq!(refused(client.schema("gamma")), unknown("gamma"));
+    assert_eq!(
+        refused(client.poll(&poll_params("fake/gamma", json!({})))),
+        unknown("fake/gamma")
     );
-    assert_eq!(refused(client.schema("gamma")), unknown);
-    assert_eq!(refused(client.poll("gamma", &Arguments::new())), unknown);
-    assert_eq!(refused(client.on_finished("gamma", &[])), unknown);
+    assert_eq!(refused(client.on_finished("gamma", &[])), unknown("gamma"));
+    // In `trigger/validate` it is a verdict, not an error.
+    assert_eq!(
+        client.validate("gamma", &table(json!({"max": 1}))).unwrap(),
+        ValidateResult::Rejected {
+            error: Some("unsupported trigger_type 'gamma'".to_owned())
+        }
+    );
     let (outcome, trigger) = hang_up(client, server);
     assert_eq!(outcome, ServeOutcome::EndOfInput);
     assert!(trigger.finished.is_empty(), "the trait was not called");
 }
 
 #[test]
-fn validation_errors_are_32003_with_one_entry_per_problem() {
+fn a_rejection_is_a_verdict_listing_every_problem() {
     let (mut client, server) = connect(FakeTrigger::default(), ServeOptions::default());
     initialize(&mut client);
-    let arguments = serde_json::from_value(json!({"max": "3", "a/b": 1})).unwrap();
+    let configuration = table(json!({"max": "3", "a/b": 1, "trigger_type": "fake/alpha"}));
     assert_eq!(
-        refused(client.validate("alpha", &arguments)),
-        (
-            ErrorCode::CONFIGURATION_INVALID,
-            "the arguments do not fit trigger type \"alpha\" (2 problems): \
-             /max: `max` must be a non-negative integer, found \"3\"; \
-             /a~1b: unknown member `a/b`"
-                .to_owned(),
-            Some(json!({"errors": [
-                {"path": "/max", "message": "`max` must be a non-negative integer, found \"3\""},
-                {"path": "/a~1b", "message": "unknown member `a/b`"},
-            ]})),
-        )
+        client.validate("alpha", &configuration).unwrap(),
+        ValidateResult::Rejected {
+            error: Some(
+                "trigger 'alpha': /max: `max` must be a non-negative integer, found \"3\"; \
+                 /a~1b: unknown member `a/b`"
+                    .to_owned()
+            )
+        }
     );
     assert_eq!(hang_up(client, server).0, ServeOutcome::EndOfInput);
 }
@@ -360,33 +399,39 @@ fn params_are_checked_strictly() {
             "trigger/poll",
             None,
             "invalid params for `trigger/poll`: the params are missing; expected an object with \
-             `trigger_type` and `arguments`",
+             `trigger_type` and `automation`",
         ),
         (
             "trigger/poll",
             Some(json!(["alpha"])),
             "invalid params for `trigger/poll`: the params must be an object with `trigger_type` \
-             and `arguments`, found an array",
+             and `automation`, found an array",
         ),
         (
             "trigger/poll",
-            Some(json!({"arguments": {}})),
+            Some(json!({"automation": {}})),
             "invalid params for `trigger/poll`: member `/trigger_type` is required",
         ),
         (
             "trigger/validate",
-            Some(json!({"trigger_type": 1, "arguments": {}})),
+            Some(json!({"trigger_type": 1, "configuration": {}})),
             "invalid params for `trigger/validate`: `/trigger_type` must be a string, found 1",
         ),
         (
-            "trigger/validate",
-            Some(json!({"trigger_type": "alpha"})),
-            "invalid params for `trigger/validate`: member `/arguments` is required",
+            "trigger/poll",
+            Some(json!({"trigger_type": "alpha", "automation": [1]})),
+            "invalid params for `trigger/poll`: `/automation` must be an object, found an array",
         ),
         (
             "trigger/poll",
-            Some(json!({"trigger_type": "alpha", "arguments": [1]})),
-            "invalid params for `trigger/poll`: `/arguments` must be an object, found an array",
+            Some(json!({"trigger_type": "alpha", "automation": {}, "limit": "5"})),
+            "invalid params for `trigger/poll`: `/limit` must be a non-negative integer, found \
+             \"5\"",
+        ),
+        (
+            "trigger/poll",
+            Some(json!({"trigger_type": "alpha", "automation": {}, "preview": "yes"})),
+            "invalid params for `trigger/poll`: `/preview` must be a boolean, found \"yes\"",
         ),
         (
             "trigger/onStarted",
@@ -402,7 +447,8 @@ fn params_are_checked_strictly() {
         (
             "describe",
             Some(json!([])),
-            "invalid params for `describe`: the params must be absent or an object, found an array",
+            "invalid params for `describe`: the params must be absent, null or an object, found \
+             an array",
         ),
         (
             "initialize",
@@ -428,12 +474,21 @@ fn params_are_checked_strictly() {
             "{method}"
         );
     }
-    // Members a method does not name are ignored.
+    // Members a method does not name are ignored: `arguments` (an older host's member)
+    // is not the configuration, which is then empty, as the official SDK reads it.
+    assert_eq!(
+        host.call(
+            98,
+            "trigger/validate",
+            Some(json!({"trigger_type": "alpha", "arguments": {"max": 7}}))
+        ),
+        ok(98, json!({"ok": true, "configuration": {"max": 3}}))
+    );
     assert_eq!(
         host.call(
             99,
             "trigger/poll",
-            Some(json!({"trigger_type": "beta", "arguments": {}, "trace": "x"}))
+            Some(json!({"trigger_type": "beta", "automation": {}, "trace": "x"}))
         ),
         ok(99, json!({"values": null}))
     );
@@ -452,7 +507,7 @@ fn trigger_errors_keep_their_code_and_data() {
     let (mut client, server) = connect(trigger, ServeOptions::default());
     initialize(&mut client);
     assert_eq!(
-        refused(client.poll("alpha", &Arguments::new())),
+        refused(client.poll(&poll_params("alpha", json!({})))),
         (
             ErrorCode::COMMAND_FAILURE,
             "`gh issue list` exited with status 4".to_owned(),
@@ -467,18 +522,18 @@ fn an_item_the_host_would_reject_is_never_sent() {
     let cases: [(&[(&str, &str)], &str); 3] = [
         (
             &[("title", "x"), ("repository", "y")],
-            "trigger type \"alpha\" polled an item the host would reject: pair 1 has the key \
+            "trigger 'alpha' polled an item the host would reject: pair 1 has the key \
              \"repository\", which is reserved: the host provides `repository` and \
              `automation` itself",
         ),
         (
             &[("n", "1"), ("n", "2")],
-            "trigger type \"alpha\" polled an item the host would reject: pair 1 repeats the \
+            "trigger 'alpha' polled an item the host would reject: pair 1 repeats the \
              key \"n\"; a key appears once per item",
         ),
         (
             &[("", "1")],
-            "trigger type \"alpha\" polled an item the host would reject: pair 0 has an empty \
+            "trigger 'alpha' polled an item the host would reject: pair 0 has an empty \
              key; item keys are non-empty",
         ),
     ];
@@ -487,7 +542,7 @@ fn an_item_the_host_would_reject_is_never_sent() {
             connect(FakeTrigger::with_items(&[item]), ServeOptions::default());
         initialize(&mut client);
         assert_eq!(
-            refused(client.poll("alpha", &Arguments::new())),
+            refused(client.poll(&poll_params("alpha", json!({})))),
             (ErrorCode::INTERNAL_ERROR, message.to_owned(), None)
         );
         assert_eq!(hang_up(client, server).0, ServeOutcome::EndOfInput);
@@ -500,7 +555,7 @@ fn a_reply_over_the_frame_limit_becomes_an_internal_error() {
     let trigger = FakeTrigger::with_items(&[&[("title", long.as_str())]]);
     let (mut client, server) = connect(trigger, ServeOptions::default().with_max_frame_bytes(200));
     initialize(&mut client);
-    let (code, message, _) = refused(client.poll("alpha", &Arguments::new()));
+    let (code, message, _) = refused(client.poll(&poll_params("alpha", json!({}))));
     assert_eq!(code, ErrorCode::INTERNAL_ERROR);
     assert!(
         message.starts_with("the reply is 3")
@@ -591,7 +646,7 @@ fn shutdown_before_initialize_is_answered_and_ends_serve() {
         .collect();
     assert_eq!(
         replies,
-        [json!({"jsonrpc": "2.0", "id": "bye", "result": null})]
+        [json!({"jsonrpc": "2.0", "id": "bye", "result": {}})]
     );
 }
 

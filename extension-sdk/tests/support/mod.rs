@@ -7,8 +7,8 @@ use std::thread::{self, JoinHandle};
 use curupira_client::memory::{self, PipeReader, PipeWriter};
 use curupira_client::{Client, Options};
 use curupira_extension_sdk::{
-    Arguments, Pair, PromptField, ServeError, ServeOptions, ServeOutcome, Trigger,
-    TriggerDescription, TriggerError, TriggerSchema, ValidateError, ValidationError, serve,
+    Arguments, Pair, ServeError, ServeOptions, ServeOutcome, Trigger, TriggerDescription,
+    TriggerError, TriggerSchema, ValidateError, ValidationError, serve,
 };
 use serde_json::{Value, json};
 
@@ -50,8 +50,8 @@ pub fn hang_up(client: Client, server: JoinHandle<Served>) -> (ServeOutcome, Fak
 }
 
 /// A trigger offering two types: `alpha` hands out a fixed queue of items, `beta`
-/// never has work. Validation wants `{"max": integer}` and nothing else. It records
-/// the hooks it receives.
+/// never has work. Validation wants `{"max": integer}` (its schema's default is 3) and
+/// nothing else. It records the hooks it receives.
 #[derive(Debug, Default)]
 pub struct FakeTrigger {
     pub queue: VecDeque<Vec<Pair>>,
@@ -76,11 +76,9 @@ impl FakeTrigger {
 impl Trigger for FakeTrigger {
     fn describe(&self) -> Vec<TriggerDescription> {
         vec![
-            TriggerDescription::new("alpha", "Hands out queued items."),
-            TriggerDescription {
-                trigger_type: "beta".to_owned(),
-                description: None,
-            },
+            TriggerDescription::new("alpha", ["title", "n"])
+                .with_description("Hands out queued items."),
+            TriggerDescription::new("beta", Vec::<String>::new()),
         ]
     }
 
@@ -92,13 +90,7 @@ impl Trigger for FakeTrigger {
                 "additionalProperties": false,
             }),
             prompt_fields: if trigger_type == "alpha" {
-                vec![
-                    PromptField::new("title", "The item's title."),
-                    PromptField {
-                        key: "n".to_owned(),
-                        description: None,
-                    },
-                ]
+                vec!["title".to_owned(), "n".to_owned()]
             } else {
                 vec![]
             },
