@@ -329,9 +329,10 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
                 error: Some(rejection(&local, &errors)),
                 errors,
             }),
-            Err(ValidateError::Rejected(error)) => {
-                Ok(ValidateResult::Rejected { error: Some(error) })
-            }
+            Err(ValidateError::Rejected(error)) => Ok(ValidateResult::Rejected {
+                error: Some(error),
+                errors: Vec::new(),
+            }),
             Err(ValidateError::Failed(err)) => Err(err.into_error_object()),
         }
     }

@@ -16,7 +16,7 @@ use curupira_extension_sdk::{
 };
 use curupira_framing::{FrameReader, FrameWriter};
 use curupira_jsonrpc::parse_message;
-use curupira_protocol::{PeerInfo, PollParams, ValidateResult};
+use curupira_protocol::{PeerInfo, PollParams, ValidateResult, ValidationError};
 use serde_json::{Value, json};
 use support::{FakeTrigger, Served, connect, hang_up, serve_in_thread};
 
@@ -364,7 +364,8 @@ fn an_unknown_trigger_type_is_unsupported_as_the_official_sdk_says_it() {
     assert_eq!(
         client.validate("gamma", &table(json!({"max": 1}))).unwrap(),
         ValidateResult::Rejected {
-            error: Some("unsupported trigger_type 'gamma'".to_owned())
+            error: Some("unsupported trigger_type 'gamma'".to_owned()),
+            errors: Vec::new(),
         }
     );
     let (outcome, trigger) = hang_up(client, server);
@@ -372,6 +373,8 @@ fn an_unknown_trigger_type_is_unsupported_as_the_official_sdk_says_it() {
     assert!(trigger.finished.is_empty(), "the trait was not called");
 }
 
+/// Beside the sentence, each problem at its pointer (`errors`, ours), so a host can
+/// report it where the config file says it.
 #[test]
 fn a_rejection_is_a_verdict_listing_every_problem() {
     let (mut client, server) = connect(FakeTrigger::default(), ServeOptions::default());
@@ -384,7 +387,11 @@ fn a_rejection_is_a_verdict_listing_every_problem() {
                 "trigger 'alpha': /max: `max` must be a non-negative integer, found \"3\"; \
                  /a~1b: unknown member `a/b`"
                     .to_owned()
-            )
+            ),
+            errors: vec![
+                ValidationError::new("/max", "`max` must be a non-negative integer, found \"3\""),
+                ValidationError::new("/a~1b", "unknown member `a/b`"),
+            ],
         }
     );
     assert_eq!(hang_up(client, server).0, ServeOutcome::EndOfInput);
