@@ -4,7 +4,7 @@
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
-use crate::model::{Manifest, Runtime};
+use crate::model::{Manifest, PackageSource, Runtime};
 
 /// Extension names: `^[a-z0-9][a-z0-9._-]*$`.
 pub(crate) const NAME: &str = r"^[a-z0-9][a-z0-9._-]*$";
@@ -51,6 +51,25 @@ pub(crate) fn trigger_types(_: &mut SchemaGenerator) -> Schema {
         "minItems": 1,
         "uniqueItems": true,
         "items": { "type": "string", "pattern": TRIGGER_TYPE },
+    })
+}
+
+/// `agent_providers`: the reference host refuses any provider, so only the empty list.
+pub(crate) fn agent_providers(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "array",
+        "maxItems": 0,
+        "items": { "type": "string" },
+    })
+}
+
+/// `package.source`: a known registry, or any other name (a warning when checked).
+pub(crate) fn package_source(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "anyOf": [
+            { "type": "string", "enum": PackageSource::KNOWN },
+            { "type": "string", "minLength": 1 },
+        ],
     })
 }
 

@@ -5,8 +5,38 @@
 //! [`Diagnostic`] with a stable code (see [`codes`] and the repository's
 //! [`docs/DIAGNOSTICS.md`](https://example.invalid/curupira/blob/main/docs/DIAGNOSTICS.md)),
 //! a JSON Pointer, and the line and column in the file; a missing key is reported at
-//! the pointer it would have (`/launch/package`), located at its enclosing table. Only a manifest without errors becomes a [`Manifest`];
-//! warnings (unknown keys, an unknown runtime, …) do not stop it.
+//! the pointer it would have (`/launch/program`), located at its enclosing table. Only a
+//! manifest without errors becomes a [`Manifest`]; warnings (unknown keys, an unknown
+//! runtime, an npx launch without a version, …) do not stop it.
+//!
+//! `[launch]` takes the three forms the reference host (`curupira` 0.4.0) accepts, and
+//! only those ([`Launch`]):
+//!
+//! ```toml
+//! [launch]            # uv's uvx runs `executable` from the Python package
+//! type = "uvx"
+//! package = "curupira-plugins"
+//! executable = "curupira-plugins"
+//! # version = "0.1.0", args = ["--quiet"]: optional
+//! ```
+//!
+//! ```toml
+//! [launch]            # npx runs the npm package; no `version` is a warning
+//! type = "npx"
+//! package = "@acme/curupira-ext"
+//! version = "1.2.0"
+//! # bin = "acme-ext", args = [...]: optional
+//! ```
+//!
+//! ```toml
+//! [launch]            # a program: with a `/`, relative to the manifest's folder;
+//! type = "executable" # without, looked up on PATH
+//! program = "./bin/acme-ext"
+//! args = ["--serve"]
+//! ```
+//!
+//! `type = "command"` (with `command = …`) is refused, as the reference host refuses
+//! it, with the fix in the message:
 //!
 //! ```
 //! use curupira_manifest::check_str;
@@ -23,6 +53,7 @@
 //!
 //! [launch]
 //! type = "command"
+//! command = "./bin/acme-ext"
 //! "#;
 //! let checked = check_str(text, "curupira-extension.toml");
 //! assert!(checked.manifest.is_none());
@@ -38,15 +69,24 @@
 //!         ("manifest/invalid-name", "/name", 3),
 //!         ("manifest/invalid-version", "/version", 4),
 //!         ("manifest/unknown-key", "/colour", 9),
-//!         ("manifest/missing-key", "/launch/command", 11),
+//!         ("manifest/command-launch", "/launch/type", 12),
 //!     ]
 //! );
+//! let fix = &checked.report.diagnostics()[3].message;
+//! assert!(fix.contains(r#"write `type = "executable"` with `program = "./bin/acme-ext"`"#));
 //! assert_eq!(checked.report.errors(), 3);
 //! ```
 //!
+//! The other tables: `[package]` (`source` `pip` or `npm`, `name`, optional `version`:
+//! where the extension is installed from, [`Package`]), `[capabilities]`
+//! (`permissions`, [`Capabilities`]) and `agent_providers`, which must be empty: the
+//! reference host refuses an extension that provides coding agents, as it refuses
+//! `kind = "agent"`.
+//!
 //! The value rules live with the types: [`ExtensionName`], [`TriggerType`],
-//! [`NpmPackageName`] and [`Program`] can only hold valid values, so any [`Manifest`]
-//! prints ([`Manifest::to_toml`]) as a manifest that checks clean.
+//! [`NpmPackageName`], [`PythonPackage`] and [`Program`] can only hold valid values, so
+//! any [`Manifest`] prints ([`Manifest::to_toml`]) as a manifest that checks without
+//! errors.
 //!
 //! With the `schema` feature, [`Manifest`] implements `schemars::JsonSchema`: the schema of
 //! the file for editors (descriptions from these doc comments, every closed set as an
@@ -68,8 +108,9 @@ use curupira_diagnostics::{Collector, Diagnostic, Report};
 
 pub use curupira_protocol::PROTOCOL_VERSION;
 pub use model::{
-    ExtensionName, InvalidValue, Kind, Launch, MANIFEST_VERSION, Manifest, NpmPackageName, Program,
-    ProtocolVersion, Runtime, TriggerType, TriggerTypes,
+    Capabilities, ExtensionName, InvalidValue, Kind, Launch, MANIFEST_VERSION, Manifest,
+    NpmPackageName, Package, PackageSource, Program, ProtocolVersion, PythonPackage, Runtime,
+    TriggerType, TriggerTypes,
 };
 pub use semver::Version;
 
@@ -187,8 +228,10 @@ impl Manifest {
         })
     }
 
-    /// The manifest as TOML, in SPEC section 2's key order with `[launch]` last.
-    /// Parsing the output gives back an equal manifest with no error.
+    /// The manifest as TOML, in SPEC section 2's key order, then `[launch]`,
+    /// `[package]` (when there is one) and `[capabilities]` (when it lists a
+    /// permission); empty `args` are left out. Parsing the output gives back an equal
+    /// manifest with no error.
     pub fn to_toml(&self) -> String {
         // Every field serializes to a TOML string, integer, array or table, which
         // cannot fail; an empty string would only hide a bug the round-trip tests catch.

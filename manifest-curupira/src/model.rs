@@ -36,6 +36,10 @@ impl InvalidValue {
 
 /// A parsed, valid `curupira-extension.toml`.
 ///
+/// `agent_providers` has no field: the reference host refuses an extension that lists
+/// any (coding agents are built into it), so the only valid value is the empty list,
+/// which [`Manifest::to_toml`] leaves out.
+///
 /// ```
 /// use curupira_manifest::{Launch, Manifest, Runtime};
 ///
@@ -75,36 +79,144 @@ pub struct Manifest {
     pub trigger_types: TriggerTypes,
     /// How the host starts it.
     pub launch: Launch,
+    /// `[package]`: where the extension is installed from, when the manifest says.
+    pub package: Option<Package>,
+    /// `[capabilities]` (empty when the table is missing).
+    pub capabilities: Capabilities,
 }
 
-/// How the host starts the extension.
+/// How the host starts the extension: the three forms the reference host accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Launch {
-    /// `npx --yes <package>@<version>`.
+    /// `type = "uvx"`: uv's `uvx` runs `executable`, installed from the Python package
+    /// `package` (at `version` when one is given).
+    Uvx {
+        /// The Python package that provides the executable.
+        package: PythonPackage,
+        /// The executable the package installs.
+        executable: Program,
+        /// The package version to run; without one, uv picks it.
+        version: Option<Version>,
+        /// The executable's arguments (may be empty).
+        args: Vec<String>,
+    },
+    /// `type = "npx"`: `npx` runs the npm package `package` (at `version` when one is
+    /// given, else the latest one, fetched each time), its binary `bin` when given.
     Npx {
         /// The npm package.
         package: NpmPackageName,
-        /// The exact version to run.
-        version: Version,
+        /// The package version to run; a manifest without one gets a warning.
+        version: Option<Version>,
+        /// Which of the package's binaries to run, when it has several.
+        bin: Option<Program>,
+        /// The binary's arguments (may be empty).
+        args: Vec<String>,
     },
-    /// A program with arguments. A `command` containing `/` is a path relative to the
-    /// manifest's folder; otherwise it is looked up on `PATH`.
-    Command {
+    /// `type = "executable"`: a program with arguments. A `program` containing `/` is
+    /// a path relative to the manifest's folder; any other is looked up on `PATH`.
+    Executable {
         /// The program.
-        command: Program,
+        program: Program,
         /// Its arguments (may be empty).
         args: Vec<String>,
     },
 }
 
 impl Launch {
-    /// `"npx"` or `"command"`, the value of `launch.type`.
+    /// The three values of `launch.type`, in the reference host's order.
+    pub const TYPES: [&'static str; 3] = ["uvx", "npx", "executable"];
+
+    /// `"uvx"`, `"npx"` or `"executable"`, the value of `launch.type`.
     pub fn type_name(&self) -> &'static str {
         match self {
+            Launch::Uvx { .. } => "uvx",
             Launch::Npx { .. } => "npx",
-            Launch::Command { .. } => "command",
+            Launch::Executable { .. } => "executable",
         }
     }
+
+    /// The arguments given to what is started.
+    pub fn args(&self) -> &[String] {
+        match self {
+            Launch::Uvx { args, .. }
+            | Launch::Npx { args, .. }
+            | Launch::Executable { args, .. } => args,
+        }
+    }
+}
+
+/// `[package]`: where the extension is installed from (what `curupira plugins install
+/// pip:…` or `npm:…` records).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    /// The registry: `pip` or `npm` (another name is kept, with a warning when checked).
+    pub source: PackageSource,
+    /// The package's name in that registry (an empty one is kept, with a warning).
+    pub name: String,
+    /// The installed version, when the manifest says.
+    pub version: Option<Version>,
+}
+
+/// `package.source`. Unknown sources are allowed (with a warning when checked, as the
+/// reference host accepts any string) and kept as [`PackageSource::Other`].
+#[derive(Debug, Clone)]
+pub enum PackageSource {
+    /// `pip`: the Python Package Index.
+    Pip,
+    /// `npm`: the npm registry.
+    Npm,
+    /// Any other name. `Other("pip")` equals `Pip`: values compare by name.
+    Other(String),
+}
+
+impl PackageSource {
+    /// The sources the reference host installs from, by name.
+    pub const KNOWN: [&'static str; 2] = ["pip", "npm"];
+
+    /// The source called `name` (exact, case-sensitive).
+    pub fn from_name(name: &str) -> Self {
+        match name {
+            "pip" => PackageSource::Pip,
+            "npm" => PackageSource::Npm,
+            other => PackageSource::Other(other.to_owned()),
+        }
+    }
+
+    /// The name as written in the manifest.
+    pub fn as_str(&self) -> &str {
+        match self {
+            PackageSource::Pip => "pip",
+            PackageSource::Npm => "npm",
+            PackageSource::Other(name) => name,
+        }
+    }
+
+    /// Whether it is one of [`PackageSource::KNOWN`].
+    pub fn is_known(&self) -> bool {
+        Self::KNOWN.contains(&self.as_str())
+    }
+}
+
+impl PartialEq for PackageSource {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for PackageSource {}
+
+impl fmt::Display for PackageSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `[capabilities]`: what the extension asks to be allowed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The permissions it asks for, as written (the reference host gives them no
+    /// meaning yet).
+    pub permissions: Vec<String>,
 }
 
 /// What the extension runs on. Unknown runtimes are allowed (with a warning when
@@ -173,7 +285,8 @@ impl fmt::Display for Runtime {
     }
 }
 
-/// The kind of extension. Format 1 has one.
+/// The kind of extension. Format 1 has one: the reference host refuses `kind = "agent"`
+/// (coding agents are built into it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Kind {
     /// `kind = "trigger"`
@@ -263,10 +376,19 @@ checked_string!(
 );
 
 checked_string!(
-    /// The program of a `command` launch: not empty, not only whitespace.
+    /// What a launch starts (`program`, uvx's `executable`, npx's `bin`): not empty,
+    /// not only whitespace.
     Program,
-    "launch command",
-    rules::command_problems
+    "program",
+    rules::program_problems
+);
+
+checked_string!(
+    /// The package of a `uvx` launch: a PyPI project name or another requirement uv
+    /// accepts; not empty, not only whitespace.
+    PythonPackage,
+    "Python package",
+    rules::python_package_problems
 );
 
 /// The `trigger_types` list: at least one, no repetitions.
@@ -326,7 +448,8 @@ impl<'a> IntoIterator for &'a TriggerTypes {
     }
 }
 
-/// The TOML layout: the keys in the order of SPEC section 2, `[launch]` last.
+/// The TOML layout: the keys in the order of SPEC section 2, then the tables
+/// `[launch]`, `[package]` and `[capabilities]`.
 #[derive(Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(
@@ -367,7 +490,7 @@ struct Wire<'a> {
         schemars(schema_with = "crate::json_schema::runtime")
     )]
     runtime: &'a str,
-    /// What kind of extension it is: `trigger`.
+    /// What kind of extension it is: `trigger` (the reference host refuses `agent`).
     #[cfg_attr(feature = "schema", schemars(schema_with = "crate::json_schema::kind"))]
     kind: &'static str,
     /// The triggers it offers, by local name (`github-issue`): at least one, no repeats.
@@ -376,9 +499,23 @@ struct Wire<'a> {
         schemars(schema_with = "crate::json_schema::trigger_types")
     )]
     trigger_types: &'a [TriggerType],
-    /// How the host starts it: `type = "npx"` with `package` and `version`, or
-    /// `type = "command"` with `command` and `args`.
+    /// The coding-agent providers it offers: none (the reference host refuses an
+    /// extension that lists any; agents are built into it).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(default, schema_with = "crate::json_schema::agent_providers")
+    )]
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    agent_providers: &'a [String],
+    /// How the host starts it: `type = "uvx"` with `package` and `executable`,
+    /// `type = "npx"` with `package`, or `type = "executable"` with `program`.
     launch: WireLaunch<'a>,
+    /// Where the extension is installed from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    package: Option<WirePackage<'a>>,
+    /// What the extension asks to be allowed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capabilities: Option<WireCapabilities<'a>>,
 }
 
 /// `[launch]`, by its `type`.
@@ -387,7 +524,24 @@ struct Wire<'a> {
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 #[serde(tag = "type", rename_all = "lowercase")]
 enum WireLaunch<'a> {
-    /// `npx --yes <package>@<version>`.
+    /// uv's `uvx` runs `executable`, installed from the Python package `package`.
+    Uvx {
+        /// The Python package that provides the executable (not empty).
+        #[cfg_attr(feature = "schema", schemars(with = "String", pattern(r"\S")))]
+        package: &'a PythonPackage,
+        /// The package version to run (SemVer); without one, uv picks it.
+        #[cfg_attr(feature = "schema", schemars(pattern(crate::json_schema::SEMVER)))]
+        #[serde(skip_serializing_if = "Option::is_none")]
+        version: Option<String>,
+        /// The executable the package installs (not empty).
+        #[cfg_attr(feature = "schema", schemars(with = "String", pattern(r"\S")))]
+        executable: &'a Program,
+        /// The executable's arguments.
+        #[cfg_attr(feature = "schema", schemars(default))]
+        #[serde(skip_serializing_if = "<[String]>::is_empty")]
+        args: &'a [String],
+    },
+    /// `npx` runs the npm package `package`.
     Npx {
         /// The npm package.
         #[cfg_attr(
@@ -399,21 +553,62 @@ enum WireLaunch<'a> {
             )
         )]
         package: &'a NpmPackageName,
-        /// The exact version to run (SemVer).
+        /// The package version to run (SemVer); without one, npx fetches the latest
+        /// version each time (a warning).
         #[cfg_attr(feature = "schema", schemars(pattern(crate::json_schema::SEMVER)))]
-        version: String,
-    },
-    /// A program with arguments. A `command` containing `/` is a path relative to the
-    /// manifest's folder; otherwise it is looked up on `PATH`.
-    Command {
-        /// The program (not empty).
-        #[cfg_attr(feature = "schema", schemars(with = "String", pattern(r"\S")))]
-        command: &'a Program,
-        /// Its arguments (may be empty).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        version: Option<String>,
+        /// Which of the package's binaries to run, when it has several (not empty).
+        #[cfg_attr(feature = "schema", schemars(with = "Option<String>", pattern(r"\S")))]
+        #[serde(skip_serializing_if = "Option::is_none")]
+        bin: Option<&'a Program>,
+        /// The binary's arguments.
         #[cfg_attr(feature = "schema", schemars(default))]
         #[serde(skip_serializing_if = "<[String]>::is_empty")]
         args: &'a [String],
     },
+    /// A program with arguments. A `program` containing `/` is a path relative to the
+    /// manifest's folder; any other is looked up on `PATH`.
+    Executable {
+        /// The program (not empty).
+        #[cfg_attr(feature = "schema", schemars(with = "String", pattern(r"\S")))]
+        program: &'a Program,
+        /// Its arguments.
+        #[cfg_attr(feature = "schema", schemars(default))]
+        #[serde(skip_serializing_if = "<[String]>::is_empty")]
+        args: &'a [String],
+    },
+}
+
+/// `[package]`.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+struct WirePackage<'a> {
+    /// The registry it is installed from: `pip` or `npm` (another name is a warning).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::json_schema::package_source")
+    )]
+    source: &'a str,
+    /// The package's name in that registry.
+    #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
+    name: &'a str,
+    /// The installed version (SemVer).
+    #[cfg_attr(feature = "schema", schemars(pattern(crate::json_schema::SEMVER)))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<String>,
+}
+
+/// `[capabilities]`.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
+struct WireCapabilities<'a> {
+    /// The permissions it asks for.
+    #[cfg_attr(feature = "schema", schemars(default))]
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    permissions: &'a [String],
 }
 
 /// The schema of the TOML layout ([`Manifest`]'s `JsonSchema`).
@@ -425,6 +620,7 @@ pub(crate) fn wire_schema(generator: &mut schemars::SchemaGenerator) -> schemars
 /// Serializes as the manifest's TOML layout (so `serde_json` gives the same keys).
 impl Serialize for Manifest {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let version = |v: &Option<Version>| v.as_ref().map(Version::to_string);
         Wire {
             manifest_version: MANIFEST_VERSION,
             name: &self.name,
@@ -433,13 +629,40 @@ impl Serialize for Manifest {
             runtime: self.runtime.as_str(),
             kind: self.kind.as_str(),
             trigger_types: &self.trigger_types,
+            agent_providers: &[],
             launch: match &self.launch {
-                Launch::Npx { package, version } => WireLaunch::Npx {
+                Launch::Uvx {
                     package,
-                    version: version.to_string(),
+                    executable,
+                    version: v,
+                    args,
+                } => WireLaunch::Uvx {
+                    package,
+                    version: version(v),
+                    executable,
+                    args,
                 },
-                Launch::Command { command, args } => WireLaunch::Command { command, args },
+                Launch::Npx {
+                    package,
+                    version: v,
+                    bin,
+                    args,
+                } => WireLaunch::Npx {
+                    package,
+                    version: version(v),
+                    bin: bin.as_ref(),
+                    args,
+                },
+                Launch::Executable { program, args } => WireLaunch::Executable { program, args },
             },
+            package: self.package.as_ref().map(|p| WirePackage {
+                source: p.source.as_str(),
+                name: &p.name,
+                version: version(&p.version),
+            }),
+            capabilities: (!self.capabilities.permissions.is_empty()).then(|| WireCapabilities {
+                permissions: &self.capabilities.permissions,
+            }),
         }
         .serialize(serializer)
     }

@@ -91,12 +91,26 @@ pub(crate) fn package_name_problems(name: &str) -> Vec<Problem> {
     problems
 }
 
-/// The program of a `command` launch.
-pub(crate) fn command_problems(command: &str) -> Vec<Problem> {
-    if command.trim().is_empty() {
+/// What a launch starts: `program`, uvx's `executable`, npx's `bin`.
+pub(crate) fn program_problems(program: &str) -> Vec<Problem> {
+    blank(program, "there would be nothing to run")
+}
+
+/// The Python package of a uvx launch.
+pub(crate) fn python_package_problems(package: &str) -> Vec<Problem> {
+    blank(package, "uvx would have nothing to install")
+}
+
+fn blank(value: &str, consequence: &str) -> Vec<Problem> {
+    if value.trim().is_empty() {
+        let what = if value.is_empty() {
+            "is empty"
+        } else {
+            "is only whitespace"
+        };
         vec![Problem::error(
-            codes::EMPTY_COMMAND,
-            "is empty; give the program to run, e.g. `command = \"./bin/my-extension\"`".to_owned(),
+            codes::EMPTY_VALUE,
+            format!("{what}: {consequence}"),
             None,
         )]
     } else {
@@ -147,5 +161,21 @@ mod tests {
         let problems = package_name_problems("node:fs");
         assert_eq!(problems[0].code, codes::INVALID_PACKAGE_NAME);
         assert_eq!(problems[0].range, Some(4..5));
+    }
+
+    #[test]
+    fn blank_programs_and_packages_are_errors() {
+        assert!(program_problems("python3").is_empty());
+        assert!(python_package_problems(" curupira-plugins ").is_empty());
+        assert_eq!(
+            texts(program_problems("")),
+            ["is empty: there would be nothing to run"]
+        );
+        let problems = python_package_problems(" \t");
+        assert_eq!(problems[0].code, codes::EMPTY_VALUE);
+        assert_eq!(
+            texts(problems),
+            ["is only whitespace: uvx would have nothing to install"]
+        );
     }
 }

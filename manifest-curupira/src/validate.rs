@@ -12,14 +12,14 @@ use toml::de::{DeTable, DeValue};
 
 use crate::codes;
 use crate::model::{
-    ExtensionName, Kind, Launch, MANIFEST_VERSION, Manifest, NpmPackageName, Program,
-    ProtocolVersion, Runtime, TriggerType, TriggerTypes,
+    Capabilities, ExtensionName, Kind, Launch, MANIFEST_VERSION, Manifest, NpmPackageName, Package,
+    PackageSource, Program, ProtocolVersion, PythonPackage, Runtime, TriggerType, TriggerTypes,
 };
 use crate::rules::{self, Problem};
 
 type Value<'i> = Spanned<DeValue<'i>>;
 
-const ROOT_KEYS: [&str; 8] = [
+const ROOT_KEYS: [&str; 11] = [
     "manifest_version",
     "name",
     "version",
@@ -28,28 +28,67 @@ const ROOT_KEYS: [&str; 8] = [
     "kind",
     "trigger_types",
     "launch",
+    "package",
+    "agent_providers",
+    "capabilities",
 ];
 
-const LAUNCH_KEYS: [&str; 5] = ["type", "package", "version", "command", "args"];
-const NPX_KEYS: [&str; 2] = ["package", "version"];
-const COMMAND_KEYS: [&str; 2] = ["command", "args"];
+const UVX_KEYS: [&str; 5] = ["type", "package", "version", "executable", "args"];
+const NPX_KEYS: [&str; 5] = ["type", "package", "version", "bin", "args"];
+const EXECUTABLE_KEYS: [&str; 3] = ["type", "program", "args"];
+/// Every key of some launch type, for a `[launch]` whose type is unknown.
+const LAUNCH_KEYS: [&str; 7] = [
+    "type",
+    "package",
+    "version",
+    "executable",
+    "bin",
+    "program",
+    "args",
+];
+const PACKAGE_KEYS: [&str; 3] = ["source", "name", "version"];
+const CAPABILITIES_KEYS: [&str; 1] = ["permissions"];
 
-/// What to write when a required key is missing.
-fn missing_hint(key: &str) -> &'static str {
+/// The reference host's reason for refusing `kind = "agent"` and `agent_providers`.
+const AGENT_REASON: &str =
+    "coding-agent extensions are no longer supported; agents are built into the Rust core";
+
+/// The launch types a `[launch]` key belongs to, for the unused-key warning.
+fn launch_key_owner(key: &str) -> Option<&'static str> {
     match key {
-        "manifest_version" => "add `manifest_version = 1`",
-        "name" => "add the extension's name, e.g. `name = \"acme-curupira-ext\"`",
-        "version" => "add the extension's SemVer version, e.g. `version = \"1.0.0\"`",
-        "protocol_version" => "add `protocol_version = 2`",
-        "runtime" => "add what it runs on, e.g. `runtime = \"node\"`",
-        "kind" => "add `kind = \"trigger\"`",
-        "trigger_types" => "list the triggers it offers, e.g. `trigger_types = [\"github-issue\"]`",
-        "launch" => "add a `[launch]` table with `type = \"npx\"` or `type = \"command\"`",
-        "type" => "add `type = \"npx\"` or `type = \"command\"`",
-        "package" => {
-            "an npx launch needs the npm package to run, e.g. `package = \"@acme/curupira-ext\"`"
+        "package" | "version" => Some("`type = \"uvx\"` and `type = \"npx\"`"),
+        "executable" => Some("`type = \"uvx\"`"),
+        "bin" => Some("`type = \"npx\"`"),
+        "program" => Some("`type = \"executable\"`"),
+        _ => None,
+    }
+}
+
+/// What to write when the required key at `pointer` is missing.
+fn missing_hint(pointer: &JsonPointer) -> &'static str {
+    match pointer.as_str() {
+        "/manifest_version" => "add `manifest_version = 1`",
+        "/name" => "add the extension's name, e.g. `name = \"acme-curupira-ext\"`",
+        "/version" => "add the extension's SemVer version, e.g. `version = \"1.0.0\"`",
+        "/protocol_version" => "add `protocol_version = 2`",
+        "/runtime" => "add what it runs on, e.g. `runtime = \"node\"`",
+        "/kind" => "add `kind = \"trigger\"`",
+        "/trigger_types" => {
+            "list the triggers it offers, e.g. `trigger_types = [\"github-issue\"]`"
         }
-        "command" => "a command launch needs the program to run, e.g. `command = \"./bin/ext\"`",
+        "/launch" => {
+            "add a `[launch]` table with `type = \"uvx\"`, `type = \"npx\"` or `type = \"executable\"`"
+        }
+        "/launch/type" => "add `type = \"uvx\"`, `type = \"npx\"` or `type = \"executable\"`",
+        "/launch/executable" => {
+            "a uvx launch needs the executable its package installs, e.g. `executable = \"curupira-plugins\"`"
+        }
+        "/package/source" => {
+            "say which registry it is installed from: `source = \"pip\"` or `source = \"npm\"`"
+        }
+        "/package/name" => {
+            "give the package's name in that registry, e.g. `name = \"curupira-plugins\"`"
+        }
         _ => "it is required",
     }
 }
@@ -66,7 +105,7 @@ struct Validator<'o, 'a> {
 impl Validator<'_, '_> {
     fn manifest(&mut self, table: &DeTable<'_>) -> Option<Manifest> {
         let root = JsonPointer::root();
-        self.unknown_keys(table, &root, &ROOT_KEYS, &[]);
+        self.unknown_keys(table, &root, &ROOT_KEYS);
         let manifest_version = self
             .required(table, &root, "manifest_version")
             .and_then(|(v, at)| self.manifest_version(v, &at));
@@ -91,7 +130,22 @@ impl Validator<'_, '_> {
         let launch = self
             .required(table, &root, "launch")
             .and_then(|(v, at)| self.launch(v, &at, version.as_ref()));
+        let package = match table.get("package") {
+            Some(value) => self
+                .package(value, &root.key("package"), version.as_ref())
+                .map(Some),
+            None => Some(None),
+        };
+        let agent_providers = match table.get("agent_providers") {
+            Some(value) => self.agent_providers(value, &root.key("agent_providers")),
+            None => Some(()),
+        };
+        let capabilities = match table.get("capabilities") {
+            Some(value) => self.capabilities(value, &root.key("capabilities")),
+            None => Some(Capabilities::default()),
+        };
         manifest_version?;
+        agent_providers?;
         if self.out.has_errors() {
             return None;
         }
@@ -103,6 +157,8 @@ impl Validator<'_, '_> {
             kind: kind?,
             trigger_types: trigger_types?,
             launch: launch?,
+            package: package?,
+            capabilities: capabilities?,
         })
     }
 
@@ -118,44 +174,73 @@ impl Validator<'_, '_> {
         match table.get(key) {
             Some(value) => Some((value, pointer)),
             None => {
-                let message = if at.is_root() {
-                    format!("required key `{key}` is missing; {}", missing_hint(key))
-                } else {
-                    format!("`[{}]` has no `{key}`; {}", dotted(at), missing_hint(key))
-                };
-                self.out.error(codes::MISSING_KEY, &pointer, message);
+                let hint = missing_hint(&pointer);
+                self.missing(at, key, hint);
                 None
             }
         }
     }
 
-    /// Warns about keys outside `known`; keys in `other` belong to the other launch type.
-    fn unknown_keys(
+    /// Reports that the table at `at` has no `key`, with `hint` saying what to write.
+    fn missing(&mut self, at: &JsonPointer, key: &str, hint: &str) {
+        let message = if at.is_root() {
+            format!("required key `{key}` is missing; {hint}")
+        } else {
+            format!("`[{}]` has no `{key}`; {hint}", dotted(at))
+        };
+        self.out.error(codes::MISSING_KEY, &at.key(key), message);
+    }
+
+    /// Warns about keys outside `known`.
+    fn unknown_keys(&mut self, table: &DeTable<'_>, at: &JsonPointer, known: &[&str]) {
+        let keys = table.iter().map(|(key, _)| key.get_ref().as_ref());
+        unknown_keys(self.out, codes::UNKNOWN_KEY, keys, at, known);
+    }
+
+    /// Warns about the keys of a `[launch]` of one type: keys of another launch type
+    /// are unused, `command` (of the refused `type = "command"`) points to its
+    /// replacement, the rest are unknown.
+    fn launch_keys(
         &mut self,
         table: &DeTable<'_>,
         at: &JsonPointer,
         known: &[&str],
-        other: &[(&str, &str)],
+        replacement: Option<&str>,
     ) {
         let mut rest = Vec::new();
         for (key, _) in table {
             let key = key.get_ref().as_ref();
-            let Some((_, belongs)) = other.iter().find(|(name, _)| *name == key) else {
-                rest.push(key);
+            if known.contains(&key) {
                 continue;
-            };
+            }
             let pointer = at.key(key);
-            let message = format!(
-                "`{}` is ignored here; it belongs to `type = \"{belongs}\"`",
-                dotted(&pointer)
-            );
-            self.out.push(
-                Severity::Warning,
-                codes::UNUSED_KEY,
-                &pointer,
-                Anchor::Key,
-                message,
-            );
+            if let Some(owner) = launch_key_owner(key) {
+                let message = format!(
+                    "`{}` is ignored here; it belongs to {owner}",
+                    dotted(&pointer)
+                );
+                self.out.push(
+                    Severity::Warning,
+                    codes::UNUSED_KEY,
+                    &pointer,
+                    Anchor::Key,
+                    message,
+                );
+            } else if let ("command", Some(replacement)) = (key, replacement) {
+                let message = format!(
+                    "unknown key `command` in `{}` is ignored: it belonged to the refused `type = \"command\"`, and here `{replacement}` names what runs",
+                    dotted(at)
+                );
+                self.out.push(
+                    Severity::Warning,
+                    codes::UNKNOWN_KEY,
+                    &pointer,
+                    Anchor::Key,
+                    message,
+                );
+            } else {
+                rest.push(key);
+            }
         }
         unknown_keys(self.out, codes::UNKNOWN_KEY, rest, at, known);
     }
@@ -358,6 +443,14 @@ impl Validator<'_, '_> {
         if text == Kind::Trigger.as_str() {
             return Some(Kind::Trigger);
         }
+        if text == "agent" {
+            self.out.error(
+                codes::AGENT_EXTENSION,
+                at,
+                format!("`kind = \"agent\"` is refused by the reference host: {AGENT_REASON}; an extension offers triggers (`kind = \"trigger\"`)"),
+            );
+            return None;
+        }
         self.out.error(
             codes::INVALID_KIND,
             at,
@@ -436,7 +529,7 @@ impl Validator<'_, '_> {
                 value,
                 at,
                 "a table",
-                "; write a `[launch]` table with `type = \"npx\"` or `type = \"command\"`",
+                "; write a `[launch]` table with `type = \"uvx\"`, `type = \"npx\"` or `type = \"executable\"`",
             );
             return None;
         };
@@ -445,52 +538,39 @@ impl Validator<'_, '_> {
                 self.required(table, at, "type");
                 None
             }
-            Some(value) => {
-                let pointer = at.key("type");
-                self.string(value, &pointer).and_then(|text| match text {
-                    "npx" | "command" => Some(text),
-                    other => {
-                        let hint = match did_you_mean(other, ["npx", "command"]) {
-                            Some(suggestion) => format!("did you mean `{suggestion}`?"),
-                            None => "write `type = \"npx\"` or `type = \"command\"`".to_owned(),
-                        };
-                        self.out.error(
-                            codes::INVALID_LAUNCH_TYPE,
-                            &pointer,
-                            format!(
-                                "`launch.type` `{}` is not a launch type; {hint}",
-                                other.escape_debug()
-                            ),
-                        );
-                        None
-                    }
-                })
-            }
+            Some(value) => self.launch_type(table, value, &at.key("type")),
         };
         match launch_type {
+            Some("uvx") => {
+                self.launch_keys(table, at, &UVX_KEYS, Some("executable"));
+                self.uvx(table, at, version)
+            }
             Some("npx") => {
-                let other: Vec<_> = COMMAND_KEYS.iter().map(|key| (*key, "command")).collect();
-                self.unknown_keys(table, at, &LAUNCH_KEYS, &other);
+                self.launch_keys(table, at, &NPX_KEYS, None);
                 self.npx(table, at, version)
             }
-            Some(_) => {
-                let other: Vec<_> = NPX_KEYS.iter().map(|key| (*key, "npx")).collect();
-                self.unknown_keys(table, at, &LAUNCH_KEYS, &other);
-                self.command(table, at)
+            Some("executable") => {
+                self.launch_keys(table, at, &EXECUTABLE_KEYS, Some("program"));
+                self.executable(table, at)
             }
-            None => {
-                // Without a usable type, still check whatever keys are there.
-                self.unknown_keys(table, at, &LAUNCH_KEYS, &[]);
+            refused => {
+                // Without a usable type, still check whatever keys are there on
+                // their own (`command` is part of the refused type's error).
+                let mut known = LAUNCH_KEYS.to_vec();
+                if refused == Some("command") {
+                    known.push("command");
+                }
+                self.unknown_keys(table, at, &known);
                 for (key, value) in table {
                     let pointer = at.key(key.get_ref());
                     match key.get_ref().as_ref() {
                         "package" => {
-                            self.package(value, &pointer);
+                            self.string(value, &pointer);
                         }
                         "version" => {
                             self.version(value, &pointer);
                         }
-                        "command" => {
+                        "executable" | "bin" | "program" => {
                             self.program(value, &pointer);
                         }
                         "args" => {
@@ -504,69 +584,177 @@ impl Validator<'_, '_> {
         }
     }
 
+    /// `launch.type`: one of [`Launch::TYPES`] or `"command"` (already reported).
+    fn launch_type<'t>(
+        &mut self,
+        table: &DeTable<'_>,
+        value: &'t Value<'_>,
+        at: &JsonPointer,
+    ) -> Option<&'t str> {
+        let text = self.string(value, at)?;
+        if Launch::TYPES.contains(&text) {
+            return Some(text);
+        }
+        if text == "command" {
+            let program = match table.get("command").map(Spanned::get_ref) {
+                Some(DeValue::String(command)) if !command.trim().is_empty() => format!(
+                    "`program = \"{}\"` in place of `command`",
+                    command.escape_debug()
+                ),
+                _ => "`program = …`, the program to run".to_owned(),
+            };
+            self.out.error(
+                codes::COMMAND_LAUNCH,
+                at,
+                format!(
+                    "`launch.type = \"command\"` is refused by the reference host (unknown variant `command`, expected one of `uvx`, `npx`, `executable`); write `type = \"executable\"` with {program}"
+                ),
+            );
+            return Some("command");
+        }
+        let suggestion = match did_you_mean(text, Launch::TYPES) {
+            Some(suggestion) => format!("did you mean `{suggestion}`?"),
+            None => {
+                "write `type = \"uvx\"`, `type = \"npx\"` or `type = \"executable\"`".to_owned()
+            }
+        };
+        self.out.error(
+            codes::INVALID_LAUNCH_TYPE,
+            at,
+            format!(
+                "`launch.type` `{}` is not a launch type (`uvx`, `npx` or `executable`); {suggestion}",
+                text.escape_debug()
+            ),
+        );
+        None
+    }
+
+    fn uvx(
+        &mut self,
+        table: &DeTable<'_>,
+        at: &JsonPointer,
+        version: Option<&Version>,
+    ) -> Option<Launch> {
+        let package = match table.get("package") {
+            Some(value) => self.python_package(value, &at.key("package")),
+            None => {
+                self.missing(
+                    at,
+                    "package",
+                    "a uvx launch needs the Python package to install, e.g. `package = \"curupira-plugins\"`",
+                );
+                None
+            }
+        };
+        let executable = self
+            .required(table, at, "executable")
+            .and_then(|(v, p)| self.program(v, &p));
+        let launch_version = self.launch_version(table, at, version);
+        let args = self.optional_args(table, at);
+        Some(Launch::Uvx {
+            package: package?,
+            executable: executable?,
+            version: launch_version?,
+            args: args?,
+        })
+    }
+
     fn npx(
         &mut self,
         table: &DeTable<'_>,
         at: &JsonPointer,
         version: Option<&Version>,
     ) -> Option<Launch> {
-        let package = self
-            .required(table, at, "package")
-            .and_then(|(v, p)| self.package(v, &p));
-        let launch_version = match table.get("version") {
-            Some(value) => {
-                let pointer = at.key("version");
-                let parsed = self.version(value, &pointer);
-                if let (Some(launch), Some(manifest)) = (&parsed, version)
-                    && launch != manifest
-                {
-                    self.out.warning(
-                            codes::VERSION_MISMATCH,
-                            &pointer,
-                            format!("`launch.version` {launch} differs from `version` {manifest}; the host would list {manifest} and run {launch}"),
-                        );
-                }
-                parsed
-            }
+        let package = match table.get("package") {
+            Some(value) => self.npm_package(value, &at.key("package")),
             None => {
-                let hint = match version {
-                    Some(version) => format!(
-                        "an npx launch needs the exact version to run, e.g. `version = \"{version}\"`"
-                    ),
-                    None => {
-                        "an npx launch needs the exact version to run, e.g. `version = \"1.0.0\"`"
-                            .to_owned()
-                    }
-                };
-                self.out.error(
-                    codes::MISSING_KEY,
-                    &at.key("version"),
-                    format!("`[{}]` has no `version`; {hint}", dotted(at)),
+                self.missing(
+                    at,
+                    "package",
+                    "an npx launch needs the npm package to run, e.g. `package = \"@acme/curupira-ext\"`",
                 );
                 None
             }
         };
+        let launch_version = self.launch_version(table, at, version);
+        if let (Some(None), Some(package)) = (&launch_version, &package) {
+            let example = version.map_or_else(|| "1.0.0".to_owned(), Version::to_string);
+            self.out.warning(
+                codes::UNPINNED_VERSION,
+                &at.key("version"),
+                format!(
+                    "`[{}]` has no `version`: npx will fetch the latest version of `{package}` each time the host starts it; pin one, e.g. `version = \"{example}\"`",
+                    dotted(at)
+                ),
+            );
+        }
+        let bin = match table.get("bin") {
+            Some(value) => self.program(value, &at.key("bin")).map(Some),
+            None => Some(None),
+        };
+        let args = self.optional_args(table, at);
         Some(Launch::Npx {
             package: package?,
             version: launch_version?,
-        })
-    }
-
-    fn command(&mut self, table: &DeTable<'_>, at: &JsonPointer) -> Option<Launch> {
-        let command = self
-            .required(table, at, "command")
-            .and_then(|(v, p)| self.program(v, &p));
-        let args = match table.get("args") {
-            Some(value) => self.args(value, &at.key("args")),
-            None => Some(Vec::new()),
-        };
-        Some(Launch::Command {
-            command: command?,
+            bin: bin?,
             args: args?,
         })
     }
 
-    fn package(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<NpmPackageName> {
+    fn executable(&mut self, table: &DeTable<'_>, at: &JsonPointer) -> Option<Launch> {
+        let program = match table.get("program") {
+            Some(value) => self.program(value, &at.key("program")),
+            None => {
+                let hint = match table.get("command").map(Spanned::get_ref) {
+                    Some(DeValue::String(command)) => format!(
+                        "an executable launch names what it runs with `program`, not `command`: write `program = \"{}\"`",
+                        command.escape_debug()
+                    ),
+                    _ => "an executable launch needs the program to run, e.g. `program = \"./bin/ext\"` (relative to the manifest's folder) or `program = \"python3\"` (looked up on PATH)".to_owned(),
+                };
+                self.missing(at, "program", &hint);
+                None
+            }
+        };
+        let args = self.optional_args(table, at);
+        Some(Launch::Executable {
+            program: program?,
+            args: args?,
+        })
+    }
+
+    /// `launch.version`, optional: `Some(None)` when missing, `None` when invalid.
+    fn launch_version(
+        &mut self,
+        table: &DeTable<'_>,
+        at: &JsonPointer,
+        version: Option<&Version>,
+    ) -> Option<Option<Version>> {
+        let Some(value) = table.get("version") else {
+            return Some(None);
+        };
+        let pointer = at.key("version");
+        let parsed = self.version(value, &pointer)?;
+        if let Some(manifest) = version
+            && parsed != *manifest
+        {
+            self.out.warning(
+                codes::VERSION_MISMATCH,
+                &pointer,
+                format!("`launch.version` {parsed} differs from `version` {manifest}; the host would list {manifest} and run {parsed}"),
+            );
+        }
+        Some(Some(parsed))
+    }
+
+    fn optional_args(&mut self, table: &DeTable<'_>, at: &JsonPointer) -> Option<Vec<String>> {
+        match table.get("args") {
+            Some(value) => self.args(value, &at.key("args")),
+            None => Some(Vec::new()),
+        }
+    }
+
+    fn npm_package(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<NpmPackageName> {
         let text = self.string(value, at)?;
         if self.problems(text, at, rules::package_name_problems(text)) {
             NpmPackageName::new(text).ok()
@@ -575,34 +763,171 @@ impl Validator<'_, '_> {
         }
     }
 
+    fn python_package(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<PythonPackage> {
+        let text = self.string(value, at)?;
+        if self.problems(text, at, rules::python_package_problems(text)) {
+            PythonPackage::new(text).ok()
+        } else {
+            None
+        }
+    }
+
     fn program(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<Program> {
         let text = self.string(value, at)?;
-        if self.problems(text, at, rules::command_problems(text)) {
+        if self.problems(text, at, rules::program_problems(text)) {
             Program::new(text).ok()
         } else {
             None
         }
     }
 
-    fn args(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<Vec<String>> {
+    /// An array of strings (`args`, `agent_providers`, `permissions`).
+    fn strings(
+        &mut self,
+        value: &Value<'_>,
+        at: &JsonPointer,
+        example: &str,
+    ) -> Option<Vec<String>> {
         let DeValue::Array(array) = value.get_ref() else {
             self.wrong_type(
                 value,
                 at,
                 "an array of strings",
-                "; write e.g. `args = [\"--verbose\"]`",
+                &format!("; write e.g. `{example}`"),
             );
             return None;
         };
-        let mut args = Vec::with_capacity(array.len());
+        let mut strings = Vec::with_capacity(array.len());
         let mut clean = true;
         for (index, element) in array.iter().enumerate() {
             match self.string(element, &at.index(index)) {
-                Some(text) => args.push(text.to_owned()),
+                Some(text) => strings.push(text.to_owned()),
                 None => clean = false,
             }
         }
-        clean.then_some(args)
+        clean.then_some(strings)
+    }
+
+    // ----- [package], agent_providers, [capabilities] ---------------------------
+
+    fn package(
+        &mut self,
+        value: &Value<'_>,
+        at: &JsonPointer,
+        version: Option<&Version>,
+    ) -> Option<Package> {
+        let DeValue::Table(table) = value.get_ref() else {
+            self.wrong_type(
+                value,
+                at,
+                "a table",
+                "; write a `[package]` table with `source`, `name` and `version`",
+            );
+            return None;
+        };
+        self.unknown_keys(table, at, &PACKAGE_KEYS);
+        let source = self
+            .required(table, at, "source")
+            .and_then(|(v, p)| self.package_source(v, &p));
+        let name = self
+            .required(table, at, "name")
+            .and_then(|(v, p)| self.package_name(v, &p));
+        let package_version = match table.get("version") {
+            Some(value) => {
+                let pointer = at.key("version");
+                let parsed = self.version(value, &pointer);
+                if let (Some(package), Some(manifest)) = (&parsed, version)
+                    && package != manifest
+                {
+                    self.out.warning(
+                        codes::VERSION_MISMATCH,
+                        &pointer,
+                        format!("`package.version` {package} differs from `version` {manifest}; the host would list {manifest} for a package installed at {package}"),
+                    );
+                }
+                parsed.map(Some)
+            }
+            None => Some(None),
+        };
+        Some(Package {
+            source: source?,
+            name: name?,
+            version: package_version?,
+        })
+    }
+
+    fn package_source(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<PackageSource> {
+        let text = self.string(value, at)?;
+        let source = PackageSource::from_name(text);
+        if !source.is_known() {
+            let hint = match did_you_mean(text, PackageSource::KNOWN) {
+                Some(suggestion) => format!("did you mean `{suggestion}`?"),
+                None => "it is kept as written".to_owned(),
+            };
+            self.out.warning(
+                codes::UNKNOWN_PACKAGE_SOURCE,
+                at,
+                format!(
+                    "`package.source` `{}` is neither `pip` nor `npm`, the registries the reference host installs from; {hint}",
+                    text.escape_debug()
+                ),
+            );
+        }
+        Some(source)
+    }
+
+    fn package_name(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<String> {
+        let text = self.string(value, at)?;
+        if text.trim().is_empty() {
+            self.out.warning(
+                codes::EMPTY_PACKAGE_NAME,
+                at,
+                "`package.name` is empty; give the package's name in its registry, e.g. `name = \"curupira-plugins\"`",
+            );
+        }
+        Some(text.to_owned())
+    }
+
+    /// `agent_providers`: an array of strings that must be empty.
+    fn agent_providers(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<()> {
+        let providers = self.strings(value, at, "agent_providers = []")?;
+        let Some(first) = providers.first() else {
+            return Some(());
+        };
+        let listed = match providers.len() {
+            1 => format!("`{}`", first.escape_debug()),
+            n => format!("`{}` and {} more", first.escape_debug(), n - 1),
+        };
+        self.out.error(
+            codes::AGENT_EXTENSION,
+            at,
+            format!("`agent_providers` lists {listed}, and the reference host refuses an extension that provides agents: {AGENT_REASON}; remove the key or leave it empty"),
+        );
+        None
+    }
+
+    fn capabilities(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<Capabilities> {
+        let DeValue::Table(table) = value.get_ref() else {
+            self.wrong_type(
+                value,
+                at,
+                "a table",
+                "; write a `[capabilities]` table with `permissions = [...]`",
+            );
+            return None;
+        };
+        self.unknown_keys(table, at, &CAPABILITIES_KEYS);
+        let permissions = match table.get("permissions") {
+            Some(value) => {
+                self.strings(value, &at.key("permissions"), "permissions = [\"network\"]")?
+            }
+            None => Vec::new(),
+        };
+        Some(Capabilities { permissions })
+    }
+
+    fn args(&mut self, value: &Value<'_>, at: &JsonPointer) -> Option<Vec<String>> {
+        self.strings(value, at, "args = [\"--verbose\"]")
     }
 }
 

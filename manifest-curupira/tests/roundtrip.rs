@@ -4,8 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use curupira_manifest::{
-    ExtensionName, Kind, Launch, Manifest, NpmPackageName, Program, ProtocolVersion, Runtime,
-    TriggerType, TriggerTypes, Version, check_str,
+    Capabilities, ExtensionName, Kind, Launch, Manifest, NpmPackageName, Package, PackageSource,
+    Program, ProtocolVersion, PythonPackage, Runtime, TriggerType, TriggerTypes, Version,
+    check_str,
 };
 use proptest::prelude::*;
 
@@ -52,6 +53,15 @@ fn trigger_types() -> impl Strategy<Value = TriggerTypes> {
     )
 }
 
+/// Any text that is not blank: what `Program` and `PythonPackage` hold.
+fn not_blank() -> impl Strategy<Value = String> {
+    any::<String>().prop_filter("blank", |text| !text.trim().is_empty())
+}
+
+fn args() -> impl Strategy<Value = Vec<String>> {
+    proptest::collection::vec(any::<String>(), 0..4)
+}
+
 fn launch() -> impl Strategy<Value = Launch> {
     let package = prop_oneof![
         "[a-z0-9][a-z0-9._~-]{0,20}",
@@ -60,13 +70,49 @@ fn launch() -> impl Strategy<Value = Launch> {
         "[A-Za-z0-9][A-Za-z0-9!()*'._-]{0,12}",
     ]
     .prop_filter_map("not an npm name", |name| NpmPackageName::new(name).ok());
-    let npx = (package, version()).prop_map(|(package, version)| Launch::Npx { package, version });
-    let command = (
-        any::<String>().prop_filter_map("blank command", |c| Program::new(c).ok()),
-        proptest::collection::vec(any::<String>(), 0..4),
+    let program = || not_blank().prop_map(|p| Program::new(p).unwrap());
+    let uvx = (
+        not_blank().prop_map(|p| PythonPackage::new(p).unwrap()),
+        program(),
+        proptest::option::of(version()),
+        args(),
     )
-        .prop_map(|(command, args)| Launch::Command { command, args });
-    prop_oneof![npx, command]
+        .prop_map(|(package, executable, version, args)| Launch::Uvx {
+            package,
+            executable,
+            version,
+            args,
+        });
+    let npx = (
+        package,
+        proptest::option::of(version()),
+        proptest::option::of(program()),
+        args(),
+    )
+        .prop_map(|(package, version, bin, args)| Launch::Npx {
+            package,
+            version,
+            bin,
+            args,
+        });
+    let executable =
+        (program(), args()).prop_map(|(program, args)| Launch::Executable { program, args });
+    prop_oneof![uvx, npx, executable]
+}
+
+fn package() -> impl Strategy<Value = Package> {
+    let source = prop_oneof![
+        proptest::sample::select(PackageSource::KNOWN.to_vec()).prop_map(PackageSource::from_name),
+        // Unknown sources are kept (with a warning), whatever their text.
+        any::<String>().prop_map(|name| PackageSource::from_name(&name)),
+    ];
+    (source, any::<String>(), proptest::option::of(version())).prop_map(
+        |(source, name, version)| Package {
+            source,
+            name,
+            version,
+        },
+    )
 }
 
 fn manifest() -> impl Strategy<Value = Manifest> {
@@ -77,16 +123,22 @@ fn manifest() -> impl Strategy<Value = Manifest> {
         runtime(),
         trigger_types(),
         launch(),
+        proptest::option::of(package()),
+        args(),
     )
         .prop_map(
-            |(name, version, minor, runtime, trigger_types, launch)| Manifest {
-                name: ExtensionName::new(name).unwrap(),
-                version,
-                protocol_version: ProtocolVersion::new(2, minor),
-                runtime,
-                kind: Kind::Trigger,
-                trigger_types,
-                launch,
+            |(name, version, minor, runtime, trigger_types, launch, package, permissions)| {
+                Manifest {
+                    name: ExtensionName::new(name).unwrap(),
+                    version,
+                    protocol_version: ProtocolVersion::new(2, minor),
+                    runtime,
+                    kind: Kind::Trigger,
+                    trigger_types,
+                    launch,
+                    package,
+                    capabilities: Capabilities { permissions },
+                }
             },
         )
 }
@@ -135,8 +187,8 @@ fn a_protocol_minor_prints_as_a_string() {
         .parse()
         .unwrap();
     manifest.protocol_version = ProtocolVersion::new(2, Some(7));
-    manifest.launch = Launch::Command {
-        command: Program::new("./bin/x").unwrap(),
+    manifest.launch = Launch::Executable {
+        program: Program::new("./bin/x").unwrap(),
         args: vec!["a b".to_owned()],
     };
     let printed = manifest.to_toml();
@@ -145,8 +197,62 @@ fn a_protocol_minor_prints_as_a_string() {
         "{printed}"
     );
     assert!(
-        printed
-            .ends_with("[launch]\ntype = \"command\"\ncommand = \"./bin/x\"\nargs = [\"a b\"]\n"),
+        printed.ends_with(
+            "[launch]\ntype = \"executable\"\nprogram = \"./bin/x\"\nargs = [\"a b\"]\n"
+        ),
         "{printed}"
+    );
+}
+
+#[test]
+fn every_table_prints_in_the_reference_hosts_order() {
+    let manifest: Manifest = include_str!("corpus/valid/uvx-launch.toml")
+        .parse()
+        .unwrap();
+    let mut manifest = Manifest {
+        capabilities: Capabilities {
+            permissions: vec!["network".to_owned()],
+        },
+        ..manifest
+    };
+    assert_eq!(
+        manifest.to_toml(),
+        "manifest_version = 1\n\
+         name = \"acme-issues\"\n\
+         version = \"0.1.0\"\n\
+         protocol_version = 2\n\
+         runtime = \"python\"\n\
+         kind = \"trigger\"\n\
+         trigger_types = [\"github-issue\", \"github-pull-request\"]\n\
+         \n\
+         [launch]\n\
+         type = \"uvx\"\n\
+         package = \"acme-issues\"\n\
+         version = \"0.1.0\"\n\
+         executable = \"acme-issues-ext\"\n\
+         args = [\"--quiet\"]\n\
+         \n\
+         [package]\n\
+         source = \"pip\"\n\
+         name = \"acme-issues\"\n\
+         version = \"0.1.0\"\n\
+         \n\
+         [capabilities]\n\
+         permissions = [\"network\"]\n"
+    );
+    manifest.launch = Launch::Npx {
+        package: NpmPackageName::new("@acme/tools").unwrap(),
+        version: None,
+        bin: Some(Program::new("acme-queue").unwrap()),
+        args: Vec::new(),
+    };
+    manifest.package = None;
+    manifest.capabilities = Capabilities::default();
+    assert!(
+        manifest.to_toml().ends_with(
+            "\n[launch]\ntype = \"npx\"\npackage = \"@acme/tools\"\nbin = \"acme-queue\"\n"
+        ),
+        "{}",
+        manifest.to_toml()
     );
 }
