@@ -290,29 +290,76 @@ fn source(planned: &PlannedExtension) -> String {
     }
 }
 
-/// A manifest's `[launch]` table as JSON.
+/// A manifest's `[launch]` table as JSON, its members as the manifest names them.
 fn launch_json(launch: &Launch) -> Value {
     match launch {
-        Launch::Npx { package, version } => {
-            json!({"type": "npx", "package": package.as_str(), "version": version.to_string()})
-        }
-        Launch::Command { command, args } => {
-            json!({"type": "command", "command": command.as_str(), "args": args})
+        Launch::Uvx {
+            package,
+            executable,
+            version,
+            args,
+        } => json!({
+            "type": "uvx",
+            "package": package.as_str(),
+            "version": version.as_ref().map(ToString::to_string),
+            "executable": executable.as_str(),
+            "args": args,
+        }),
+        Launch::Npx {
+            package,
+            version,
+            bin,
+            args,
+        } => json!({
+            "type": "npx",
+            "package": package.as_str(),
+            "version": version.as_ref().map(ToString::to_string),
+            "bin": bin.as_ref().map(|bin| bin.as_str()),
+            "args": args,
+        }),
+        Launch::Executable { program, args } => {
+            json!({"type": "executable", "program": program.as_str(), "args": args})
         }
     }
 }
 
-/// `npx pkg@1.2.3`, `command ./ext --flag`.
+/// `uvx acme-ext@1.2.0 acme-ext`, `npx @acme/ext@1.2.3`, `executable ./ext --flag`:
+/// the launch type, then what it names.
 fn launch_text(launch: &Launch) -> String {
-    match launch {
-        Launch::Npx { package, version } => format!("npx {package}@{version}"),
-        Launch::Command { command, args } => {
-            let mut text = format!("command {}", command.as_str());
-            for arg in args {
-                text.push(' ');
-                text.push_str(arg);
-            }
-            text
+    let (mut text, args) = match launch {
+        Launch::Uvx {
+            package,
+            executable,
+            version,
+            args,
+        } => {
+            let package = match version {
+                Some(version) => format!("{}@{version}", package.as_str()),
+                None => package.as_str().to_owned(),
+            };
+            (format!("uvx {package} {}", executable.as_str()), args)
         }
+        Launch::Npx {
+            package,
+            version,
+            bin,
+            args,
+        } => {
+            let mut text = match version {
+                Some(version) => format!("npx {package}@{version}"),
+                None => format!("npx {package}"),
+            };
+            if let Some(bin) = bin {
+                text.push(' ');
+                text.push_str(bin.as_str());
+            }
+            (text, args)
+        }
+        Launch::Executable { program, args } => (format!("executable {}", program.as_str()), args),
+    };
+    for arg in args {
+        text.push(' ');
+        text.push_str(arg);
     }
+    text
 }

@@ -284,14 +284,50 @@ pub fn load_extensions(
     (extensions, broken, report)
 }
 
-/// The launch command a manifest describes, run in `cwd`.
+/// The launch command a manifest describes, run in `cwd`:
+///
+/// - `uvx`: `uvx --from PACKAGE[==VERSION] EXECUTABLE ARGS…`;
+/// - `npx`: `npx --yes PACKAGE[@VERSION] ARGS…`, or with `bin`,
+///   `npx --yes --package PACKAGE[@VERSION] BIN ARGS…`;
+/// - `executable`: `PROGRAM ARGS…`, a `PROGRAM` containing `/` taken relative to the
+///   manifest's folder, any other looked up on `PATH`.
 pub fn launch_command(launch: &Launch, manifest_dir: &Path, cwd: &Path) -> LaunchCommand {
     match launch {
-        Launch::Npx { package, version } => LaunchCommand::new("npx", cwd)
-            .arg("--yes")
-            .arg(format!("{package}@{version}")),
-        Launch::Command { command, args } => {
-            let program = command.as_str();
+        Launch::Uvx {
+            package,
+            executable,
+            version,
+            args,
+        } => {
+            let from = match version {
+                Some(version) => format!("{}=={version}", package.as_str()),
+                None => package.as_str().to_owned(),
+            };
+            LaunchCommand::new("uvx", cwd)
+                .arg("--from")
+                .arg(from)
+                .arg(executable.as_str())
+                .args(args)
+        }
+        Launch::Npx {
+            package,
+            version,
+            bin,
+            args,
+        } => {
+            let package = match version {
+                Some(version) => format!("{package}@{version}"),
+                None => package.to_string(),
+            };
+            let command = LaunchCommand::new("npx", cwd).arg("--yes");
+            let command = match bin {
+                Some(bin) => command.arg("--package").arg(package).arg(bin.as_str()),
+                None => command.arg(package),
+            };
+            command.args(args)
+        }
+        Launch::Executable { program, args } => {
+            let program = program.as_str();
             let program = if program.contains('/') {
                 manifest_dir.join(program)
             } else {
