@@ -640,3 +640,6 @@ impl Wire for TaskParams {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
