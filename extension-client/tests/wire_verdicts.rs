@@ -189,7 +189,7 @@ fn next_request(requests: &Receiver<Value>) -> Value {
 }
 
 /// A call a host makes, its params as our own readers read a recorded request's.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Call {
     Initialize(InitializeParams),
     Describe,
