@@ -276,8 +276,9 @@ impl Client {
     /// `trigger/validate` with the automation's table. The extension's verdict is the
     /// result, `Ok` whether it accepted or rejected the configuration: a rejection is
     /// [`ValidateResult::Rejected`], never an error. A -32003 error reply (how
-    /// extensions written for this project's earlier hosts reject) keeps the
-    /// extension's message and appends each reported error ([`rejection_message`]);
+    /// extensions written for this project's earlier hosts reject; the reference host
+    /// reports it as a plugin error, not a configuration error) is an error that keeps
+    /// the extension's message and appends each reported error ([`rejection_message`]);
     /// `data` stays on the error.
     pub fn validate(
         &mut self,

@@ -18,22 +18,24 @@
 //! use std::io::BufReader;
 //! use std::thread;
 //!
+//! use curupira_client::curupira_protocol::{PeerInfo, PollParams, ValidateResult};
+//! use curupira_client::serde_json::json;
 //! use curupira_client::{Ending, Options, memory};
 //! use curupira_extension_sdk::{
 //!     Arguments, Pair, ServeOptions, Trigger, TriggerDescription, TriggerError,
 //!     TriggerSchema, ValidateError, serve,
 //! };
-//! use curupira_client::serde_json::json;
 //!
 //! /// Hands out a countdown, one number per poll.
 //! struct Countdown(u32);
 //!
 //! impl Trigger for Countdown {
 //!     fn describe(&self) -> Vec<TriggerDescription> {
-//!         vec![TriggerDescription::new("countdown", "Counts down to 1.")]
+//!         vec![TriggerDescription::new("countdown", ["n"])]
 //!     }
 //!     fn schema(&self, _: &str) -> Result<TriggerSchema, TriggerError> {
-//!         Ok(TriggerSchema { schema: json!({"type": "object"}), prompt_fields: vec![] })
+//!         let schema = json!({"type": "object", "properties": {"step": {"default": 1}}});
+//!         Ok(TriggerSchema::new(schema, ["n"]))
 //!     }
 //!     fn validate(&self, _: &str, _: &Arguments) -> Result<(), ValidateError> {
 //!         Ok(())
@@ -55,17 +57,28 @@
 //!     serve(&mut Countdown(2), BufReader::new(reader), writer, &options)
 //! });
 //!
-//! let hello = client.initialize(None)?;
-//! assert_eq!(hello.name.as_deref(), Some("countdown"));
-//! assert_eq!(client.describe()?[0].trigger_type, "countdown");
-//! let arguments = Arguments::new();
-//! client.validate("countdown", &arguments)?;
-//! let item = client.poll("countdown", &arguments)?.expect("an item");
+//! let hello = client.initialize(PeerInfo::new("my-host", "0.1.0"))?;
+//! assert_eq!(hello.server_info, PeerInfo::new("countdown", "1.0.0"));
+//! assert_eq!(client.describe()?.triggers[0].trigger_type, "countdown");
+//!
+//! // The automation's whole table, the host's core keys included; the verdict is a
+//! // result, and an accepted table comes back normalised (its defaults filled in).
+//! let table = json!({"trigger_type": "cd/countdown", "repository": "demo", "prompt": "${n}"});
+//! let table = table.as_object().cloned().unwrap_or_default();
+//! let ValidateResult::Accepted { configuration } = client.validate("countdown", &table)? else {
+//!     panic!("rejected");
+//! };
+//! let automation = configuration.unwrap_or(table);
+//! assert_eq!(automation["step"], 1);
+//!
+//! // Every poll gets that normalised table.
+//! let poll = PollParams { trigger_type: "countdown".into(), automation, limit: Some(100), preview: false };
+//! let item = client.poll(&poll)?.expect("an item");
 //! assert_eq!((item[0].key.as_str(), item[0].value.as_str()), ("n", "2"));
 //! client.on_started("countdown", &item)?;
 //! client.on_finished("countdown", &item)?;
-//! client.poll("countdown", &arguments)?;
-//! assert_eq!(client.poll("countdown", &arguments)?, None);
+//! client.poll(&poll)?;
+//! assert_eq!(client.poll(&poll)?, None);
 //!
 //! // `shutdown` is answered, then the serve loop returns and drops its end.
 //! assert_eq!(client.shutdown()?, Ending::Exited("closed its end".into()));
@@ -76,17 +89,14 @@
 //! A child process is the same conversation:
 //!
 //! ```no_run
-//! use curupira_client::curupira_protocol::HostInfo;
+//! use curupira_client::curupira_protocol::PeerInfo;
 //! use curupira_client::{Client, LaunchCommand, Options};
 //!
 //! let launch = LaunchCommand::new("npx", ".").args(["--yes", "@acme/trigger@1.2.0"]);
 //! let mut client = Client::spawn("acme", &launch, Options::default())?;
-//! client.initialize(Some(HostInfo {
-//!     name: Some("my-host".into()),
-//!     version: Some("0.1.0".into()),
-//! }))?;
-//! for trigger in client.describe()? {
-//!     println!("{}", trigger.trigger_type);
+//! client.initialize(PeerInfo::new("my-host", "0.1.0"))?;
+//! for trigger in client.describe()?.triggers {
+//!     println!("{}: {}", trigger.trigger_type, trigger.prompt_fields.join(", "));
 //! }
 //! client.shutdown()?;
 //! # Ok::<(), curupira_client::CallError>(())
@@ -131,9 +141,16 @@
 //! | a body that is not UTF-8 JSON | -32700 parse error | dead |
 //! | JSON that is not a JSON-RPC 2.0 message (`"jsonrpc": "1.0"`, …) | -32600 invalid request | dead |
 //! | a response with another id; a request or notification from the extension | -32001 protocol failure | dead |
-//! | a result of the wrong shape (`` `/values/0/value` must be a string, found 1 ``) | -32001 protocol failure | alive |
+//! | a result of the wrong shape (`` member `/server_info` is required ``, `` member `/triggers/0/trigger_type` is required ``, `` member `/ok` is required ``, `` `/values/0/value` must be a string, found 1 ``) | -32001 protocol failure | alive |
 //! | an `initialize` result with another protocol major | -32001 protocol failure | dead |
-//! | an error reply | the reply's code and message (`data` kept) | alive |
+//! | an error reply (a -32003 from `trigger/validate`, a -32002 from a poll or a hook, …) | the reply's code and message (`data` kept; a -32003's `data.errors` are appended to the message) | alive |
+//!
+//! A rejected configuration is not a failure: `trigger/validate` answers the result
+//! `{"ok": false, "error": "…"}`, which [`Client::validate`] returns as
+//! `Ok(ValidateResult::Rejected { .. })`. What a failure means for the host is the
+//! host's to decide: the reference host fails a task whose `trigger/onStarted` fails
+//! and ignores a failed `trigger/onFinished`, which the client reports as an error
+//! all the same.
 //!
 //! -32700/-32600 are used rather than a blanket -32001 because they are exactly what
 //! the protocol's table says those codes mean, and they tell an extension author more.
@@ -174,7 +191,7 @@ pub use process::{ProcessGuard, describe_status};
 pub use stderr::{STDERR_TARGET, StderrLevel, StderrSink, log_stderr_line, stderr_line_level};
 
 /// The `curupira-protocol` crate, whose types the calls take and return
-/// ([`Arguments`](curupira_protocol::Arguments), [`HostInfo`](curupira_protocol::HostInfo),
+/// ([`Configuration`](curupira_protocol::Configuration), [`PeerInfo`](curupira_protocol::PeerInfo),
 /// the [`method`](curupira_protocol::method)s of [`Client::request`]): re-exported so a
 /// user names them with the very version this crate uses, without a dependency of
 /// their own.

@@ -27,7 +27,7 @@
 //! // The request it sent, as bytes.
 //! let mut sent = [0; 8];
 //! extension.read_exact(&mut sent)?;
-//! assert_eq!(&sent, b"00000038");
+//! assert_eq!(&sent, b"0000002c");
 //! # Ok::<(), std::io::Error>(())
 //! ```
 

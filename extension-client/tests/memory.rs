@@ -15,7 +15,10 @@ use curupira_extension_sdk::{
 };
 use curupira_jsonrpc::ErrorCode;
 use curupira_protocol::method::{Describe, Poll};
-use curupira_protocol::{NoParams, Pair};
+use curupira_protocol::{
+    Configuration, NoParams, Pair, PeerInfo, PollParams, TriggerDescription as Described,
+    ValidateResult,
+};
 use serde_json::{Value, json};
 
 fn options(seconds: f64) -> Options {
@@ -47,28 +50,101 @@ fn fails(result: Result<impl std::fmt::Debug, CallError>) -> CallError {
     result.unwrap_err()
 }
 
+/// Who the host is, in `initialize`'s `client_info`.
+fn client_info() -> PeerInfo {
+    PeerInfo::new("test", "0")
+}
+
+/// A JSON object as a table.
+fn table(value: Value) -> Configuration {
+    value.as_object().cloned().unwrap()
+}
+
+/// A poll of `trigger_type` with `automation`, as the reference host sends it.
+fn poll_params(trigger_type: &str, automation: Configuration) -> PollParams {
+    PollParams {
+        trigger_type: trigger_type.to_owned(),
+        automation,
+        limit: Some(100),
+        preview: false,
+    }
+}
+
+/// Reads the next frame the client sent, as JSON.
+fn sent(end: &mut ExtensionEnd) -> Value {
+    let mut header = vec![0; 8];
+    end.read_exact(&mut header).unwrap();
+    let len = usize::from_str_radix(std::str::from_utf8(&header).unwrap(), 16).unwrap();
+    let mut body = vec![0; len];
+    end.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body).unwrap()
+}
+
 #[test]
 fn a_result_is_read_by_its_method() {
     let (mut client, mut end) = pair("typed");
     answer(
         &mut end,
         1,
-        json!({"triggers": [{"type": "alpha", "description": "first"}, {"type": "beta"}]}),
+        json!({"triggers": [
+            {"trigger_type": "alpha", "prompt_fields": ["id"], "description": "first"},
+            {"trigger_type": "beta"}
+        ]}),
     );
     let described = client.request::<Describe>(&NoParams).unwrap();
-    assert_eq!(described.triggers.len(), 2);
-    assert_eq!(described.triggers[1].description, None);
-
-    // What was sent: one frame per request, params written by the protocol types.
-    let mut sent = vec![0; 8];
-    end.read_exact(&mut sent).unwrap();
-    let len = usize::from_str_radix(std::str::from_utf8(&sent).unwrap(), 16).unwrap();
-    let mut body = vec![0; len];
-    end.read_exact(&mut body).unwrap();
-    let request: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(
-        request,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "describe", "params": {}})
+        described.triggers,
+        [
+            Described::new("alpha", ["id"]).with_description("first"),
+            Described::new("beta", [""; 0])
+        ]
+    );
+    assert!(described.agents.is_empty());
+
+    // What was sent: one frame per request, params written by the protocol types;
+    // `describe` has none, so no `params` member at all.
+    assert_eq!(
+        sent(&mut end),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "describe"})
+    );
+
+    answer(&mut end, 2, json!({"ok": true}));
+    let configuration = table(json!({"trigger_type": "x/alpha", "repository": "demo", "n": 3}));
+    assert_eq!(
+        client.validate("alpha", &configuration),
+        Ok(ValidateResult::Accepted {
+            configuration: None
+        })
+    );
+    assert_eq!(
+        sent(&mut end),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "trigger/validate", "params": {
+            "trigger_type": "alpha", "configuration": configuration
+        }})
+    );
+    answer(&mut end, 3, json!({"values": null}));
+    client
+        .poll(&poll_params("alpha", configuration.clone()))
+        .unwrap();
+    assert_eq!(
+        sent(&mut end),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "trigger/poll", "params": {
+            "trigger_type": "alpha", "automation": configuration, "limit": 100, "preview": false
+        }})
+    );
+    answer(
+        &mut end,
+        4,
+        json!({"protocol_version": 2, "server_info": {"name": "t", "version": "1"}}),
+    );
+    client
+        .initialize(PeerInfo::new("curupira", "0.4.0"))
+        .unwrap();
+    assert_eq!(
+        sent(&mut end),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {
+            "protocol_version": 2, "client_info": {"name": "curupira", "version": "0.4.0"}
+        }})
     );
 }
 
@@ -80,7 +156,7 @@ fn a_result_of_the_wrong_shape_is_a_protocol_failure_that_keeps_the_extension() 
         1,
         json!({"values": [{"key": "n", "value": "1"}, {"key": "m", "value": 1}]}),
     );
-    let err = fails(client.poll("t", &Arguments::new()));
+    let err = fails(client.poll(&poll_params("t", Configuration::new())));
     assert_eq!(
         err.to_string(),
         "extension `shapes`: trigger/poll failed: protocol or version failure (-32001): \
@@ -93,10 +169,7 @@ fn a_result_of_the_wrong_shape_is_a_protocol_failure_that_keeps_the_extension() 
         2,
         json!({"values": [{"key": "repository", "value": "x"}]}),
     );
-    let err = fails(client.request::<Poll>(&curupira_protocol::ArgumentsParams {
-        trigger_type: "t".into(),
-        arguments: Arguments::new(),
-    }));
+    let err = fails(client.request::<Poll>(&poll_params("t", Configuration::new())));
     assert_eq!(
         err.message,
         "`/values/0` has the key \"repository\", which is reserved: the host provides \
@@ -104,16 +177,48 @@ fn a_result_of_the_wrong_shape_is_a_protocol_failure_that_keeps_the_extension() 
     );
 
     answer(&mut end, 3, json!({"values": null}));
-    assert_eq!(client.poll("t", &Arguments::new()), Ok(None));
+    assert_eq!(
+        client.poll(&poll_params("t", Configuration::new())),
+        Ok(None)
+    );
     answer(&mut end, 4, json!({"values": []}));
-    assert_eq!(client.poll("t", &Arguments::new()), Ok(Some(vec![])));
+    assert_eq!(
+        client.poll(&poll_params("t", Configuration::new())),
+        Ok(Some(vec![]))
+    );
+
+    // Each method's result is read by its own rules, and none of them kills.
+    answer(&mut end, 5, json!({"protocol_version": 2, "name": "flat"}));
+    let err = fails(client.initialize(client_info()));
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (
+            ErrorCode::PROTOCOL_FAILURE,
+            "member `/server_info` is required"
+        )
+    );
+    answer(&mut end, 6, json!({"triggers": [{"type": "items"}]}));
+    assert_eq!(
+        fails(client.describe()).message,
+        "member `/triggers/0/trigger_type` is required"
+    );
+    answer(&mut end, 7, json!({}));
+    assert_eq!(
+        fails(client.validate("t", &Configuration::new())).message,
+        "member `/ok` is required"
+    );
+    assert!(!client.is_dead());
 }
 
 #[test]
 fn a_version_mismatch_kills_and_later_calls_fail_at_once() {
     let (mut client, mut end) = pair("future");
-    answer(&mut end, 1, json!({"protocol_version": 3}));
-    let err = fails(client.initialize(None));
+    answer(
+        &mut end,
+        1,
+        json!({"protocol_version": 3, "server_info": {"name": "future", "version": "3.0.0"}}),
+    );
+    let err = fails(client.initialize(client_info()));
     assert_eq!(err.code, ErrorCode::PROTOCOL_FAILURE);
     assert!(
         err.message.starts_with("protocol version mismatch"),
@@ -134,9 +239,14 @@ fn a_version_mismatch_kills_and_later_calls_fail_at_once() {
 #[test]
 fn a_compatible_minor_version_is_accepted() {
     let (mut client, mut end) = pair("minor");
-    answer(&mut end, 1, json!({"protocol_version": "2.7", "name": "m"}));
-    let hello = client.initialize(None).unwrap();
+    answer(
+        &mut end,
+        1,
+        json!({"protocol_version": "2.7", "server_info": {"name": "m", "version": "1.0.0"}}),
+    );
+    let hello = client.initialize(client_info()).unwrap();
     assert_eq!(hello.protocol_version.to_string(), "2.7");
+    assert_eq!(hello.server_info, PeerInfo::new("m", "1.0.0"));
 }
 
 #[test]
@@ -155,7 +265,7 @@ fn no_reply_before_the_deadline_is_a_timeout() {
     );
     let started = Instant::now();
     assert_eq!(
-        fails(client.poll("t", &Arguments::new())).code,
+        fails(client.poll(&poll_params("t", Configuration::new()))).code,
         ErrorCode::TIMEOUT
     );
     assert!(
@@ -270,7 +380,9 @@ fn an_error_reply_keeps_its_code_and_data() {
         "data": {"errors": [{"path": "/max", "message": "must be an integer"}]}
     }});
     end.write_all(&frame(&body.to_string())).unwrap();
-    let err = fails(client.validate("t", &Arguments::new()));
+    // An error reply is an error, -32003 included (the reference host reports it as a
+    // plugin error); a rejection is the result `ok: false`.
+    let err = fails(client.validate("t", &Configuration::new()));
     assert_eq!(err.code, ErrorCode::CONFIGURATION_INVALID);
     assert_eq!(
         err.message,
@@ -279,6 +391,17 @@ fn an_error_reply_keeps_its_code_and_data() {
     );
     assert!(err.data.is_some());
     assert!(!client.is_dead());
+    answer(
+        &mut end,
+        2,
+        json!({"ok": false, "error": "max must be an integer"}),
+    );
+    assert_eq!(
+        client.validate("t", &Configuration::new()),
+        Ok(ValidateResult::Rejected {
+            error: Some("max must be an integer".into())
+        })
+    );
 }
 
 #[test]
@@ -301,17 +424,17 @@ struct Picky {
 
 impl Trigger for Picky {
     fn describe(&self) -> Vec<TriggerDescription> {
-        vec![TriggerDescription::new(
-            "picky",
-            "One item, strict arguments.",
-        )]
+        vec![
+            TriggerDescription::new("picky", ["n"])
+                .with_description("One item, strict parameters."),
+        ]
     }
 
     fn schema(&self, _: &str) -> Result<TriggerSchema, TriggerError> {
-        Ok(TriggerSchema {
-            schema: json!({"type": "object", "properties": {"max": {"default": 1}}}),
-            prompt_fields: vec![curupira_extension_sdk::PromptField::new("n", "a number")],
-        })
+        Ok(TriggerSchema::new(
+            json!({"type": "object", "properties": {"max": {"default": 1}}}),
+            ["n"],
+        ))
     }
 
     fn validate(&self, _: &str, arguments: &Arguments) -> Result<(), ValidateError> {
@@ -349,36 +472,48 @@ fn a_conversation_with_the_sdk() {
             &options,
         )
     });
-    let hello = client
-        .initialize(Some(curupira_protocol::HostInfo {
-            name: Some("test".into()),
-            version: Some("0".into()),
-        }))
-        .unwrap();
-    assert_eq!(hello.version.as_deref(), Some("0.1.0"));
-    let schema = client.schema("picky").unwrap();
-    assert_eq!(schema.prompt_fields[0].key, "n");
+    let hello = client.initialize(client_info()).unwrap();
+    assert_eq!(hello.server_info, PeerInfo::new("picky", "0.1.0"));
+    let described = client.describe().unwrap();
+    assert_eq!(described.triggers[0].prompt_fields, ["n"]);
+    let schema = client.schema("ours/picky").unwrap();
+    assert_eq!(schema.prompt_fields, ["n"]);
 
-    let mut arguments = Arguments::new();
-    arguments.insert("max".into(), json!("many"));
-    let err = fails(client.validate("picky", &arguments));
-    assert_eq!(err.code, ErrorCode::CONFIGURATION_INVALID);
-    assert!(err.message.contains("`max` must be an integer"), "{err}");
+    // A configuration that does not fit is the verdict `ok: false`, not an error.
+    let mut configuration = table(json!({
+        "trigger_type": "ours/picky", "repository": "demo", "prompt": "Do ${n}", "max": "many"
+    }));
+    let Ok(ValidateResult::Rejected { error: Some(error) }) =
+        client.validate("picky", &configuration)
+    else {
+        panic!("a rejection");
+    };
+    assert!(error.contains("`max` must be an integer"), "{error}");
     assert!(!client.is_dead());
 
-    // A trigger type the extension does not offer is the SDK's -32602.
-    assert_eq!(
-        fails(client.schema("other")).code,
-        ErrorCode::INVALID_PARAMS
-    );
+    // A trigger type the extension does not offer is the SDK's -32003.
+    let err = fails(client.schema("other"));
+    assert_eq!(err.code, ErrorCode::CONFIGURATION_INVALID);
+    assert!(err.message.contains("\"other\""), "{err}");
 
-    arguments.insert("max".into(), json!(3));
-    client.validate("picky", &arguments).unwrap();
-    let item = client.poll("picky", &arguments).unwrap().unwrap();
+    // Accepted, the table comes back normalised: core keys kept, defaults filled in.
+    configuration.remove("max");
+    let Ok(ValidateResult::Accepted {
+        configuration: Some(normalised),
+    }) = client.validate("picky", &configuration)
+    else {
+        panic!("accepted with a configuration");
+    };
+    let mut expected = configuration.clone();
+    expected.insert("max".into(), json!(1));
+    assert_eq!(normalised, expected);
+
+    let params = poll_params("picky", normalised);
+    let item = client.poll(&params).unwrap().unwrap();
     assert_eq!(item, [Pair::new("n", "1")]);
     client.on_started("picky", &item).unwrap();
     client.on_finished("picky", &item).unwrap();
-    assert_eq!(client.poll("picky", &arguments), Ok(None));
+    assert_eq!(client.poll(&params), Ok(None));
     assert_eq!(
         client.shutdown(),
         Ok(Ending::Exited("closed its end".to_owned()))

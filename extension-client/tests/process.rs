@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use curupira_client::{Client, Ending, LaunchCommand, Limits, Options, Timeouts};
 use curupira_jsonrpc::ErrorCode;
+use curupira_protocol::PeerInfo;
 use serde_json::Value;
 
 fn sh(script: &str) -> LaunchCommand {
@@ -31,6 +32,11 @@ fn options(seconds: f64) -> Options {
 /// Whether a process with this id still exists (a zombie counts).
 fn exists(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Who the host is, in `initialize`'s `client_info`.
+fn client_info() -> PeerInfo {
+    PeerInfo::new("test-host", "0.0.0")
 }
 
 /// A `printf` command writing `body` as one frame.
@@ -68,7 +74,7 @@ fn a_silent_extension_times_out_and_stays_failed() {
 #[test]
 fn an_exit_is_a_transport_failure_with_the_status() {
     let mut client = Client::spawn("quits", &sh("exit 3"), options(2.0)).unwrap();
-    let err = client.initialize(None).unwrap_err();
+    let err = client.initialize(client_info()).unwrap_err();
     assert_eq!(err.code, ErrorCode::TRANSPORT_FAILURE);
     assert!(err.message.contains("exited with status 3"), "{err}");
 }
@@ -88,7 +94,7 @@ fn an_exit_is_seen_while_a_descendant_holds_stdout() {
     );
     let mut client = Client::spawn("orphaner", &sh(&script), options(20.0)).unwrap();
     let started = Instant::now();
-    let err = client.initialize(None).unwrap_err();
+    let err = client.initialize(client_info()).unwrap_err();
     let took = started.elapsed();
     let holder = std::fs::read_to_string(&pid_file).unwrap();
     let _ = std::process::Command::new("kill")
@@ -155,11 +161,13 @@ fn a_reply_is_correlated_and_an_error_reply_keeps_the_extension() {
 fn a_version_mismatch_kills_the_extension() {
     let script = format!(
         "{}; exec sleep 10",
-        printf_frame(r#"{"jsonrpc":"2.0","id":1,"result":{"protocol_version":"3.0"}}"#)
+        printf_frame(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocol_version":"3.0","server_info":{"name":"future","version":"9.0.0"}}}"#
+        )
     );
     let mut client = Client::spawn("future", &sh(&script), options(2.0)).unwrap();
     let pid = client.pid().unwrap();
-    let err = client.initialize(None).unwrap_err();
+    let err = client.initialize(client_info()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "extension `future`: initialize failed: protocol or version failure (-32001): protocol \

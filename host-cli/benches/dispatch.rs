@@ -63,7 +63,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
 use curupira_client::{Client, LaunchCommand, Options};
-use curupira_protocol::Arguments;
+use curupira_host::runner::host_info;
+use curupira_protocol::{Configuration, PollParams, ValidateResult};
 
 const ITEMS: usize = 1_000;
 const CONCURRENCY: usize = 4;
@@ -155,11 +156,25 @@ fn protocol_floor(dir: &Path, items: usize, workers: usize) -> Duration {
     let launch =
         LaunchCommand::new(env!("CARGO_BIN_EXE_curupira"), dir).args(["builtin", "local-queue"]);
     let mut client = Client::spawn("local", &launch, Options::default()).unwrap();
-    client.initialize(None).unwrap();
-    let mut arguments = Arguments::new();
-    arguments.insert("path".into(), "tasks.jsonl".into());
-    arguments.insert("done_path".into(), "done.jsonl".into());
-    client.validate("jsonl", &arguments).unwrap();
+    client.initialize(host_info()).unwrap();
+    // The automation's table as the host sends it: the parameters and the core keys.
+    let mut table = Configuration::new();
+    table.insert("path".into(), "tasks.jsonl".into());
+    table.insert("done_path".into(), "done.jsonl".into());
+    table.insert("trigger_type".into(), "local/jsonl".into());
+    table.insert("prompt".into(), "Do ${n}".into());
+    let ValidateResult::Accepted {
+        configuration: normalised,
+    } = client.validate("jsonl", &table).unwrap()
+    else {
+        panic!("local-queue rejected the bench's configuration");
+    };
+    let poll = PollParams {
+        trigger_type: "jsonl".to_owned(),
+        automation: normalised.unwrap_or(table),
+        limit: Some(1000),
+        preview: false,
+    };
     let (to_slots, slots) = mpsc::channel::<usize>();
     let slots = Mutex::new(slots);
     let (to_loop, ended) = mpsc::channel::<usize>();
@@ -178,7 +193,7 @@ fn protocol_floor(dir: &Path, items: usize, workers: usize) -> Duration {
         let (mut running, mut exhausted) = (0, false);
         loop {
             while running < workers && !exhausted {
-                match client.poll("jsonl", &arguments).unwrap() {
+                match client.poll(&poll).unwrap() {
                     Some(pairs) => {
                         client.on_started("jsonl", &pairs).unwrap();
                         to_slots.send(polled.len()).unwrap();

@@ -36,7 +36,8 @@ use criterion::{Criterion, Throughput};
 use curupira_client::{Client, LaunchCommand, Options, Timeouts};
 use curupira_host::runner::host_info;
 use curupira_jsonrpc::{Message, Request, Response};
-use serde_json::{Map, Value, json};
+use curupira_protocol::{Configuration, PollParams, ValidateResult, to_json};
+use serde_json::{Value, json};
 
 /// The id width used to size the frames: the client's ids grow, seven digits is
 /// what a long benchmark reaches.
@@ -46,16 +47,31 @@ const SAMPLE_ID: u64 = 1_000_000;
 /// seconds after which `local-queue` trusts a file's metadata.
 const SETTLE: Duration = Duration::from_secs(4);
 
-fn arguments() -> Map<String, Value> {
-    let Value::Object(map) = json!({"path": "tasks.jsonl", "done_path": "done.jsonl"}) else {
+/// The automation's table as the host sends it to `trigger/validate`: the queue's
+/// parameters and the host's core keys.
+fn configuration() -> Configuration {
+    let Value::Object(map) = json!({
+        "path": "tasks.jsonl", "done_path": "done.jsonl",
+        "trigger_type": "local/jsonl", "repository": "acme/widgets", "prompt": "Do ${n}"
+    }) else {
         unreachable!()
     };
     map
 }
 
+/// `trigger/poll` as the host sends it: the configuration validate returned.
+fn poll_params(automation: Configuration) -> PollParams {
+    PollParams {
+        trigger_type: "jsonl".to_owned(),
+        automation,
+        limit: Some(100),
+        preview: false,
+    }
+}
+
 /// Request and response frame sizes (header included) of one poll answered null.
 fn frame_sizes() -> (usize, usize) {
-    let params = json!({"trigger_type": "jsonl", "arguments": arguments()});
+    let params = to_json(&poll_params(configuration())).unwrap();
     let request = Message::from(Request::new(
         SAMPLE_ID,
         "trigger/poll",
@@ -105,13 +121,19 @@ fn bench(c: &mut Criterion) {
         ..Options::default()
     };
     let mut client = Client::spawn("local", &launch, options).unwrap();
-    client.initialize(Some(host_info())).unwrap();
-    let args = arguments();
-    client.validate("jsonl", &args).unwrap();
-    assert_eq!(client.poll("jsonl", &args).unwrap(), None);
+    client.initialize(host_info()).unwrap();
+    let table = configuration();
+    let ValidateResult::Accepted {
+        configuration: normalised,
+    } = client.validate("jsonl", &table).unwrap()
+    else {
+        panic!("local-queue rejected the bench's configuration");
+    };
+    let poll = poll_params(normalised.unwrap_or(table));
+    assert_eq!(client.poll(&poll).unwrap(), None);
     std::thread::sleep(SETTLE.saturating_sub(written.elapsed()));
     group.bench_function("client/local-queue", |b| {
-        b.iter(|| black_box(client.poll("jsonl", &args).unwrap()));
+        b.iter(|| black_box(client.poll(&poll).unwrap()));
     });
     client.shutdown().unwrap();
 
@@ -140,9 +162,9 @@ fn bench(c: &mut Criterion) {
     };
     send(
         "initialize",
-        Some(json!({"protocol_version": 2, "host": {"name": "bench", "version": "0"}})),
+        Some(json!({"protocol_version": 2, "client_info": {"name": "bench", "version": "0"}})),
     );
-    let poll = json!({"trigger_type": "jsonl", "arguments": arguments()});
+    let poll = to_json(&poll).unwrap();
     group.bench_function("raw-frames/local-queue", |b| {
         b.iter(|| black_box(send("trigger/poll", Some(poll.clone()))));
     });

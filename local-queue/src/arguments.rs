@@ -1,5 +1,6 @@
-//! An automation's `arguments` for `jsonl`: the JSON Schema `trigger/schema` reports,
-//! and the check behind `trigger/validate` and every poll.
+//! The parameters of `jsonl` (an automation's table without the host's core keys): the
+//! JSON Schema `trigger/schema` reports, and the check behind `trigger/validate` and
+//! every poll.
 
 use curupira_extension_sdk::{Arguments, ValidationError};
 use curupira_jsonrpc::describe;
@@ -14,7 +15,9 @@ pub(crate) struct Queue {
     pub(crate) done_path: String,
 }
 
-/// The JSON Schema `trigger/schema` reports for the arguments.
+/// The JSON Schema `trigger/schema` reports for the parameters. It declares no
+/// `default`: the SDK would fill one into the normalised configuration, and the one
+/// default there is (`done_path`) depends on `path`.
 pub(crate) fn schema() -> Value {
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -105,6 +108,39 @@ pub(crate) fn queue_from(arguments: &Arguments) -> Result<Queue, Vec<ValidationE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The SDK fills each top-level property's `default` into the table before
+    /// `validate` sees it, and every poll gets that normalised table: whatever it fills
+    /// must name the same queue as the table without it.
+    #[test]
+    fn the_defaults_the_sdk_fills_in_leave_the_queue_as_it_was() {
+        let schema = schema();
+        let properties = schema["properties"].as_object().unwrap();
+        let given = json!({"path": "tasks.jsonl"}).as_object().unwrap().clone();
+        let mut filled = given.clone();
+        for (key, property) in properties {
+            if let Some(default) = property.get("default") {
+                filled.entry(key.clone()).or_insert(default.clone());
+            }
+        }
+        assert_eq!(queue_from(&filled), queue_from(&given));
+        assert_eq!(
+            filled, given,
+            "no default is declared, so none is filled in"
+        );
+        // The host's core keys are not parameters: the SDK leaves them out, and a
+        // schema property of that name would never be filled or checked.
+        for key in properties.keys() {
+            assert!(!curupira_protocol::is_core_key(key), "{key}");
+        }
+        // What an optional parameter's `null` default would do.
+        let null = json!({"path": "q", "done_path": null});
+        let errors = queue_from(null.as_object().unwrap()).unwrap_err();
+        assert_eq!(
+            errors[0].to_string(),
+            "/done_path: `done_path` must be a string, found null"
+        );
+    }
 
     #[test]
     fn arguments_report_every_problem() {

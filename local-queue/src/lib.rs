@@ -14,18 +14,29 @@
 //! arguments = { path = "tasks.jsonl", done_path = "done.jsonl" }
 //! ```
 //!
-//! [`LocalQueue`] is the [`Trigger`](curupira_extension_sdk::Trigger) itself. Driven
-//! directly, without the protocol around it:
+//! [`LocalQueue`] is the [`Trigger`](curupira_extension_sdk::Trigger) itself. A host
+//! sends the automation's whole table (`configuration` in `trigger/validate`, the
+//! normalised copy validate returned as `automation` in `trigger/poll`): the trigger's
+//! parameters beside the host's core keys (`trigger_type`, `repository`, `prompt`,
+//! …), which the SDK's serve loop leaves out before it calls the trait. Driven
+//! directly, without the protocol around it, the queue gets those parameters alone:
 //!
 //! ```
-//! use curupira_extension_sdk::{Arguments, Pair, Trigger};
+//! use curupira_extension_sdk::{Configuration, Pair, Trigger};
 //! use curupira_local_queue::{LocalQueue, TRIGGER_TYPE};
+//! use curupira_protocol::parameters;
 //! use serde_json::json;
 //!
 //! let dir = tempfile::tempdir()?;
 //! let tasks = dir.path().join("tasks.jsonl");
 //! std::fs::write(&tasks, "{\"title\":\"Fix the login bug\"}\n{\"title\":\"Write docs\"}\n")?;
-//! let arguments: Arguments = serde_json::from_value(json!({"path": tasks}))?;
+//! // The automation's table as a host sends it; the trigger's parameters in it.
+//! let table: Configuration = serde_json::from_value(json!({
+//!     "trigger_type": "local/jsonl", "repository": "demo", "prompt": "Do: ${title}",
+//!     "path": tasks,
+//! }))?;
+//! let arguments = parameters(&table);
+//! assert_eq!(arguments.keys().collect::<Vec<_>>(), ["path"]);
 //!
 //! let mut queue = LocalQueue::default();
 //! let first = vec![Pair::new("title", "Fix the login bug")];
@@ -44,17 +55,22 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! # Arguments
+//! # Parameters
 //!
 //! - `path` (required, non-empty string): the queue, a JSON Lines file.
 //! - `done_path` (optional, non-empty string, not equal to `path`): where finished
 //!   items are recorded; `path` with `.done` appended when absent (`tasks.jsonl.done`).
 //!   Its default depends on `path`, so the schema describes it instead of declaring a
-//!   JSON Schema `default`.
+//!   JSON Schema `default`: the SDK fills the schema's defaults into the table it
+//!   returns from `trigger/validate` as the normalised configuration, and this one
+//!   leaves that table as it was sent (a `null` default, as the official Python SDK
+//!   writes an optional parameter's, would be refused here as not a string).
 //!
 //! Relative paths are relative to the extension's working directory; the host starts
-//! built-in extensions in the folder of its `curupira.toml`. Unknown members are
-//! refused.
+//! built-in extensions in the folder of its `curupira.toml`. Other parameters are
+//! refused (the host's core keys are not parameters: the SDK never passes them on).
+//! Refusals are verdicts, `{"ok": false, "error": "…"}`, listing every problem at its
+//! JSON Pointer (`trigger "jsonl": /path: `path` must not be empty; /colour: …`).
 //!
 //! # The queue file
 //!
@@ -93,9 +109,9 @@
 //! or `trigger/poll` that names it until the process exits (the kernel releases the
 //! lock of a process that dies, so no stale lock survives a crash). The done file is
 //! created empty when it does not exist. A second extension process that names the
-//! same done file — another config on the same queue, or another host — fails its
-//! `trigger/validate` (-32003, at `/done_path`, or `/path` when `done_path` is not
-//! given) with a sentence naming the file; its polls fail likewise (-32603). So two
+//! same done file — another config on the same queue, or another host — gets `ok:
+//! false` from its `trigger/validate` (at `/done_path`, or `/path` when `done_path` is
+//! not given) with a sentence naming the file; its polls fail (-32603). So two
 //! hosts cannot both hand out one queue's items. Two automations of one config share
 //! the one extension process, and so the lock, and take turns on the queue. Two
 //! spellings of one path (`./done.jsonl`, `done.jsonl`) are one lock. `curupira
@@ -142,8 +158,8 @@
 //! ledger, on by default, makes the same choice and still skips them). If the file
 //! does not end with a newline (someone else's interrupted write), a newline is written
 //! first. A done-file line that is not a valid item matches nothing: it is skipped,
-//! with one warning on stderr. The protocol sends no arguments with
-//! `trigger/onFinished`, so the `done_path` is the one of the queue a poll of this
+//! with one warning on stderr. The protocol sends only `trigger_type` and `values`
+//! with `trigger/onFinished`, so the `done_path` is the one of the queue a poll of this
 //! process handed the item out from; for an item it did not hand out (a host
 //! re-dispatching a task it recorded earlier, `curupira tasks retry`), the first queue
 //! this process was given whose file holds that item; other values are refused with

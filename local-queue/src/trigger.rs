@@ -161,7 +161,7 @@ impl Trigger for LocalQueue {
         let queue = queue_from(arguments).map_err(|errors| {
             let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
             TriggerError::invalid_params(format!(
-                "the arguments do not fit trigger type \"jsonl\": {}",
+                "the parameters do not fit trigger type \"jsonl\": {}",
                 listed.join("; ")
             ))
         })?;

@@ -22,7 +22,9 @@ use curupira_framing::{FrameReader, FrameWriter};
 use curupira_jsonrpc::ErrorCode;
 use curupira_local_queue::{LocalQueue, MANIFEST, NAME, TRIGGER_TYPE};
 use curupira_manifest::{Launch, check_str};
-use curupira_protocol::{HostInfo, InitializeResult, ProtocolVersion};
+use curupira_protocol::{
+    Configuration, InitializeResult, PeerInfo, PollParams, ProtocolVersion, ValidateResult,
+};
 use serde_json::{Value, json};
 
 /// The longest a test waits for a process to exit by itself.
@@ -47,18 +49,12 @@ type Stderr = Arc<Mutex<Vec<String>>>;
 /// `initialize` as a host sends it; the reply must name this extension. The client
 /// checks every reply's id and shape, and kills the process when dropped.
 fn initialize(client: &mut Client) {
-    let hello = client
-        .initialize(Some(HostInfo {
-            name: Some("test".into()),
-            version: Some("0".into()),
-        }))
-        .unwrap();
+    let hello = client.initialize(PeerInfo::new("test", "0")).unwrap();
     assert_eq!(
         hello,
         InitializeResult {
             protocol_version: ProtocolVersion::new(2, None),
-            name: Some(NAME.into()),
-            version: Some(env!("CARGO_PKG_VERSION").into()),
+            server_info: PeerInfo::new(NAME, env!("CARGO_PKG_VERSION")),
         }
     );
 }
@@ -110,6 +106,40 @@ fn queue_args() -> Arguments {
     arguments(json!({"path": "tasks.jsonl", "done_path": "done.jsonl"}))
 }
 
+/// The automation's whole table as a host sends it: the trigger's parameters and the
+/// host's core keys (the SDK leaves those out before `LocalQueue` sees the rest).
+fn table(parameters: &Arguments) -> Configuration {
+    let mut table = parameters.clone();
+    table.insert("trigger_type".into(), json!("local/jsonl"));
+    table.insert("repository".into(), json!("demo"));
+    table.insert("prompt".into(), json!("Do ${title}"));
+    table
+}
+
+/// `trigger/poll` as the reference host sends it, the automation being `parameters`
+/// in their table.
+fn poll(client: &mut Client, parameters: &Arguments) -> Result<Option<Vec<Pair>>, CallError> {
+    client.poll(&PollParams {
+        trigger_type: TRIGGER_TYPE.to_owned(),
+        automation: table(parameters),
+        limit: Some(100),
+        preview: false,
+    })
+}
+
+/// `trigger/validate` with `parameters` in their table.
+fn validate(client: &mut Client, parameters: &Arguments) -> ValidateResult {
+    client.validate(TRIGGER_TYPE, &table(parameters)).unwrap()
+}
+
+/// The sentence of a rejection.
+fn rejected(verdict: ValidateResult) -> String {
+    match verdict {
+        ValidateResult::Rejected { error: Some(error) } => error,
+        other => panic!("not a rejection with a sentence: {other:?}"),
+    }
+}
+
 #[test]
 fn polls_hand_out_lines_in_order_and_a_second_process_skips_done_ones() {
     let dir = tempfile::tempdir().unwrap();
@@ -119,15 +149,12 @@ fn polls_hand_out_lines_in_order_and_a_second_process_skips_done_ones() {
     let third = item(&[("title", "Add tests"), ("issue", "14")]);
 
     let (mut client, stderr) = start(dir.path());
-    assert_eq!(client.describe().unwrap()[0].trigger_type, TRIGGER_TYPE);
     assert_eq!(
-        client.poll(TRIGGER_TYPE, &queue_args()),
-        Ok(Some(first.clone()))
+        client.describe().unwrap().triggers[0].trigger_type,
+        TRIGGER_TYPE
     );
-    assert_eq!(
-        client.poll(TRIGGER_TYPE, &queue_args()),
-        Ok(Some(second.clone()))
-    );
+    assert_eq!(poll(&mut client, &queue_args()), Ok(Some(first.clone())));
+    assert_eq!(poll(&mut client, &queue_args()), Ok(Some(second.clone())));
     client.on_started(TRIGGER_TYPE, &first).unwrap();
     assert_eq!(
         fs::read_to_string(dir.path().join("done.jsonl")).unwrap(),
@@ -144,15 +171,9 @@ fn polls_hand_out_lines_in_order_and_a_second_process_skips_done_ones() {
 
     // Line 2 was handed out but never finished: a new process hands it out again.
     let (mut client, stderr) = start(dir.path());
-    assert_eq!(
-        client.poll(TRIGGER_TYPE, &queue_args()),
-        Ok(Some(second.clone()))
-    );
-    assert_eq!(
-        client.poll(TRIGGER_TYPE, &queue_args()),
-        Ok(Some(third.clone()))
-    );
-    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
+    assert_eq!(poll(&mut client, &queue_args()), Ok(Some(second.clone())));
+    assert_eq!(poll(&mut client, &queue_args()), Ok(Some(third.clone())));
+    assert_eq!(poll(&mut client, &queue_args()), Ok(None));
     client.on_finished(TRIGGER_TYPE, &third).unwrap();
     client.on_finished(TRIGGER_TYPE, &second).unwrap();
     shutdown(client, &stderr);
@@ -166,7 +187,7 @@ fn polls_hand_out_lines_in_order_and_a_second_process_skips_done_ones() {
     );
 
     let (mut client, stderr) = start(dir.path());
-    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
+    assert_eq!(poll(&mut client, &queue_args()), Ok(None));
     shutdown(client, &stderr);
 }
 
@@ -181,8 +202,8 @@ fn done_path_defaults_to_the_queue_path_with_done_appended() {
     let (mut client, stderr) = start(dir.path());
     let only = item(&[("b", "2"), ("a", "1")]);
     let args = arguments(json!({"path": "tasks.jsonl"}));
-    assert_eq!(client.poll(TRIGGER_TYPE, &args), Ok(Some(only.clone())));
-    assert_eq!(client.poll(TRIGGER_TYPE, &args), Ok(None));
+    assert_eq!(poll(&mut client, &args), Ok(Some(only.clone())));
+    assert_eq!(poll(&mut client, &args), Ok(None));
     client.on_finished(TRIGGER_TYPE, &only).unwrap();
     shutdown(client, &stderr);
     assert_eq!(
@@ -206,18 +227,18 @@ fn a_bad_line_is_reported_once_skipped_and_remembered_across_runs() {
                   recorded in `done.jsonl.rejected`)\n";
     let (mut client, stderr) = start(dir.path());
     assert_eq!(
-        client.poll(TRIGGER_TYPE, &queue_args()),
+        poll(&mut client, &queue_args()),
         Ok(Some(item(&[("title", "ok")])))
     );
     assert_eq!(
-        client.poll(TRIGGER_TYPE, &queue_args()),
+        poll(&mut client, &queue_args()),
         Ok(Some(item(&[("title", "next")])))
     );
-    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
-    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
+    assert_eq!(poll(&mut client, &queue_args()), Ok(None));
+    assert_eq!(poll(&mut client, &queue_args()), Ok(None));
 
     let missing = arguments(json!({"path": "missing.jsonl"}));
-    let (code, message) = refused(client.poll(TRIGGER_TYPE, &missing));
+    let (code, message) = refused(poll(&mut client, &missing));
     assert_eq!(code, ErrorCode::INTERNAL_ERROR);
     assert_eq!(message, "the queue file `missing.jsonl` does not exist");
     assert_eq!(shutdown(client, &stderr), report, "reported once");
@@ -226,14 +247,14 @@ fn a_bad_line_is_reported_once_skipped_and_remembered_across_runs() {
     // about the line it was told about before.
     let (mut client, stderr) = start(dir.path());
     assert_eq!(
-        client.poll(TRIGGER_TYPE, &queue_args()),
+        poll(&mut client, &queue_args()),
         Ok(Some(item(&[("title", "ok")])))
     );
     assert_eq!(
-        client.poll(TRIGGER_TYPE, &queue_args()),
+        poll(&mut client, &queue_args()),
         Ok(Some(item(&[("title", "next")])))
     );
-    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
+    assert_eq!(poll(&mut client, &queue_args()), Ok(None));
     assert_eq!(shutdown(client, &stderr), "");
     let rejected = fs::read_to_string(dir.path().join("done.jsonl.rejected")).unwrap();
     assert_eq!(rejected.lines().count(), 1, "{rejected}");
@@ -247,24 +268,25 @@ fn two_processes_on_one_queue_hand_out_each_item_once() {
     fs::write(dir.path().join("tasks.jsonl"), TASKS).unwrap();
     let (mut first, first_log) = start(dir.path());
     let (mut second, second_log) = start(dir.path());
-    first.validate(TRIGGER_TYPE, &queue_args()).unwrap();
-    let err = second.validate(TRIGGER_TYPE, &queue_args()).unwrap_err();
-    assert_eq!(err.code, ErrorCode::CONFIGURATION_INVALID);
-    let data = err.data.unwrap();
-    assert_eq!(data["errors"][0]["path"], json!("/done_path"));
-    let message = data["errors"][0]["message"].as_str().unwrap();
+    assert!(matches!(
+        validate(&mut first, &queue_args()),
+        ValidateResult::Accepted { .. }
+    ));
+    // A verdict, not an error: `ok: false` naming the member and the file.
+    let message = rejected(validate(&mut second, &queue_args()));
     assert!(
         message.starts_with(
-            "the done file `done.jsonl` is locked by another process: another `local-queue`"
+            "trigger \"jsonl\": /done_path: the done file `done.jsonl` is locked by another \
+             process: another `local-queue`"
         ),
         "{message}"
     );
-    let (code, polled) = refused(second.poll(TRIGGER_TYPE, &queue_args()));
+    let (code, polled) = refused(poll(&mut second, &queue_args()));
     assert_eq!(code, ErrorCode::INTERNAL_ERROR);
     assert!(polled.contains("is locked by another process"), "{polled}");
 
     let mut handed_out = Vec::new();
-    while let Some(pairs) = first.poll(TRIGGER_TYPE, &queue_args()).unwrap() {
+    while let Some(pairs) = poll(&mut first, &queue_args()).unwrap() {
         first.on_finished(TRIGGER_TYPE, &pairs).unwrap();
         handed_out.push(pairs);
     }
@@ -272,8 +294,11 @@ fn two_processes_on_one_queue_hand_out_each_item_once() {
     shutdown(first, &first_log);
     // The lock went with the process: now the second may take the queue, and finds
     // every item done.
-    second.validate(TRIGGER_TYPE, &queue_args()).unwrap();
-    assert_eq!(second.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
+    assert!(matches!(
+        validate(&mut second, &queue_args()),
+        ValidateResult::Accepted { .. }
+    ));
+    assert_eq!(poll(&mut second, &queue_args()), Ok(None));
     shutdown(second, &second_log);
     let done = fs::read_to_string(dir.path().join("done.jsonl")).unwrap();
     assert_eq!(done.lines().count(), 3, "{done}");
@@ -298,7 +323,7 @@ fn a_50_mb_line_is_rejected_without_being_kept() {
     }
     let (mut client, stderr) = start(dir.path());
     assert_eq!(
-        client.poll(TRIGGER_TYPE, &queue_args()),
+        poll(&mut client, &queue_args()),
         Ok(Some(item(&[("title", "after")])))
     );
     let status = fs::read_to_string(format!("/proc/{}/status", client.pid().unwrap())).unwrap();
@@ -337,12 +362,9 @@ fn a_bad_done_line_matches_nothing_and_is_warned_about_once() {
     let (mut client, stderr) = start(dir.path());
     let first = item(&[("title", "Fix the login bug"), ("issue", "12")]);
     let third = item(&[("title", "Add tests"), ("issue", "14")]);
-    assert_eq!(
-        client.poll(TRIGGER_TYPE, &queue_args()),
-        Ok(Some(first.clone()))
-    );
-    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(Some(third)));
-    assert_eq!(client.poll(TRIGGER_TYPE, &queue_args()), Ok(None));
+    assert_eq!(poll(&mut client, &queue_args()), Ok(Some(first.clone())));
+    assert_eq!(poll(&mut client, &queue_args()), Ok(Some(third)));
+    assert_eq!(poll(&mut client, &queue_args()), Ok(None));
     // The unterminated last line is taken for someone's interrupted write: our line
     // goes after a newline instead of being glued onto it.
     client.on_finished(TRIGGER_TYPE, &first).unwrap();
@@ -382,43 +404,45 @@ fn validate_reports_every_problem_with_its_pointer() {
     let dir = tempfile::tempdir().unwrap();
     let done = dir.path().join("done.jsonl");
     let valid = arguments(json!({"path": "tasks.jsonl", "done_path": done.to_str().unwrap()}));
-    client.validate(TRIGGER_TYPE, &valid).unwrap();
-    assert!(done.exists(), "created by the lock");
-    let err = client
-        .validate(
-            TRIGGER_TYPE,
-            &arguments(json!({"done_path": 5, "pth": "x"})),
-        )
-        .unwrap_err();
-    assert_eq!(err.code, ErrorCode::CONFIGURATION_INVALID);
+    // Accepted, the table comes back as it was sent: the core keys kept (the SDK
+    // leaves them out of what `LocalQueue` checks) and no default invented
+    // (`done_path`'s depends on `path`, so the schema declares none).
     assert_eq!(
-        err.data,
-        Some(json!({"errors": [
-            {
-                "path": "/path",
-                "message": "`path` is required: the JSON Lines file to take items from, \
-                            relative to the folder of curupira.toml",
-            },
-            {"path": "/done_path", "message": "`done_path` must be a string, found 5"},
-            {
-                "path": "/pth",
-                "message": "unknown member \"pth\"; the jsonl trigger takes only `path` and \
-                            `done_path`",
-            },
-        ]}))
+        validate(&mut client, &valid),
+        ValidateResult::Accepted {
+            configuration: Some(table(&valid))
+        }
     );
-    let err = client
-        .validate(TRIGGER_TYPE, &arguments(json!({"path": ["a"]})))
-        .unwrap_err();
+    assert!(done.exists(), "created by the lock");
+    // Every problem in one sentence, each at its pointer into the parameters.
     assert_eq!(
-        err.data,
-        Some(json!({"errors": [
-            {"path": "/path", "message": "`path` must be a string, found an array"},
-        ]}))
+        rejected(validate(
+            &mut client,
+            &arguments(json!({"done_path": 5, "pth": "x"}))
+        )),
+        "trigger \"jsonl\": /path: `path` is required: the JSON Lines file to take items \
+         from, relative to the folder of curupira.toml; /done_path: `done_path` must be a \
+         string, found 5; /pth: unknown member \"pth\"; the jsonl trigger takes only `path` \
+         and `done_path`"
+    );
+    assert_eq!(
+        rejected(validate(&mut client, &arguments(json!({"path": ["a"]})))),
+        "trigger \"jsonl\": /path: `path` must be a string, found an array"
+    );
+    // Validate and poll both take `alias/local` and the local name alike.
+    assert!(matches!(
+        client.validate("local/jsonl", &table(&valid)),
+        Ok(ValidateResult::Accepted { .. })
+    ));
+    // Another trigger type is a verdict too (as the official SDK answers it).
+    let other = rejected(client.validate("nope", &table(&valid)).unwrap());
+    assert!(
+        other.starts_with("unsupported trigger_type \"nope\""),
+        "{other}"
     );
 
     let schema = client.schema(TRIGGER_TYPE).unwrap();
-    assert_eq!(schema.prompt_fields, []);
+    assert_eq!(schema.prompt_fields, Vec::<String>::new());
     let schema = schema.schema;
     assert_eq!(schema["type"], json!("object"));
     assert_eq!(schema["required"], json!(["path"]));
@@ -496,8 +520,7 @@ fn closing_stdin_ends_the_process_cleanly() {
         replies,
         [json!({"jsonrpc": "2.0", "id": 1, "result": {
             "protocol_version": 2,
-            "name": NAME,
-            "version": env!("CARGO_PKG_VERSION"),
+            "server_info": {"name": NAME, "version": env!("CARGO_PKG_VERSION")},
         }})],
         "the reply to `initialize`, then nothing"
     );

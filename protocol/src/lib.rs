@@ -4,8 +4,9 @@
 //! (`curupira-framing`); this crate says what those messages mean: the method names
 //! and their params and result types ([`method`]), the protocol version and the one
 //! compatibility rule ([`ProtocolVersion`], [`check_compatible`]), the item rules every
-//! polled item obeys ([`check_item`], [`RESERVED_KEYS`]), and the -32003 validation
-//! data ([`ValidationError`]). Every type reads strictly ([`Wire::read`]), with a
+//! polled item obeys ([`check_item`], [`RESERVED_KEYS`]), the host's core keys of an
+//! automation's table ([`CORE_KEYS`], [`parameters`]), and the problems a validation
+//! reports ([`ValidationError`]). Every type reads strictly ([`Wire::read`]), with a
 //! [`ShapeError`] that names the offending member by its JSON Pointer.
 //!
 //! The Rust SDK reads params and writes results with it; the host writes params and
@@ -42,14 +43,22 @@
 //!   digits; only majors are compared (`"3.0.1"` is not a version anywhere).
 //! - Members a definition does not name are ignored; a pair has exactly `key` and
 //!   `value`. Optional strings are absent or strings (`null` is refused).
-//! - `describe`'s `trigger_type` is non-empty; `prompt_fields` are strings and may be
-//!   absent; `schema` is an object or a boolean.
-//! - `trigger/validate` answers a result, `{"ok": …}` ([`ValidateResult`]); the
-//!   results of `trigger/onStarted`, `trigger/onFinished` and `shutdown` are accepted
-//!   whatever they are ([`Ack`]).
+//! - `initialize`'s result needs `server_info` with the strings `name` and `version`
+//!   (the reference host fails without it); its params' `client_info` may be absent.
+//! - `describe`'s triggers need a non-empty `trigger_type` (`type` alone is refused, a
+//!   `type` beside it is ignored); `prompt_fields` are strings (objects are refused,
+//!   in `describe` and in `trigger/schema`) and may be absent, as may `agents`;
+//!   `schema` is an object or a boolean.
+//! - `trigger/validate` answers a result with a boolean `ok` ([`ValidateResult`]):
+//!   `{}` and `null` are refused; `ok: false` may carry an `error` sentence, `ok:
+//!   true` a normalised `configuration`. The results of `trigger/onStarted`,
+//!   `trigger/onFinished` and `shutdown` are accepted whatever they are, `null`
+//!   included ([`Ack`]).
 //! - On reading, an absent `configuration` (validate) or `automation` (poll) is an
-//!   empty table, as the official SDK reads it; `describe` and `shutdown` take
-//!   absent, `null` or object params alike.
+//!   empty table, as the official SDK reads it (an `arguments` member is not read); an
+//!   absent poll `limit` is none and an absent `preview` false; `describe` and
+//!   `shutdown` take absent, `null` or object params alike ([`NoParams`], written as
+//!   `null` and sent as no `params` member).
 //!
 //! The shapes themselves are the ecosystem's: what the reference host `curupira`
 //! 0.4.0 sends and accepts and what the official Python SDK `curupira-sdk` 0.1.0

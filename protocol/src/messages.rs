@@ -650,3 +650,6 @@ impl Wire for TaskParams {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

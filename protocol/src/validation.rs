@@ -1,15 +1,19 @@
-//! The -32003 "configuration validation failure" reply: `data.errors`.
+//! What a validation reports: one [`ValidationError`] per problem with an automation's
+//! parameters, listed in an `ok: false` verdict's `error`, and the `data.errors` of a
+//! -32003 error reply (the shape this project's earlier hosts read; the reference host
+//! reports such a reply as a plugin error, and the official SDK uses -32003 only for
+//! an unsupported `trigger_type`).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// One problem with an automation's arguments: `{"path": pointer, "message": s}` in
-/// the -32003 reply's `data.errors`.
+/// One problem with an automation's parameters: `{"path": pointer, "message": s}` in
+/// a -32003 reply's `data.errors`, `path: message` in an `ok: false` verdict's `error`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ValidationError {
-    /// RFC 6901 JSON Pointer into the `arguments` object (`/labels/0`); a missing
+    /// RFC 6901 JSON Pointer into the trigger's parameters (`/labels/0`); a missing
     /// member is reported at the pointer it would have (`/path`). `""` is the whole
     /// object.
     pub path: String,

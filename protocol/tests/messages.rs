@@ -4,9 +4,11 @@
 
 use curupira_protocol::method::{self, Method};
 use curupira_protocol::{
-    ArgumentsParams, DescribeResult, InitializeParams, InitializeResult, ItemProblem, NoParams,
-    Pair, PollResult, ProtocolVersion, RESERVED_KEYS, SchemaParams, TaskParams, TriggerSchema,
-    ValidationError, Wire, rejection_message, to_json, validation_errors,
+    Ack, CORE_KEYS, Configuration, DescribeResult, InitializeParams, InitializeResult, ItemProblem,
+    NoParams, Pair, PeerInfo, PollParams, PollResult, ProtocolVersion, RESERVED_KEYS, SchemaParams,
+    TaskParams, TriggerDescription, TriggerSchema, ValidateParams, ValidateResult, ValidationError,
+    Wire, is_core_key, local_trigger_type, parameters, rejection_message, to_json,
+    validation_errors,
 };
 use serde_json::{Value, json};
 
@@ -121,7 +123,7 @@ fn poll_results_name_the_offending_member() {
 #[test]
 fn initialize_params_need_a_version() {
     assert_eq!(
-        err::<InitializeParams>(json!({"host": {"name": "h"}})),
+        err::<InitializeParams>(json!({"client_info": {"name": "h", "version": "1"}})),
         "member `/protocol_version` is required"
     );
     assert_eq!(
@@ -131,12 +133,18 @@ fn initialize_params_need_a_version() {
     );
     assert!(err::<InitializeParams>(json!({"protocol_version": "3.0.1"})).contains("\"3.0.1\""));
     assert_eq!(
-        err::<InitializeParams>(json!({"protocol_version": 2, "host": {"name": 1}})),
-        "`/host/name` must be a string, found 1"
+        err::<InitializeParams>(
+            json!({"protocol_version": 2, "client_info": {"name": 1, "version": "1"}})
+        ),
+        "`/client_info/name` must be a string, found 1"
     );
     assert_eq!(
-        err::<InitializeParams>(json!({"protocol_version": 2, "host": []})),
-        "`/host` must be an object with the strings `name` and `version`, found an array"
+        err::<InitializeParams>(json!({"protocol_version": 2, "client_info": {"name": "h"}})),
+        "member `/client_info/version` is required"
+    );
+    assert_eq!(
+        err::<InitializeParams>(json!({"protocol_version": 2, "client_info": []})),
+        "`/client_info` must be an object with the strings `name` and `version`, found an array"
     );
     assert!(
         InitializeParams::read(None)
@@ -146,41 +154,83 @@ fn initialize_params_need_a_version() {
     );
     let params = InitializeParams::read(Some(&json!({"protocol_version": "2.1"}))).unwrap();
     assert_eq!(params.protocol_version, ProtocolVersion::new(2, Some(1)));
-    assert_eq!(params.host, None);
+    assert_eq!(params.client_info, None);
+    // This project's earlier hosts sent `host`: an unknown member, ignored.
+    let params = InitializeParams::read(Some(&json!({
+        "protocol_version": 2, "host": {"name": "curupira", "version": "0.1.0"}
+    })))
+    .unwrap();
+    assert_eq!(params.client_info, None);
+    let params = InitializeParams::read(Some(&json!({
+        "client_info": {"name": "curupira", "version": "0.4.0"}, "protocol_version": 2
+    })))
+    .unwrap();
+    assert_eq!(params.client_info, Some(PeerInfo::new("curupira", "0.4.0")));
 }
 
 #[test]
-fn initialize_results_are_read_but_not_judged() {
-    let result =
-        InitializeResult::read(Some(&json!({"protocol_version": 3, "name": "x"}))).unwrap();
+fn initialize_results_need_server_info_but_are_not_judged() {
+    let result = InitializeResult::read(Some(&json!({
+        "protocol_version": 3, "server_info": {"name": "x", "version": "9"}
+    })))
+    .unwrap();
     assert_eq!(result.protocol_version, ProtocolVersion::new(3, None));
     assert!(!result.protocol_version.is_compatible());
+    assert_eq!(result.server_info, PeerInfo::new("x", "9"));
     assert_eq!(
         err::<InitializeResult>(json!("2")),
-        "the result must be an object with `protocol_version`, found \"2\""
+        "the result must be an object with `protocol_version` and `server_info`, found \"2\""
     );
     assert_eq!(
-        err::<InitializeResult>(json!({})),
+        err::<InitializeResult>(json!({"server_info": {"name": "x", "version": "1"}})),
         "member `/protocol_version` is required"
     );
+    // The reference host: "missing field `server_info`".
     assert_eq!(
-        err::<InitializeResult>(json!({"protocol_version": 2, "version": null})),
-        "`/version` must be a string, found null"
+        err::<InitializeResult>(json!({"protocol_version": 2, "name": "x", "version": "1"})),
+        "member `/server_info` is required"
+    );
+    assert_eq!(
+        err::<InitializeResult>(json!({"protocol_version": 2, "server_info": {"name": "x"}})),
+        "member `/server_info/version` is required"
+    );
+    assert_eq!(
+        err::<InitializeResult>(
+            json!({"protocol_version": 2, "server_info": {"name": "x", "version": null}})
+        ),
+        "`/server_info/version` must be a string, found null"
     );
 }
 
 #[test]
 fn describe_and_schema_results() {
-    let triggers = DescribeResult::read(Some(&json!({"triggers": [
-        {"type": "a", "description": "A.", "extra": true}, {"type": "b"}
-    ]})))
-    .unwrap()
-    .triggers;
-    assert_eq!(triggers.len(), 2);
-    assert_eq!(triggers[1].description, None);
+    let described = DescribeResult::read(Some(&json!({"triggers": [
+        {"trigger_type": "a", "prompt_fields": ["id", "title"], "description": "A.", "extra": true},
+        {"trigger_type": "b", "type": "b"}
+    ], "agents": [{"name": "x"}]})))
+    .unwrap();
+    let triggers = &described.triggers;
     assert_eq!(
-        err::<DescribeResult>(json!({"triggers": [{"type": ""}]})),
-        "`/triggers/0/type` must not be empty"
+        triggers[0],
+        TriggerDescription::new("a", ["id", "title"]).with_description("A.")
+    );
+    assert_eq!(triggers[1], TriggerDescription::new("b", [""; 0]));
+    assert_eq!(described.agents, [json!({"name": "x"})]);
+    // The reference host: "missing field `trigger_type`".
+    assert_eq!(
+        err::<DescribeResult>(json!({"triggers": [{"type": "items"}]})),
+        "member `/triggers/0/trigger_type` is required"
+    );
+    assert_eq!(
+        err::<DescribeResult>(json!({"triggers": [{"trigger_type": ""}]})),
+        "`/triggers/0/trigger_type` must not be empty"
+    );
+    // The reference host: "invalid type: map, expected a string".
+    assert_eq!(
+        err::<DescribeResult>(
+            json!({"triggers": [{"trigger_type": "items", "prompt_fields": [{"key": "title"}]}]})
+        ),
+        "`/triggers/0/prompt_fields/0` must be a string, found an object"
     );
     assert_eq!(
         err::<DescribeResult>(json!({"trigger": []})),
@@ -188,11 +238,19 @@ fn describe_and_schema_results() {
     );
     assert_eq!(
         err::<DescribeResult>(json!({"triggers": {}})),
-        "`/triggers` must be an array of {\"type\", \"description\"?} objects, found an object"
+        "`/triggers` must be an array of {\"trigger_type\", \"prompt_fields\"} objects, found \
+         an object"
+    );
+    assert_eq!(
+        err::<DescribeResult>(json!({"triggers": [], "agents": {}})),
+        "`/agents` must be an array, found an object"
     );
 
     let schema = TriggerSchema::read(Some(&json!({"schema": true}))).unwrap();
     assert!(schema.prompt_fields.is_empty());
+    let schema =
+        TriggerSchema::read(Some(&json!({"schema": {}, "prompt_fields": ["id", ""]}))).unwrap();
+    assert_eq!(schema.prompt_fields, ["id", ""]);
     assert_eq!(
         err::<TriggerSchema>(json!({"schema": "x"})),
         "`/schema` must be a JSON Schema (an object or a boolean), found \"x\""
@@ -202,14 +260,59 @@ fn describe_and_schema_results() {
         "member `/schema` is required"
     );
     assert_eq!(
-        err::<TriggerSchema>(json!({"schema": {}, "prompt_fields": [{"key": ""}]})),
-        "`/prompt_fields/0/key` must not be empty"
+        err::<TriggerSchema>(json!({"schema": {}, "prompt_fields": [{"key": "title"}]})),
+        "`/prompt_fields/0` must be a string, found an object"
     );
     assert_eq!(
-        err::<TriggerSchema>(
-            json!({"schema": {}, "prompt_fields": [{"key": "k", "description": 2}]})
-        ),
-        "`/prompt_fields/0/description` must be a string, found 2"
+        err::<TriggerSchema>(json!({"schema": {}, "prompt_fields": "id"})),
+        "`/prompt_fields` must be an array of strings (the keys items carry), found \"id\""
+    );
+}
+
+#[test]
+fn validate_results_are_verdicts() {
+    let read = |value: Value| ValidateResult::read(Some(&value)).unwrap();
+    assert_eq!(
+        read(json!({"ok": false, "error": "n must be below 10"})),
+        ValidateResult::Rejected {
+            error: Some("n must be below 10".into())
+        }
+    );
+    assert_eq!(
+        read(json!({"ok": false})),
+        ValidateResult::Rejected { error: None }
+    );
+    assert_eq!(
+        read(json!({"ok": true})),
+        ValidateResult::Accepted {
+            configuration: None
+        }
+    );
+    let table = json!({"n": 3, "trigger_type": "shape/items"});
+    assert_eq!(
+        read(json!({"ok": true, "configuration": table})),
+        ValidateResult::Accepted {
+            configuration: table.as_object().cloned()
+        }
+    );
+    // The reference host: "missing field `ok`" and "missing result".
+    assert_eq!(err::<ValidateResult>(json!({})), "member `/ok` is required");
+    assert_eq!(
+        err::<ValidateResult>(Value::Null),
+        "the result must be an object like {\"ok\": true} or {\"ok\": false, \"error\": \"…\"}, \
+         found null"
+    );
+    assert_eq!(
+        err::<ValidateResult>(json!({"ok": "true"})),
+        "`/ok` must be a boolean, found \"true\""
+    );
+    assert_eq!(
+        err::<ValidateResult>(json!({"ok": false, "error": 1})),
+        "`/error` must be a string, found 1"
+    );
+    assert_eq!(
+        err::<ValidateResult>(json!({"ok": true, "configuration": []})),
+        "`/configuration` must be an object, found an array"
     );
 }
 
@@ -220,16 +323,44 @@ fn trigger_params_are_read_strictly() {
         "`/trigger_type` must be a string, found 1"
     );
     assert_eq!(
-        err::<ArgumentsParams>(json!({"trigger_type": "t"})),
-        "member `/arguments` is required"
+        err::<ValidateParams>(json!({"configuration": {}})),
+        "member `/trigger_type` is required"
     );
     assert_eq!(
-        err::<ArgumentsParams>(json!({"trigger_type": "t", "arguments": []})),
-        "`/arguments` must be an object, found an array"
+        err::<ValidateParams>(json!({"trigger_type": "t", "configuration": []})),
+        "`/configuration` must be an object, found an array"
     );
     assert_eq!(
-        err::<ArgumentsParams>(json!([1])),
-        "the params must be an object with `trigger_type` and `arguments`, found an array"
+        err::<ValidateParams>(json!([1])),
+        "the params must be an object with `trigger_type` and `configuration`, found an array"
+    );
+    // An absent `configuration` is empty (the official SDK then reports the missing
+    // parameters), and so is `arguments`, which it does not read.
+    let params = ValidateParams::read(Some(
+        &json!({"trigger_type": "t", "arguments": {"path": "x"}}),
+    ))
+    .unwrap();
+    assert!(params.configuration.is_empty());
+    assert_eq!(
+        err::<PollParams>(json!({"trigger_type": "t", "automation": 1})),
+        "`/automation` must be an object, found 1"
+    );
+    assert_eq!(
+        err::<PollParams>(json!({"trigger_type": "t", "limit": -1})),
+        "`/limit` must be a non-negative integer, found -1"
+    );
+    assert_eq!(
+        err::<PollParams>(json!({"trigger_type": "t", "preview": "yes"})),
+        "`/preview` must be a boolean, found \"yes\""
+    );
+    assert_eq!(
+        PollParams::read(Some(&json!({"trigger_type": "t"}))).unwrap(),
+        PollParams {
+            trigger_type: "t".into(),
+            automation: Configuration::new(),
+            limit: None,
+            preview: false,
+        }
     );
     assert_eq!(
         err::<TaskParams>(json!({"trigger_type": "t"})),
@@ -241,26 +372,96 @@ fn trigger_params_are_read_strictly() {
     );
     assert_eq!(
         err::<NoParams>(json!([])),
-        "the params must be absent or an object, found an array"
+        "the params must be absent, null or an object, found an array"
     );
     assert!(NoParams::read(None).is_ok());
+    assert!(NoParams::read(Some(&Value::Null)).is_ok());
+    assert!(NoParams::read(Some(&json!({"ignored": 1}))).is_ok());
 }
 
 #[test]
 fn what_is_written_reads_back() {
     let params = InitializeParams {
         protocol_version: ProtocolVersion::CURRENT,
-        host: Some(curupira_protocol::HostInfo {
-            name: Some("curupira".into()),
-            version: Some("0.1.0".into()),
-        }),
+        client_info: Some(PeerInfo::new("curupira", "0.1.0")),
     };
     let written = to_json(&params).unwrap();
     assert_eq!(
         written,
-        json!({"protocol_version": 2, "host": {"name": "curupira", "version": "0.1.0"}})
+        json!({"protocol_version": 2, "client_info": {"name": "curupira", "version": "0.1.0"}})
     );
     assert_eq!(InitializeParams::read(Some(&written)).unwrap(), params);
+    let result = InitializeResult {
+        protocol_version: ProtocolVersion::CURRENT,
+        server_info: PeerInfo::new("rec-ext", "0.1.0"),
+    };
+    let written = to_json(&result).unwrap();
+    assert_eq!(
+        written,
+        json!({"protocol_version": 2, "server_info": {"name": "rec-ext", "version": "0.1.0"}})
+    );
+    assert_eq!(InitializeResult::read(Some(&written)).unwrap(), result);
+
+    let described = DescribeResult {
+        triggers: vec![TriggerDescription::new(
+            "list-entries",
+            ["id", "title", "body"],
+        )],
+        agents: Vec::new(),
+    };
+    let written = to_json(&described).unwrap();
+    assert_eq!(
+        written,
+        json!({"triggers": [{"trigger_type": "list-entries", "prompt_fields": ["id", "title", "body"]}], "agents": []})
+    );
+    assert_eq!(DescribeResult::read(Some(&written)).unwrap(), described);
+
+    let mut configuration = Configuration::new();
+    configuration.insert("path".into(), json!("entries.json"));
+    configuration.insert("trigger_type".into(), json!("rec/list-entries"));
+    let validate = ValidateParams {
+        trigger_type: "list-entries".into(),
+        configuration: configuration.clone(),
+    };
+    let written = to_json(&validate).unwrap();
+    assert_eq!(
+        written,
+        json!({"trigger_type": "list-entries", "configuration": {"path": "entries.json", "trigger_type": "rec/list-entries"}})
+    );
+    assert_eq!(ValidateParams::read(Some(&written)).unwrap(), validate);
+    for verdict in [
+        ValidateResult::Accepted {
+            configuration: Some(configuration.clone()),
+        },
+        ValidateResult::Accepted {
+            configuration: None,
+        },
+        ValidateResult::Rejected {
+            error: Some("no".into()),
+        },
+        ValidateResult::Rejected { error: None },
+    ] {
+        let written = to_json(&verdict).unwrap();
+        assert_eq!(ValidateResult::read(Some(&written)).unwrap(), verdict);
+    }
+    assert_eq!(
+        to_json(&ValidateResult::Rejected { error: None }).unwrap(),
+        json!({"ok": false})
+    );
+
+    let poll = PollParams {
+        trigger_type: "list-entries".into(),
+        automation: configuration,
+        limit: Some(100),
+        preview: true,
+    };
+    let written = to_json(&poll).unwrap();
+    assert_eq!(
+        written,
+        json!({"trigger_type": "list-entries", "automation": {"path": "entries.json", "trigger_type": "rec/list-entries"}, "limit": 100, "preview": true})
+    );
+    assert_eq!(PollParams::read(Some(&written)).unwrap(), poll);
+
     let task = TaskParams {
         trigger_type: "t".into(),
         values: vec![Pair::new("a", "1")],
@@ -271,7 +472,39 @@ fn what_is_written_reads_back() {
         json!({"trigger_type": "t", "values": [{"key": "a", "value": "1"}]})
     );
     assert_eq!(TaskParams::read(Some(&written)).unwrap(), task);
-    assert_eq!(to_json(&NoParams).unwrap(), json!({}));
+    // `describe` and `shutdown` params are written as `null`: the client sends them
+    // as no `params` member.
+    assert_eq!(to_json(&NoParams).unwrap(), Value::Null);
+    assert_eq!(to_json(&Ack).unwrap(), json!({}));
+}
+
+#[test]
+fn core_keys_and_local_names() {
+    assert_eq!(
+        CORE_KEYS,
+        [
+            "trigger_type",
+            "repository",
+            "prompt",
+            "profile",
+            "checkout"
+        ]
+    );
+    let table = json!({
+        "trigger_type": "rec/list-entries", "repository": "demo", "prompt": "p",
+        "profile": "stub", "checkout": "main", "path": "x", "limit_total": 3
+    });
+    let parameters = parameters(table.as_object().unwrap());
+    assert_eq!(
+        Value::Object(parameters),
+        json!({"path": "x", "limit_total": 3})
+    );
+    assert!(is_core_key("prompt"));
+    assert!(!is_core_key("path"));
+    assert_eq!(local_trigger_type("rec/list-entries"), "list-entries");
+    assert_eq!(local_trigger_type("list-entries"), "list-entries");
+    assert_eq!(local_trigger_type("a/b/c"), "c");
+    assert_eq!(local_trigger_type(""), "");
 }
 
 #[test]

@@ -5,8 +5,9 @@
 use std::collections::HashSet;
 
 use curupira_protocol::{
-    ItemProblem, Pair, PollResult, Problem, ProtocolVersion, RESERVED_KEYS, TaskParams, Wire,
-    check_item, to_json,
+    CORE_KEYS, Configuration, ItemProblem, Pair, PollParams, PollResult, Problem, ProtocolVersion,
+    RESERVED_KEYS, TaskParams, ValidateParams, ValidateResult, Wire, check_item, is_core_key,
+    parameters, to_json,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -44,7 +45,49 @@ fn model(pairs: &[Pair]) -> Option<(usize, ItemProblem)> {
     None
 }
 
+/// An automation's table: core keys and parameters, with values of every JSON kind.
+fn table() -> impl Strategy<Value = Configuration> {
+    let name = prop_oneof![
+        1 => prop::sample::select(CORE_KEYS.to_vec()).prop_map(str::to_owned),
+        2 => "[a-z_]{1,8}",
+    ];
+    let value = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        "\\PC{0,6}".prop_map(Value::from),
+        prop::collection::vec("\\PC{0,3}", 0..3).prop_map(|items| json!(items)),
+    ];
+    prop::collection::btree_map(name, value, 0..8).prop_map(|members| members.into_iter().collect())
+}
+
 proptest! {
+    #[test]
+    fn parameters_are_the_table_without_its_core_keys(table in table()) {
+        let kept = parameters(&table);
+        prop_assert!(kept.keys().all(|key| !is_core_key(key)));
+        for (key, value) in &table {
+            prop_assert_eq!(kept.get(key), (!is_core_key(key)).then_some(value));
+        }
+    }
+
+    #[test]
+    fn validate_and_poll_params_read_back(
+        trigger_type in "\\PC{0,8}",
+        table in table(),
+        limit in prop::option::of(any::<u64>()),
+        preview in any::<bool>(),
+    ) {
+        let validate = ValidateParams { trigger_type: trigger_type.clone(), configuration: table.clone() };
+        prop_assert_eq!(ValidateParams::read(Some(&to_json(&validate).unwrap())).unwrap(), validate);
+        let accepted = ValidateResult::Accepted { configuration: Some(table.clone()) };
+        prop_assert_eq!(ValidateResult::read(Some(&to_json(&accepted).unwrap())).unwrap(), accepted);
+        let poll = PollParams { trigger_type, automation: table, limit, preview };
+        let written = to_json(&poll).unwrap();
+        prop_assert_eq!(written.get("limit").is_some(), limit.is_some());
+        prop_assert_eq!(PollParams::read(Some(&written)).unwrap(), poll);
+    }
+
     #[test]
     fn check_item_is_the_plain_rule(pairs in item()) {
         let expected = model(&pairs);

@@ -9,15 +9,17 @@
 //!   be read, the body is -32700.)
 //! - a classified message written back (`Message::to_vec`) classifies as the same
 //!   message, and a failure's reply is a response carrying its id and code;
-//! - every params and result type of protocol 2 reads any value without panicking,
-//!   and what it reads, written back (`to_json`), reads as the same thing.
+//! - every params and result type of protocol 2 (in the shapes of the reference host
+//!   and the official SDK) reads any value without panicking, and what it reads,
+//!   written back (`to_json`), reads as the same thing (`NoParams` and `Ack`, written
+//!   as `null` and `{}`, included).
 
 use std::fmt::Debug;
 
 use curupira_jsonrpc::{ErrorCode, Id, Incoming, Message, parse, parse_message};
 use curupira_protocol::{
-    Ack, ArgumentsParams, DescribeResult, InitializeParams, InitializeResult, NoParams, PollResult,
-    SchemaParams, TaskParams, TriggerSchema, Wire, to_json,
+    Ack, DescribeResult, InitializeParams, InitializeResult, NoParams, PollParams, PollResult,
+    SchemaParams, TaskParams, TriggerSchema, ValidateParams, ValidateResult, Wire, to_json,
 };
 use serde_json::Value;
 
@@ -92,7 +94,9 @@ fn every_reader(value: Option<&Value>) {
     reads_back::<DescribeResult>(value);
     reads_back::<SchemaParams>(value);
     reads_back::<TriggerSchema>(value);
-    reads_back::<ArgumentsParams>(value);
+    reads_back::<ValidateParams>(value);
+    reads_back::<ValidateResult>(value);
+    reads_back::<PollParams>(value);
     reads_back::<PollResult>(value);
     reads_back::<TaskParams>(value);
     reads_back::<Ack>(value);
