@@ -399,7 +399,8 @@ fn an_error_reply_keeps_its_code_and_data() {
     assert_eq!(
         client.validate("t", &Configuration::new()),
         Ok(ValidateResult::Rejected {
-            error: Some("max must be an integer".into())
+            error: Some("max must be an integer".into()),
+            errors: Vec::new(),
         })
     );
 }
@@ -483,8 +484,9 @@ fn a_conversation_with_the_sdk() {
     let mut configuration = table(json!({
         "trigger_type": "ours/picky", "repository": "demo", "prompt": "Do ${n}", "max": "many"
     }));
-    let Ok(ValidateResult::Rejected { error: Some(error) }) =
-        client.validate("picky", &configuration)
+    let Ok(ValidateResult::Rejected {
+        error: Some(error), ..
+    }) = client.validate("picky", &configuration)
     else {
         panic!("a rejection");
     };

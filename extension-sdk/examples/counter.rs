@@ -61,13 +61,13 @@ manifest_version = 1
 name = "counter"
 version = "0.1.0"
 protocol_version = 2
-runtime = "native"
+runtime = "executable"
 kind = "trigger"
 trigger_types = ["count"]
 
 [launch]
-type = "command"
-command = "counter"
+type = "executable"
+program = "counter"
 "#;
 
 fn main() -> ExitCode {

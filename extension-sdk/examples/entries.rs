@@ -106,13 +106,13 @@ manifest_version = 1
 name = "rec-ext"
 version = "0.1.0"
 protocol_version = 2
-runtime = "native"
+runtime = "executable"
 kind = "trigger"
 trigger_types = ["list-entries"]
 
 [launch]
-type = "command"
-command = "entries"
+type = "executable"
+program = "entries"
 "#;
 
 fn main() -> ExitCode {

@@ -102,13 +102,13 @@ pub fn print_manifest(manifest: &str, mut out: impl Write) -> io::Result<()> {
 /// name = "my-trigger"
 /// version = "0.1.0"
 /// protocol_version = 2
-/// runtime = "native"
+/// runtime = "executable"
 /// kind = "trigger"
 /// trigger_types = ["mine"]
 ///
 /// [launch]
-/// type = "command"
-/// command = "my-trigger"
+/// type = "executable"
+/// program = "my-trigger"
 /// "#;
 ///
 /// fn main() -> std::process::ExitCode {

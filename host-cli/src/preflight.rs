@@ -128,11 +128,12 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
         };
         let schema = match prepare(ready.client, &preparing) {
             Ok(prepared) => prepared.schema,
-            Err(Unprepared {
-                error,
-                schema,
-                rejection,
-            }) => {
+            Err(unprepared) => {
+                let Unprepared {
+                    error,
+                    schema,
+                    rejection,
+                } = *unprepared;
                 let arguments = at.key("arguments");
                 // The problems at their pointers: an `ok: false` verdict's `errors`,
                 // else a -32003 error reply's `data.errors`.

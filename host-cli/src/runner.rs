@@ -454,12 +454,17 @@ pub fn configuration(preparing: &Preparing<'_>, schema: &TriggerSchema) -> Confi
 /// Step 2 of the protocol's "what the host does with an automation": schema, then
 /// validate, whose verdict is kept: a rejection (`ok: false`) fails the automation
 /// with the extension's sentence.
-pub fn prepare(client: &mut Client, preparing: &Preparing<'_>) -> Result<Prepared, Unprepared> {
+pub fn prepare(
+    client: &mut Client,
+    preparing: &Preparing<'_>,
+) -> Result<Prepared, Box<Unprepared>> {
     let trigger_type = &preparing.planned.trigger_type;
-    let schema = client.schema(trigger_type).map_err(|error| Unprepared {
-        error,
-        schema: None,
-        rejection: None,
+    let schema = client.schema(trigger_type).map_err(|error| {
+        Box::new(Unprepared {
+            error,
+            schema: None,
+            rejection: None,
+        })
     })?;
     let configuration = configuration(preparing, &schema);
     let automation = match client.validate(trigger_type, &configuration) {
@@ -477,7 +482,7 @@ pub fn prepare(client: &mut Client, preparing: &Preparing<'_>) -> Result<Prepare
                     preparing.automation.name
                 ),
             };
-            return Err(Unprepared {
+            return Err(Box::new(Unprepared {
                 rejection: Some(Rejection {
                     error: error.unwrap_or_else(|| "no reason given".to_owned()),
                     errors,
@@ -489,14 +494,14 @@ pub fn prepare(client: &mut Client, preparing: &Preparing<'_>) -> Result<Prepare
                     message,
                 ),
                 schema: Some(Box::new(schema)),
-            });
+            }));
         }
         Err(error) => {
-            return Err(Unprepared {
+            return Err(Box::new(Unprepared {
                 error,
                 schema: Some(Box::new(schema)),
                 rejection: None,
-            });
+            }));
         }
     };
     let poll = PollParams {

@@ -148,7 +148,7 @@ fn official_project(installed: &Ecosystem, arguments: &str) -> Project {
         &format!(
             "manifest_version = 1\nname = \"rec\"\nversion = \"0.1.0\"\nprotocol_version = 2\n\
              runtime = \"python\"\nkind = \"trigger\"\ntrigger_types = [\"list-entries\"]\n\n\
-             [launch]\ntype = \"command\"\ncommand = {:?}\nargs = [{:?}]\n",
+             [launch]\ntype = \"executable\"\nprogram = {:?}\nargs = [{:?}]\n",
             python.to_str().unwrap(),
             script.to_str().unwrap()
         ),

@@ -402,8 +402,8 @@ kind = "trigger"
 trigger_types = ["fake"]
 
 [launch]
-type = "command"
-command = "python3"
+type = "executable"
+program = "python3"
 args = [{args}]
 "#
             ),

@@ -237,8 +237,8 @@ fn validate_reports_config_manifest_and_extension_failures() {
         "manifest_version = 1\nname = \"Broken\"\n",
     );
     project.write("extensions/gone/curupira-extension.toml",
-        "manifest_version = 1\nname = \"gone\"\nversion = \"1.0.0\"\nprotocol_version = 2\nruntime = \"native\"\n\
-         kind = \"trigger\"\ntrigger_types = [\"never\"]\n[launch]\ntype = \"command\"\ncommand = \"./does-not-exist\"\n");
+        "manifest_version = 1\nname = \"gone\"\nversion = \"1.0.0\"\nprotocol_version = 2\nruntime = \"executable\"\n\
+         kind = \"trigger\"\ntrigger_types = [\"never\"]\n[launch]\ntype = \"executable\"\nprogram = \"./does-not-exist\"\n");
     project.write(
         "curupira.toml",
         &format!(
@@ -402,7 +402,7 @@ fn plugins_list_reads_manifests_without_sending_a_frame() {
     assert_eq!(extensions[0]["name"], "local-queue");
     assert_eq!(extensions[0]["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(extensions[0]["protocol_version"], "2");
-    assert_eq!(extensions[0]["runtime"], "native");
+    assert_eq!(extensions[0]["runtime"], "executable");
     assert_eq!(extensions[0]["trigger_types"], json!(["jsonl"]));
     assert_eq!(extensions[0]["source"], "builtin local-queue");
     assert_eq!(
@@ -412,8 +412,8 @@ fn plugins_list_reads_manifests_without_sending_a_frame() {
     assert_eq!(extensions[1]["name"], "fx");
     assert_eq!(extensions[1]["runtime"], "python");
     assert_eq!(extensions[1]["trigger_types"], json!(["alpha", "beta"]));
-    assert_eq!(extensions[1]["launch"]["type"], "command");
-    assert_eq!(extensions[1]["launch"]["command"], "python3");
+    assert_eq!(extensions[1]["launch"]["type"], "executable");
+    assert_eq!(extensions[1]["launch"]["program"], "python3");
     assert_eq!(listing["errors"], 0);
     assert!(project.calls("fx").is_empty(), "no frame was sent");
 
@@ -437,12 +437,12 @@ fn plugins_list_reads_manifests_without_sending_a_frame() {
 fn plugins_list_reports_an_extension_that_cannot_print_its_manifest() {
     let project = Project::new();
     project.write("extensions/sh/curupira-extension.toml",
-        "manifest_version = 1\nname = \"sh\"\nversion = \"1.0.0\"\nprotocol_version = 2\nruntime = \"native\"\n\
-         kind = \"trigger\"\ntrigger_types = [\"t\"]\n[launch]\ntype = \"command\"\ncommand = \"sh\"\n\
+        "manifest_version = 1\nname = \"sh\"\nversion = \"1.0.0\"\nprotocol_version = 2\nruntime = \"executable\"\n\
+         kind = \"trigger\"\ntrigger_types = [\"t\"]\n[launch]\ntype = \"executable\"\nprogram = \"sh\"\n\
          args = [\"-c\", \"echo 'name = 5'; echo oops >&2; exit 0\"]\n");
     project.write("extensions/fails/curupira-extension.toml",
-        "manifest_version = 1\nname = \"fails\"\nversion = \"1.0.0\"\nprotocol_version = 2\nruntime = \"native\"\n\
-         kind = \"trigger\"\ntrigger_types = [\"t\"]\n[launch]\ntype = \"command\"\ncommand = \"sh\"\n\
+        "manifest_version = 1\nname = \"fails\"\nversion = \"1.0.0\"\nprotocol_version = 2\nruntime = \"executable\"\n\
+         kind = \"trigger\"\ntrigger_types = [\"t\"]\n[launch]\ntype = \"executable\"\nprogram = \"sh\"\n\
          args = [\"-c\", \"echo broken >&2; exit 3\"]\n");
     project.write(
         "curupira.toml",

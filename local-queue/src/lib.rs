@@ -210,13 +210,13 @@ pub const MANIFEST: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     "\"\n",
     "protocol_version = 2\n",
-    "runtime = \"native\"\n",
+    "runtime = \"executable\"\n",
     "kind = \"trigger\"\n",
     "trigger_types = [\"jsonl\"]\n",
     "\n",
     "[launch]\n",
-    "type = \"command\"\n",
-    "command = \"curupira\"\n",
+    "type = \"executable\"\n",
+    "program = \"curupira\"\n",
     "args = [\"builtin\", \"local-queue\"]\n",
 );
 

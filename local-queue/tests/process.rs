@@ -135,7 +135,9 @@ fn validate(client: &mut Client, parameters: &Arguments) -> ValidateResult {
 /// The sentence of a rejection.
 fn rejected(verdict: ValidateResult) -> String {
     match verdict {
-        ValidateResult::Rejected { error: Some(error) } => error,
+        ValidateResult::Rejected {
+            error: Some(error), ..
+        } => error,
         other => panic!("not a rejection with a sentence: {other:?}"),
     }
 }
@@ -549,12 +551,12 @@ fn print_manifest_prints_a_manifest_that_checks_clean() {
     assert_eq!(manifest.name.as_str(), "local-queue");
     assert_eq!(manifest.version.to_string(), env!("CARGO_PKG_VERSION"));
     assert_eq!(manifest.protocol_version.major(), 2);
-    assert_eq!(manifest.runtime.as_str(), "native");
+    assert_eq!(manifest.runtime.as_str(), "executable");
     assert!(manifest.trigger_types.contains("jsonl"));
     assert_eq!(manifest.trigger_types.as_slice().len(), 1);
-    let Launch::Command { command, args } = &manifest.launch else {
-        panic!("launch is not a command");
+    let Launch::Executable { program, args } = &manifest.launch else {
+        panic!("launch is not an executable");
     };
-    assert_eq!(command.to_string(), "curupira");
+    assert_eq!(program.to_string(), "curupira");
     assert_eq!(args, &["builtin", "local-queue"]);
 }

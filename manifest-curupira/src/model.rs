@@ -233,13 +233,17 @@ pub enum Runtime {
     Bun,
     /// `native`
     Native,
+    /// `executable`: a program that needs no runtime (what the reference host
+    /// `curupira` 0.4.0 calls a compiled extension; it accepts only `python`, `node`
+    /// and `executable`).
+    Executable,
     /// Any other name. `Other("node")` equals `Node`: values compare by name.
     Other(String),
 }
 
 impl Runtime {
     /// The runtimes this host knows, by name.
-    pub const KNOWN: [&'static str; 5] = ["node", "python", "deno", "bun", "native"];
+    pub const KNOWN: [&'static str; 6] = ["node", "python", "deno", "bun", "native", "executable"];
 
     /// The runtime called `name` (exact, case-sensitive).
     pub fn from_name(name: &str) -> Self {
@@ -249,6 +253,7 @@ impl Runtime {
             "deno" => Runtime::Deno,
             "bun" => Runtime::Bun,
             "native" => Runtime::Native,
+            "executable" => Runtime::Executable,
             other => Runtime::Other(other.to_owned()),
         }
     }
@@ -261,6 +266,7 @@ impl Runtime {
             Runtime::Deno => "deno",
             Runtime::Bun => "bun",
             Runtime::Native => "native",
+            Runtime::Executable => "executable",
             Runtime::Other(name) => name,
         }
     }

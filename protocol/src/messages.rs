@@ -498,8 +498,13 @@ impl Wire for ValidateResult {
             }
         };
         if !ok {
+            // `"error": null` (a Python extension's `None`) says nothing.
+            let error = match map.get("error") {
+                None | Some(Value::Null) => None,
+                Some(_) => RESULT.optional_string(map, "", "error")?,
+            };
             return Ok(ValidateResult::Rejected {
-                error: RESULT.optional_string(map, "", "error")?,
+                error,
                 errors: crate::validation::error_entries(map.get("errors")),
             });
         }

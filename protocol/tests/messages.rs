@@ -275,12 +275,16 @@ fn validate_results_are_verdicts() {
     assert_eq!(
         read(json!({"ok": false, "error": "n must be below 10"})),
         ValidateResult::Rejected {
-            error: Some("n must be below 10".into())
+            error: Some("n must be below 10".into()),
+            errors: Vec::new(),
         }
     );
     assert_eq!(
         read(json!({"ok": false})),
-        ValidateResult::Rejected { error: None }
+        ValidateResult::Rejected {
+            error: None,
+            errors: Vec::new(),
+        }
     );
     assert_eq!(
         read(json!({"ok": true})),
@@ -438,14 +442,22 @@ fn what_is_written_reads_back() {
         },
         ValidateResult::Rejected {
             error: Some("no".into()),
+            errors: Vec::new(),
         },
-        ValidateResult::Rejected { error: None },
+        ValidateResult::Rejected {
+            error: None,
+            errors: Vec::new(),
+        },
     ] {
         let written = to_json(&verdict).unwrap();
         assert_eq!(ValidateResult::read(Some(&written)).unwrap(), verdict);
     }
     assert_eq!(
-        to_json(&ValidateResult::Rejected { error: None }).unwrap(),
+        to_json(&ValidateResult::Rejected {
+            error: None,
+            errors: Vec::new(),
+        })
+        .unwrap(),
         json!({"ok": false})
     );
 

@@ -123,7 +123,7 @@ impl Project {
         let manifest = format!(
             "manifest_version = 1\nname = \"{name}\"\nversion = \"1.0.0\"\nprotocol_version = 2\n\
              runtime = \"python\"\nkind = \"trigger\"\ntrigger_types = {types:?}\n\n[launch]\n\
-             type = \"command\"\ncommand = \"python3\"\nargs = [{:?}, {:?}]\n",
+             type = \"executable\"\nprogram = \"python3\"\nargs = [{:?}, {:?}]\n",
             scripted_ext().to_str().unwrap(),
             plan_path.to_str().unwrap(),
         );

@@ -215,13 +215,43 @@ fn ok_false_with_and_without_error() {
     assert_eq!(
         ValidateResult::read(Some(&rejected)).unwrap(),
         ValidateResult::Rejected {
-            error: Some("limit_total must be at least 1".into())
+            error: Some("limit_total must be at least 1".into()),
+            errors: Vec::new(),
         }
     );
     assert_eq!(
         ValidateResult::read(Some(&with(rejected.clone(), "/error", None))).unwrap(),
-        ValidateResult::Rejected { error: None }
+        ValidateResult::Rejected {
+            error: None,
+            errors: Vec::new(),
+        }
     );
+    // `"error": null` (a Python extension's `None`) is no sentence, not a broken reply.
+    assert_eq!(
+        ValidateResult::read(Some(&with(rejected.clone(), "/error", Some(Value::Null)))).unwrap(),
+        ValidateResult::Rejected {
+            error: None,
+            errors: Vec::new(),
+        }
+    );
+    // Our `errors` list beside it: each problem at its pointer, written back as read.
+    let listed = with(
+        rejected.clone(),
+        "/errors",
+        Some(json!([{"path": "/limit_total", "message": "must be at least 1"}])),
+    );
+    let read = ValidateResult::read(Some(&listed)).unwrap();
+    assert_eq!(
+        read,
+        ValidateResult::Rejected {
+            error: Some("limit_total must be at least 1".into()),
+            errors: vec![crate::ValidationError::new(
+                "/limit_total",
+                "must be at least 1"
+            )],
+        }
+    );
+    assert_eq!(serde_json::to_value(&read).unwrap(), listed);
     // A rejection's `configuration` means nothing.
     let odd = with(rejected.clone(), "/configuration", Some(json!(1)));
     assert!(matches!(
