@@ -115,7 +115,11 @@ fn json_output_is_one_object_with_the_counts() {
         (Some(2), Some(20))
     );
 
-    let valid = check(&["--format", "json", "valid/command-launch.toml"], &[], b"");
+    let valid = check(
+        &["--format", "json", "valid/executable-launch.toml"],
+        &[],
+        b"",
+    );
     assert_eq!(valid.status.code(), Some(0));
     assert_eq!(
         stdout(&valid),

@@ -278,7 +278,7 @@ fn two_processes_on_one_queue_hand_out_each_item_once() {
     let message = rejected(validate(&mut second, &queue_args()));
     assert!(
         message.starts_with(
-            "trigger \"jsonl\": /done_path: the done file `done.jsonl` is locked by another \
+            "trigger 'jsonl': /done_path: the done file `done.jsonl` is locked by another \
              process: another `local-queue`"
         ),
         "{message}"
@@ -422,14 +422,14 @@ fn validate_reports_every_problem_with_its_pointer() {
             &mut client,
             &arguments(json!({"done_path": 5, "pth": "x"}))
         )),
-        "trigger \"jsonl\": /path: `path` is required: the JSON Lines file to take items \
+        "trigger 'jsonl': /path: `path` is required: the JSON Lines file to take items \
          from, relative to the folder of curupira.toml; /done_path: `done_path` must be a \
          string, found 5; /pth: unknown member \"pth\"; the jsonl trigger takes only `path` \
          and `done_path`"
     );
     assert_eq!(
         rejected(validate(&mut client, &arguments(json!({"path": ["a"]})))),
-        "trigger \"jsonl\": /path: `path` must be a string, found an array"
+        "trigger 'jsonl': /path: `path` must be a string, found an array"
     );
     // Validate and poll both take `alias/local` and the local name alike.
     assert!(matches!(
@@ -439,7 +439,7 @@ fn validate_reports_every_problem_with_its_pointer() {
     // Another trigger type is a verdict too (as the official SDK answers it).
     let other = rejected(client.validate("nope", &table(&valid)).unwrap());
     assert!(
-        other.starts_with("unsupported trigger_type \"nope\""),
+        other.starts_with("unsupported trigger_type 'nope'"),
         "{other}"
     );
 

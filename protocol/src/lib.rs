@@ -62,7 +62,7 @@
 //!
 //! The shapes themselves are the ecosystem's: what the reference host `curupira`
 //! 0.4.0 sends and accepts and what the official Python SDK `curupira-sdk` 0.1.0
-//! answers (the repository's `docs/PROTOCOL.md`).
+//! answers ([`docs/PROTOCOL.md`](https://example.invalid/curupira/blob/main/docs/PROTOCOL.md)).
 
 mod item;
 mod messages;
