@@ -323,43 +323,16 @@ fn launch_json(launch: &Launch) -> Value {
     }
 }
 
-/// `uvx acme-ext@1.2.0 acme-ext`, `npx @acme/ext@1.2.3`, `executable ./ext --flag`:
+/// `uvx acme-ext==1.2.0 acme-ext`, `npx @acme/ext@1.2.3`, `executable ./ext --flag`:
 /// the launch type, then what it names.
 fn launch_text(launch: &Launch) -> String {
-    let (mut text, args) = match launch {
-        Launch::Uvx {
-            package,
-            executable,
-            version,
-            args,
-        } => {
-            let package = match version {
-                Some(version) => format!("{}@{version}", package.as_str()),
-                None => package.as_str().to_owned(),
-            };
-            (format!("uvx {package} {}", executable.as_str()), args)
-        }
-        Launch::Npx {
-            package,
-            version,
-            bin,
-            args,
-        } => {
-            let mut text = match version {
-                Some(version) => format!("npx {package}@{version}"),
-                None => format!("npx {package}"),
-            };
-            if let Some(bin) = bin {
-                text.push(' ');
-                text.push_str(bin.as_str());
-            }
-            (text, args)
-        }
-        Launch::Executable { program, args } => (format!("executable {}", program.as_str()), args),
-    };
-    for arg in args {
-        text.push(' ');
-        text.push_str(arg);
+    let mut words = vec![launch.type_name().to_owned()];
+    words.extend(launch.package_spec());
+    match launch {
+        Launch::Uvx { executable, .. } => words.push(executable.as_str().to_owned()),
+        Launch::Npx { bin, .. } => words.extend(bin.as_ref().map(|bin| bin.as_str().to_owned())),
+        Launch::Executable { program, .. } => words.push(program.as_str().to_owned()),
     }
-    text
+    words.extend(launch.args().iter().cloned());
+    words.join(" ")
 }

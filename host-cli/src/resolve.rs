@@ -292,33 +292,16 @@ pub fn load_extensions(
 /// - `executable`: `PROGRAM ARGS…`, a `PROGRAM` containing `/` taken relative to the
 ///   manifest's folder, any other looked up on `PATH`.
 pub fn launch_command(launch: &Launch, manifest_dir: &Path, cwd: &Path) -> LaunchCommand {
+    let package = launch.package_spec().unwrap_or_default();
     match launch {
         Launch::Uvx {
-            package,
-            executable,
-            version,
-            args,
-        } => {
-            let from = match version {
-                Some(version) => format!("{}=={version}", package.as_str()),
-                None => package.as_str().to_owned(),
-            };
-            LaunchCommand::new("uvx", cwd)
-                .arg("--from")
-                .arg(from)
-                .arg(executable.as_str())
-                .args(args)
-        }
-        Launch::Npx {
-            package,
-            version,
-            bin,
-            args,
-        } => {
-            let package = match version {
-                Some(version) => format!("{package}@{version}"),
-                None => package.to_string(),
-            };
+            executable, args, ..
+        } => LaunchCommand::new("uvx", cwd)
+            .arg("--from")
+            .arg(package)
+            .arg(executable.as_str())
+            .args(args),
+        Launch::Npx { bin, args, .. } => {
             let command = LaunchCommand::new("npx", cwd).arg("--yes");
             let command = match bin {
                 Some(bin) => command.arg("--package").arg(package).arg(bin.as_str()),
@@ -391,4 +374,52 @@ fn join_and(items: &[String]) -> String {
 
 fn join_or(items: &[String]) -> String {
     join_with(items, "or")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command line `launch_command` makes of a manifest's `[launch]` table.
+    fn line(launch: &str) -> String {
+        let text = format!(
+            "manifest_version = 1\nname = \"x\"\nversion = \"1.2.0\"\nprotocol_version = 2\n\
+             runtime = \"python\"\nkind = \"trigger\"\ntrigger_types = [\"t\"]\n[launch]\n{launch}"
+        );
+        let checked = curupira_manifest::check_str(&text, "curupira-extension.toml");
+        let manifest = checked.manifest.expect("a valid manifest");
+        launch_command(&manifest.launch, Path::new("/ext"), Path::new("/cfg")).to_string()
+    }
+
+    #[test]
+    fn each_launch_form_becomes_its_command_line() {
+        assert_eq!(
+            line(
+                "type = \"uvx\"\npackage = \"acme-ext\"\nexecutable = \"acme\"\nversion = \"1.2.0\"\nargs = [\"-q\"]\n"
+            ),
+            "uvx --from acme-ext==1.2.0 acme -q"
+        );
+        assert_eq!(
+            line("type = \"uvx\"\npackage = \"acme-ext\"\nexecutable = \"acme\"\n"),
+            "uvx --from acme-ext acme"
+        );
+        assert_eq!(
+            line("type = \"npx\"\npackage = \"@acme/ext\"\nversion = \"1.2.0\"\n"),
+            "npx --yes @acme/ext@1.2.0"
+        );
+        assert_eq!(
+            line(
+                "type = \"npx\"\npackage = \"@acme/ext\"\nversion = \"1.2.0\"\nbin = \"ext-cli\"\nargs = [\"serve\"]\n"
+            ),
+            "npx --yes --package @acme/ext@1.2.0 ext-cli serve"
+        );
+        assert_eq!(
+            line("type = \"executable\"\nprogram = \"./bin/ext\"\nargs = [\"a b\"]\n"),
+            "/ext/./bin/ext 'a b'"
+        );
+        assert_eq!(
+            line("type = \"executable\"\nprogram = \"python3\"\n"),
+            "python3"
+        );
+    }
 }

@@ -143,6 +143,37 @@ impl Launch {
             | Launch::Executable { args, .. } => args,
         }
     }
+
+    /// The package as its launcher names it, pinned when `version` is given: uvx's
+    /// requirement (`acme-ext==1.2.0`), npx's spec (`@acme/ext@1.2.0`); `None` for an
+    /// `executable`.
+    ///
+    /// ```
+    /// # use curupira_manifest::check_str;
+    /// let text = "manifest_version = 1\nname = \"x\"\nversion = \"1.2.0\"\n\
+    ///             protocol_version = 2\nruntime = \"python\"\nkind = \"trigger\"\n\
+    ///             trigger_types = [\"t\"]\n[launch]\ntype = \"uvx\"\n\
+    ///             package = \"acme-ext\"\nexecutable = \"acme-ext\"\nversion = \"1.2.0\"\n";
+    /// let manifest = check_str(text, "curupira-extension.toml").manifest.unwrap();
+    /// assert_eq!(manifest.launch.package_spec().as_deref(), Some("acme-ext==1.2.0"));
+    /// ```
+    pub fn package_spec(&self) -> Option<String> {
+        match self {
+            Launch::Uvx {
+                package, version, ..
+            } => Some(match version {
+                Some(version) => format!("{}=={version}", package.as_str()),
+                None => package.as_str().to_owned(),
+            }),
+            Launch::Npx {
+                package, version, ..
+            } => Some(match version {
+                Some(version) => format!("{package}@{version}"),
+                None => package.to_string(),
+            }),
+            Launch::Executable { .. } => None,
+        }
+    }
 }
 
 /// `[package]`: where the extension is installed from (what `curupira plugins install
