@@ -19,6 +19,7 @@ pub mod config;
 pub mod defaults;
 pub mod dispatch;
 pub mod events;
+pub mod extensions;
 pub mod forge;
 pub mod format;
 mod journal;

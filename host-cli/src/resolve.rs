@@ -47,6 +47,9 @@ pub struct PlannedExtension {
     pub origin: Origin,
     /// How to start it.
     pub launch: LaunchCommand,
+    /// Whether one process serves the whole run (the built-in `local-queue`), rather
+    /// than one per round ([`crate::extensions`]).
+    pub persistent: bool,
 }
 
 /// Where an extension's manifest came from.
@@ -235,6 +238,7 @@ pub fn load_extensions(
                     manifest,
                     origin: Origin::Builtin(name.clone()),
                     launch: LaunchCommand::new(host_exe, &config.dir).args(builtin.launch_args()),
+                    persistent: true,
                 }),
                 None => {
                     broken.push(extension.name.clone());
@@ -274,6 +278,7 @@ pub fn load_extensions(
                             manifest,
                             origin: Origin::File(file),
                             launch,
+                            persistent: false,
                         });
                     }
                     None => broken.push(extension.name.clone()),

@@ -33,6 +33,14 @@
 //!    after its last one ended.
 //! 3. **Shutdown** of every started extension, in the order they were started.
 //!
+//! Extension processes ([`crate::extensions`]): the preparation uses one process per
+//! extension, shut down before the first round; each round then joins a process of
+//! its extension at its first poll (shared with the rounds of other automations on
+//! it, never with an earlier round of its own automation), sends its polls and its
+//! tasks' `onStarted` / `onFinished` there, and leaves it when its last task
+//! finished: a process no round holds is shut down. The built-in `local-queue` keeps
+//! one process for the whole run.
+//!
 //! Besides this loop and the agents' worker threads, a run with a ledger has two
 //! threads that nothing waits for, both at a lower priority: the ledger's writer
 //! ([`crate::ledger::WriterThread`], which the caller starts) and the event printer
@@ -46,7 +54,9 @@
 //! crash) emits `automation.failed` and stops that automation for the rest of the
 //! process (its running tasks still finish); the others go on. A transport failure or
 //! a timeout also makes the extension unusable, so every automation sharing it fails
-//! with the same cause when it next needs it. There is no restart. When no automation
+//! with the same cause when it next needs it (within the process: the next round of
+//! another automation starts a fresh one; a persistent extension is not restarted).
+//! When no automation
 //! is left, continuous mode ends. A task whose agent fails (after its retries) is
 //! reported in `task.finished` and makes the run's exit code 1 without stopping the
 //! automation.
@@ -79,12 +89,11 @@ use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use curupira_client::{CallError, Client, Ending, Options};
+use curupira_client::{CallError, Client};
 use curupira_diagnostics::Report;
 use curupira_jsonrpc::ErrorCode;
 use curupira_protocol::{
-    Configuration, PeerInfo, PollParams, TriggerDescription, TriggerSchema, ValidateResult,
-    ValidationError, is_core_key,
+    Configuration, PollParams, TriggerSchema, ValidateResult, ValidationError, is_core_key,
 };
 use curupira_task_identity::{Pair, TaskId};
 use curupira_template::{Chain, Template};
@@ -97,9 +106,9 @@ use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
 use crate::events::{Event, EventWriter, short_id};
 use crate::journal::Journal;
 use crate::ledger::{self, AgentProcess, Change, Decision, LedgerError, Status, Writer};
-use crate::resolve::{Plan, PlannedAutomation, PlannedExtension, resolve};
+use crate::resolve::{Plan, PlannedAutomation, resolve};
 use crate::stop::Stop;
-use crate::watchdog::{Label, RUN_VAR, SpawnWindow, Watch};
+use crate::watchdog::{Label, SpawnWindow, Watch};
 use crate::workspace::{
     ExpectedAdd, Finished, HookError, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode,
     WorkspaceSpec, Workspaces, expect_add,
@@ -180,204 +189,25 @@ pub fn plan_run(config: &Config, host_exe: &Path, options: &RunOptions) -> (Opti
     (plan, report)
 }
 
-/// What the host tells an extension about itself in `initialize` (`client_info`).
-pub fn host_info() -> PeerInfo {
-    PeerInfo::new("curupira", env!("CARGO_PKG_VERSION"))
-}
+use crate::extensions::Generation;
+pub use crate::extensions::{Extensions, Ready, host_info};
 
-/// The started extensions of one host process, started on first use.
-pub struct Extensions<'p> {
-    plan: &'p Plan,
-    options: Options,
-    /// The run's watchdog: each extension starts with a label of its own.
-    watch: Option<Watch>,
-    slots: Vec<Slot<'p>>,
-}
-
-struct Slot<'p> {
-    planned: &'p PlannedExtension,
-    state: SlotState,
-}
-
-enum SlotState {
-    Ready {
-        client: Client,
-        triggers: Vec<TriggerDescription>,
-        mismatch: Option<String>,
-    },
-    Failed(CallError),
-}
-
-/// A started extension and what `describe` said.
-pub struct Ready<'a> {
-    /// The conversation with it.
-    pub client: &'a mut Client,
-    /// The triggers `describe` listed.
-    pub triggers: &'a [TriggerDescription],
-    /// The manifest's `trigger_types` that `describe` did not list, and the types
-    /// `describe` listed that the manifest does not: a warning, not an error.
-    pub mismatch: Option<String>,
-}
-
-impl<'p> Extensions<'p> {
-    /// No extension started yet; each will be started with `options`.
-    pub fn new(plan: &'p Plan, options: Options) -> Self {
-        Self {
-            plan,
-            options,
-            watch: None,
-            slots: Vec::new(),
+/// The extension process of `round`, joined on its first use.
+fn round_process<'e>(
+    extensions: &'e mut Extensions<'_>,
+    extension: &str,
+    automation: &str,
+    round: &mut Round,
+) -> Result<Ready<'e>, CallError> {
+    let process = match round.process {
+        Some(process) => process,
+        None => {
+            let process = extensions.join_round(extension, automation)?;
+            round.process = Some(process);
+            process
         }
-    }
-
-    /// The same extensions, each started with a label of the run's watchdog in its
-    /// environment ([`crate::watchdog::RUN_VAR`]): what one leaves running, detached
-    /// from its process group, is stopped when the run ends or the host dies.
-    pub fn with_watch(mut self, watch: Option<Watch>) -> Self {
-        self.watch = watch;
-        self
-    }
-
-    /// The extension called `name`, started, initialized and described if this is
-    /// its first use. A failure is remembered: later uses get the same error.
-    pub fn ready(&mut self, name: &str) -> Result<Ready<'_>, CallError> {
-        let index = match self.slots.iter().position(|slot| slot.planned.name == name) {
-            Some(index) => index,
-            None => {
-                let Some(planned) = self.plan.extension(name) else {
-                    return Err(CallError::new(
-                        name,
-                        "start",
-                        ErrorCode::INTERNAL_ERROR,
-                        "the extension is not in the plan",
-                    ));
-                };
-                let label = self.watch.as_ref().map(Watch::label);
-                let state = start(planned, self.options, label.as_ref());
-                self.slots.push(Slot { planned, state });
-                self.slots.len() - 1
-            }
-        };
-        let slot = &mut self.slots[index];
-        match &mut slot.state {
-            SlotState::Failed(error) => Err(error.clone()),
-            SlotState::Ready {
-                client,
-                triggers,
-                mismatch,
-            } => Ok(Ready {
-                client,
-                triggers,
-                mismatch: mismatch.clone(),
-            }),
-        }
-    }
-
-    /// Shuts every started extension down, in the order they were started, and
-    /// returns the failures of those that did not shut down cleanly.
-    pub fn shutdown_all(&mut self) -> Vec<CallError> {
-        let mut failures = Vec::new();
-        for slot in self.slots.drain(..) {
-            if let SlotState::Ready { client, .. } = slot.state {
-                let name = client.name().to_owned();
-                match client.shutdown() {
-                    Ok(Ending::Exited(how)) => tracing::debug!("[{name}] shut down: {how}"),
-                    Ok(Ending::Killed) => {
-                        tracing::debug!("[{name}] shut down: killed after the grace period")
-                    }
-                    Ok(Ending::AlreadyFailed) => tracing::debug!("[{name}] had failed; killed"),
-                    Err(error) => failures.push(error),
-                }
-            }
-        }
-        failures
-    }
-}
-
-fn start(planned: &PlannedExtension, options: Options, label: Option<&Label>) -> SlotState {
-    let launch = match label {
-        Some(label) => planned.launch.clone().env(RUN_VAR, label.value()),
-        None => planned.launch.clone(),
     };
-    let mut client = match Client::spawn(&planned.name, &launch, options) {
-        Ok(client) => client,
-        Err(error) => return SlotState::Failed(error),
-    };
-    let described = client.initialize(host_info()).and_then(|hello| {
-        tracing::debug!(
-            "[{}] initialized: protocol {}, name {}, version {}",
-            planned.name,
-            hello.protocol_version,
-            hello.server_info.name,
-            hello.server_info.version,
-        );
-        client.describe().map(|described| described.triggers)
-    });
-    match described {
-        Ok(triggers) => {
-            let mismatch = describe_mismatch(planned, &triggers);
-            if let Some(mismatch) = &mismatch {
-                tracing::warn!("{mismatch}");
-            }
-            SlotState::Ready {
-                client,
-                triggers,
-                mismatch,
-            }
-        }
-        Err(error) => {
-            if !client.is_dead() {
-                // The conversation is intact: say goodbye properly (bounded).
-                let _ = client.shutdown();
-            }
-            SlotState::Failed(error)
-        }
-    }
-}
-
-fn describe_mismatch(
-    planned: &PlannedExtension,
-    triggers: &[TriggerDescription],
-) -> Option<String> {
-    let described: Vec<&str> = triggers.iter().map(|t| t.trigger_type.as_str()).collect();
-    let declared: Vec<&str> = planned
-        .manifest
-        .trigger_types
-        .as_slice()
-        .iter()
-        .map(|t| t.as_str())
-        .collect();
-    let missing: Vec<&str> = declared
-        .iter()
-        .copied()
-        .filter(|t| !described.contains(t))
-        .collect();
-    let extra: Vec<&str> = described
-        .iter()
-        .copied()
-        .filter(|t| !declared.contains(t))
-        .collect();
-    if missing.is_empty() && extra.is_empty() {
-        return None;
-    }
-    let mut parts = Vec::new();
-    if !missing.is_empty() {
-        parts.push(format!(
-            "its manifest declares {} but `describe` does not list them",
-            missing.join(", ")
-        ));
-    }
-    if !extra.is_empty() {
-        parts.push(format!(
-            "`describe` lists {} which its manifest does not declare",
-            extra.join(", ")
-        ));
-    }
-    Some(format!(
-        "extension `{}`: {}",
-        planned.name,
-        parts.join("; ")
-    ))
+    extensions.round(extension, process)
 }
 
 /// An automation made ready: its trigger's schema read and its configuration
@@ -581,6 +411,9 @@ struct Pending {
 /// last of them finished.
 #[derive(Debug, Default)]
 struct Round {
+    /// The extension process its polls and hooks go to, once it joined one
+    /// ([`Extensions::join_round`]).
+    process: Option<Generation>,
     polls_left: u32,
     polling_done: bool,
     /// Tasks dispatched by this round that have not finished (running or waiting for
@@ -1073,6 +906,8 @@ fn run_journaled(
         }
     }
 
+    // Rounds start processes of their own (persistent extensions keep theirs).
+    extensions.end_preparation();
     let repository = repository.unwrap_or_default();
     let (results, finished) = mpsc::channel();
     let mut scheduler = Scheduler {
@@ -1182,7 +1017,7 @@ impl Scheduler<'_> {
                 progressed |= self.poll_while_slots_are_free(runs, extensions, events)?;
             }
             self.submit_removals(runs, extensions, events)?;
-            self.close_finished_rounds(runs, events)?;
+            self.close_finished_rounds(runs, extensions, events)?;
 
             if self.running == 0 && self.removing == 0 && self.retries.is_empty() {
                 let rounds_open = runs.iter().any(|run| run.round.is_some());
@@ -1436,7 +1271,7 @@ impl Scheduler<'_> {
             round.polling_done = true;
         }
         let name = run.automation.name.clone();
-        let client = match extensions.ready(&run.planned.extension) {
+        let client = match round_process(extensions, &run.planned.extension, &name, round) {
             Ok(ready) => ready.client,
             Err(error) => return Ok(Err(error)),
         };
@@ -1601,8 +1436,7 @@ impl Scheduler<'_> {
             return Ok(Ok(()));
         }
         let trigger_type = &run.planned.trigger_type;
-        let started = extensions
-            .ready(&run.planned.extension)
+        let started = round_process(extensions, &run.planned.extension, &name, round)
             .and_then(|ready| ready.client.on_started(trigger_type, &pairs));
         if let Err(error) = started {
             run.ledger.release(&task_id);
@@ -1769,9 +1603,16 @@ impl Scheduler<'_> {
         }
         let finished = if finishes {
             let trigger_type = &run.planned.trigger_type;
-            let sent = extensions
-                .ready(&run.planned.extension)
-                .and_then(|ready| ready.client.on_finished(trigger_type, &task.pairs));
+            let sent = match run.round.as_mut() {
+                Some(round) => round_process(extensions, &run.planned.extension, &name, round)
+                    .and_then(|ready| ready.client.on_finished(trigger_type, &task.pairs)),
+                None => Err(CallError::new(
+                    &run.planned.extension,
+                    "trigger/onFinished",
+                    ErrorCode::INTERNAL_ERROR,
+                    "the task's round ended before it did",
+                )),
+            };
             run.ledger.finish(&task.task_id);
             sent
         } else {
@@ -1930,6 +1771,7 @@ impl Scheduler<'_> {
     fn close_finished_rounds(
         &mut self,
         runs: &mut [AutomationRun<'_>],
+        extensions: &mut Extensions<'_>,
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         for run in runs.iter_mut() {
@@ -1949,9 +1791,21 @@ impl Scheduler<'_> {
             if !done {
                 continue;
             }
-            if let Some(round) = run.round.take()
-                && run.active
-            {
+            let Some(round) = run.round.take() else {
+                continue;
+            };
+            if let Some(process) = round.process {
+                extensions.leave_round(&run.planned.extension, process);
+                for error in extensions.take_ended_failures() {
+                    events.emit(Event::ExtensionFailed {
+                        extension: error.extension.clone(),
+                        method: error.method.clone(),
+                        code: error.code.code(),
+                        message: error.to_string(),
+                    })?;
+                }
+            }
+            if run.active {
                 events.emit(Event::RoundFinished {
                     automation: run.automation.name.clone(),
                     polled: round.polled,
