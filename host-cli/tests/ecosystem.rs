@@ -58,6 +58,10 @@ fn main() {
             "run_dispatches_every_item_of_an_official_sdk_extension_once",
             run_dispatches_every_item_of_an_official_sdk_extension_once,
         ),
+        with_ecosystem(
+            "a_continuous_run_sees_what_an_extension_remembering_per_process_missed",
+            a_continuous_run_sees_what_an_extension_remembering_per_process_missed,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -130,6 +134,25 @@ def check(params):
         raise ValidationError("limit_total must be at least 1")
 
 
+snapshots = {}
+handed = {}
+
+
+@app.trigger
+def snapshot_entries(path: str) -> Entry | None:
+    # Reads the file once per process, as curupira-plugins keeps what it has seen in
+    # memory: only a new process sees entries added since.
+    if path not in snapshots:
+        with open(path, encoding="utf-8") as source:
+            snapshots[path] = json.load(source)
+    index = handed.get(path, 0)
+    if index >= len(snapshots[path]):
+        return None
+    handed[path] = index + 1
+    entry = snapshots[path][index]
+    return Entry(id=str(index + 1), title=entry["title"], body=entry["body"])
+
+
 app.param_check("list-entries", check)
 
 if __name__ == "__main__":
@@ -139,6 +162,16 @@ if __name__ == "__main__":
 /// A project holding the official-SDK extension as `[extensions.rec]` and two
 /// entries; `arguments` is the automation's `arguments` table.
 fn official_project(installed: &Ecosystem, arguments: &str) -> Project {
+    official_project_with(installed, "list-entries", arguments, "")
+}
+
+/// The same with another of its triggers and more of the automation's table.
+fn official_project_with(
+    installed: &Ecosystem,
+    trigger: &str,
+    arguments: &str,
+    more: &str,
+) -> Project {
     let project = Project::new();
     project.write("extensions/rec/ext.py", OFFICIAL_EXTENSION);
     let python = installed.bin("python");
@@ -147,7 +180,7 @@ fn official_project(installed: &Ecosystem, arguments: &str) -> Project {
         "extensions/rec/curupira-extension.toml",
         &format!(
             "manifest_version = 1\nname = \"rec\"\nversion = \"0.1.0\"\nprotocol_version = 2\n\
-             runtime = \"python\"\nkind = \"trigger\"\ntrigger_types = [\"list-entries\"]\n\n\
+             runtime = \"python\"\nkind = \"trigger\"\ntrigger_types = [\"list-entries\", \"snapshot-entries\"]\n\n\
              [launch]\ntype = \"executable\"\nprogram = {:?}\nargs = [{:?}]\n",
             python.to_str().unwrap(),
             script.to_str().unwrap()
@@ -165,8 +198,8 @@ fn official_project(installed: &Ecosystem, arguments: &str) -> Project {
             "[settings]\nrepository = \"example.com/acme/widgets\"\n\n[settings.timeouts]\n\
              initialize = 30\nrequest = 30\nshutdown = 10\n\n[settings.agent]\n{RECORDING_AGENT}\n\n\
              [extensions.rec]\npath = \"extensions/rec\"\n\n[automations.entries]\n\
-             trigger = \"list-entries\"\nprompt = \"Entry ${{id}}: ${{title}} (${{body}})\"\n\
-             arguments = {arguments}\n"
+             trigger = \"{trigger}\"\nprompt = \"Entry ${{id}}: ${{title}} (${{body}})\"\n\
+             arguments = {arguments}\n{more}"
         ),
     );
     project
@@ -308,4 +341,72 @@ fn file_name(path: &Path) -> &str {
     path.file_name()
         .and_then(|name| name.to_str())
         .unwrap_or("")
+}
+
+/// The prompts the recording agent received, sorted.
+fn prompts(project: &Project) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(project.path().join("out")) else {
+        return Vec::new();
+    };
+    let mut prompts: Vec<String> = entries
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| file_name(path).starts_with("prompt-"))
+        .filter_map(|path| fs::read_to_string(path).ok())
+        .collect();
+    prompts.sort();
+    prompts
+}
+
+/// An official-SDK extension that reads its source once per process (as
+/// `curupira-plugins` remembers what it has seen): under a continuous run, an entry
+/// added after the first round is dispatched — each round runs in a fresh process —
+/// and nothing is dispatched twice.
+fn a_continuous_run_sees_what_an_extension_remembering_per_process_missed(installed: &Ecosystem) {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    let project = official_project_with(
+        installed,
+        "snapshot-entries",
+        "{ path = \"entries.json\" }",
+        "polling = { interval_seconds = 0.2 }\n",
+    );
+    let child = Command::new(run_support::curupira())
+        .args(["run", "--format", "json"])
+        .current_dir(project.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let wait_for = |count: usize| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while prompts(&project).len() < count {
+            assert!(Instant::now() < deadline, "only {:?}", prompts(&project));
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait_for(2);
+    project.write(
+        "entries.json",
+        r#"[{"title": "first", "body": "b1"}, {"title": "second", "body": "b2"},
+            {"title": "third", "body": "b3"}]"#,
+    );
+    wait_for(3);
+    // A few more rounds: still nothing twice.
+    std::thread::sleep(Duration::from_millis(800));
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut child = child;
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(
+        prompts(&project),
+        [
+            "Entry 1: first (b1)",
+            "Entry 2: second (b2)",
+            "Entry 3: third (b3)"
+        ]
+    );
 }
