@@ -65,8 +65,11 @@ pub(crate) struct DoneFile {
     rejected_path: String,
     /// The queue lines recorded as rejected, as last read.
     rejected: Tracked<RejectedLines>,
-    /// The queue lines this process rejected (a dry run's are not written down).
+    /// The queue lines this process rejected in real polls (written down, or tried).
     rejected_here: HashSet<LineHash>,
+    /// The queue lines dry-run polls of this process reported (not written down, so a
+    /// real poll still records them).
+    rejected_shown: HashSet<LineHash>,
     /// Done-file lines already warned about, so a bad line is reported once.
     warned: HashSet<u64>,
     /// What the other processes handed out from this queue and did not finish.
@@ -85,6 +88,7 @@ impl DoneFile {
             rejected_path: format!("{done_path}.rejected"),
             rejected: Tracked::default(),
             rejected_here: HashSet::new(),
+            rejected_shown: HashSet::new(),
             warned: HashSet::new(),
             claims: Claims::new(&resolved(done_path)),
         }
@@ -134,16 +138,10 @@ impl DoneFile {
             self.done.clear();
             return Ok(self.done.generation());
         };
-        let cannot_read = StoreError::io("read the done file", &self.done_path);
-        let metadata = match file.metadata() {
-            Ok(metadata) => metadata,
-            Err(err) => return Err(cannot_read(err)),
-        };
-        let stamp = Stamp::of(&metadata);
-        if self.done.needs_read(stamp, Trust::Always)
-            && let Err(err) = self.done.read(file, stamp, now, cap)
-        {
-            return Err(StoreError::io("read the done file", &self.done_path)(err));
+        let cannot_read = |err| StoreError::io("read the done file", &self.done_path)(err);
+        let stamp = Stamp::of(&file.metadata().map_err(cannot_read)?);
+        if self.done.needs_read(stamp, Trust::Always) {
+            self.done.read(file, stamp, now, cap).map_err(cannot_read)?;
         }
         for (number, problem) in std::mem::take(&mut self.done.value.unreported) {
             if self.warned.insert(number) {
@@ -179,9 +177,16 @@ impl DoneFile {
     }
 
     /// Whether the queue line hashed `hash` was rejected before (by this process or,
-    /// through the `.rejected` file, any other), that file read again if it changed.
-    pub(crate) fn was_rejected(&mut self, hash: &LineHash, now: SystemTime, cap: usize) -> bool {
-        if self.rejected_here.contains(hash) {
+    /// through the `.rejected` file, any other; for a dry run's poll, `preview`, also
+    /// by this process's dry-run polls), that file read again if it changed.
+    pub(crate) fn was_rejected(
+        &mut self,
+        hash: &LineHash,
+        preview: bool,
+        now: SystemTime,
+        cap: usize,
+    ) -> bool {
+        if self.rejected_here.contains(hash) || (preview && self.rejected_shown.contains(hash)) {
             return true;
         }
         // Unreadable, it records nothing: the line is reported (again).
@@ -204,10 +209,11 @@ impl DoneFile {
         note: &str,
         write_down: bool,
     ) -> Result<(), String> {
-        self.rejected_here.insert(hash);
         if !write_down {
+            self.rejected_shown.insert(hash);
             return Ok(());
         }
+        self.rejected_here.insert(hash);
         let line = format!("{} {note}\n", hex(&hash));
         // Read as well as appended to: `append_line` reads the last byte to know
         // whether the file ends with its newline.

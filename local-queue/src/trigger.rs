@@ -296,7 +296,7 @@ impl Trigger for LocalQueue {
                     hash,
                     problem,
                 } => {
-                    if done.was_rejected(hash, now, cap) {
+                    if done.was_rejected(hash, preview, now, cap) {
                         continue;
                     }
                     rejected_now += 1;
@@ -1041,12 +1041,22 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["q.jsonl"], "no done, rejected, claim or index file");
-        // A real poll after it hands out from the start; a dry run then shows what
-        // is left.
+        // A real poll after it hands out from the start, and records the bad line the
+        // dry run only reported; a dry run elsewhere shows what is left.
         assert_eq!(poll(&mut queue, &files), item("a"));
         let mut other = files.local_queue();
         assert_eq!(preview(&mut other), item("b"));
         assert_eq!(preview(&mut other), None);
+        let rejected = files.dir.path().join("d.jsonl.rejected");
+        assert!(!rejected.exists());
+        assert_eq!(poll(&mut queue, &files), item("b"));
+        let recorded = std::fs::read_to_string(&rejected).unwrap();
+        assert!(
+            recorded.contains("line 2: the line is not valid JSON"),
+            "{recorded}"
+        );
+        let mut third = files.local_queue();
+        assert_eq!(preview(&mut third), None);
     }
 
     #[test]
