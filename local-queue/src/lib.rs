@@ -137,8 +137,8 @@
 //! runs more than those few seconds behind this machine's, such as a skewed network
 //! mount, can hide a same-size rewrite for that long.) The done file and the files of
 //! the record below are only ever appended to, which changes their size: their stamps
-//! are trusted at once, and after this process's own appends a poll reads only the
-//! lines others appended. A program that rewrites a done file in place to the same
+//! are trusted at once, and after this process's own appends to the done file a poll
+//! reads only the lines others appended. A program that rewrites a done file in place to the same
 //! size within one timestamp tick of the last read is not seen; one that deletes it,
 //! or replaces it with another file (a rename over it), is: the path is opened again
 //! when it names another file than the one open (on Unix, by device and inode).
