@@ -312,8 +312,7 @@ fn an_agent_that_cannot_start_is_an_error_before_the_first_poll() {
         let dry = project.curupira(&["run", "--once", "--dry-run", "--format", "json"]);
         assert_eq!(dry.code, Some(0), "{command}: {dry:?}");
     }
-    // The dry run's `local-queue` created the done file when it locked it; nothing
-    // was recorded in it.
+    // The dry run's `local-queue` (its polls are `preview: true`) recorded nothing.
     assert!(
         !project.path().join("tasks.jsonl.done").exists()
             || project.read("tasks.jsonl.done").is_empty()

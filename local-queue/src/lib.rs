@@ -38,18 +38,28 @@
 //! let arguments = parameters(&table);
 //! assert_eq!(arguments.keys().collect::<Vec<_>>(), ["path"]);
 //!
-//! let mut queue = LocalQueue::default();
+//! // The extension's process uses `LocalQueue::default()`, whose index of hand-outs
+//! // is in the working directory; here it goes in the temporary folder.
+//! let mut queue = LocalQueue::with_index_in(dir.path());
 //! let first = vec![Pair::new("title", "Fix the login bug")];
 //! assert_eq!(queue.poll(TRIGGER_TYPE, &arguments)?, Some(first.clone()));
-//! queue.on_finished(TRIGGER_TYPE, &first)?;
+//!
+//! // Another process, polling at the same time, skips what this one holds.
+//! let mut other = LocalQueue::with_index_in(dir.path());
+//! let second = vec![Pair::new("title", "Write docs")];
+//! assert_eq!(other.poll(TRIGGER_TYPE, &arguments)?, Some(second.clone()));
+//! assert_eq!(other.poll(TRIGGER_TYPE, &arguments)?, None);
+//!
+//! // A third one, that never polled, finishes the first item: the index says which
+//! // done file records it.
+//! let mut hook = LocalQueue::with_index_in(dir.path());
+//! hook.on_finished(TRIGGER_TYPE, &first)?;
 //! let done = std::fs::read_to_string(dir.path().join("tasks.jsonl.done"))?;
 //! assert_eq!(done, "{\"title\":\"Fix the login bug\"}\n");
 //!
-//! // Another process skips what the done file records (once this one let go of it:
-//! // one process at a time holds a queue's done file).
-//! drop(queue);
-//! let mut later = LocalQueue::default();
-//! let second = vec![Pair::new("title", "Write docs")];
+//! // `other` ends without finishing the second item: it is free again.
+//! drop((queue, other));
+//! let mut later = LocalQueue::with_index_in(dir.path());
 //! assert_eq!(later.poll(TRIGGER_TYPE, &arguments)?, Some(second));
 //! assert_eq!(later.poll(TRIGGER_TYPE, &arguments)?, None);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -102,32 +112,20 @@
 //! rejected the same way, and read in pieces that are hashed and dropped, so it never
 //! costs more memory than that.
 //!
-//! # One process per queue
-//!
-//! A queue's done file is held under an exclusive advisory lock (`flock(2)` on Unix,
-//! `LockFileEx` on Windows, through the `fs4` crate) from the first `trigger/validate`
-//! or `trigger/poll` that names it until the process exits (the kernel releases the
-//! lock of a process that dies, so no stale lock survives a crash). The done file is
-//! created empty when it does not exist. A second extension process that names the
-//! same done file — another config on the same queue, or another host — gets `ok:
-//! false` from its `trigger/validate` (at `/done_path`, or `/path` when `done_path` is
-//! not given) with a sentence naming the file; its polls fail (-32603). So two
-//! hosts cannot both hand out one queue's items. Two automations of one config share
-//! the one extension process, and so the lock, and take turns on the queue. Two
-//! spellings of one path (`./done.jsonl`, `done.jsonl`) are one lock. `curupira
-//! validate` on a config whose queue a running host uses reports that lock.
-//!
 //! # Polling and finishing
 //!
-//! `trigger/poll` returns the first item of the queue file that is neither in
-//! `done_path` nor already handed out by this process (so two polls in a row return
-//! lines 1 and 2 before either is finished), `null` at the end. A missing queue file is
-//! an internal error (`the queue file `…` does not exist`); `trigger/validate` accepts
-//! one (it may be made before the first poll) but refuses a `path` that is a folder.
+//! `trigger/poll` returns the first item of the queue file that is not in
+//! `done_path`, not already handed out by this process (so two polls in a row return
+//! lines 1 and 2 before either is finished), and not held by another process that is
+//! alive (see [below](#every-call-in-any-process)); `null` at the end. A missing queue
+//! file is an internal error (`the queue file `…` does not exist`); `trigger/validate`
+//! accepts one (it may be made before the first poll) but refuses a `path` that is a
+//! folder, a `done_path` that is a folder, and a `done_path` whose folder does not
+//! exist. `trigger/validate` writes nothing.
 //!
-//! Each poll sees both files as they are at that moment: a line another process
+//! Each poll sees the files as they are at that moment: a line another process
 //! appended to the queue, or wrote to the done file, counts from the next poll on. To
-//! get there without reading and parsing both files every time, the extension keeps
+//! get there without reading and parsing the files every time, the extension keeps
 //! each file's parsed content with a stamp of its metadata (size, modification and
 //! change times, device and inode) and the offset it has read up to. An unchanged
 //! stamp means an unchanged file; a file that grew (same device and inode, and the 64
@@ -137,39 +135,128 @@
 //! a timestamp tick of being read could change again, to the same size, without its
 //! stamp changing, so until then it is read on every poll. (A file system whose clock
 //! runs more than those few seconds behind this machine's, such as a skewed network
-//! mount, can hide a same-size rewrite for that long.) The done file is this process's
-//! own (it holds the lock): its stamp is trusted at once, so after its own appends a
-//! poll reads only the lines appended. Another program that appends to it is seen at
-//! the next poll; one that rewrites it in place to the same size within one timestamp
-//! tick of the last read is not. A done file replaced by another file (a rename over
-//! it) is not seen while this process runs: the lock and the reads are on the file it
-//! opened.
+//! mount, can hide a same-size rewrite for that long.) The done file and the files of
+//! the record below are only ever appended to, which changes their size: their stamps
+//! are trusted at once, and after this process's own appends to the done file a poll
+//! reads only the lines others appended. A program that rewrites a done file in place to the same
+//! size within one timestamp tick of the last read is not seen; one that deletes it,
+//! or replaces it with another file (a rename over it), is: the path is opened again
+//! when it names another file than the one open (on Unix, by device and inode).
 //!
 //! "In `done_path`" means: the done file has a line with the same pairs in the same
 //! order. Identical queue lines are therefore one item, done together.
 //!
-//! `trigger/onFinished` appends the item to its queue's `done_path` as one JSON object
-//! line (the pairs in order, compact), written with a single `write` on the file held
-//! open for appending before the reply, so a crash of this process (SIGKILL included)
-//! never loses a line it acknowledged nor leaves half a line, and concurrent writers
-//! never interleave within one. The line is not forced to the disk one item at a time
-//! (that `fdatasync` was most of a no-op task's cost): a power loss or a kernel crash
-//! may lose the last lines, whose items are then handed out again (the host's durable
-//! ledger, on by default, makes the same choice and still skips them). If the file
-//! does not end with a newline (someone else's interrupted write), a newline is written
-//! first. A done-file line that is not a valid item matches nothing: it is skipped,
-//! with one warning on stderr. The protocol sends only `trigger_type` and `values`
-//! with `trigger/onFinished`, so the `done_path` is the one of the queue a poll of this
-//! process handed the item out from; for an item it did not hand out (a host
-//! re-dispatching a task it recorded earlier, `curupira tasks retry`), the first queue
-//! this process was given whose file holds that item; other values are refused with
-//! invalid params (-32602). `trigger/onStarted` does nothing.
+//! `trigger/onFinished` appends the item to the `done_path` of the queue that handed
+//! it out, as one JSON object line (the pairs in order, compact), unless that file
+//! records it already. The line is written with a single `write` before the reply, so
+//! a crash of this process (SIGKILL included) never loses a line it acknowledged. The
+//! line is not forced to the disk one item at a time (that `fdatasync` was most of a
+//! no-op task's cost): a power loss or a kernel crash may lose the last lines, whose
+//! items are then handed out again (the host's durable ledger, on by default, makes
+//! the same choice and still skips them). If the file does not end with a newline
+//! (someone else's interrupted write), a newline is written first. A done-file line
+//! that is not a valid item matches nothing: it is skipped, with one warning on
+//! stderr. `trigger/onStarted` does nothing.
+//!
+//! The protocol sends only `trigger_type` and `values` with the hooks, so the queue an
+//! item came from is found from its pairs: the queue a poll of this process handed it
+//! out from (the oldest such hand-out not yet finished); else, through the index
+//! below, the first queue that handed it out in this working directory whose done file
+//! does not record it yet (an item two queues handed out is recorded in each in turn;
+//! when all of them record it, nothing is written); else, for an item no poll here
+//! handed out (a host re-dispatching a task it recorded earlier, `curupira tasks
+//! retry`, in a working directory without its record), the first queue given to this
+//! process (validated or polled), or else named in the index, whose file holds that
+//! item. Other values are refused with invalid params (-32602).
+//!
+//! # Every call in any process
+//!
+//! A host may start a process for each call, or keep one for a whole run, and several
+//! hosts, or several configs of one, may use one queue at the same time. The
+//! reference host `curupira` 0.4.0 starts one process for `describe`, one for
+//! `trigger/schema` + `trigger/validate`, one per poll cycle (shared by the polls of
+//! every automation using the extension), one per `trigger/onStarted` and one per
+//! `trigger/onFinished`; `curupira` keeps one `local-queue` process for the whole run.
+//! So nothing that matters is kept only in memory: what a poll hands out is written
+//! down before it replies. For a queue whose done file is `F/done.jsonl`, polled by a
+//! process whose working directory is `W`:
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `F/done.jsonl` | the finished items, one line each |
+//! | `F/done.jsonl.rejected` | the queue lines rejected, by hash (above) |
+//! | `F/.local-queue/done.jsonl.claims/<pid>-<time>-<n>.jsonl` | one file per process that handed out items of this queue: an item line per hand-out |
+//! | `W/.local-queue/index.jsonl` | one line per item and queue the first time a poll in `W` hands it out: `{"task":"<task identity>","path":"<queue file>","done_path":"<done file>"}` |
+//!
+//! The task identity is the one hosts show, the SHA-256 of the pairs' canonical JSON
+//! ([`curupira_task_identity::TaskId`]); the paths are whole (resolved, so any
+//! spelling of a path is one queue). Each `.local-queue` folder holds a `.gitignore`
+//! of `*`, so Git never sees them. When the done file is in the working directory, as
+//! usual, both are the same folder.
+//!
+//! **Handed out once.** A process's claim file is locked (an exclusive advisory lock:
+//! `flock(2)` on Unix, `LockFileEx` on Windows, through the `fs4` crate) for as long as
+//! the process lives, and deleted when it ends cleanly; the kernel drops the lock of a
+//! process that dies, SIGKILL included. A claim file nobody holds the lock of belongs
+//! to a process that ended: its items are free again, and the next poll deletes it. A
+//! poll takes the done file's exclusive lock, reads the done file and the claim files
+//! of the live processes, picks the first item none of them lists, appends it to its
+//! own claim file and to the index, and lets go of the lock: so two processes polling
+//! at the same time never pick the same item, and while a process lives, no other
+//! hands out what it handed out, until that item's `onFinished` (in any process)
+//! records it done — after which nobody hands it out again, in this run or any later
+//! one. An item whose process ended without its `onFinished` (shut down, crashed or
+//! killed) is handed out again by the next poll.
+//!
+//! The limit: a hand-out is held as long as the process that polled lives. A host
+//! that keeps that process until the task has finished (`curupira`: one process per
+//! round, or per run) gets each item once for the whole task. A host that ends it
+//! first — the reference host shuts down its poll cycle's process before the task
+//! starts — leaves the item free while its agent works, and a poll at that time in
+//! another process (the next poll cycle, or another host) hands it out again. The
+//! reference host expects that of every extension (its official GitHub triggers hand
+//! out the same issues at every cycle): it leaves out, in memory, the items it
+//! already has. What local-queue adds there is that a finished item is never handed
+//! out again, even by a later run.
+//!
+//! **Locks are short.** The done file is locked exclusively for one poll's decision
+//! and claim, and for one `onFinished`'s append; shared for a dry run's reads. The
+//! index is locked exclusively for an append, shared for a read. No lock on them is
+//! kept between calls. A lock another program holds is waited for up to 10 seconds,
+//! then the call fails (internal error) naming the file. The guarantee needs the
+//! advisory locks to work between the processes: on a local file system they do; on
+//! a network file system only if it supports them.
+//!
+//! **Half lines.** Every file is appended to with one `write` of whole lines, under
+//! its lock, so two processes never interleave within a line; a line counts once its
+//! newline is written. A process killed in the middle of an append (or a full disk)
+//! may leave half a line: readers leave a last line without its newline alone, and the
+//! next append writes a newline first, so that the half line becomes a line of its own
+//! that matches nothing (a done file's, with one warning).
+//!
+//! **Dry runs.** A poll with `preview: true` (`curupira run --dry-run`) picks items
+//! the same way (skipping those live processes hold) and records nothing: no claim,
+//! no index line, no `.rejected` line (a bad line is reported, not recorded), no done
+//! file made. The process remembers what it showed, so that the dry run's next poll
+//! shows the next item.
+//!
+//! **The working directory.** Hooks find the done file through the index in the
+//! working directory, so every process of one host must run in the same one: both
+//! hosts do (`curupira` starts built-in extensions in the folder of its
+//! `curupira.toml`; the reference host starts every process in its own working
+//! directory). The claims are found from the parameters, so hosts in different
+//! folders share a queue correctly. The index grows by a line per distinct item and
+//! queue handed out, as the done file grows by a line per item finished; a claim file
+//! lasts as long as its process.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 mod arguments;
-mod held;
+mod claims;
+mod done;
+mod index;
 mod jsonl;
+mod store;
 mod tracked;
 mod trigger;
 

@@ -161,7 +161,7 @@ fn polls_hand_out_lines_in_order_and_a_second_process_skips_done_ones() {
     assert_eq!(
         fs::read_to_string(dir.path().join("done.jsonl")).unwrap(),
         "",
-        "onStarted records nothing (the done file is created by the lock)"
+        "onStarted records nothing (the done file is created by the first poll)"
     );
     client.on_finished(TRIGGER_TYPE, &first).unwrap();
     assert_eq!(
@@ -262,48 +262,397 @@ fn a_bad_line_is_reported_once_skipped_and_remembered_across_runs() {
     assert_eq!(rejected.lines().count(), 1, "{rejected}");
 }
 
-/// Two extension processes (two configs, or two hosts) on one queue: the second is
-/// refused at `trigger/validate`, naming the done file, so each item is handed out once.
+/// Two extension processes (two configs, or two hosts) on one queue, taking turns:
+/// both validate it, and neither hands out what the other holds.
 #[test]
 fn two_processes_on_one_queue_hand_out_each_item_once() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("tasks.jsonl"), TASKS).unwrap();
     let (mut first, first_log) = start(dir.path());
     let (mut second, second_log) = start(dir.path());
-    assert!(matches!(
-        validate(&mut first, &queue_args()),
-        ValidateResult::Accepted { .. }
-    ));
-    // A verdict, not an error: `ok: false` naming the member and the file.
-    let message = rejected(validate(&mut second, &queue_args()));
-    assert!(
-        message.starts_with(
-            "trigger 'jsonl': /done_path: the done file `done.jsonl` is locked by another \
-             process: another `local-queue`"
-        ),
-        "{message}"
-    );
-    let (code, polled) = refused(poll(&mut second, &queue_args()));
-    assert_eq!(code, ErrorCode::INTERNAL_ERROR);
-    assert!(polled.contains("is locked by another process"), "{polled}");
-
-    let mut handed_out = Vec::new();
-    while let Some(pairs) = poll(&mut first, &queue_args()).unwrap() {
-        first.on_finished(TRIGGER_TYPE, &pairs).unwrap();
-        handed_out.push(pairs);
+    for client in [&mut first, &mut second] {
+        assert!(matches!(
+            validate(client, &queue_args()),
+            ValidateResult::Accepted { .. }
+        ));
     }
-    assert_eq!(handed_out.len(), 3);
-    shutdown(first, &first_log);
-    // The lock went with the process: now the second may take the queue, and finds
-    // every item done.
-    assert!(matches!(
-        validate(&mut second, &queue_args()),
-        ValidateResult::Accepted { .. }
-    ));
+    let [one, two, three] = task_items();
+    assert_eq!(poll(&mut first, &queue_args()), Ok(Some(one.clone())));
+    assert_eq!(poll(&mut second, &queue_args()), Ok(Some(two.clone())));
+    assert_eq!(poll(&mut first, &queue_args()), Ok(Some(three.clone())));
     assert_eq!(poll(&mut second, &queue_args()), Ok(None));
-    shutdown(second, &second_log);
-    let done = fs::read_to_string(dir.path().join("done.jsonl")).unwrap();
-    assert_eq!(done.lines().count(), 3, "{done}");
+    assert_eq!(poll(&mut first, &queue_args()), Ok(None));
+    // Each finishes what the other handed out.
+    second.on_finished(TRIGGER_TYPE, &one).unwrap();
+    first.on_finished(TRIGGER_TYPE, &two).unwrap();
+    second.on_finished(TRIGGER_TYPE, &three).unwrap();
+    assert_eq!(shutdown(first, &first_log), "");
+    assert_eq!(shutdown(second, &second_log), "");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("done.jsonl")).unwrap(),
+        [&one, &two, &three].map(|item| line(item)).concat()
+    );
+}
+
+/// The three items of [`TASKS`], in order.
+fn task_items() -> [Vec<Pair>; 3] {
+    [
+        item(&[("title", "Fix the login bug"), ("issue", "12")]),
+        item(&[("title", "Write docs"), ("issue", "13")]),
+        item(&[("title", "Add tests"), ("issue", "14")]),
+    ]
+}
+
+/// An item's line in a done file.
+fn line(pairs: &[Pair]) -> String {
+    let members: Vec<String> = pairs
+        .iter()
+        .map(|pair| format!("{}:{}", json!(pair.key), json!(pair.value)))
+        .collect();
+    format!("{{{}}}\n", members.join(","))
+}
+
+/// One phase in a process of its own, as the reference host runs each: started in
+/// `dir`, initialized, `phase`, shut down (exit 0); what it returned, and its stderr.
+fn logged_in_fresh_process<T>(dir: &Path, phase: impl FnOnce(&mut Client) -> T) -> (T, String) {
+    let (mut client, stderr) = start(dir);
+    let result = phase(&mut client);
+    (result, shutdown(client, &stderr))
+}
+
+/// [`logged_in_fresh_process`], with nothing on stderr.
+fn in_fresh_process<T>(dir: &Path, phase: impl FnOnce(&mut Client) -> T) -> T {
+    let (result, log) = logged_in_fresh_process(dir, phase);
+    assert_eq!(log, "", "nothing to warn about");
+    result
+}
+
+/// A queue in `dir`'s working directory: `path`, its done file the default one.
+fn named_queue(path: &str) -> Arguments {
+    arguments(json!({ "path": path }))
+}
+
+/// The lines of a file, sorted (appends from processes at once come in any order).
+fn sorted_lines(path: &Path) -> Vec<String> {
+    let mut lines: Vec<String> = fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// What the reference host does: every call in a process of its own that never saw
+/// the others. A fresh process's `onFinished` records the item, and a fresh poll skips
+/// it.
+#[test]
+fn on_finished_in_a_fresh_process_records_the_item() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("tasks.jsonl"), TASKS).unwrap();
+    let [one, two, _] = task_items();
+    let polled = in_fresh_process(dir.path(), |client| poll(client, &queue_args()));
+    assert_eq!(polled, Ok(Some(one.clone())));
+    in_fresh_process(dir.path(), |client| {
+        client.on_started(TRIGGER_TYPE, &one).unwrap();
+    });
+    in_fresh_process(dir.path(), |client| {
+        client.on_finished(TRIGGER_TYPE, &one).unwrap();
+    });
+    assert_eq!(
+        fs::read_to_string(dir.path().join("done.jsonl")).unwrap(),
+        line(&one)
+    );
+    let polled = in_fresh_process(dir.path(), |client| poll(client, &queue_args()));
+    assert_eq!(polled, Ok(Some(two)));
+}
+
+/// The transcripts' shape with more going on: validate, poll cycles, `onStarted` and
+/// `onFinished` each in processes of their own, two automations of one registration
+/// (two queue files), several items in flight at once, and hooks running side by side.
+#[test]
+fn every_phase_in_its_own_process_for_two_automations_with_items_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, keys: &[&str]| {
+        let text: String = keys
+            .iter()
+            .map(|key| format!("{{\"id\":\"{key}\"}}\n"))
+            .collect();
+        fs::write(dir.path().join(name), text).unwrap();
+    };
+    write("first.jsonl", &["a1", "a2", "a3"]);
+    write("second.jsonl", &["b1", "b2"]);
+    let (first, second) = (named_queue("first.jsonl"), named_queue("second.jsonl"));
+    let id = |key: &str| item(&[("id", key)]);
+
+    in_fresh_process(dir.path(), |client| {
+        for queue in [&first, &second] {
+            assert!(matches!(
+                validate(client, queue),
+                ValidateResult::Accepted { .. }
+            ));
+        }
+    });
+    assert!(
+        !dir.path().join("first.jsonl.done").exists(),
+        "validate writes nothing"
+    );
+
+    // A poll cycle serving both automations; it stays up while its items run.
+    let (mut cycle, cycle_log) = start(dir.path());
+    assert_eq!(poll(&mut cycle, &first), Ok(Some(id("a1"))));
+    assert_eq!(poll(&mut cycle, &first), Ok(Some(id("a2"))));
+    assert_eq!(poll(&mut cycle, &second), Ok(Some(id("b1"))));
+    let hooks = |method: &'static str, keys: &[&str]| {
+        let dir = dir.path().to_owned();
+        let handles: Vec<_> = keys
+            .iter()
+            .map(|key| {
+                let (dir, values) = (dir.clone(), id(key));
+                thread::spawn(move || {
+                    in_fresh_process(&dir, |client| match method {
+                        "onStarted" => client.on_started(TRIGGER_TYPE, &values),
+                        _ => client.on_finished(TRIGGER_TYPE, &values),
+                    })
+                })
+            })
+            .collect();
+        for handle in handles {
+            assert_eq!(handle.join().unwrap(), Ok(()), "{method}");
+        }
+    };
+    hooks("onStarted", &["a1", "a2", "b1"]);
+    // Another poll cycle meanwhile (a second agent slot, or a second host) gets what
+    // is left, not what the first cycle holds.
+    let (mut other, other_log) = start(dir.path());
+    assert_eq!(poll(&mut other, &first), Ok(Some(id("a3"))));
+    assert_eq!(poll(&mut other, &first), Ok(None));
+    assert_eq!(poll(&mut other, &second), Ok(Some(id("b2"))));
+    assert_eq!(poll(&mut other, &second), Ok(None));
+    hooks("onFinished", &["a2", "b1", "a1"]);
+    assert_eq!(shutdown(cycle, &cycle_log), "");
+    // This one ends without its items finished: they come back.
+    assert_eq!(shutdown(other, &other_log), "");
+
+    let polled = in_fresh_process(dir.path(), |client| {
+        [
+            poll(client, &first),
+            poll(client, &first),
+            poll(client, &second),
+            poll(client, &second),
+        ]
+    });
+    assert_eq!(
+        polled,
+        [Ok(Some(id("a3"))), Ok(None), Ok(Some(id("b2"))), Ok(None)]
+    );
+    hooks("onFinished", &["b2", "a3"]);
+    let polled = in_fresh_process(dir.path(), |client| {
+        [poll(client, &first), poll(client, &second)]
+    });
+    assert_eq!(polled, [Ok(None), Ok(None)]);
+    assert_eq!(
+        sorted_lines(&dir.path().join("first.jsonl.done")),
+        ["{\"id\":\"a1\"}", "{\"id\":\"a2\"}", "{\"id\":\"a3\"}"]
+    );
+    assert_eq!(
+        sorted_lines(&dir.path().join("second.jsonl.done")),
+        ["{\"id\":\"b1\"}", "{\"id\":\"b2\"}"]
+    );
+}
+
+/// Four processes polling one queue as fast as they can, at the same moment, each
+/// finishing what it gets: every item is handed out exactly once.
+#[test]
+fn processes_polling_one_queue_at_once_never_hand_out_the_same_item() {
+    const PROCESSES: usize = 4;
+    const ITEMS: usize = 60;
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..ITEMS).map(|n| format!("{{\"n\":\"{n}\"}}\n")).collect();
+    fs::write(dir.path().join("tasks.jsonl"), text).unwrap();
+    let ready = Arc::new(std::sync::Barrier::new(PROCESSES));
+    let handles: Vec<_> = (0..PROCESSES)
+        .map(|_| {
+            let (dir, ready) = (dir.path().to_owned(), Arc::clone(&ready));
+            thread::spawn(move || {
+                let (mut client, stderr) = start(&dir);
+                ready.wait();
+                let mut got = Vec::new();
+                while let Some(pairs) = poll(&mut client, &queue_args()).unwrap() {
+                    if got.len() % 2 == 0 {
+                        client.on_finished(TRIGGER_TYPE, &pairs).unwrap();
+                    }
+                    got.push(pairs);
+                }
+                // Alive until all have polled to the end: what it holds stays held.
+                ready.wait();
+                for pairs in got.iter().skip(1).step_by(2) {
+                    client.on_finished(TRIGGER_TYPE, pairs).unwrap();
+                }
+                assert_eq!(shutdown(client, &stderr), "");
+                got
+            })
+        })
+        .collect();
+    let per_process: Vec<Vec<Vec<Pair>>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let mut all: Vec<String> = per_process.iter().flatten().map(|p| line(p)).collect();
+    assert_eq!(all.len(), ITEMS, "{per_process:?}");
+    all.sort();
+    all.dedup();
+    assert_eq!(
+        all.len(),
+        ITEMS,
+        "an item handed out twice: {per_process:?}"
+    );
+    let done: Vec<String> = sorted_lines(&dir.path().join("done.jsonl"))
+        .into_iter()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(done, all);
+}
+
+/// A process killed by SIGKILL after its polls cannot say anything: the lock on its
+/// claim file goes with it, so its items are handed out again, and its file is
+/// cleaned away by the next poll.
+#[cfg(unix)]
+#[test]
+fn a_process_killed_after_a_poll_releases_its_items() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("tasks.jsonl"), TASKS).unwrap();
+    let [one, two, three] = task_items();
+    let (mut killed, _) = start(dir.path());
+    assert_eq!(poll(&mut killed, &queue_args()), Ok(Some(one.clone())));
+    assert_eq!(poll(&mut killed, &queue_args()), Ok(Some(two.clone())));
+    let (mut alive, alive_log) = start(dir.path());
+    assert_eq!(poll(&mut alive, &queue_args()), Ok(Some(three.clone())));
+    assert_eq!(poll(&mut alive, &queue_args()), Ok(None));
+    let claims = dir.path().join(".local-queue/done.jsonl.claims");
+    assert_eq!(fs::read_dir(&claims).unwrap().count(), 2);
+
+    let pid = killed.pid().unwrap().to_string();
+    let status = Command::new("kill").args(["-KILL", &pid]).status().unwrap();
+    assert!(status.success());
+    drop(killed); // reaped
+    assert_eq!(poll(&mut alive, &queue_args()), Ok(Some(one.clone())));
+    assert_eq!(poll(&mut alive, &queue_args()), Ok(Some(two)));
+    assert_eq!(poll(&mut alive, &queue_args()), Ok(None));
+    assert_eq!(
+        fs::read_dir(&claims).unwrap().count(),
+        1,
+        "the killed one's is gone"
+    );
+    alive.on_finished(TRIGGER_TYPE, &one).unwrap();
+    assert_eq!(shutdown(alive, &alive_log), "");
+    assert_eq!(fs::read_dir(&claims).unwrap().count(), 0);
+    // A later run gets what the living one did not finish either.
+    let polled = in_fresh_process(dir.path(), |client| poll(client, &queue_args()));
+    assert_eq!(polled, Ok(Some(task_items()[1].clone())));
+}
+
+/// A crash in the middle of an append (here written by hand: the index, a claim file
+/// and the done file each end with half a line) costs nothing: the half line is
+/// skipped, the next append starts a line of its own.
+#[test]
+fn half_written_lines_are_tolerated() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("tasks.jsonl"), TASKS).unwrap();
+    let [one, two, three] = task_items();
+    let (mut holder, holder_log) = start(dir.path());
+    assert_eq!(poll(&mut holder, &queue_args()), Ok(Some(one.clone())));
+    let state = dir.path().join(".local-queue");
+    let claim = fs::read_dir(state.join("done.jsonl.claims"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let append = |path: &Path, text: &str| {
+        use std::io::Write;
+        let mut file = fs::OpenOptions::new().append(true).open(path).unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+    };
+    append(&state.join("index.jsonl"), "{\"task\":\"8b41799c");
+    append(&claim, "{\"title\":\"Write");
+    append(&dir.path().join("done.jsonl"), "{\"title\":\"Add te");
+
+    let polled = in_fresh_process(dir.path(), |client| {
+        let got = poll(client, &queue_args());
+        client.on_finished(TRIGGER_TYPE, &three).unwrap();
+        got
+    });
+    assert_eq!(polled, Ok(Some(two.clone())), "the first is still held");
+    // Found through the index, which names the done file by its whole path.
+    let ((), log) = logged_in_fresh_process(dir.path(), |client| {
+        client.on_finished(TRIGGER_TYPE, &one).unwrap();
+        client.on_finished(TRIGGER_TYPE, &two).unwrap();
+    });
+    let done = dir.path().canonicalize().unwrap().join("done.jsonl");
+    assert_eq!(
+        log,
+        format!(
+            "local-queue: warning: `{}` line 1 is skipped: the line is not valid JSON: EOF \
+             while parsing a string at column 16\n",
+            done.display()
+        ),
+        "the half line, completed by the next append's newline, is a bad line"
+    );
+    assert_eq!(shutdown(holder, &holder_log), "");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("done.jsonl")).unwrap(),
+        format!(
+            "{{\"title\":\"Add te\n{}{}{}",
+            line(&three),
+            line(&one),
+            line(&two)
+        )
+    );
+    let index = fs::read_to_string(state.join("index.jsonl")).unwrap();
+    assert_eq!(
+        index.lines().nth(1),
+        Some("{\"task\":\"8b41799c"),
+        "{index}"
+    );
+    assert_eq!(index.lines().count(), 3, "{index}");
+}
+
+/// `preview: true` (a dry run) shows what a run would hand out and writes nothing.
+#[test]
+fn a_dry_run_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("tasks.jsonl"),
+        format!("{TASKS}not an item\n"),
+    )
+    .unwrap();
+    let [one, two, three] = task_items();
+    let preview = |client: &mut Client| {
+        client.poll(&PollParams {
+            trigger_type: TRIGGER_TYPE.to_owned(),
+            automation: table(&queue_args()),
+            limit: Some(10),
+            preview: true,
+        })
+    };
+    let (mut client, stderr) = start(dir.path());
+    assert_eq!(preview(&mut client), Ok(Some(one.clone())));
+    assert_eq!(preview(&mut client), Ok(Some(two)));
+    assert_eq!(preview(&mut client), Ok(Some(three)));
+    assert_eq!(preview(&mut client), Ok(None));
+    let log = shutdown(client, &stderr);
+    assert_eq!(
+        log,
+        "local-queue: warning: `tasks.jsonl` line 5: the line is not valid JSON: expected \
+         ident at column 2; the line is skipped (not recorded: a dry run records nothing)\n\
+         local-queue: warning: this poll rejected 1 line(s) of `tasks.jsonl` (not recorded: \
+         a dry run records nothing)\n"
+    );
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["tasks.jsonl"]);
+    let polled = in_fresh_process(dir.path(), |client| poll(client, &queue_args()));
+    assert_eq!(polled, Ok(Some(one)));
 }
 
 /// A 50 MB line (over the 16 MiB limit) is rejected without being read into memory:
@@ -402,7 +751,7 @@ fn validate_reports_every_problem_with_its_pointer() {
     });
     initialize(&mut client);
 
-    // A valid queue is locked (its done file created): in a folder of its own.
+    // A valid queue, in a folder of its own.
     let dir = tempfile::tempdir().unwrap();
     let done = dir.path().join("done.jsonl");
     let valid = arguments(json!({"path": "tasks.jsonl", "done_path": done.to_str().unwrap()}));
@@ -415,7 +764,7 @@ fn validate_reports_every_problem_with_its_pointer() {
             configuration: Some(table(&valid))
         }
     );
-    assert!(done.exists(), "created by the lock");
+    assert!(!done.exists(), "validate writes nothing");
     // Every problem in one sentence, each at its pointer into the parameters.
     assert_eq!(
         rejected(validate(
@@ -466,13 +815,16 @@ fn validate_reports_every_problem_with_its_pointer() {
 }
 
 #[test]
-fn on_finished_refuses_values_this_process_did_not_hand_out() {
+fn on_finished_refuses_values_no_poll_handed_out() {
     let dir = tempfile::tempdir().unwrap();
     let (mut client, stderr) = start(dir.path());
     let (code, message) = refused(client.on_finished(TRIGGER_TYPE, &item(&[("a", "1")])));
     assert_eq!(code, ErrorCode::INVALID_PARAMS);
     assert!(
-        message.contains("not handed out by a poll of this process"),
+        message.starts_with(
+            "these values were not handed out by a poll of local-queue in this working \
+             directory (no record of them in `.local-queue/index.jsonl`)"
+        ),
         "{message}"
     );
     shutdown(client, &stderr);

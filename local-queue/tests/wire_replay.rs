@@ -22,12 +22,12 @@
 //! `trigger/poll` `values` null or pairs; the hooks an object; `shutdown` `{}`, after
 //! which the process exits 0. Each command's agreements are counted and printed.
 //!
-//! One disagreement is known and asserted as such, so that its fix shows up as this
-//! test to update: the reference host sends `trigger/onFinished` in a process of its
-//! own that never polled the item, and local-queue, which learns which queue an item
-//! came from by handing it out (or from a queue it was given in the same process),
-//! answers invalid params (-32602) there today. `trigger/onStarted` in such a process
-//! agrees: local-queue does nothing on it.
+//! The reference host sends `trigger/onStarted` and `trigger/onFinished` each in a
+//! process of its own that never polled the item: local-queue finds the item's done
+//! file through its index of hand-outs in the working directory (here the shared
+//! temporary folder), so every reply agrees, and each `onFinished` records its item
+//! (checked at the end: each item the recording finished is in its queue's done file,
+//! once).
 //!
 //! A clone without the vectors skips this test, and the skip shows in the output and
 //! the summary (`ignored`, with the missing folder named), through `libtest-mimic`.
@@ -413,19 +413,8 @@ fn judge(request: &Value, recorded: &Value, ours: &Value) -> Result<(), String> 
     Ok(())
 }
 
-/// Whether a disagreement is the known one: `onFinished` in a process that never
-/// polled, answered -32602.
-fn is_known(at: &At, polled: bool, ours: &Value) -> bool {
-    at.method == OnFinished::NAME
-        && !polled
-        && ours["error"]["code"] == -32602
-        && ours["error"]["message"]
-            .as_str()
-            .is_some_and(|message| message.contains("not handed out by a poll of this process"))
-}
-
-/// Replays one command's processes in order; panics on a disagreement outside the
-/// known set, or when the known set is not exactly what happened.
+/// Replays one command's processes in order; panics on any disagreement, or when an
+/// item the recording finished is not recorded done exactly once.
 fn replay_command(command: &Path) {
     let name = command.file_name().unwrap().to_str().unwrap().to_owned();
     let index: Value =
@@ -435,12 +424,12 @@ fn replay_command(command: &Path) {
     let mut queues: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let (mut replies, mut agreements) = (0, 0);
     // Polls whose items are the recording's, too (for information: the replay
-    // asserts shapes, and items already finished differ once onFinished records
-    // them in a fresh process).
+    // asserts shapes, and the items differ once onFinished has recorded some, which
+    // the recording's extension never does).
     let (mut polls, mut same_items) = (0, 0);
-    let mut known = Vec::new();
-    let mut expected_known = Vec::new();
-    let mut unknown = Vec::new();
+    let mut disagreements = Vec::new();
+    // Per queue file, the lines of the items the recording finished.
+    let mut finished: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let processes = index["processes"].as_array().unwrap();
     assert!(!processes.is_empty());
     for process in processes {
@@ -475,19 +464,23 @@ fn replay_command(command: &Path) {
         }
 
         let mut extension = Extension::start(dir.path());
-        let mut polled = false;
         for (request, recorded) in &exchanges {
             let at = At {
                 process: file.to_owned(),
                 id: request["id"].to_string(),
                 method: request["method"].as_str().unwrap().to_owned(),
             };
-            if at.method == OnFinished::NAME && !polled {
-                expected_known.push(at.clone());
+            if at.method == OnFinished::NAME {
+                let line = queue_line(request["params"]["values"].as_array().unwrap());
+                let queue = queues
+                    .iter()
+                    .find(|(_, lines)| lines.contains(&line))
+                    .map(|(queue, _)| queue.clone())
+                    .expect("a finished item was handed out by a recorded poll");
+                finished.entry(queue).or_default().push(line);
             }
             let request = rewrite_request(request);
             let ours = extension.exchange(&request);
-            polled |= at.method == Poll::NAME;
             let Some(recorded) = recorded else {
                 continue;
             };
@@ -498,9 +491,8 @@ fn replay_command(command: &Path) {
             }
             match judge(&request, recorded, &ours) {
                 Ok(()) => agreements += 1,
-                Err(_) if is_known(&at, polled, &ours) => known.push(at),
                 Err(why) => {
-                    unknown.push(format!("{name}/{file} id {}: {}: {why}", at.id, at.method))
+                    disagreements.push(format!("{name}/{file} id {}: {}: {why}", at.id, at.method))
                 }
             }
         }
@@ -512,18 +504,41 @@ fn replay_command(command: &Path) {
             stderr.lock().unwrap()
         );
     }
-    assert!(unknown.is_empty(), "disagreements: {unknown:#?}");
-    assert_eq!(
-        known, expected_known,
-        "{name}: the known disagreements (onFinished in a process that never polled) are \
-         not what happened: a fix of local-queue shows up here, so update this test"
+    assert!(
+        disagreements.is_empty(),
+        "disagreements: {disagreements:#?}"
     );
-    assert_eq!(agreements + known.len(), replies);
+    assert_eq!(agreements, replies);
+    // A dry run (every poll `preview: true`) writes nothing: the queues are all there is.
+    let previews_only = processes.iter().all(|process| {
+        let file = command.join(process["file"].as_str().unwrap());
+        exchanges(&frames(&file)).iter().all(|(request, _)| {
+            request["method"] != Poll::NAME || request["params"]["preview"] == true
+        })
+    });
+    if previews_only {
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let queue_files: Vec<String> = queues.keys().cloned().collect();
+        assert_eq!(names, queue_files, "{name}: a dry run wrote files");
+    }
+    for (queue, mut lines) in finished {
+        let done = dir.path().join(format!("{queue}.done"));
+        let mut recorded: Vec<String> = fs::read_to_string(&done)
+            .unwrap_or_else(|err| panic!("{name}: {}: {err}", done.display()))
+            .lines()
+            .map(|line| format!("{line}\n"))
+            .collect();
+        recorded.sort();
+        lines.sort();
+        assert_eq!(recorded, lines, "{name}: the items finished from {queue}");
+    }
     println!(
-        "{name}: {} processes, {replies} replies, {agreements} with the recorded shape, {} \
-         known disagreements (onFinished in a process that never polled); {same_items} of \
-         {polls} polls with the recorded items",
+        "{name}: {} processes, {replies} replies, all with the recorded shape; \
+         {same_items} of {polls} polls with the recorded items",
         processes.len(),
-        known.len()
     );
 }
