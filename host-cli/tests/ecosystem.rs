@@ -62,6 +62,14 @@ fn main() {
             "a_continuous_run_sees_what_an_extension_remembering_per_process_missed",
             a_continuous_run_sees_what_an_extension_remembering_per_process_missed,
         ),
+        with_ecosystem(
+            "the_reference_host_runs_local_queue_each_item_once",
+            the_reference_host_runs_local_queue_each_item_once,
+        ),
+        with_ecosystem(
+            "the_reference_host_runs_an_extension_built_with_our_sdk",
+            the_reference_host_runs_an_extension_built_with_our_sdk,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -408,5 +416,265 @@ fn a_continuous_run_sees_what_an_extension_remembering_per_process_missed(instal
             "Entry 2: second (b2)",
             "Entry 3: third (b3)"
         ]
+    );
+}
+
+/// A scratch folder set up to run the reference host offline, as
+/// `conformance/curupira-wire/settings/README.md` says: an empty `HOME`, a bare Git
+/// repository with one commit, a `claude` stand-in first on `PATH` (it logs each
+/// prompt, one JSON line per call, to `claude.jsonl`), and either a `uvx` stand-in
+/// that runs its arguments as a command or the real `uvx` of the venv (with a cache
+/// of its own, offline).
+struct ReferenceHost {
+    dir: tempfile::TempDir,
+    installed: Ecosystem,
+}
+
+impl ReferenceHost {
+    fn new(installed: &Ecosystem, real_uvx: bool) -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("home")).unwrap();
+        fs::create_dir_all(root.join("bin")).unwrap();
+        let git = |args: &[&str]| {
+            let status = Command::new("git")
+                .args(args)
+                .current_dir(root)
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+                .output()
+                .unwrap();
+            assert!(status.status.success(), "git {args:?}: {status:?}");
+        };
+        git(&["init", "-q", "src"]);
+        git(&["-C", "src", "commit", "-q", "--allow-empty", "-m", "init"]);
+        git(&["clone", "-q", "--bare", "src", "remotes/acme/widgets.git"]);
+        // uvx: drop leading options and `--from PKG`, run the rest as a command.
+        let uvx = "#!/bin/sh\nwhile [ $# -gt 0 ]; do case \"$1\" in --from) shift 2;; -*) shift;; *) break;; esac; done\nexec \"$@\"\n";
+        let log = root.join("claude.jsonl");
+        let claude = format!(
+            "#!{python}\nimport json, os, sys\nargs = sys.argv[1:]\nprompt = args[args.index('--') + 1] if '--' in args else ''\n\
+             with open({log:?}, 'a') as f:\n    f.write(json.dumps({{'prompt': prompt, 'cwd': os.getcwd()}}) + '\\n')\n\
+             print(json.dumps({{'type': 'system', 'subtype': 'init', 'session_id': 's'}}))\n\
+             print(json.dumps({{'type': 'result', 'subtype': 'success', 'is_error': False, 'result': 'done', 'session_id': 's'}}))\n",
+            python = installed.bin("python").display(),
+            log = log.display().to_string(),
+        );
+        let mut stand_ins = vec![("claude", claude)];
+        if real_uvx {
+            let uvx = format!(
+                "#!/bin/sh\nUV_CACHE_DIR={cache:?} exec {real:?} --offline \"$@\"\n",
+                cache = root.join("uv-cache").display().to_string(),
+                real = installed.bin("uvx").display().to_string(),
+            );
+            stand_ins.push(("uvx", uvx));
+        } else {
+            stand_ins.push(("uvx", uvx.to_owned()));
+        }
+        for (name, text) in stand_ins {
+            let path = root.join("bin").join(name);
+            fs::write(&path, text).unwrap();
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        ReferenceHost {
+            dir,
+            installed: installed.clone(),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `curupira ARGS…` of the reference host in the scratch folder.
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        let path = format!(
+            "{}:{}",
+            self.path().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Command::new(self.installed.bin("curupira"))
+            .args(args)
+            .current_dir(self.path())
+            .env("HOME", self.path().join("home"))
+            .env("PATH", path)
+            .output()
+            .unwrap()
+    }
+
+    /// The prompts the `claude` stand-in received, in order.
+    fn prompts(&self) -> Vec<String> {
+        fs::read_to_string(self.path().join("claude.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| {
+                let call: Value = serde_json::from_str(line).unwrap();
+                call["prompt"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    }
+}
+
+/// The reference host `curupira` 0.4.0 validates and runs our `local-queue`, an
+/// extension built with our Rust SDK, shipped the way its users can get it: the
+/// binary in a Python wheel built with `maturin` (`bin` bindings), launched by the
+/// real `uvx --from <wheel> curupira-local-queue` (offline). One process per phase
+/// (`onFinished` arrives in a process that never polled): each item is dispatched
+/// once, `local-queue` records every one as done, and a second run of the reference
+/// host dispatches nothing. Two automations on one registration, two tasks at once.
+fn the_reference_host_runs_local_queue_each_item_once(installed: &Ecosystem) {
+    let host = ReferenceHost::new(installed, true);
+    let root = host.path();
+    let wheels = root.join("wheels");
+    let crate_manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../local-queue/Cargo.toml");
+    let built = Command::new(installed.bin("maturin"))
+        .args(["build", "--quiet", "-b", "bin", "--profile", "dev", "-m"])
+        .arg(&crate_manifest)
+        .arg("-o")
+        .arg(&wheels)
+        .env(
+            "CARGO_TARGET_DIR",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"),
+        )
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{built:?}");
+    let wheel = fs::read_dir(&wheels)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.extension().is_some_and(|ext| ext == "whl"))
+        .unwrap();
+    fs::write(
+        root.join("a.jsonl"),
+        "{\"n\": \"1\"}\n{\"n\": \"2\"}\n{\"n\": \"3\"}\n",
+    )
+    .unwrap();
+    fs::write(root.join("b.jsonl"), "{\"n\": \"4\"}\n").unwrap();
+    let settings = format!(
+        "[settings]\nmax_active_tasks = 2\nworkspace_dir = {ws:?}\nstate_db_path = {db:?}\n\n\
+         [repositories.demo]\nremote = \"file://{remote}\"\n\n\
+         [agents.defaults]\nprofile = \"stub\"\n\n[agents.profiles.stub]\nprovider = \"claude\"\n\n\
+         [plugins.lq]\ntype = \"uvx\"\nargs = [\"--from\", {wheel:?}, \"curupira-local-queue\"]\n\n\
+         [automations.a]\ntrigger_type = \"lq/jsonl\"\nrepository = \"demo\"\npath = {a:?}\n\
+         prompt = \"A ${{n}} in ${{repository}}\"\n\n\
+         [automations.b]\ntrigger_type = \"lq/jsonl\"\nrepository = \"demo\"\npath = {b:?}\n\
+         prompt = \"B ${{n}}\"\n",
+        ws = root.join("ws").display().to_string(),
+        db = root.join("state.sqlite3").display().to_string(),
+        remote = root.join("remotes/acme/widgets.git").display(),
+        wheel = wheel.display().to_string(),
+        a = root.join("a.jsonl").display().to_string(),
+        b = root.join("b.jsonl").display().to_string(),
+    );
+    fs::write(root.join("settings.toml"), settings).unwrap();
+
+    let validated = host.run(&["validate", "--config", "settings.toml"]);
+    assert!(validated.status.success(), "{validated:?}");
+
+    let ran = host.run(&["run", "--config", "settings.toml"]);
+    assert!(ran.status.success(), "{ran:?}");
+    let mut prompts = host.prompts();
+    prompts.sort();
+    assert_eq!(
+        prompts,
+        [
+            "A 1 in acme/widgets",
+            "A 2 in acme/widgets",
+            "A 3 in acme/widgets",
+            "B 4"
+        ],
+        "{ran:?}"
+    );
+    let done = |file: &str| {
+        fs::read_to_string(root.join(file))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    assert_eq!(
+        (done("a.jsonl.done"), done("b.jsonl.done")),
+        (3, 1),
+        "{ran:?}"
+    );
+
+    let again = host.run(&["run", "--config", "settings.toml"]);
+    assert!(again.status.success(), "{again:?}");
+    assert_eq!(
+        host.prompts().len(),
+        4,
+        "the second run dispatched again: {again:?}"
+    );
+}
+
+/// The reference host validates and runs `examples/entries.rs`, an extension built
+/// with our Rust SDK's typed API (the twin of the recording's official-SDK
+/// extension): its parameter check's rejection is the reference host's configuration
+/// error, and every entry is dispatched once.
+fn the_reference_host_runs_an_extension_built_with_our_sdk(installed: &Ecosystem) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let built = Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "curupira-extension-sdk",
+            "--example",
+            "entries",
+        ])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{built:?}");
+    let exe = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/debug/examples/entries")
+        .canonicalize()
+        .unwrap();
+
+    let host = ReferenceHost::new(installed, false);
+    let root = host.path();
+    fs::write(
+        root.join("entries.json"),
+        r#"[{"title": "first", "body": "b1"}, {"title": "second", "body": "b2"}]"#,
+    )
+    .unwrap();
+    let settings = |limit: &str| {
+        format!(
+            "[settings]\nworkspace_dir = {ws:?}\nstate_db_path = {db:?}\n\n\
+             [repositories.demo]\nremote = \"file://{remote}\"\n\n\
+             [agents.defaults]\nprofile = \"stub\"\n\n[agents.profiles.stub]\nprovider = \"claude\"\n\n\
+             [plugins.rs]\ntype = \"uvx\"\nargs = [{exe:?}]\n\n\
+             [automations.e1]\ntrigger_type = \"rs/list-entries\"\nrepository = \"demo\"\n\
+             path = {path:?}\n{limit}prompt = \"Entry ${{id}}: ${{title}}\"\n",
+            ws = root.join("ws").display().to_string(),
+            db = root.join("state.sqlite3").display().to_string(),
+            remote = root.join("remotes/acme/widgets.git").display(),
+            exe = exe.display().to_string(),
+            path = root.join("entries.json").display().to_string(),
+        )
+    };
+    fs::write(root.join("bad.toml"), settings("limit_total = 0\n")).unwrap();
+    let rejected = host.run(&["validate", "--config", "bad.toml"]);
+    assert_eq!(rejected.status.code(), Some(2), "{rejected:?}");
+    let said = String::from_utf8_lossy(&rejected.stdout).to_string()
+        + &String::from_utf8_lossy(&rejected.stderr);
+    assert!(
+        said.contains("limit_total must be at least 1"),
+        "{rejected:?}"
+    );
+
+    fs::write(root.join("settings.toml"), settings("")).unwrap();
+    let validated = host.run(&["validate", "--config", "settings.toml"]);
+    assert!(validated.status.success(), "{validated:?}");
+    let ran = host.run(&["run", "--config", "settings.toml"]);
+    assert!(ran.status.success(), "{ran:?}");
+    assert_eq!(
+        host.prompts(),
+        ["Entry 1: first", "Entry 2: second"],
+        "{ran:?}"
     );
 }

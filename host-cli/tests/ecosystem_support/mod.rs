@@ -28,6 +28,11 @@ pub const PACKAGES: &[(&str, &str)] = &[
     ("curupira-plugins", "0.1.0"),
 ];
 
+/// The packaging tools, installed beside them: `maturin` builds a Rust extension's
+/// binary into a Python wheel, `uv`'s `uvx` runs it, as the reference host launches
+/// extensions (issue 26, "shipping a Rust extension").
+pub const TOOLS: &[(&str, &str)] = &[("maturin", "1.16.0"), ("uv", "0.13.9")];
+
 /// Set (to anything) to make a failed install fail the tests instead of skipping them.
 pub const REQUIRED_VAR: &str = "CURUPIRA_ECOSYSTEM_REQUIRED";
 
@@ -42,7 +47,7 @@ pub struct Ecosystem {
 }
 
 impl Ecosystem {
-    /// A program of the environment (`python`, `curupira`, `pip`).
+    /// A program of the environment (`python`, `curupira`, `pip`, `maturin`, `uvx`).
     pub fn bin(&self, name: &str) -> PathBuf {
         self.venv.join("bin").join(name)
     }
@@ -57,6 +62,7 @@ pub fn required() -> bool {
 fn requirements() -> Vec<String> {
     PACKAGES
         .iter()
+        .chain(TOOLS)
         .map(|(name, version)| format!("{name}=={version}"))
         .collect()
 }
