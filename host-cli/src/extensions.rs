@@ -391,13 +391,7 @@ fn describe_mismatch(
     triggers: &[TriggerDescription],
 ) -> Option<String> {
     let described: Vec<&str> = triggers.iter().map(|t| t.trigger_type.as_str()).collect();
-    let declared: Vec<&str> = planned
-        .manifest
-        .trigger_types
-        .as_slice()
-        .iter()
-        .map(|t| t.as_str())
-        .collect();
+    let declared: Vec<&str> = planned.trigger_types();
     let missing: Vec<&str> = declared
         .iter()
         .copied()

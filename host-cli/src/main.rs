@@ -35,7 +35,8 @@ enum Command {
     Run(cmd::run::Args),
     /// Check the config, its extensions and its automations, without polling.
     Validate(cmd::validate::Args),
-    /// List the configured extensions from `--curupira-print-manifest`.
+    /// List the configured extensions from `--curupira-print-manifest` (a `[plugins]`
+    /// entry from its `describe`).
     #[command(subcommand)]
     Plugins(cmd::plugins::Command),
     /// Drive an extension through every protocol step and report its conformance.

@@ -1,6 +1,10 @@
 //! What the configured extensions say about themselves, from
 //! `--curupira-print-manifest`, without sending a frame: the work behind
-//! `curupira plugins list` (SPEC section 7).
+//! `curupira plugins list` (SPEC section 7). A `[plugins.NAME]` entry (the reference
+//! host's registration) has no manifest to print and is not given a flag its
+//! `args` do not have: it is listed from what it answered to `initialize` and
+//! `describe` when the plan was made ([`crate::resolve`]), the one case where frames
+//! are sent.
 //!
 //! For each `[extensions.NAME]`, in file order: the launch command is worked out (a
 //! `path` extension's from its on-disk manifest, a built-in's is this executable with
@@ -28,12 +32,16 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use curupira_client::{ProcessGuard, log_stderr_line};
-use curupira_diagnostics::{JsonPointer, Report, Severity};
+use curupira_diagnostics::{Report, Severity};
 use curupira_manifest::{Launch, Manifest};
+use curupira_protocol::InitializeResult;
 use serde_json::{Value, json};
 
-use crate::config::{Config, codes};
+use crate::config::{Config, PluginType, codes};
 use crate::resolve::{Origin, PlannedExtension, display_path, load_extensions};
+
+/// What a listed `[plugins]` entry shows as its source: where what is listed came from.
+const DESCRIBED: &str = "describe";
 
 /// Most stdout bytes kept from `--curupira-print-manifest`.
 const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
@@ -91,25 +99,37 @@ impl Drain {
     }
 }
 
-/// One extension that printed a valid manifest.
+/// One extension that printed a valid manifest, or a `[plugins]` entry that answered
+/// `describe`.
 #[derive(Debug, Clone)]
 pub struct Listed {
-    /// The configured extension: its name, the manifest the host read, where that
+    /// The configured extension: its name, the manifest the host read (or, for a
+    /// `[plugins]` entry, what it answered to `initialize` and `describe`), where that
     /// came from, and its launch command.
     pub planned: PlannedExtension,
-    /// The manifest it printed.
-    pub printed: Manifest,
+    /// The manifest it printed; `None` for a `[plugins]` entry, which is listed from
+    /// its [`Origin::Plugin`].
+    pub printed: Option<Manifest>,
 }
 
-/// Runs every configured extension with `--curupira-print-manifest`. Returns those
-/// that printed a valid manifest, in file order, and the diagnostics of the others
-/// (including their on-disk manifests' own).
+/// Runs every configured extension with `--curupira-print-manifest`; a `[plugins]`
+/// entry is listed from its `describe` instead. Returns those that printed a valid
+/// manifest (or answered `describe`), in file order, and the diagnostics of the
+/// others (including their on-disk manifests' own).
 pub fn list(config: &Config, host_exe: &Path) -> (Vec<Listed>, Report) {
     let (extensions, _broken, mut report) = load_extensions(config, host_exe);
     let mut listed = Vec::new();
     for planned in extensions {
-        if let Some(printed) = print_manifest(config, &planned, &mut report) {
-            listed.push(Listed { planned, printed });
+        if let Origin::Plugin { .. } = planned.origin {
+            listed.push(Listed {
+                planned,
+                printed: None,
+            });
+        } else if let Some(printed) = print_manifest(config, &planned, &mut report) {
+            listed.push(Listed {
+                planned,
+                printed: Some(printed),
+            });
         }
     }
     (listed, report)
@@ -121,7 +141,7 @@ fn print_manifest(
     planned: &PlannedExtension,
     report: &mut Report,
 ) -> Option<Manifest> {
-    let at = JsonPointer::root().key("extensions").key(&planned.name);
+    let at = config.extension_at(&planned.name);
     let fail = |report: &mut Report, message: String| {
         report.push(config.diagnostic(Severity::Error, codes::EXTENSION_FAILED, &at, message));
     };
@@ -217,24 +237,7 @@ fn print_manifest(
 /// beside the report's `diagnostics`, `errors` and `warnings`. Members are in key
 /// order.
 pub fn render_json(listed: &[Listed], report: &Report) -> String {
-    let extensions: Vec<Value> = listed
-        .iter()
-        .map(|item| {
-            let m = &item.printed;
-            json!({
-                "extension": item.planned.name,
-                "source": source(&item.planned),
-                "name": m.name.as_str(),
-                "version": m.version.to_string(),
-                "protocol_version": m.protocol_version.to_string(),
-                "runtime": m.runtime.as_str(),
-                "kind": m.kind.as_str(),
-                "trigger_types": m.trigger_types.as_slice().iter().map(|t| t.as_str()).collect::<Vec<_>>(),
-                "launch": launch_json(&m.launch),
-                "command_line": item.planned.launch.to_string(),
-            })
-        })
-        .collect();
+    let extensions: Vec<Value> = listed.iter().map(listed_json).collect();
     let mut out = serde_json::Map::new();
     out.insert("extensions".to_owned(), Value::Array(extensions));
     // A report is strings and integers: turning it into a JSON object cannot fail.
@@ -244,31 +247,91 @@ pub fn render_json(listed: &[Listed], report: &Report) -> String {
     Value::Object(out).to_string()
 }
 
+/// What a listing shows of one extension.
+enum Shown<'a> {
+    /// A manifest: the printed one, else the one the host read.
+    Manifest(&'a Manifest),
+    /// A `[plugins]` entry's `type` and `initialize` reply.
+    Plugin(PluginType, &'a InitializeResult),
+}
+
+impl Listed {
+    fn shown(&self) -> Shown<'_> {
+        match (&self.printed, &self.planned.origin) {
+            (Some(manifest), _) => Shown::Manifest(manifest),
+            (None, Origin::File { manifest, .. } | Origin::Builtin { manifest, .. }) => {
+                Shown::Manifest(manifest)
+            }
+            (
+                None,
+                Origin::Plugin {
+                    launcher, hello, ..
+                },
+            ) => Shown::Plugin(*launcher, hello),
+        }
+    }
+}
+
+/// One listed extension as JSON. A `[plugins]` entry has the name and version of its
+/// `initialize` reply, no `runtime` (`null`), and as `launch` its table
+/// (`{"type", "args"}`).
+fn listed_json(item: &Listed) -> Value {
+    let planned = &item.planned;
+    let command_line = planned.launch.to_string();
+    match item.shown() {
+        Shown::Manifest(m) => json!({
+            "extension": planned.name,
+            "source": source(planned),
+            "name": m.name.as_str(),
+            "version": m.version.to_string(),
+            "protocol_version": m.protocol_version.to_string(),
+            "runtime": m.runtime.as_str(),
+            "kind": m.kind.as_str(),
+            "trigger_types": trigger_types_of(m),
+            "launch": launch_json(&m.launch),
+            "command_line": command_line,
+        }),
+        Shown::Plugin(launcher, hello) => json!({
+            "extension": planned.name,
+            "source": source(planned),
+            "name": hello.server_info.name,
+            "version": hello.server_info.version,
+            "protocol_version": hello.protocol_version.to_string(),
+            "runtime": Value::Null,
+            "kind": "trigger",
+            "trigger_types": planned.trigger_types(),
+            "launch": json!({"type": launcher.as_str(), "args": plugin_args(planned)}),
+            "command_line": command_line,
+        }),
+    }
+}
+
+/// A manifest's `trigger_types`.
+fn trigger_types_of(manifest: &Manifest) -> Vec<&str> {
+    manifest
+        .trigger_types
+        .as_slice()
+        .iter()
+        .map(|t| t.as_str())
+        .collect()
+}
+
+/// The `args` of a `[plugins]` entry: its launch's arguments, which are them verbatim.
+fn plugin_args(planned: &PlannedExtension) -> Vec<String> {
+    planned
+        .launch
+        .args
+        .iter()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect()
+}
+
 /// The listing for people: one block per listed extension, then the report's
 /// diagnostics (coloured with `color`) when there are any.
 pub fn render_human(listed: &[Listed], report: &Report, color: bool) -> String {
     let mut out = String::new();
     for item in listed {
-        let m = &item.printed;
-        let types: Vec<&str> = m
-            .trigger_types
-            .as_slice()
-            .iter()
-            .map(|t| t.as_str())
-            .collect();
-        out.push_str(&format!(
-            "{}: {} {} (protocol {}, runtime {}, {})\n  triggers: {}\n  launch: {}\n  runs as: {}\n  from: {}\n",
-            item.planned.name,
-            m.name,
-            m.version,
-            m.protocol_version,
-            m.runtime.as_str(),
-            m.kind.as_str(),
-            types.join(", "),
-            launch_text(&m.launch),
-            item.planned.launch,
-            source(&item.planned),
-        ));
+        out.push_str(&listed_human(item));
     }
     if listed.is_empty() && report.diagnostics().is_empty() {
         out.push_str("no extension is configured\n");
@@ -282,11 +345,50 @@ pub fn render_human(listed: &[Listed], report: &Report, color: bool) -> String {
     out
 }
 
-/// `builtin local-queue`, or the extension's folder.
+/// One listed extension's block for people.
+fn listed_human(item: &Listed) -> String {
+    let planned = &item.planned;
+    let (head, types, launch) = match item.shown() {
+        Shown::Manifest(m) => (
+            format!(
+                "{} {} (protocol {}, runtime {}, {})",
+                m.name,
+                m.version,
+                m.protocol_version,
+                m.runtime.as_str(),
+                m.kind.as_str()
+            ),
+            trigger_types_of(m).join(", "),
+            launch_text(&m.launch),
+        ),
+        Shown::Plugin(launcher, hello) => {
+            let mut words = vec![launcher.as_str().to_owned()];
+            words.extend(plugin_args(planned));
+            (
+                format!(
+                    "{} {} (protocol {}, a [plugins] entry: no manifest)",
+                    hello.server_info.name, hello.server_info.version, hello.protocol_version
+                ),
+                planned.trigger_types().join(", "),
+                words.join(" "),
+            )
+        }
+    };
+    format!(
+        "{}: {head}\n  triggers: {types}\n  launch: {launch}\n  runs as: {}\n  from: {}\n",
+        planned.name,
+        planned.launch,
+        source(planned),
+    )
+}
+
+/// `builtin local-queue`, the extension's folder, or `describe` for a `[plugins]`
+/// entry.
 fn source(planned: &PlannedExtension) -> String {
     match &planned.origin {
-        Origin::Builtin(name) => format!("builtin {name}"),
-        Origin::File(file) => display_path(file.parent().unwrap_or(file)),
+        Origin::Builtin { name, .. } => format!("builtin {name}"),
+        Origin::File { path, .. } => display_path(path.parent().unwrap_or(path)),
+        Origin::Plugin { .. } => DESCRIBED.to_owned(),
     }
 }
 

@@ -218,7 +218,8 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
     }
 }
 
-/// A diagnostic about the extension configured as `[extensions.NAME]`.
+/// A diagnostic about the extension configured as `[extensions.NAME]` or
+/// `[plugins.NAME]`.
 fn extension_diagnostic(
     config: &Config,
     severity: Severity,
@@ -226,7 +227,7 @@ fn extension_diagnostic(
     name: &str,
     message: String,
 ) -> Diagnostic {
-    let at = JsonPointer::root().key("extensions").key(name);
+    let at = config.extension_at(name);
     config.diagnostic(severity, code, &at, message)
 }
 

@@ -1,13 +1,21 @@
 //! End-to-end tests of `curupira validate`, `curupira plugins list` and
 //! `curupira probe`, with the real binary, the built-in `local-queue` and the scripted
-//! fake extension (`tests/fakes/scripted_ext.py`).
+//! fake extension (`tests/fakes/scripted_ext.py`); and of a `[plugins.NAME]` entry
+//! (the reference host's registration) through `validate`, `plugins list` and `run`,
+//! launched by a `uvx` stand-in.
 
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod run_support;
 
-use run_support::{Project, curupira, have_python, run_in, settings};
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use run_support::{
+    Project, Run, curupira, have_python, run_in, run_in_with_path, scripted_ext, settings,
+};
 use serde_json::{Value, json};
 
 fn diagnostics(run: &run_support::Run) -> Vec<(String, String, String)> {
@@ -765,4 +773,402 @@ fn rejected_arguments_do_not_hide_a_misspelt_placeholder() {
             .ends_with("did you mean `${automation}`?"),
         "{report}"
     );
+}
+
+/// A project for `[plugins.fx] type = "uvx"`: the config in `conf/`, the host run from
+/// `work/` (a different folder, so that the extension's working directory tells which
+/// one the host gave it), and a `uvx` stand-in in `bin/`.
+///
+/// `uvx` is not installed here, and a test must not need the network, so `bin/uvx`
+/// (first on `PATH` in every run of these tests, whether a real `uvx` exists or not)
+/// stands in for it as `../shared/conformance/curupira-wire/settings/README.md`
+/// describes: it appends its working directory and its arguments to `uvx.log`, drops
+/// `--from PACKAGE` and other leading options, and execs the rest. The plugin's
+/// `args` run the scripted fake extension with `plan.json`, a path relative to the
+/// host's working directory (`work/plan.json`); the fake logs every request with its
+/// working directory to `work/calls.jsonl`.
+struct PluginProject {
+    project: Project,
+}
+
+impl PluginProject {
+    /// The layout above; `plan` is the fake's plan (its `log` is set here), `config`
+    /// the config after the usual settings.
+    fn new(plan: Value, config: &str) -> Self {
+        let project = Project::new();
+        let root = project.path().to_path_buf();
+        fs::create_dir_all(root.join("work")).unwrap();
+        let mut plan = plan;
+        plan["log"] = Value::from(root.join("work/calls.jsonl").to_str().unwrap());
+        project.write("work/plan.json", &plan.to_string());
+        let log = root.join("uvx.log");
+        project.write(
+            "bin/uvx",
+            &format!(
+                "#!/bin/sh\n\
+                 # A stand-in for uvx: logs, drops leading options, runs the rest.\n\
+                 {{ pwd -P; for arg in \"$@\"; do printf '%s\\n' \"$arg\"; done; echo --; }} >> '{}'\n\
+                 while [ $# -gt 0 ]; do\n  case \"$1\" in\n    --from) shift 2 ;;\n    -*) shift ;;\n    *) break ;;\n  esac\ndone\n\
+                 exec \"$@\"\n",
+                log.display()
+            ),
+        );
+        let uvx = root.join("bin/uvx");
+        fs::set_permissions(&uvx, fs::Permissions::from_mode(0o755)).unwrap();
+        project.write("conf/curupira.toml", &format!("{}{config}", settings()));
+        PluginProject { project }
+    }
+
+    /// The `[plugins.fx]` table: `uvx --from fake-pkg python3 <scripted fake> plan.json`.
+    fn table() -> String {
+        format!(
+            "[plugins.fx]\ntype = \"uvx\"\nargs = [\"--from\", \"fake-pkg\", \"python3\", {:?}, \"plan.json\"]\n\n",
+            scripted_ext().to_str().unwrap()
+        )
+    }
+
+    fn work(&self) -> PathBuf {
+        self.project.path().join("work").canonicalize().unwrap()
+    }
+
+    /// `curupira ARGS… --config ../conf/curupira.toml`, run in `work/`.
+    fn curupira(&self, args: &[&str]) -> Run {
+        let mut all = args.to_vec();
+        all.extend(["--config", "../conf/curupira.toml"]);
+        run_in_with_path(
+            &self.project.path().join("work"),
+            &self.project.path().join("bin"),
+            &all,
+        )
+    }
+
+    /// The requests the fake received, in order.
+    fn calls(&self) -> Vec<Value> {
+        match fs::read_to_string(self.project.path().join("work/calls.jsonl")) {
+            Ok(text) => text
+                .lines()
+                .map(|line| serde_json::from_str(line).unwrap())
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    fn methods(&self) -> Vec<String> {
+        self.calls()
+            .iter()
+            .map(|call| call["method"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Each `uvx` run the stand-in saw: its working directory, then its arguments.
+    fn uvx_runs(&self) -> Vec<Vec<String>> {
+        let text = fs::read_to_string(self.project.path().join("uvx.log")).unwrap_or_default();
+        text.split_terminator("--\n")
+            .map(|run| run.lines().map(str::to_owned).collect())
+            .collect()
+    }
+
+    /// What `uvx` must have been run with: the plugin's `args`, nothing added, in
+    /// `work/`.
+    fn expected_uvx_run(&self) -> Vec<String> {
+        vec![
+            self.work().to_str().unwrap().to_owned(),
+            "--from".to_owned(),
+            "fake-pkg".to_owned(),
+            "python3".to_owned(),
+            scripted_ext().to_str().unwrap().to_owned(),
+            "plan.json".to_owned(),
+        ]
+    }
+}
+
+fn issues_plan() -> Value {
+    json!({
+        "triggers": [{"trigger_type": "issues", "prompt_fields": ["n"]}],
+        "prompt_fields": ["n"],
+        "polls": [[{"key": "n", "value": "7"}], [{"key": "n", "value": "8"}]]
+    })
+}
+
+#[test]
+fn a_uvx_plugin_is_described_validated_and_run_in_the_host_s_own_directory() {
+    if !have_python() {
+        return;
+    }
+    let config = format!(
+        "{}[automations.by-alias]\ntrigger = \"fx/issues\"\nprompt = \"Issue ${{n}} of ${{repository}}\"\n\
+         polling = {{ batch_size = 1 }}\n\n[automations.bare]\ntrigger = \"issues\"\n\
+         prompt = \"Issue ${{n}}\"\npolling = {{ batch_size = 1 }}\n",
+        PluginProject::table()
+    );
+    let plugin = PluginProject::new(issues_plan(), &config);
+
+    let validate = plugin.curupira(&["validate", "--format", "json"]);
+    assert_eq!(validate.code, Some(0), "{validate:?}");
+    assert_eq!(diagnostics(&validate), []);
+    assert_eq!(
+        plugin.methods(),
+        [
+            // The plan: a process for `describe` alone, as the reference host does.
+            "initialize",
+            "describe",
+            "shutdown",
+            // validate's own conversation.
+            "initialize",
+            "describe",
+            "trigger/schema",
+            "trigger/validate",
+            "trigger/schema",
+            "trigger/validate",
+            "shutdown"
+        ]
+    );
+    let calls = plugin.calls();
+    let work = plugin.work();
+    for call in &calls {
+        assert_eq!(
+            Path::new(call["cwd"].as_str().unwrap())
+                .canonicalize()
+                .unwrap(),
+            work,
+            "the host's own working directory, not the config's folder: {call}"
+        );
+    }
+    // Both spellings resolve to the same pair, sent as `alias/local`.
+    assert_eq!(
+        calls[6]["params"]["configuration"]["trigger_type"],
+        "fx/issues"
+    );
+    assert_eq!(
+        calls[8]["params"]["configuration"]["trigger_type"],
+        "fx/issues"
+    );
+    assert_eq!(calls[5]["params"]["trigger_type"], "issues");
+    assert_eq!(
+        plugin.uvx_runs(),
+        [plugin.expected_uvx_run(), plugin.expected_uvx_run()],
+        "`uvx ARGS…` verbatim, twice: describe, then validate"
+    );
+
+    let run = plugin.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let mut finished: Vec<(String, String)> = run
+        .events_named("task.finished")
+        .iter()
+        .map(|event| {
+            (
+                event["automation"].as_str().unwrap().to_owned(),
+                event["values"][0]["value"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    finished.sort();
+    let automations: Vec<&str> = finished.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(automations, ["bare", "by-alias"], "{finished:?}");
+    let mut values: Vec<&str> = finished.iter().map(|(_, v)| v.as_str()).collect();
+    values.sort_unstable();
+    assert_eq!(values, ["7", "8"], "one item each, both from the plugin");
+    let prompts: Vec<String> = fs::read_dir(plugin.project.path().join("conf/out"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("prompt-")
+        })
+        .map(|path| fs::read_to_string(path).unwrap())
+        .collect();
+    assert_eq!(
+        prompts.len(),
+        2,
+        "the agent ran in the config's folder: {prompts:?}"
+    );
+    let calls = plugin.calls();
+    let polls: Vec<&Value> = calls
+        .iter()
+        .filter(|call| call["method"] == "trigger/poll")
+        .collect();
+    assert_eq!(polls.len(), 2);
+    for poll in polls {
+        assert_eq!(poll["params"]["trigger_type"], "issues");
+        assert_eq!(poll["params"]["automation"]["trigger_type"], "fx/issues");
+        assert_eq!(
+            Path::new(poll["cwd"].as_str().unwrap())
+                .canonicalize()
+                .unwrap(),
+            work
+        );
+    }
+    assert_eq!(
+        plugin.uvx_runs().len(),
+        5,
+        "validate's describe and its preparation, then run's describe, its preparation \
+         and its one round"
+    );
+}
+
+#[test]
+fn plugins_list_lists_a_plugin_from_its_describe() {
+    if !have_python() {
+        return;
+    }
+    let config = format!(
+        "[extensions.local]\nbuiltin = \"local-queue\"\n\n{}",
+        PluginProject::table()
+    );
+    let plugin = PluginProject::new(issues_plan(), &config);
+    let run = plugin.curupira(&["plugins", "list", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let listing: Value = serde_json::from_str(&run.stdout).unwrap();
+    let extensions = listing["extensions"].as_array().unwrap();
+    assert_eq!(extensions.len(), 2, "{listing}");
+    assert_eq!(extensions[0]["extension"], "local");
+    let fx = &extensions[1];
+    let script = scripted_ext().to_str().unwrap().to_owned();
+    assert_eq!(
+        *fx,
+        json!({
+            "extension": "fx",
+            "source": "describe",
+            "name": "scripted",
+            "version": "1.0.0",
+            "protocol_version": "2",
+            "runtime": null,
+            "kind": "trigger",
+            "trigger_types": ["issues"],
+            "launch": {"type": "uvx", "args": ["--from", "fake-pkg", "python3", script, "plan.json"]},
+            "command_line": format!("uvx --from fake-pkg python3 {script} plan.json"),
+        })
+    );
+    assert_eq!(
+        plugin.methods(),
+        ["initialize", "describe", "shutdown"],
+        "asked, not given `--curupira-print-manifest`"
+    );
+    assert_eq!(plugin.uvx_runs(), [plugin.expected_uvx_run()]);
+
+    let human = plugin.curupira(&["plugins", "list"]);
+    assert_eq!(human.code, Some(0), "{human:?}");
+    assert!(
+        human.stdout.contains(&format!(
+            "fx: scripted 1.0.0 (protocol 2, a [plugins] entry: no manifest)\n  triggers: issues\n  \
+             launch: uvx --from fake-pkg python3 {script} plan.json\n"
+        )),
+        "{}",
+        human.stdout
+    );
+}
+
+#[test]
+fn triggers_are_addressed_as_alias_slash_local_and_every_miss_is_reported() {
+    if !have_python() {
+        return;
+    }
+    let plugin = PluginProject::new(
+        issues_plan(),
+        &format!(
+            "[extensions.other]\npath = \"../extensions/other\"\n\n{}\
+             [automations.ambiguous]\ntrigger = \"issues\"\nprompt = \"p\"\n\n\
+             [automations.colon]\ntrigger = \"fx:issues\"\nprompt = \"p\"\n\n\
+             [automations.misspelt-alias]\ntrigger = \"fz/issues\"\nprompt = \"p\"\n\n\
+             [automations.misspelt-type]\ntrigger = \"fx/issuse\"\nprompt = \"p\"\n\n\
+             [automations.chosen]\ntrigger = \"other/issues\"\nprompt = \"p\"\n",
+            PluginProject::table()
+        ),
+    );
+    // `[extensions.other]` offers `issues` too (its `path` is relative to the
+    // config's folder).
+    plugin.project.fake_extension(
+        "other",
+        json!({"triggers": [{"trigger_type": "issues", "prompt_fields": []}]}),
+    );
+    let run = plugin.curupira(&["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let found: Vec<(String, String, String)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_owned(),
+                d["path"].as_str().unwrap().to_owned(),
+                d["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "config/colon-trigger".to_owned(),
+                "/automations/colon/trigger".to_owned(),
+                "`trigger = \"fx:issues\"` uses `:`, which no longer separates the extension \
+                 from the trigger type; did you mean `fx/issues`?"
+                    .to_owned()
+            ),
+            (
+                "config/ambiguous-trigger".to_owned(),
+                "/automations/ambiguous/trigger".to_owned(),
+                "the trigger `issues` of automation `ambiguous` is offered by the extensions \
+                 `other` and `fx`; write `other/issues` or `fx/issues` to choose"
+                    .to_owned()
+            ),
+            (
+                "config/unknown-extension".to_owned(),
+                "/automations/misspelt-alias/trigger".to_owned(),
+                "automation `misspelt-alias` names the extension `fz`, which is configured \
+                 neither in `[extensions]` nor in `[plugins]`; did you mean `fx/issues`?"
+                    .to_owned()
+            ),
+            (
+                "config/unknown-trigger".to_owned(),
+                "/automations/misspelt-type/trigger".to_owned(),
+                "extension `fx` offers no trigger `issuse` (it offers `fx/issues`); did you \
+                 mean `fx/issues`?"
+                    .to_owned()
+            ),
+        ]
+    );
+    // `chosen` resolved, so the live checks talked to `other` about it.
+    let other = plugin.project.methods("other");
+    assert!(other.contains(&"trigger/validate".to_owned()), "{other:?}");
+}
+
+#[test]
+fn a_plugin_that_cannot_describe_itself_stops_the_run_before_it_starts() {
+    let plugin = PluginProject::new(
+        json!({}),
+        "[plugins.fx]\ntype = \"uvx\"\nargs = [\"--from\", \"nothing\", \"no-such-program-here\"]\n\n\
+         [automations.a]\ntrigger = \"fx/issues\"\nprompt = \"p\"\n",
+    );
+    let validate = plugin.curupira(&["validate", "--format", "json"]);
+    assert_eq!(validate.code, Some(1), "{validate:?}");
+    let report: Value = serde_json::from_str(&validate.stdout).unwrap();
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    assert_eq!(
+        diagnostics.len(),
+        1,
+        "no second error for the automation: {report}"
+    );
+    assert_eq!(diagnostics[0]["code"], "config/extension-failed");
+    assert_eq!(diagnostics[0]["path"], "/plugins/fx");
+    let message = diagnostics[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "plugin `fx` has no manifest, so its trigger types are asked with `describe`, \
+             which failed: extension `fx`: initialize failed:"
+        ),
+        "{message}"
+    );
+    let run = plugin.curupira(&["run", "--once"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.contains("error[config/extension-failed]"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(plugin.uvx_runs().len(), 2, "only the describe attempts");
 }

@@ -480,7 +480,7 @@ fn two_automations_each_act_on_the_same_item() {
             "{}[extensions.local]\nbuiltin = \"local-queue\"\n\n\
              [automations.first]\ntrigger = \"jsonl\"\nprompt = \"first ${{n}}\"\n\
              arguments = {{ path = \"tasks.jsonl\", done_path = \"first.done\" }}\n\n\
-             [automations.second]\ntrigger = \"local:jsonl\"\nprompt = \"second ${{n}}\"\n\
+             [automations.second]\ntrigger = \"local/jsonl\"\nprompt = \"second ${{n}}\"\n\
              arguments = {{ path = \"tasks.jsonl\", done_path = \"second.done\" }}\n",
             settings()
         ),

@@ -339,7 +339,8 @@ fn the_config_schema_refuses_a_wrong_value_of_each_closed_set_and_range() {
     let base = json!({
         "settings": { "workspace": { "mode": "worktree", "cleanup": "always" } },
         "extensions": { "local": { "builtin": "local-queue" } },
-        "automations": { "a": { "trigger": "local:jsonl", "prompt": "p",
+        "plugins": { "gh": { "type": "uvx", "args": ["--from", "curupira-plugins", "curupira-plugins"] } },
+        "automations": { "a": { "trigger": "local/jsonl", "prompt": "p",
             "agent": { "max_concurrent": 2 }, "workspace": { "mode": "shared" } } },
     });
     assert_fits(&validator, &base, "the base config");
@@ -351,6 +352,11 @@ fn the_config_schema_refuses_a_wrong_value_of_each_closed_set_and_range() {
         ("/automations/a/agent/max_concurrent", json!(0)),
         ("/automations/a/agent/max_concurrent", json!(1.5)),
         ("/automations/a/trigger", json!("a:b:c")),
+        ("/automations/a/trigger", json!("local:jsonl")),
+        ("/automations/a/trigger", json!("a/b/c")),
+        ("/plugins/gh/type", json!("executable")),
+        ("/plugins/gh/args", json!([])),
+        ("/plugins/gh/program", json!("python3")),
         ("/automations/a/colour", json!("red")),
         ("/settings/timeouts", json!({ "request": 0 })),
         ("/settings/polling", json!({ "batch_size": 0 })),
@@ -385,8 +391,17 @@ fn the_config_schema_refuses_a_wrong_value_of_each_closed_set_and_range() {
         "the checker accepts an empty argument"
     );
     let mut bad_name = base.clone();
-    bad_name["extensions"] = json!({ "a:b": { "builtin": "local-queue" } });
-    assert!(!validator.is_valid(&bad_name), "an extension name with `:`");
+    bad_name["extensions"] = json!({ "a/b": { "builtin": "local-queue" } });
+    assert!(!validator.is_valid(&bad_name), "an extension name with `/`");
+    let mut bad_name = base.clone();
+    bad_name["plugins"] = json!({ "g/h": { "type": "npx", "args": ["x"] } });
+    assert!(!validator.is_valid(&bad_name), "a plugin name with `/`");
+    let mut without_args = base.clone();
+    without_args["plugins"] = json!({ "gh": { "type": "npx" } });
+    assert!(
+        !validator.is_valid(&without_args),
+        "a plugin without `args`"
+    );
 }
 
 #[test]

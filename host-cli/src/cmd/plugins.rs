@@ -1,13 +1,15 @@
 //! `curupira plugins list [--config FILE] [--format human|json] [-v]`: what each
 //! configured extension says about itself, from `--curupira-print-manifest`, without
-//! sending a frame (SPEC section 7). How each extension is run and checked is
-//! `curupira_host::plugins`.
+//! sending a frame (SPEC section 7); a `[plugins.NAME]` entry, which has no manifest,
+//! from what it answers to `initialize` and `describe`. How each extension is run and
+//! checked is `curupira_host::plugins`.
 //!
 //! Human output: one block per extension listed, then the diagnostics when there are
 //! any. JSON output: `{"extensions": [{"extension", "source", "name", "version",
 //! "protocol_version", "runtime", "kind", "trigger_types", "launch", "command_line"}],
 //! "diagnostics": [...], "errors": n, "warnings": n}` where `launch` is the printed
-//! manifest's `[launch]` table and `command_line` what the host runs.
+//! manifest's `[launch]` table (a plugin's `{"type", "args"}`, with `runtime` null and
+//! `source` `describe`) and `command_line` what the host runs.
 //!
 //! A run that fails (cannot start, times out, exits non-zero, prints no valid
 //! manifest) is a `config/extension-failed` error (or the printed manifest's own
@@ -29,7 +31,8 @@ use super::{ConfigArg, Verbosity, load_config, write_stdout};
 /// The subcommands of `curupira plugins`.
 #[derive(clap::Subcommand)]
 pub enum Command {
-    /// List the configured extensions from their `--curupira-print-manifest` output.
+    /// List the configured extensions from their `--curupira-print-manifest` output
+    /// (a `[plugins]` entry from its `describe`).
     List(ListArgs),
 }
 

@@ -6,14 +6,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use curupira_diagnostics::toml::{dotted, type_name};
-use curupira_diagnostics::{Anchor, Collector, Diagnostic, JsonPointer, Severity, did_you_mean};
+use curupira_diagnostics::{
+    Anchor, Collector, Diagnostic, JsonPointer, Severity, did_you_mean, one_of,
+};
 use serde_json::{Map, Value};
 use toml::Value as TomlValue;
 
 use super::codes;
 use super::model::{
     Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, ExtensionConfig,
-    ExtensionSource, LedgerSettings, Polling, Settings, Timeouts, TriggerRef, Unusable,
+    ExtensionSource, LedgerSettings, PluginType, Polling, Settings, Timeouts, TriggerRef, Unusable,
     UnusableAutomation,
 };
 use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
@@ -68,9 +70,9 @@ pub(super) fn check(text: &str, file: &str, dir: &Path) -> (Option<Config>, Vec<
         ..Unusable::default()
     };
     let mut extensions = Vec::new();
-    for (name, extension) in parts.extensions {
+    for (section, name, extension) in parts.extensions {
         match extension {
-            Some(extension) if !broken(&JsonPointer::root().key("extensions").key(&name)) => {
+            Some(extension) if !broken(&JsonPointer::root().key(section).key(&name)) => {
                 extensions.push(extension);
             }
             _ => unusable.extensions.push(name),
@@ -144,9 +146,9 @@ struct Parts {
     settings: Settings,
     /// `[settings.agent]` as written (its `command` when set and readable).
     default_agent: AgentOverride,
-    /// Every `[extensions.*]` key in file order, with the extension when its source
-    /// could be read.
-    extensions: Vec<(String, Option<ExtensionConfig>)>,
+    /// Every `[extensions.*]` key in file order, then every `[plugins.*]` key, each
+    /// with its table's name and the extension when its source could be read.
+    extensions: Vec<(&'static str, String, Option<ExtensionConfig>)>,
     /// Every `[automations.*]` key in file order.
     automations: Vec<ReadAutomation>,
 }
@@ -164,16 +166,24 @@ struct ReadAutomation {
 impl Checker<'_> {
     fn config(&mut self, root: &toml::Table) -> Parts {
         let at = JsonPointer::root();
-        self.unknown_keys(root, &at, &["settings", "extensions", "automations"]);
+        self.unknown_keys(
+            root,
+            &at,
+            &["settings", "extensions", "plugins", "automations"],
+        );
 
         let empty = toml::Table::new();
         let settings_table = self.table_member(root, &at, "settings").unwrap_or(&empty);
         let (settings, defaults) = self.settings(settings_table);
 
-        let extensions = match self.table_member(root, &at, "extensions") {
+        let mut extensions = match self.table_member(root, &at, "extensions") {
             Some(table) => self.extensions(table),
             None => Vec::new(),
         };
+        if let Some(table) = self.table_member(root, &at, "plugins") {
+            let plugins = self.plugins(table, &extensions);
+            extensions.extend(plugins);
+        }
 
         let automations_table = self.table_member(root, &at, "automations");
         let automations = match automations_table {
@@ -325,25 +335,34 @@ impl Checker<'_> {
         }
     }
 
-    fn extensions(&mut self, table: &toml::Table) -> Vec<(String, Option<ExtensionConfig>)> {
+    /// `[extensions.NAME]` and `[plugins.NAME]`: a name automations can write before
+    /// the `/` of `NAME/type`.
+    fn extension_name(&mut self, name: &str, at: &JsonPointer, what: &str) {
+        if name.is_empty() || name.contains('/') {
+            self.collector.push(
+                Severity::Error,
+                codes::INVALID_VALUE,
+                at,
+                Anchor::Key,
+                format!(
+                    "the {what} name `{name}` cannot be used: it must be non-empty and may not \
+                     contain `/`, which separates `{what}/type` in `trigger`"
+                ),
+            );
+        }
+    }
+
+    fn extensions(
+        &mut self,
+        table: &toml::Table,
+    ) -> Vec<(&'static str, String, Option<ExtensionConfig>)> {
         let mut extensions = Vec::new();
         for (name, at, value) in self.members(table, "extensions") {
             let Some(ext) = self.table(value, &at) else {
-                extensions.push((name, None));
+                extensions.push(("extensions", name, None));
                 continue;
             };
-            if name.is_empty() || name.contains(':') {
-                self.collector.push(
-                    Severity::Error,
-                    codes::INVALID_VALUE,
-                    &at,
-                    Anchor::Key,
-                    format!(
-                        "the extension name `{name}` cannot be used: it must be non-empty and \
-                         may not contain `:`, which separates `extension:type` in `trigger`"
-                    ),
-                );
-            }
+            self.extension_name(&name, &at, "extension");
             self.unknown_keys(ext, &at, &["path", "builtin"]);
             let path = self.string_member(ext, &at, "path", true);
             let builtin = self.string_member(ext, &at, "builtin", true);
@@ -396,9 +415,135 @@ impl Checker<'_> {
                 name: name.clone(),
                 source,
             });
-            extensions.push((name, extension));
+            extensions.push(("extensions", name, extension));
         }
         extensions
+    }
+
+    /// `[plugins.NAME] type = "uvx" | "npx", args = [...]`, the reference host's
+    /// registration, checked as it checks it (`type` from its two, `args` a non-empty
+    /// array of strings), its other keys warnings. A name that `[extensions]` has
+    /// already (`extensions`) is `config/duplicate-name`.
+    fn plugins(
+        &mut self,
+        table: &toml::Table,
+        extensions: &[(&'static str, String, Option<ExtensionConfig>)],
+    ) -> Vec<(&'static str, String, Option<ExtensionConfig>)> {
+        let mut plugins = Vec::new();
+        for (name, at, value) in self.members(table, "plugins") {
+            let Some(plugin) = self.table(value, &at) else {
+                plugins.push(("plugins", name, None));
+                continue;
+            };
+            self.extension_name(&name, &at, "plugin");
+            if extensions.iter().any(|(_, taken, _)| taken == &name) {
+                self.collector.push(
+                    Severity::Error,
+                    codes::DUPLICATE_NAME,
+                    &at,
+                    Anchor::Key,
+                    format!(
+                        "`[plugins.{name}]` has the name of `[extensions.{name}]`: both tables \
+                         share one namespace, since an automation names either as \
+                         `{name}/type`; rename one of them"
+                    ),
+                );
+            }
+            self.unknown_keys(plugin, &at, &["type", "args"]);
+            let launcher = self.plugin_type(plugin, &at, &name);
+            let args = self.plugin_args(plugin, &at, &name, launcher);
+            let extension = launcher.zip(args).map(|(launcher, args)| ExtensionConfig {
+                name: name.clone(),
+                source: ExtensionSource::Plugin { launcher, args },
+            });
+            plugins.push(("plugins", name, extension));
+        }
+        plugins
+    }
+
+    /// `[plugins.NAME] type`: required, `uvx` or `npx`.
+    fn plugin_type(
+        &mut self,
+        table: &toml::Table,
+        at: &JsonPointer,
+        name: &str,
+    ) -> Option<PluginType> {
+        if !table.contains_key("type") {
+            self.collector.error(
+                codes::MISSING_KEY,
+                &at.key("type"),
+                format!(
+                    "plugin `{name}` needs `type = \"uvx\"` or `type = \"npx\"`: the program \
+                     that runs its `args`"
+                ),
+            );
+            return None;
+        }
+        let text = self.string_member(table, at, "type", false)?;
+        if let Some(launcher) = PluginType::from_name(&text) {
+            return Some(launcher);
+        }
+        let hint = match did_you_mean(&text, PluginType::names()) {
+            Some(close) => format!("; did you mean `{close}`?"),
+            None => format!(
+                "; to run a program directly, register it as `[extensions.{name}] path = \
+                 \"folder\"` with a manifest whose `[launch]` has `type = \"executable\"`"
+            ),
+        };
+        self.collector.error(
+            codes::PLUGIN_TYPE,
+            &at.key("type"),
+            format!(
+                "`plugins.{name}.type` must be {} (the reference host launches plugins with \
+                 nothing else), found `{}`{hint}",
+                one_of(PluginType::names()),
+                text.escape_debug()
+            ),
+        );
+        None
+    }
+
+    /// `[plugins.NAME] args`: required, a non-empty array of strings, run verbatim.
+    fn plugin_args(
+        &mut self,
+        table: &toml::Table,
+        at: &JsonPointer,
+        name: &str,
+        launcher: Option<PluginType>,
+    ) -> Option<Vec<String>> {
+        let launcher = launcher.map_or("uvx` or `npx", PluginType::as_str);
+        let Some(value) = table.get("args") else {
+            self.collector.error(
+                codes::MISSING_KEY,
+                &at.key("args"),
+                format!(
+                    "plugin `{name}` needs `args = [...]`: what `{launcher}` runs, such as \
+                     `[\"--from\", \"curupira-plugins\", \"curupira-plugins\"]`"
+                ),
+            );
+            return None;
+        };
+        let at = at.key("args");
+        let TomlValue::Array(items) = value else {
+            self.wrong_type(&at, "an array of strings", value);
+            return None;
+        };
+        if items.is_empty() {
+            self.collector.error(
+                codes::INVALID_VALUE,
+                &at,
+                format!("`plugins.{name}.args` must not be empty: it is what `{launcher}` runs"),
+            );
+            return None;
+        }
+        let mut args = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            match item {
+                TomlValue::String(arg) => args.push(arg.clone()),
+                other => self.wrong_type(&at.index(index), "a string", other),
+            }
+        }
+        (args.len() == items.len()).then_some(args)
     }
 
     fn automations(&mut self, table: &toml::Table, defaults: &Defaults) -> Vec<ReadAutomation> {
@@ -530,23 +675,45 @@ impl Checker<'_> {
                 &at.key("trigger"),
                 format!(
                     "automation `{name}` needs `trigger`: the trigger type, or \
-                     `extension:type` when two extensions offer it"
+                     `extension/type` when two extensions offer it"
                 ),
             );
             return None;
         }
         let text = self.string_member(table, at, "trigger", true)?;
-        let (extension, trigger_type) = match text.split_once(':') {
+        let (extension, trigger_type) = match text.split_once('/') {
             Some((extension, trigger_type)) => (Some(extension.to_owned()), trigger_type),
             None => (None, text.as_str()),
         };
-        if trigger_type.is_empty() || extension.as_deref() == Some("") {
+        if extension.is_none()
+            && let Some((extension, trigger_type)) = text.split_once(':')
+            && !extension.is_empty()
+            && !trigger_type.is_empty()
+            && !trigger_type.contains(':')
+        {
+            self.collector.error(
+                codes::COLON_TRIGGER,
+                &at.key("trigger"),
+                format!(
+                    "`trigger = \"{}\"` uses `:`, which no longer separates the extension from \
+                     the trigger type; did you mean `{extension}/{trigger_type}`?",
+                    text.escape_debug()
+                ),
+            );
+            return None;
+        }
+        if trigger_type.is_empty()
+            || trigger_type.contains('/')
+            || extension.as_deref() == Some("")
+            || (extension.is_none() && trigger_type.contains(':'))
+        {
             self.collector.error(
                 codes::INVALID_VALUE,
                 &at.key("trigger"),
                 format!(
-                    "`trigger = \"{text}\"` is not a trigger: write the type (`github-issue`) \
-                     or `extension:type` (`acme:github-issue`)"
+                    "`trigger = \"{}\"` is not a trigger: write the type (`github-issue`) \
+                     or `extension/type` (`acme/github-issue`)",
+                    text.escape_debug()
                 ),
             );
             return None;

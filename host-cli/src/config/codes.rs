@@ -15,13 +15,13 @@ curupira_diagnostics::codes! {
         "A key the config format does not define; ignored. Suggests the closest known key when one is close. Keys inside `arguments` belong to the trigger and are never reported.";
     /// A required key is missing.
     MISSING_KEY = "config/missing-key", Error,
-        "A required key is missing: `trigger` or the prompt (`prompt` / `prompt_file`) of an automation, the source (`path` / `builtin`) of an extension.";
+        "A required key is missing: `trigger` or the prompt (`prompt` / `prompt_file`) of an automation, the source (`path` / `builtin`) of an extension, `type` or `args` of a `[plugins.NAME]` entry.";
     /// A value has the wrong TOML type.
     INVALID_TYPE = "config/invalid-type", Error,
         "A value has the wrong TOML type (a string where a table is expected, an integer in `command`, a float where a whole number of seconds is expected, …).";
     /// A value has the right type but is not allowed (empty, out of range, …).
     INVALID_VALUE = "config/invalid-value", Error,
-        "A value of the right type that is not allowed: an empty string or command, a timeout ≤ 0 or an interval < 0 (seconds, below 10^9), `max_frame_bytes` outside 1..4294967295, a `trigger` with an empty side of `:`, an extension name containing `:`, `nan`/`inf` in `arguments`; in `[settings.agent]`, `[settings.workspace]` and their per-automation overrides, a number outside its range (`*_seconds` in whole seconds up to 31536000, one year; `max_concurrent` 1..1000; `retries` 0..1000), `max_retry_backoff_seconds` below `retry_backoff_seconds`, a `mode` or `cleanup` outside its set (with a did-you-mean), a `base` that starts with `-` or holds a control character, an empty hook; an empty `[settings.ledger] path`.";
+        "A value of the right type that is not allowed: an empty string or command, a timeout ≤ 0 or an interval < 0 (seconds, below 10^9), `max_frame_bytes` outside 1..4294967295, a `trigger` with an empty side of `/` or more than one `/`, an extension or plugin name that is empty or contains `/`, an empty `args` in `[plugins.NAME]`, `nan`/`inf` in `arguments`; in `[settings.agent]`, `[settings.workspace]` and their per-automation overrides, a number outside its range (`*_seconds` in whole seconds up to 31536000, one year; `max_concurrent` 1..1000; `retries` 0..1000), `max_retry_backoff_seconds` below `retry_backoff_seconds`, a `mode` or `cleanup` outside its set (with a did-you-mean), a `base` that starts with `-` or holds a control character, an empty hook; an empty `[settings.ledger] path`.";
     /// `batch_size` is below 1.
     BATCH_SIZE = "config/batch-size", Error,
         "`batch_size` (in `[settings.polling]` or an automation's `polling`) is below 1.";
@@ -37,6 +37,12 @@ curupira_diagnostics::codes! {
     /// `builtin` names no extension built into this host.
     UNKNOWN_BUILTIN = "config/unknown-builtin", Error,
         "`builtin` names no extension built into `curupira` (known: `local-queue`); suggests the closest name.";
+    /// `[plugins.NAME] type` is neither `uvx` nor `npx`.
+    PLUGIN_TYPE = "config/plugin-type", Error,
+        "`[plugins.NAME] type` is neither `uvx` nor `npx`, the only two the reference host accepts (it refuses `executable` and `command` too); suggests the closest one, and for a program run directly, an `[extensions.NAME]` whose manifest says `[launch] type = \"executable\"`.";
+    /// A `[plugins.NAME]` has the name of an `[extensions.NAME]`.
+    DUPLICATE_NAME = "config/duplicate-name", Error,
+        "A `[plugins.NAME]` entry has the name of an `[extensions.NAME]`: both tables share one namespace, since an automation names either as `NAME/type`. Reported at the plugin, which is not used; rename one of them.";
     /// An extension folder has no readable `curupira-extension.toml`.
     MISSING_MANIFEST = "config/missing-manifest", Error,
         "The folder of a `path` extension has no readable `curupira-extension.toml`.";
@@ -58,15 +64,18 @@ curupira_diagnostics::codes! {
     /// Several agents at once in one shared folder.
     SHARED_WORKSPACE = "config/shared-workspace", Warning,
         "An automation may run several agents at once (`max_concurrent` above 1) in the shared workspace, so they work in the same folder; use `mode = \"worktree\"` to give each task its own.";
+    /// `trigger = "ext:type"`, the spelling `/` replaced.
+    COLON_TRIGGER = "config/colon-trigger", Error,
+        "`trigger = \"ext:type\"`: `:` no longer separates the extension from the trigger type; the message suggests `ext/type`, the reference host's `alias/local` form.";
     /// No extension offers the automation's trigger type.
     UNKNOWN_TRIGGER = "config/unknown-trigger", Error,
-        "No configured extension offers the automation's trigger type, or the extension named in `extension:type` does not offer it. Lists what is offered and suggests the closest type.";
+        "No configured extension offers the automation's trigger type, or the extension named in `NAME/type` does not offer it. Lists what is offered (as `NAME/type`) and suggests the closest.";
     /// Several extensions offer the trigger type and `trigger` does not say which.
     AMBIGUOUS_TRIGGER = "config/ambiguous-trigger", Error,
-        "Several extensions offer the trigger type; the message names them and the `extension:type` forms to choose with.";
-    /// `trigger = "ext:type"` names an extension that is not configured.
+        "Several extensions offer the bare trigger type; the message names them and the `NAME/type` forms to choose with.";
+    /// `trigger = "NAME/type"` names an extension that is not configured.
     UNKNOWN_EXTENSION = "config/unknown-extension", Error,
-        "`trigger = \"extension:type\"` names an extension that is not in `[extensions]`; suggests the closest name.";
+        "`trigger = \"NAME/type\"` names neither an `[extensions.NAME]` nor a `[plugins.NAME]`; suggests the closest name.";
     /// The config defines no automation (warning).
     NO_AUTOMATIONS = "config/no-automations", Warning,
         "The config defines no automation, so `run` has nothing to do.";
@@ -75,7 +84,7 @@ curupira_diagnostics::codes! {
         "`validate` only: the prompt uses `${repository}`, `settings.repository` is not set, and the config's folder has no Git remote `origin` to derive it from. (`run` fails that automation alone, with -32003.)";
     /// An extension failed while being started, initialized, described or shut down.
     EXTENSION_FAILED = "config/extension-failed", Error,
-        "`validate` and `plugins list`: an extension could not be started, answered `initialize`/`describe` wrongly, did not shut down cleanly, or could not print its manifest. Reported once per extension, at `/extensions/NAME`; the message is the protocol error (extension, method, code).";
+        "`validate` and `plugins list`: an extension could not be started, answered `initialize`/`describe` wrongly, did not shut down cleanly, or could not print its manifest. Also `run`: a `[plugins.NAME]` entry, which has no manifest, is asked `describe` in a process of its own before anything else, and its failure stops the run before it starts. Reported once per extension, at `/extensions/NAME` or `/plugins/NAME`; the message is the protocol error (extension, method, code).";
     /// `trigger/schema` or `trigger/validate` failed for a reason other than rejection.
     TRIGGER_FAILED = "config/trigger-failed", Error,
         "`validate` only: `trigger/schema` or `trigger/validate` failed for another reason than a rejection (an error reply, a broken result, a timeout).";
@@ -87,7 +96,7 @@ curupira_diagnostics::codes! {
         "An automation's `arguments` has a key the host sends itself in every `trigger/validate` configuration (`trigger_type`, `repository`, `prompt`, `profile`, `checkout`): the extension never sees the argument, only the host's value; rename it.";
     /// `describe` and the manifest's `trigger_types` disagree (warning).
     DESCRIBE_MISMATCH = "config/describe-mismatch", Warning,
-        "`validate` only: the trigger types `describe` lists differ from the manifest's `trigger_types`.";
+        "`validate` only: the trigger types `describe` lists differ from the manifest's `trigger_types` (for a `[plugins.NAME]` entry: from what its first `describe` listed).";
     /// A prompt placeholder that no prompt field and no host variable fills (warning).
     UNKNOWN_PLACEHOLDER = "config/unknown-placeholder", Warning,
         "`validate` only: a prompt placeholder that no prompt field of the trigger and no host variable (`repository`, `automation`) fills, so it would stay as written; suggests the closest field. Located at the placeholder, in the config or in the prompt file. When the trigger lists no prompt fields (it cannot know its fields in advance, like `local-queue`), only a placeholder close to a host variable is reported (`${automaton}`: did you mean `${automation}`?).";

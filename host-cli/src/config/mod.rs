@@ -34,8 +34,12 @@
 //! [extensions.acme]
 //! path = "extensions/acme"       # or: builtin = "local-queue"
 //!
+//! [plugins.gh]                   # the reference host's registration: no manifest
+//! type = "uvx"                   # or "npx"; run as `uvx ARGS…` in the host's own directory
+//! args = ["--from", "curupira-plugins", "curupira-plugins"]
+//!
 //! [automations.fix-bugs]
-//! trigger = "github-issue"       # or "acme:github-issue"
+//! trigger = "github-issue"       # or "acme/github-issue", "gh/github-issues"
 //! prompt = "Fix issue #${issue_number} in ${repository}."   # or prompt_file = "fix.md"
 //! arguments = { labels = ["bug"] }
 //! polling = { batch_size = 3 }
@@ -47,8 +51,23 @@
 //!
 //! - **Paths** (`extensions.*.path`, `prompt_file`, the workspace `root`) are relative
 //!   to the folder of the config file, whatever the current directory is. That folder
-//!   is also the working directory of every extension, and of the agent in the
-//!   `shared` workspace mode.
+//!   is also the working directory of every `[extensions.*]` extension, and of the
+//!   agent in the `shared` workspace mode.
+//! - **`[plugins.NAME]`** is the reference host's registration, read as it reads it so
+//!   that one file means the same to both hosts: `type` is `uvx` or `npx`
+//!   (`config/plugin-type` for anything else, `executable` included, with a
+//!   did-you-mean), `args` a non-empty array of strings, both required. The host runs
+//!   `uvx ARGS…` / `npx ARGS…` verbatim (no flag added) in **its own working
+//!   directory**, not the config's folder, as the reference host does: relative paths
+//!   in `args` start there. Such an entry has no manifest; [`crate::resolve`] learns
+//!   its trigger types from `describe`.
+//! - **Names.** The keys of `[extensions]` and `[plugins]` share one namespace (the
+//!   same name in both is `config/duplicate-name`, reported at the plugin); a name is
+//!   non-empty and may not contain `/`.
+//! - **`trigger`** is a local trigger type (`github-issue`), valid when exactly one
+//!   extension offers it, or `NAME/type` (the reference host's `alias/local`), valid
+//!   always. The old `extension:type` is `config/colon-trigger`, whose message gives
+//!   the `/` spelling.
 //! - **Numbers.** `batch_size` is an integer ≥ 1 (`config/batch-size`).
 //!   `interval_seconds` and the timeouts are seconds, integer or fractional
 //!   (`0.5`); timeouts must be > 0, the interval ≥ 0. `max_frame_bytes` is an integer
@@ -67,8 +86,6 @@
 //!   is longer.
 //! - **Order.** Automations keep the order in which they appear in the file; `run`
 //!   prepares and polls them in that order.
-//! - **Extension names** are the keys of `[extensions]`; they may not contain `:`
-//!   (which separates `extension:type` in `trigger`).
 //! - **`arguments`** may hold any TOML value; a date-time becomes its RFC 3339 text in
 //!   the JSON sent to the extension. A float that JSON cannot represent (`nan`, `inf`)
 //!   is an error.
@@ -80,6 +97,8 @@
 //!
 //! Everything about extensions (their manifests, which trigger types they offer) is
 //! checked by [`crate::resolve`]; this module only reads the file and the prompt files.
+//! The reference host's automation form (`trigger_type` with flat parameters,
+//! `[repositories]`, `[agents]`) is not read: those keys are `config/unknown-key`.
 //!
 //! A file with errors still gives a [partial](Loaded::partial) config: the settings
 //! (defaults where a value is wrong) and the extensions and automations with no error
@@ -110,8 +129,8 @@ pub use model::{
     DEFAULT_KILL_GRACE_SECONDS, DEFAULT_LEDGER_PATH, DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_RETRY_BACKOFF_SECONDS, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS,
     DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKTREE_ROOT, ExtensionConfig, ExtensionSource, FILE_NAME,
-    Hooks, LedgerSettings, MAX_CONCURRENT_LIMIT, MAX_RETRIES, MAX_SECONDS, Polling, Settings,
-    Timeouts, TriggerRef, Unusable, UnusableAutomation, WorkspaceMode, WorkspacePolicy,
+    Hooks, LedgerSettings, MAX_CONCURRENT_LIMIT, MAX_RETRIES, MAX_SECONDS, PluginType, Polling,
+    Settings, Timeouts, TriggerRef, Unusable, UnusableAutomation, WorkspaceMode, WorkspacePolicy,
 };
 pub use query::UnknownAutomation;
 

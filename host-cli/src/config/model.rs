@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use curupira_diagnostics::SourceMap;
+use curupira_diagnostics::{JsonPointer, SourceMap};
 use serde_json::{Map, Value};
 
 /// The default config file name, looked up in the current directory.
@@ -56,7 +56,8 @@ pub struct Config {
     pub dir: PathBuf,
     /// `[settings]`.
     pub settings: Settings,
-    /// `[extensions.*]`, in file order: those with no error in their own table.
+    /// `[extensions.*]` in file order, then `[plugins.*]` in file order: those with no
+    /// error in their own table. Both tables share one namespace of names.
     pub extensions: Vec<ExtensionConfig>,
     /// `[automations.*]`, in file order: those with no error in their own table.
     pub automations: Vec<Automation>,
@@ -88,7 +89,8 @@ pub struct Unusable {
     /// `[settings.workspace]` (or `[settings]` as a whole) has an error: the workspace
     /// policies were filled with defaults where the file is wrong.
     pub workspace: bool,
-    /// The extensions with an error in their own table, in file order.
+    /// The extensions (`[extensions.*]`, then `[plugins.*]`) with an error in their own
+    /// table, in file order.
     pub extensions: Vec<String>,
     /// The automations with an error in their own table, in file order.
     pub automations: Vec<UnusableAutomation>,
@@ -184,13 +186,29 @@ pub struct Polling {
     pub interval: Duration,
 }
 
-/// One `[extensions.NAME]` table.
+/// One `[extensions.NAME]` or `[plugins.NAME]` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtensionConfig {
-    /// The table's key: how automations name it in `ext:type`.
+    /// The table's key: how automations name it in `NAME/type`.
     pub name: String,
     /// Where it comes from.
     pub source: ExtensionSource,
+}
+
+impl ExtensionConfig {
+    /// The table it is written in: `extensions`, or `plugins` for a
+    /// [`ExtensionSource::Plugin`].
+    pub fn section(&self) -> &'static str {
+        match self.source {
+            ExtensionSource::Plugin { .. } => "plugins",
+            ExtensionSource::Folder(_) | ExtensionSource::Builtin(_) => "extensions",
+        }
+    }
+
+    /// The pointer of its table: `/extensions/NAME` or `/plugins/NAME`.
+    pub fn pointer(&self) -> JsonPointer {
+        JsonPointer::root().key(self.section()).key(&self.name)
+    }
 }
 
 /// Where an extension comes from.
@@ -200,6 +218,27 @@ pub enum ExtensionSource {
     Folder(PathBuf),
     /// `builtin = "…"`: one of [`BUILTINS`], run from the host's own executable.
     Builtin(String),
+    /// `[plugins.NAME] type = "uvx" | "npx", args = [...]`, the reference host's
+    /// registration: no manifest, launched as `uvx ARGS…` / `npx ARGS…` verbatim in
+    /// the host's own working directory; its trigger types are what `describe` lists.
+    Plugin {
+        /// `type`.
+        launcher: PluginType,
+        /// `args`, never empty.
+        args: Vec<String>,
+    },
+}
+
+curupira_diagnostics::closed_set! {
+    /// `[plugins.NAME] type`: the program that launches the extension, as the
+    /// reference host accepts it (nothing else: `executable` and `command` are refused
+    /// there too).
+    PluginType {
+        /// `uvx ARGS…`.
+        Uvx = "uvx",
+        /// `npx ARGS…`.
+        Npx = "npx",
+    }
 }
 
 /// One `[automations.NAME]` table.
@@ -363,19 +402,20 @@ impl WorkspacePolicy {
     }
 }
 
-/// An automation's `trigger`: a type, optionally qualified by the extension.
+/// An automation's `trigger`: a type, optionally qualified by the extension
+/// (`NAME/type`, the reference host's `alias/local`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TriggerRef {
-    /// The `ext` of `ext:type`.
+    /// The `NAME` of `NAME/type`: a key of `[extensions]` or `[plugins]`.
     pub extension: Option<String>,
-    /// The trigger type, as the extension names it.
+    /// The trigger type, as the extension names it (the local name).
     pub trigger_type: String,
 }
 
 impl std::fmt::Display for TriggerRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.extension {
-            Some(extension) => write!(f, "{extension}:{}", self.trigger_type),
+            Some(extension) => write!(f, "{extension}/{}", self.trigger_type),
             None => f.write_str(&self.trigger_type),
         }
     }

@@ -117,6 +117,21 @@ impl Config {
         )
     }
 
+    /// The pointer of the table that configures the extension called `name`:
+    /// `/plugins/NAME` for a `[plugins.NAME]` entry, else `/extensions/NAME`.
+    pub fn extension_at(&self, name: &str) -> JsonPointer {
+        if let Some(extension) = self.extensions.iter().find(|e| e.name == name) {
+            return extension.pointer();
+        }
+        let extension = JsonPointer::root().key("extensions").key(name);
+        let plugin = JsonPointer::root().key("plugins").key(name);
+        if self.source_map.get(&extension).is_none() && self.source_map.get(&plugin).is_some() {
+            plugin
+        } else {
+            extension
+        }
+    }
+
     /// Every automation whose `trigger` could be read, usable or not, in file order,
     /// with that trigger: what [`crate::resolve`] resolves.
     pub fn triggers(&self) -> Vec<(&str, &TriggerRef)> {

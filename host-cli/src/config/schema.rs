@@ -16,7 +16,8 @@ use super::model::{
     DEFAULT_INITIALIZE_TIMEOUT, DEFAULT_INTERVAL_SECONDS, DEFAULT_KILL_GRACE_SECONDS,
     DEFAULT_LEDGER_PATH, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RETRY_BACKOFF_SECONDS,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS, DEFAULT_SHUTDOWN_TIMEOUT,
-    DEFAULT_WORKTREE_ROOT, MAX_CONCURRENT_LIMIT, MAX_RETRIES, MAX_SECONDS, WorkspaceMode,
+    DEFAULT_WORKTREE_ROOT, MAX_CONCURRENT_LIMIT, MAX_RETRIES, MAX_SECONDS, PluginType,
+    WorkspaceMode,
 };
 
 /// `curupira.toml`: the host's configuration.
@@ -29,9 +30,15 @@ use super::model::{
 pub struct ConfigFile {
     /// Settings for the whole run.
     pub settings: Option<SettingsFile>,
-    /// The extensions, by name (the `ext` of `trigger = "ext:type"`; no `:` in a name).
-    #[schemars(extend("propertyNames" = { "pattern": "^[^:]+$" }))]
+    /// The extensions, by name (the `NAME` of `trigger = "NAME/type"`; no `/` in a
+    /// name, and none the same as a key of `[plugins]`).
+    #[schemars(extend("propertyNames" = { "pattern": "^[^/]+$" }))]
     pub extensions: Option<BTreeMap<String, ExtensionFile>>,
+    /// Extensions registered as the reference host registers them, by alias (the
+    /// `NAME` of `trigger = "NAME/type"`, one namespace with `[extensions]`; no `/` in
+    /// a name). No manifest: the host asks each one `describe` for its trigger types.
+    #[schemars(extend("propertyNames" = { "pattern": "^[^/]+$" }, "x-codes" = ["config/duplicate-name"]))]
+    pub plugins: Option<BTreeMap<String, PluginFile>>,
     /// The automations, by name, run in file order.
     #[schemars(extend("x-codes" = ["config/no-automations"]))]
     pub automations: Option<BTreeMap<String, AutomationFile>>,
@@ -198,13 +205,33 @@ pub struct ExtensionFile {
     pub builtin: Option<Builtin>,
 }
 
+/// `[plugins.NAME]`: the reference host's registration, launched as `uvx ARGS…` or
+/// `npx ARGS…` verbatim, in the host's own working directory (not the config's
+/// folder: relative paths in `args` start there). It has no manifest: before anything
+/// else (`validate`, `run`, `plugins list`), the host starts it once, asks
+/// `initialize` and `describe`, and shuts it down; the trigger types `describe` lists
+/// are what automations can name.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields, extend("x-codes" = ["config/missing-key", "config/extension-failed"]))]
+pub struct PluginFile {
+    /// The program that runs `args`: `uvx` or `npx` (the reference host accepts no
+    /// other).
+    #[schemars(rename = "type", extend("x-codes" = ["config/plugin-type"]))]
+    pub launcher: PluginType,
+    /// What `uvx` or `npx` runs, as written (`["--from", "curupira-plugins",
+    /// "curupira-plugins"]`).
+    #[schemars(length(min = 1), extend("x-codes" = ["config/invalid-value"]))]
+    pub args: Vec<String>,
+}
+
 /// `[automations.NAME]`: `trigger` and exactly one of `prompt` and `prompt_file`.
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct AutomationFile {
-    /// The trigger type (`github-issue`), or `extension:type` when several extensions
-    /// offer it.
-    #[schemars(pattern(r"^(?:[^:]+:)?[^:]+$"), extend("x-codes" = ["config/missing-key", "config/invalid-value", "config/unknown-trigger", "config/ambiguous-trigger", "config/unknown-extension"]))]
+    /// The trigger type (`github-issue`) when one extension offers it, or
+    /// `NAME/type` (`acme/github-issue`: an `[extensions]` or `[plugins]` name, then
+    /// the type), which is always valid. `NAME:type` is refused with the `/` spelling.
+    #[schemars(pattern(r"^(?:[^/]+/[^/]+|[^/:]+)$"), extend("x-codes" = ["config/missing-key", "config/invalid-value", "config/colon-trigger", "config/unknown-trigger", "config/ambiguous-trigger", "config/unknown-extension"]))]
     pub trigger: String,
     /// The prompt template (`${field}` placeholders).
     #[schemars(extend("x-codes" = ["config/missing-key", "config/prompt-conflict", "config/unknown-placeholder", "config/repository"]))]
@@ -239,7 +266,7 @@ macro_rules! closed_set_schemas {
     )*};
 }
 
-closed_set_schemas!(WorkspaceMode, Cleanup);
+closed_set_schemas!(WorkspaceMode, Cleanup, PluginType);
 
 /// `builtin = "…"`: the name of an extension built into this host ([`BUILTINS`]).
 pub struct Builtin;
@@ -310,7 +337,8 @@ pub fn config_reference(schema: &Schema) -> String {
          and the diagnostic codes it can raise (see [DIAGNOSTICS.md](DIAGNOSTICS.md)). \
          Besides those listed, any key can raise `config/invalid-type` (a value of the wrong \
          TOML type), and a key not listed here is `config/unknown-key` (a warning). Paths \
-         are relative to the folder of the config file. The same facts, as a JSON Schema for \
+         are relative to the folder of the config file (a `[plugins]` entry's `args` run in \
+         the host's own working directory instead). The same facts, as a JSON Schema for \
          editors, are in [`schemas/curupira.schema.json`](../schemas/curupira.schema.json) \
          (`curupira schema config`).\n",
     );
@@ -424,7 +452,7 @@ fn reference_table(
 
 /// Keys documented first, in this order (the rest alphabetically): the file's tables
 /// in the order they are usually written, so `[settings.*]` lists the shared keys.
-const TABLE_ORDER: [&str; 3] = ["settings", "extensions", "automations"];
+const TABLE_ORDER: [&str; 4] = ["settings", "extensions", "plugins", "automations"];
 
 /// The schema `value` refers to (`$ref` into `$defs`), or `value` itself.
 fn resolve<'a>(root: &'a serde_json::Value, value: &'a serde_json::Value) -> &'a serde_json::Value {
@@ -479,7 +507,8 @@ fn type_of(schema: &serde_json::Value) -> String {
         kind.push_str(", not empty");
     }
     if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-        kind.push_str(&format!(", matching `{pattern}`"));
+        // A `|` ends a table cell even inside a code span, unless escaped.
+        kind.push_str(&format!(", matching `{}`", pattern.replace('|', "\\|")));
     }
     kind
 }

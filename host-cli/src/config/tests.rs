@@ -37,7 +37,7 @@ path = "extensions/acme"
 builtin = "local-queue"
 
 [automations.fix-bugs]
-trigger = "acme:github-issue"
+trigger = "acme/github-issue"
 prompt = "Fix #${issue_number} in ${repository}."
 arguments = { labels = ["bug"], nested = { when = 1979-05-27T07:32:00Z, ratio = 0.5 } }
 polling = { batch_size = 2 }
@@ -46,6 +46,10 @@ agent = { command = ["other-agent"] }
 [automations.queue]
 trigger = "jsonl"
 prompt = "Do ${title}."
+
+[plugins.gh]
+type = "uvx"
+args = ["--from", "curupira-plugins", "curupira-plugins"]
 "#;
 
 fn check(text: &str) -> Loaded {
@@ -123,8 +127,25 @@ fn the_valid_config_reads_into_types() {
                 name: "local".into(),
                 source: ExtensionSource::Builtin("local-queue".into()),
             },
+            ExtensionConfig {
+                name: "gh".into(),
+                source: ExtensionSource::Plugin {
+                    launcher: PluginType::Uvx,
+                    args: vec![
+                        "--from".into(),
+                        "curupira-plugins".into(),
+                        "curupira-plugins".into()
+                    ],
+                },
+            },
         ]
     );
+    assert_eq!(
+        config.extension_at("gh").as_str(),
+        "/plugins/gh",
+        "a plugin's table"
+    );
+    assert_eq!(config.extension_at("acme").as_str(), "/extensions/acme");
     let names: Vec<&str> = config.automations.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(names, ["fix-bugs", "queue"], "file order, not name order");
     let fix = &config.automations[0];
@@ -135,7 +156,7 @@ fn the_valid_config_reads_into_types() {
             trigger_type: "github-issue".into()
         }
     );
-    assert_eq!(fix.trigger.to_string(), "acme:github-issue");
+    assert_eq!(fix.trigger.to_string(), "acme/github-issue");
     assert_eq!(
         Value::Object(fix.arguments.clone()),
         serde_json::json!({"labels": ["bug"], "nested": {"when": "1979-05-27T07:32:00Z", "ratio": 0.5}})
@@ -237,7 +258,7 @@ fn unknown_keys_are_warnings_with_did_you_mean() {
     assert_eq!(
         message,
         "unknown key `colour` at the top level is ignored; known keys are `settings`, \
-         `extensions` and `automations`",
+         `extensions`, `plugins` and `automations`",
         "no known key is close, so all are listed"
     );
     only(
@@ -529,13 +550,33 @@ fn an_extension_needs_exactly_one_source() {
 }
 
 #[test]
-fn an_extension_name_cannot_hold_a_colon() {
+fn an_extension_or_plugin_name_cannot_hold_a_slash() {
     let message = only(
-        &replaced("[extensions.local]", "[extensions.\"lo:cal\"]"),
+        &replaced("[extensions.local]", "[extensions.\"lo/cal\"]"),
         codes::INVALID_VALUE,
-        "/extensions/lo:cal",
+        "/extensions/lo~1cal",
     );
-    assert!(message.contains("may not contain `:`"), "{message}");
+    assert_eq!(
+        message,
+        "the extension name `lo/cal` cannot be used: it must be non-empty and may not contain \
+         `/`, which separates `extension/type` in `trigger`"
+    );
+    let message = only(
+        &replaced("[plugins.gh]", "[plugins.\"g/h\"]"),
+        codes::INVALID_VALUE,
+        "/plugins/g~1h",
+    );
+    assert!(
+        message.starts_with("the plugin name `g/h` cannot be used"),
+        "{message}"
+    );
+    // `:` separates nothing any more.
+    let loaded = check(&replaced("[extensions.local]", "[extensions.\"lo:cal\"]"));
+    assert!(
+        loaded.report.diagnostics().is_empty(),
+        "{:?}",
+        found(&loaded)
+    );
 }
 
 #[test]
@@ -555,10 +596,18 @@ fn a_key_that_is_not_bare_is_quoted_in_messages() {
 
 #[test]
 fn a_trigger_must_name_a_type() {
-    for bad in ["acme:", ":github-issue", ""] {
+    for bad in [
+        "acme/",
+        "/github-issue",
+        "",
+        "acme/github/issue",
+        "acme:",
+        ":x",
+        "a:b:c",
+    ] {
         only(
             &replaced(
-                "trigger = \"acme:github-issue\"",
+                "trigger = \"acme/github-issue\"",
                 &format!("trigger = \"{bad}\""),
             ),
             codes::INVALID_VALUE,
@@ -699,7 +748,7 @@ fn a_config_with_errors_keeps_what_could_be_read() {
     let names = |extensions: &[ExtensionConfig]| -> Vec<String> {
         extensions.iter().map(|e| e.name.clone()).collect()
     };
-    assert_eq!(names(&partial.extensions), ["local"]);
+    assert_eq!(names(&partial.extensions), ["local", "gh"]);
     let automations: Vec<&str> = partial
         .automations
         .iter()
@@ -731,7 +780,7 @@ fn a_config_with_errors_keeps_what_could_be_read() {
     assert_eq!(
         triggers,
         [
-            ("fix-bugs", "acme:github-issue".to_owned()),
+            ("fix-bugs", "acme/github-issue".to_owned()),
             ("queue", "jsonl".to_owned())
         ],
         "usable or not, in file order"
@@ -1654,4 +1703,324 @@ fn an_argument_named_like_a_core_key_is_a_warning() {
     );
     let loaded = check(text);
     assert!(loaded.config.is_some(), "a warning only");
+}
+
+#[test]
+fn a_plugin_is_registered_as_the_reference_host_registers_it() {
+    let loaded = check(&replaced("type = \"uvx\"", "type = \"npx\""));
+    assert!(
+        loaded.report.diagnostics().is_empty(),
+        "{:?}",
+        found(&loaded)
+    );
+    let config = loaded.config.unwrap();
+    let gh = config.extensions.iter().find(|e| e.name == "gh").unwrap();
+    assert_eq!(gh.section(), "plugins");
+    assert!(
+        matches!(&gh.source, ExtensionSource::Plugin { launcher: PluginType::Npx, args } if args.len() == 3),
+        "{gh:?}"
+    );
+    let message = only(
+        &replaced("type = \"uvx\"\n", ""),
+        codes::MISSING_KEY,
+        "/plugins/gh/type",
+    );
+    assert_eq!(
+        message,
+        "plugin `gh` needs `type = \"uvx\"` or `type = \"npx\"`: the program that runs its `args`"
+    );
+    only(
+        &replaced("type = \"uvx\"", "type = 1"),
+        codes::INVALID_TYPE,
+        "/plugins/gh/type",
+    );
+}
+
+#[test]
+fn a_plugin_type_is_uvx_or_npx_and_nothing_else() {
+    for other in ["executable", "command"] {
+        let message = only(
+            &replaced("type = \"uvx\"", &format!("type = \"{other}\"")),
+            codes::PLUGIN_TYPE,
+            "/plugins/gh/type",
+        );
+        assert_eq!(
+            message,
+            format!(
+                "`plugins.gh.type` must be `uvx` or `npx` (the reference host launches plugins \
+                 with nothing else), found `{other}`; to run a program directly, register it as \
+                 `[extensions.gh] path = \"folder\"` with a manifest whose `[launch]` has \
+                 `type = \"executable\"`"
+            )
+        );
+    }
+    let message = only(
+        &replaced("type = \"uvx\"", "type = \"uvz\""),
+        codes::PLUGIN_TYPE,
+        "/plugins/gh/type",
+    );
+    assert!(
+        message.ends_with("found `uvz`; did you mean `uvx`?"),
+        "{message}"
+    );
+    let message = only(
+        &replaced("type = \"uvx\"", "type = \"NPX\""),
+        codes::PLUGIN_TYPE,
+        "/plugins/gh/type",
+    );
+    assert!(message.ends_with("did you mean `npx`?"), "{message}");
+}
+
+#[test]
+fn plugin_args_are_a_non_empty_array_of_strings() {
+    let args = "args = [\"--from\", \"curupira-plugins\", \"curupira-plugins\"]";
+    let message = only(&replaced(args, ""), codes::MISSING_KEY, "/plugins/gh/args");
+    assert_eq!(
+        message,
+        "plugin `gh` needs `args = [...]`: what `uvx` runs, such as \
+         `[\"--from\", \"curupira-plugins\", \"curupira-plugins\"]`"
+    );
+    let message = only(
+        &replaced(args, "args = []"),
+        codes::INVALID_VALUE,
+        "/plugins/gh/args",
+    );
+    assert_eq!(
+        message,
+        "`plugins.gh.args` must not be empty: it is what `uvx` runs"
+    );
+    only(
+        &replaced(args, "args = \"curupira-plugins\""),
+        codes::INVALID_TYPE,
+        "/plugins/gh/args",
+    );
+    only(
+        &replaced(args, "args = [\"python\", 3]"),
+        codes::INVALID_TYPE,
+        "/plugins/gh/args/1",
+    );
+    // An empty argument is passed as written.
+    let loaded = check(&replaced(args, "args = [\"ext\", \"\"]"));
+    assert!(
+        loaded.report.diagnostics().is_empty(),
+        "{:?}",
+        found(&loaded)
+    );
+}
+
+#[test]
+fn a_broken_plugin_is_unusable_and_the_rest_is_kept() {
+    let loaded = check(&replaced("args = [\"--from\"", "args = [1"));
+    let partial = loaded.partial.expect("a partial config");
+    assert_eq!(partial.unusable.extensions, ["gh"]);
+    let names: Vec<&str> = partial.extensions.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["acme", "local"]);
+    assert_eq!(partial.automations.len(), 2, "the automations are fine");
+    let table = "[plugins.gh]\ntype = \"uvx\"\nargs = [\"--from\", \"curupira-plugins\", \"curupira-plugins\"]";
+    let loaded = check(&replaced(table, "[plugins]\ngh = 3"));
+    assert_eq!(
+        found(&loaded),
+        [(
+            "config/invalid-type".to_owned(),
+            "/plugins/gh".to_owned(),
+            37
+        )]
+    );
+    assert_eq!(loaded.partial.unwrap().unusable.extensions, ["gh"]);
+}
+
+#[test]
+fn unknown_plugin_keys_are_warnings_with_did_you_mean() {
+    let args = "args = [\"--from\", \"curupira-plugins\", \"curupira-plugins\"]";
+    let loaded = check(&replaced(
+        args,
+        &format!("{args}\nargz = [\"x\"]\nprogram = \"python3\""),
+    ));
+    let diagnostics = loaded.report.diagnostics();
+    assert_eq!(
+        found(&loaded),
+        [
+            (
+                "config/unknown-key".to_owned(),
+                "/plugins/gh/argz".to_owned(),
+                39
+            ),
+            (
+                "config/unknown-key".to_owned(),
+                "/plugins/gh/program".to_owned(),
+                40
+            ),
+        ]
+    );
+    assert!(diagnostics.iter().all(|d| d.severity == Severity::Warning));
+    assert!(
+        diagnostics[0].message.ends_with("did you mean `args`?"),
+        "{}",
+        diagnostics[0].message
+    );
+    assert!(loaded.config.is_some(), "warnings only");
+}
+
+#[test]
+fn a_plugin_and_an_extension_share_one_namespace() {
+    let message = only(
+        &replaced("[plugins.gh]", "[plugins.acme]"),
+        codes::DUPLICATE_NAME,
+        "/plugins/acme",
+    );
+    assert_eq!(
+        message,
+        "`[plugins.acme]` has the name of `[extensions.acme]`: both tables share one \
+         namespace, since an automation names either as `acme/type`; rename one of them"
+    );
+    let loaded = check(&replaced("[plugins.gh]", "[plugins.acme]"));
+    let partial = loaded.partial.unwrap();
+    assert_eq!(
+        partial.unusable.extensions,
+        ["acme"],
+        "the plugin is set aside"
+    );
+    let acme: Vec<&ExtensionConfig> = partial
+        .extensions
+        .iter()
+        .filter(|e| e.name == "acme")
+        .collect();
+    assert_eq!(acme.len(), 1);
+    assert_eq!(acme[0].section(), "extensions", "the extension is kept");
+    assert_eq!(partial.extension_at("acme").as_str(), "/extensions/acme");
+}
+
+#[test]
+fn a_trigger_is_a_local_name_or_name_slash_local() {
+    let config = check(&replaced(
+        "trigger = \"jsonl\"",
+        "trigger = \"gh/github-issues\"",
+    ))
+    .config
+    .unwrap();
+    assert_eq!(
+        config.automations[1].trigger,
+        TriggerRef {
+            extension: Some("gh".into()),
+            trigger_type: "github-issues".into()
+        }
+    );
+    assert_eq!(
+        config.automations[1].trigger.to_string(),
+        "gh/github-issues"
+    );
+    // A name with `:` in it is fine before the `/`.
+    let config = check(&replaced("trigger = \"jsonl\"", "trigger = \"a:b/jsonl\""))
+        .config
+        .unwrap();
+    assert_eq!(
+        config.automations[1].trigger.extension.as_deref(),
+        Some("a:b")
+    );
+}
+
+#[test]
+fn the_colon_form_is_refused_with_the_slash_spelling() {
+    let loaded = check(&replaced(
+        "trigger = \"acme/github-issue\"",
+        "trigger = \"acme:github-issue\"",
+    ));
+    assert_eq!(
+        found(&loaded),
+        [(
+            "config/colon-trigger".to_owned(),
+            "/automations/fix-bugs/trigger".to_owned(),
+            26
+        )]
+    );
+    assert_eq!(
+        loaded.report.diagnostics()[0].message,
+        "`trigger = \"acme:github-issue\"` uses `:`, which no longer separates the extension \
+         from the trigger type; did you mean `acme/github-issue`?"
+    );
+    let partial = loaded.partial.unwrap();
+    assert_eq!(partial.unusable.automations[0].name, "fix-bugs");
+    assert_eq!(partial.unusable.automations[0].trigger, None);
+}
+
+/// The reference host's `validate` verdicts on `[plugins]` (recorded in
+/// `../shared/conformance/curupira-wire/settings/verdicts.json`): what it accepts has
+/// no error under `/plugins` here, and what it refuses has exactly one there, for the
+/// same reason. The other tables of those files are the reference host's own
+/// (`[repositories]`, `[agents]`, `trigger_type`), which this host does not read.
+#[test]
+fn plugins_get_the_reference_host_s_verdicts() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/conformance/curupira-wire/settings/verdicts.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        println!(
+            "skipped: {} is missing (no ../shared beside this checkout)",
+            path.display()
+        );
+        return;
+    };
+    let verdicts: Value = serde_json::from_str(&text).unwrap();
+    let mut seen = 0;
+    for case in verdicts["validate"].as_array().unwrap() {
+        let name = case["case"].as_str().unwrap();
+        if !(name == "minimal" || name.starts_with("plugins-")) {
+            continue;
+        }
+        seen += 1;
+        let config: Vec<&str> = case["config"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|line| line.as_str().unwrap())
+            .collect();
+        let loaded = check(&config.join("\n"));
+        let ours: Vec<(String, String)> = loaded
+            .report
+            .diagnostics()
+            .iter()
+            .filter(|d| d.is_error() && d.path.as_str().starts_with("/plugins"))
+            .map(|d| (d.code.to_string(), d.path.to_string()))
+            .collect();
+        let output: Vec<&str> = case["output"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|line| line.as_str().unwrap())
+            .collect();
+        let output = output.join("\n");
+        let expected: Vec<(String, String)> = if case["exit_code"] == 0 {
+            Vec::new()
+        } else if output.contains("unknown variant") {
+            vec![(
+                codes::PLUGIN_TYPE.to_string(),
+                "/plugins/rec/type".to_owned(),
+            )]
+        } else if output.contains("missing field `type`") {
+            vec![(
+                codes::MISSING_KEY.to_string(),
+                "/plugins/rec/type".to_owned(),
+            )]
+        } else if output.contains("requires a non-empty args array") {
+            vec![(
+                codes::INVALID_VALUE.to_string(),
+                "/plugins/rec/args".to_owned(),
+            )]
+        } else {
+            panic!("a refusal this test does not know: {output}");
+        };
+        // Every problem in one pass: a `[plugins.rec]` without `type` lacks `args`
+        // too, which the reference host, stopping at the first, does not say.
+        assert_eq!(
+            ours.is_empty(),
+            expected.is_empty(),
+            "case `{name}`: {ours:?}"
+        );
+        for error in &expected {
+            assert!(
+                ours.contains(error),
+                "case `{name}`: {ours:?}, not {error:?}"
+            );
+        }
+    }
+    assert!(seen >= 5, "the plugin cases: {seen}");
 }

@@ -158,10 +158,30 @@ impl Project {
 
 /// Runs `curupira ARGS…` in `dir`, killing it after the watchdog.
 pub fn run_in(dir: &Path, args: &[&str]) -> Run {
-    let started = Instant::now();
     let mut command = Command::new(curupira());
     command.args(args).current_dir(dir).env_remove("RUST_LOG");
-    let ended = run_bounded(&mut command, WATCHDOG).unwrap();
+    run_watched(&mut command, args)
+}
+
+/// Runs `curupira ARGS…` in `dir` with the folder `bin` first on `PATH`, where a test
+/// puts stand-ins for programs the host starts (`uvx`), killing it after the watchdog.
+pub fn run_in_with_path(dir: &Path, bin: &Path, args: &[&str]) -> Run {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![bin.to_path_buf()];
+    paths.extend(std::env::split_paths(&path));
+    let mut command = Command::new(curupira());
+    command
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RUST_LOG")
+        .env("PATH", std::env::join_paths(paths).unwrap());
+    run_watched(&mut command, args)
+}
+
+/// Runs `command` (a `curupira` with `args`) to its end, killing it after the watchdog.
+fn run_watched(command: &mut Command, args: &[&str]) -> Run {
+    let started = Instant::now();
+    let ended = run_bounded(command, WATCHDOG).unwrap();
     let Some(status) = ended.status else {
         panic!("curupira {args:?} ran longer than {WATCHDOG:?}");
     };
