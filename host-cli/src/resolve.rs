@@ -36,7 +36,7 @@ use curupira_manifest::{FILE_NAME as MANIFEST_FILE, Launch, Manifest};
 use curupira_protocol::{InitializeResult, TriggerDescription};
 
 use crate::builtin;
-use crate::config::{Config, ExtensionConfig, ExtensionSource, PluginType, codes};
+use crate::config::{Config, ExtensionConfig, ExtensionSource, PluginType, ProcessMode, codes};
 
 /// Everything `run` and `validate` need to start extensions and find triggers.
 #[derive(Debug, Clone)]
@@ -56,8 +56,8 @@ pub struct PlannedExtension {
     pub origin: Origin,
     /// How to start it.
     pub launch: LaunchCommand,
-    /// Whether one process serves the whole run (the built-in `local-queue`), rather
-    /// than one per round ([`crate::extensions`]).
+    /// Whether one process serves the whole run rather than one per round
+    /// ([`crate::extensions`]): `process = "run"`, the default of built-ins.
     pub persistent: bool,
 }
 
@@ -300,7 +300,7 @@ pub fn load_extensions(
                         manifest,
                     },
                     launch: LaunchCommand::new(host_exe, &config.dir).args(builtin.launch_args()),
-                    persistent: true,
+                    persistent: extension.process != Some(ProcessMode::Round),
                 }),
                 None => {
                     broken.push(extension.name.clone());
@@ -342,7 +342,7 @@ pub fn load_extensions(
                                 manifest,
                             },
                             launch,
-                            persistent: false,
+                            persistent: extension.process == Some(ProcessMode::Run),
                         });
                     }
                     None => broken.push(extension.name.clone()),
@@ -369,7 +369,7 @@ pub fn load_extensions(
                                 triggers: described.triggers,
                             },
                             launch,
-                            persistent: false,
+                            persistent: extension.process == Some(ProcessMode::Run),
                         });
                     }
                     Err(error) => {

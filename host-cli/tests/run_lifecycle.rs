@@ -236,3 +236,40 @@ fn the_builtin_local_queue_keeps_one_process_across_rounds() {
         .count();
     assert_eq!(started, 1, "{stderr}");
 }
+
+/// `[extensions.NAME] process = "run"` keeps one process for the whole run, the
+/// preparation included.
+#[test]
+fn process_run_keeps_one_process_for_the_whole_run() {
+    if !have_python() {
+        return;
+    }
+    let project = Project::new();
+    project.fake_extension("fx", json!({"polls": [[pair("n", "1")], null]}));
+    project.write(
+        "curupira.toml",
+        &format!(
+            "{}[extensions.fx]\npath = \"extensions/fx\"\nprocess = \"run\"\n\n\
+             [automations.auto]\ntrigger = \"fake\"\nprompt = \"Item ${{n}}\"\n",
+            settings()
+        ),
+    );
+    let run = project.curupira(&["run", "--once", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let (order, methods) = by_process(&project.calls("fx"));
+    assert_eq!(order.len(), 1, "{methods:?}");
+    assert_eq!(
+        methods[&order[0]],
+        [
+            "initialize",
+            "describe",
+            "trigger/schema",
+            "trigger/validate",
+            "trigger/poll",
+            "trigger/onStarted",
+            "trigger/onFinished",
+            "trigger/poll",
+            "shutdown"
+        ]
+    );
+}

@@ -15,8 +15,8 @@ use toml::Value as TomlValue;
 use super::codes;
 use super::model::{
     Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, ExtensionConfig,
-    ExtensionSource, LedgerSettings, PluginType, Polling, Settings, Timeouts, TriggerRef, Unusable,
-    UnusableAutomation,
+    ExtensionSource, LedgerSettings, PluginType, Polling, ProcessMode, Settings, Timeouts,
+    TriggerRef, Unusable, UnusableAutomation,
 };
 use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
 
@@ -363,9 +363,29 @@ impl Checker<'_> {
                 continue;
             };
             self.extension_name(&name, &at, "extension");
-            self.unknown_keys(ext, &at, &["path", "builtin"]);
+            self.unknown_keys(ext, &at, &["path", "builtin", "process"]);
             let path = self.string_member(ext, &at, "path", true);
             let builtin = self.string_member(ext, &at, "builtin", true);
+            let process = self
+                .string_member(ext, &at, "process", true)
+                .and_then(|mode| match ProcessMode::from_name(&mode) {
+                    Some(mode) => Some(mode),
+                    None => {
+                        let hint = did_you_mean(&mode, ProcessMode::NAMES.iter().copied())
+                            .map(|known| format!("; did you mean `{known}`?"))
+                            .unwrap_or_default();
+                        self.collector.error(
+                            codes::INVALID_VALUE,
+                            &at.key("process"),
+                            format!(
+                                "`process` of extension `{name}` must be `round` (one process \
+                                 per round) or `run` (one for the whole run), found \
+                                 `{mode}`{hint}"
+                            ),
+                        );
+                        None
+                    }
+                });
             let source = match (path, builtin) {
                 (Some(_), Some(_)) => {
                     self.collector.error(
@@ -414,6 +434,7 @@ impl Checker<'_> {
             let extension = source.map(|source| ExtensionConfig {
                 name: name.clone(),
                 source,
+                process,
             });
             extensions.push(("extensions", name, extension));
         }
@@ -455,6 +476,7 @@ impl Checker<'_> {
             let extension = launcher.zip(args).map(|(launcher, args)| ExtensionConfig {
                 name: name.clone(),
                 source: ExtensionSource::Plugin { launcher, args },
+                process: None,
             });
             plugins.push(("plugins", name, extension));
         }

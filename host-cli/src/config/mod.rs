@@ -130,7 +130,8 @@ pub use model::{
     DEFAULT_MAX_RETRY_BACKOFF_SECONDS, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS,
     DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKTREE_ROOT, ExtensionConfig, ExtensionSource, FILE_NAME,
     Hooks, LedgerSettings, MAX_CONCURRENT_LIMIT, MAX_RETRIES, MAX_SECONDS, PluginType, Polling,
-    Settings, Timeouts, TriggerRef, Unusable, UnusableAutomation, WorkspaceMode, WorkspacePolicy,
+    ProcessMode, Settings, Timeouts, TriggerRef, Unusable, UnusableAutomation, WorkspaceMode,
+    WorkspacePolicy,
 };
 pub use query::UnknownAutomation;
 

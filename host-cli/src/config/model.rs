@@ -193,6 +193,34 @@ pub struct ExtensionConfig {
     pub name: String,
     /// Where it comes from.
     pub source: ExtensionSource,
+    /// `process`, when written: how long one of its processes serves.
+    pub process: Option<ProcessMode>,
+}
+
+/// `[extensions.NAME] process`: how long one process of an extension serves
+/// ([`crate::extensions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessMode {
+    /// `"round"`: one process per round (the default, except for built-ins), as
+    /// extensions written for the reference host expect.
+    Round,
+    /// `"run"`: one process for the whole run (the default of the built-in
+    /// `local-queue`), for an extension that keeps what it needs in memory.
+    Run,
+}
+
+impl ProcessMode {
+    /// The values of `process`, as written.
+    pub const NAMES: [&'static str; 2] = ["round", "run"];
+
+    /// The mode called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "round" => Some(ProcessMode::Round),
+            "run" => Some(ProcessMode::Run),
+            _ => None,
+        }
+    }
 }
 
 impl ExtensionConfig {

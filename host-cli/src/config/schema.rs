@@ -203,6 +203,25 @@ pub struct ExtensionFile {
     /// An extension built into `curupira`, run from its own executable.
     #[schemars(extend("x-codes" = ["config/unknown-builtin"]))]
     pub builtin: Option<Builtin>,
+    /// How long one process of it serves: `"round"` (one process per round: polls and
+    /// the hooks of the round's tasks, as extensions written for the reference host
+    /// expect) or `"run"` (one for the whole run). Default: `"run"` for a built-in,
+    /// `"round"` otherwise.
+    #[schemars(extend("x-codes" = ["config/invalid-value"]))]
+    pub process: Option<ProcessModeName>,
+}
+
+/// `"round"` or `"run"` ([`crate::config::ProcessMode`]).
+pub struct ProcessModeName;
+
+impl JsonSchema for ProcessModeName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProcessMode".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "enum": crate::config::ProcessMode::NAMES })
+    }
 }
 
 /// `[plugins.NAME]`: the reference host's registration, launched as `uvx ARGS…` or

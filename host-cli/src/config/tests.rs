@@ -122,10 +122,12 @@ fn the_valid_config_reads_into_types() {
             ExtensionConfig {
                 name: "acme".into(),
                 source: ExtensionSource::Folder(dir.path().join("extensions/acme")),
+                process: None,
             },
             ExtensionConfig {
                 name: "local".into(),
                 source: ExtensionSource::Builtin("local-queue".into()),
+                process: None,
             },
             ExtensionConfig {
                 name: "gh".into(),
@@ -137,6 +139,7 @@ fn the_valid_config_reads_into_types() {
                         "curupira-plugins".into()
                     ],
                 },
+                process: None,
             },
         ]
     );
@@ -2023,4 +2026,24 @@ fn plugins_get_the_reference_host_s_verdicts() {
         }
     }
     assert!(seen >= 5, "the plugin cases: {seen}");
+}
+
+#[test]
+fn an_extensions_process_mode_is_round_or_run() {
+    let text = |mode: &str| {
+        format!(
+            "[extensions.local]\nbuiltin = \"local-queue\"\nprocess = \"{mode}\"\n\n\
+             [automations.a]\ntrigger = \"jsonl\"\nprompt = \"x\"\n\
+             arguments = {{ path = \"q.jsonl\" }}\n"
+        )
+    };
+    let loaded = check(&text("round"));
+    let config = loaded.config.unwrap();
+    assert_eq!(config.extensions[0].process, Some(ProcessMode::Round));
+    let message = only(
+        &text("rounds"),
+        "config/invalid-value",
+        "/extensions/local/process",
+    );
+    assert!(message.contains("did you mean `round`?"), "{message}");
 }
