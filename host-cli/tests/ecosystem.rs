@@ -63,6 +63,14 @@ fn main() {
             a_continuous_run_sees_what_an_extension_remembering_per_process_missed,
         ),
         with_ecosystem(
+            "our_host_checks_curupira_plugins_as_far_as_it_goes_offline",
+            our_host_checks_curupira_plugins_as_far_as_it_goes_offline,
+        ),
+        with_ecosystem(
+            "the_reference_host_installs_every_manifest_we_ship",
+            the_reference_host_installs_every_manifest_we_ship,
+        ),
+        with_ecosystem(
             "the_reference_host_runs_local_queue_each_item_once",
             the_reference_host_runs_local_queue_each_item_once,
         ),
@@ -677,4 +685,103 @@ fn the_reference_host_runs_an_extension_built_with_our_sdk(installed: &Ecosystem
         ["Entry 1: first", "Entry 2: second"],
         "{ran:?}"
     );
+}
+
+/// Our host on the official `curupira-plugins`, registered as the reference host's
+/// users do (`[plugins.gh] type = "uvx", args = ["--from", "curupira-plugins",
+/// "curupira-plugins"]`), offline (a `uvx` stand-in maps `--from PKG EXE` to the
+/// venv's `EXE`; without `gh` no poll can succeed): `validate` goes through
+/// `initialize`, `describe`, `trigger/schema` and `trigger/validate`, and a bad
+/// parameter is refused with the extension's own message.
+fn our_host_checks_curupira_plugins_as_far_as_it_goes_offline(installed: &Ecosystem) {
+    use std::os::unix::fs::PermissionsExt;
+    let project = Project::new();
+    let bin = project.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let uvx = format!(
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do case \"$1\" in --from) shift 2;; -*) shift;; *) break;; esac; done\n\
+         exe=\"$1\"; shift\nexec {venv:?}/bin/\"$exe\" \"$@\"\n",
+        venv = installed.venv.display().to_string(),
+    );
+    fs::write(bin.join("uvx"), uvx).unwrap();
+    fs::set_permissions(bin.join("uvx"), fs::Permissions::from_mode(0o755)).unwrap();
+    let config = |extra: &str| {
+        format!(
+            "[settings]\nrepository = \"acme/api\"\n\n[settings.timeouts]\ninitialize = 60\n\
+             request = 60\nshutdown = 10\n\n[settings.agent]\n{RECORDING_AGENT}\n\n\
+             [plugins.gh]\ntype = \"uvx\"\nargs = [\"--from\", \"curupira-plugins\", \"curupira-plugins\"]\n\n\
+             [automations.issues]\ntrigger = \"gh/github-issues\"\n\
+             prompt = \"Fix #${{issue_number}}: ${{issue_title}}\"\n\
+             arguments = {{ repo = \"acme/api\", labels = [\"agent-ready\"]{extra} }}\n"
+        )
+    };
+    project.write("curupira.toml", &config(""));
+    let run =
+        run_support::run_in_with_path(project.path(), &bin, &["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{}", context(&run));
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["errors"], 0, "{report}");
+    assert_eq!(
+        report["warnings"], 0,
+        "the prompt's fields are the plugin's: {report}"
+    );
+
+    project.write("curupira.toml", &config(", state = \"sideways\""));
+    let run =
+        run_support::run_in_with_path(project.path(), &bin, &["validate", "--format", "json"]);
+    assert_eq!(run.code, Some(1), "{}", context(&run));
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let diagnostics = report["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{report}");
+    assert_eq!(diagnostics[0]["code"], "config/trigger-rejected");
+    assert!(
+        diagnostics[0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("state: Input should be 'open', 'closed' or 'all'"),
+        "{report}"
+    );
+}
+
+/// Every manifest this repository ships installs under the reference host
+/// (`curupira plugins install path:<folder> --yes`): the Node.js example's, the
+/// built-in `local-queue`'s (as `--curupira-print-manifest` prints it) and those of
+/// the Rust SDK's examples.
+fn the_reference_host_installs_every_manifest_we_ship(installed: &Ecosystem) {
+    let host = ReferenceHost::new(installed, false);
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let printed = Command::new(run_support::curupira())
+        .args(["builtin", "local-queue", "--curupira-print-manifest"])
+        .output()
+        .unwrap();
+    assert!(printed.status.success(), "{printed:?}");
+    let mut manifests = vec![
+        (
+            "node-trigger".to_owned(),
+            fs::read_to_string(repo.join("examples/node-trigger/curupira-extension.toml")).unwrap(),
+        ),
+        (
+            "local-queue".to_owned(),
+            String::from_utf8(printed.stdout).unwrap(),
+        ),
+    ];
+    for example in ["counter", "entries"] {
+        let source =
+            fs::read_to_string(repo.join(format!("extension-sdk/examples/{example}.rs"))).unwrap();
+        let start = source.find("r#\"").unwrap() + 3;
+        let end = start + source[start..].find("\"#").unwrap();
+        manifests.push((example.to_owned(), source[start..end].to_owned()));
+    }
+    for (name, manifest) in manifests {
+        let folder = host.path().join("manifests").join(&name);
+        fs::create_dir_all(&folder).unwrap();
+        fs::write(folder.join("curupira-extension.toml"), &manifest).unwrap();
+        let source = format!("path:{}", folder.display());
+        let out = host.run(&["plugins", "install", &source, "--yes"]);
+        assert!(out.status.success(), "{name}: {out:?}\n{manifest}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Installed extension"),
+            "{name}: {out:?}"
+        );
+    }
 }

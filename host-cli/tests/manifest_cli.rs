@@ -199,3 +199,33 @@ fn colour_only_when_forced_and_never_with_no_color() {
     );
     assert!(!escape(&json));
 }
+
+/// The official `curupira-plugins` manifest (as `--curupira-print-manifest` printed
+/// it, recorded in `../shared/conformance/curupira-wire/manifests/`) passes with no
+/// diagnostic; the `command` launch the reference host refuses is an error naming the
+/// fix.
+#[test]
+fn the_official_manifest_passes_and_a_command_launch_names_the_fix() {
+    let manifests = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/conformance/curupira-wire/manifests");
+    if !manifests.is_dir() {
+        eprintln!("skipped: {} is missing", manifests.display());
+        return;
+    }
+    let official = manifests.join("curupira-plugins.printed.toml");
+    let output = check(&["--format", "json", official.to_str().unwrap()], &[], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["errors"], 0, "{json}");
+    assert_eq!(json["warnings"], 0, "{json}");
+
+    let command = manifests.join("refused/command.toml");
+    let output = check(&[command.to_str().unwrap()], &[], b"");
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(text.contains("manifest/command-launch"), "{text}");
+    assert!(
+        text.contains("write `type = \"executable\"` with `program = \"python3\"`"),
+        "{text}"
+    );
+}
