@@ -24,7 +24,7 @@ use curupira_protocol::{Arguments, PollParams, ValidateResult};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::runner::host_info;
+use crate::extensions::host_info;
 
 /// The steps, in order: every method of the protocol, in the order of its table.
 pub const STEPS: &[&str] = curupira_protocol::method::ALL;

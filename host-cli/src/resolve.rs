@@ -413,7 +413,7 @@ fn describe_plugin(
 ) -> Result<Described, CallError> {
     let mut client = Client::spawn(&plugin.name, launch, options)?;
     let said = client
-        .initialize(crate::runner::host_info())
+        .initialize(crate::extensions::host_info())
         .and_then(|hello| {
             let described = client.describe()?;
             Ok((hello, described.triggers))
