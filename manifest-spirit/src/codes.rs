@@ -102,9 +102,27 @@ curupira_diagnostics::codes! {
     ARCHIVE_CORRUPT = "spirit/archive-corrupt", Error,
         "The file is not a readable ZIP or gzip-compressed tar archive.";
     /// A tool's arguments break its `inputSchema`.
-    INVALID_ARGUMENTS = "spirit/invalid-arguments", Error,
-        "`spirit run-tool`: the arguments break the tool's `inputSchema`; the pointer is inside the arguments, and the tool is not run.";
+    INVALID_ARGUMENTS = "spirit/invalid-arguments", Warning,
+        "`spirit run-tool`: the arguments break the tool's `inputSchema`; the pointer is inside the arguments. Spirit does not check them, so the tool runs anyway.";
     /// A tool's result breaks its `outputSchema`.
-    INVALID_RESULT = "spirit/invalid-result", Error,
-        "`spirit run-tool`: the tool's result (a value other than a string or `undefined`) breaks its `outputSchema`; the pointer is inside the result.";
+    INVALID_RESULT = "spirit/invalid-result", Warning,
+        "`spirit run-tool`: the tool's result (a value other than a string or `undefined`) breaks its `outputSchema`; the pointer is inside the result. Spirit does not check it and passes the text on.";
+    /// Something the extension exports or returns that Spirit does not use.
+    IGNORED_EXPORT = "spirit/ignored-export", Warning,
+        "`spirit run-tool` / `system-prompt`: a member Spirit ignores: one of the wrong type (`tools` entries that are not functions, a blank or non-string `systemPrompt`), the members of an `export default { … }` object, an `activate` result with no known member (the module's exports serve instead), a `systemPrompt` hidden by a `getSystemPrompt` that gave nothing.";
+    /// `ctx.settings.get` of a key `settingsSchema` does not declare.
+    UNDECLARED_SETTING = "spirit/undeclared-setting", Warning,
+        "`spirit run-tool` / `system-prompt`: the extension read a setting `settingsSchema` does not declare; Spirit gives `undefined` rather than an error.";
+    /// The stored settings would not read as the author expects.
+    STORED_SETTINGS = "spirit/stored-settings", Warning,
+        "`spirit run-tool` / `system-prompt`: a stored setting value breaks its setting (every `ctx.settings` read then fails, as in Spirit), or a `required` setting has no value and no `defaultValue` (it reads as `undefined`; Spirit does not stop the call).";
+    /// What the host does with secrets.
+    SECRET_STORAGE = "spirit/secret-storage", Warning,
+        "`spirit run-tool` / `system-prompt`: the CLI host has no secret storage (`--secrets` is not read, `get` gives `undefined`, `set` fails), or the desktop keyring trimmed the spaces around a secret's value.";
+    /// The system prompt gives no contribution.
+    SYSTEM_PROMPT_DROPPED = "spirit/system-prompt-dropped", Warning,
+        "`spirit system-prompt`: Spirit adds nothing to the system prompt because the package does not request `system-prompt`, or collecting it failed (Spirit logs the error and goes on).";
+    /// `--event` names an event the package does not list.
+    EVENT_NOT_DELIVERED = "spirit/event-not-delivered", Warning,
+        "`spirit run-tool` / `system-prompt --event`: the package's `activationEvents` does not list the event, so Spirit's event dispatch skips it; the call is made without it.";
 }

@@ -1,4 +1,5 @@
-//! The settings and secrets rules a Spirit host applies at run time.
+//! The settings and secrets rules a Spirit host applies at run time, as the Spirit
+//! app's settings accessors apply them.
 //!
 //! An extension declares its settings in `spiritExtension.settingsSchema` (each a
 //! [`SettingDef`]: a key, a [`SettingType`], whether it is `required`, an optional
@@ -7,19 +8,23 @@
 //! functions here check what the extension and the user do with them:
 //!
 //! - a setting value is a JSON string, number, boolean or `null`. A `string` setting
-//!   takes a string, a `number` setting any JSON number, a `boolean` setting `true` or
-//!   `false`, a `select` setting a string equal to one of its `options[].value`;
-//! - `null` clears a setting that is not `required`; a `required` setting cannot be
-//!   cleared;
-//! - only declared keys can be read ([`check_setting_key`]), written ([`check_update`],
-//!   what `ctx.settings.set` and `setAll` may do) or stored ([`check_values`], which also wants a value, written or
-//!   default, for every `required` setting);
-//! - what `ctx.settings.getAll()` returns is the stored map with the declared defaults
-//!   filled in ([`with_defaults`]);
+//!   takes a string (not blank when the setting is `required`), a `number` setting
+//!   any JSON number, a `boolean` setting `true` or `false`, a `select` setting a
+//!   string, one of its `options[].value` when it has options;
+//! - `null` clears a setting; only a `required` setting without a `defaultValue`
+//!   cannot be cleared;
+//! - only declared keys can be written ([`check_update`], what `ctx.settings.set`
+//!   and `setAll` may do); reading an undeclared key gives nothing, not an error;
+//! - what `ctx.settings.getAll()` returns ([`with_defaults`]) is, in `settingsSchema`
+//!   order, each declared setting's stored value, else its `defaultValue`; a stored
+//!   value that breaks its setting makes the read fail (every read: `get` reads the
+//!   same map). A `required` setting with no value and no default is simply absent;
+//!   [`check_values`] lists it, with every other problem of a stored map, for a
+//!   diagnostic;
 //! - `ctx.secrets` reaches only the keys of `secretSlots` ([`check_secret_key`]).
 //!
-//! Every problem is reported, not only the first, each naming the key, what was found
-//! and what was expected.
+//! Each problem names the key, what was found and what was expected; what the
+//! extension itself sees when Spirit refuses is [`SettingError::spirit_message`].
 //!
 //! ```
 //! use spirit_manifest::SettingDef;
@@ -49,8 +54,9 @@
 //!         "setting `regoin` is not declared in `settingsSchema`: did you mean `region`?",
 //!     ]
 //! );
+//! assert_eq!(errors[0].spirit_message(), "Extension setting limit must be a number.");
 //!
-//! let all = with_defaults(&schema, &Values::new());
+//! let all = with_defaults(&schema, &Values::new()).unwrap();
 //! assert_eq!(serde_json::Value::Object(all), json!({ "region": "us" }));
 //! # Ok::<(), serde_json::Error>(())
 //! ```
@@ -102,22 +108,88 @@ pub enum SettingError {
         /// The `options[].value`s, in schema order.
         options: Vec<String>,
     },
-    /// `null` for a `required` setting, which cannot be cleared.
-    #[error("setting `{key}` is required and cannot be cleared: expected {}, found null", expectation(*expected))]
+    /// `null` for a `required` setting without a `defaultValue`, which cannot be
+    /// cleared.
+    #[error("setting `{key}` is required and has no `defaultValue`, so it cannot be cleared: expected {}, found null", expectation(*expected))]
     RequiredNull {
         /// The setting.
         key: String,
         /// The setting's type.
         expected: SettingType,
     },
-    /// A `required` setting with no value and no `defaultValue`.
-    #[error("setting `{key}` is required but has no value and no `defaultValue`: expected {}", expectation(*expected))]
+    /// A blank string (empty or only whitespace) for a `required` string setting.
+    #[error("setting `{key}` is required: expected a string that is not blank, found {}", quoted(value))]
+    Blank {
+        /// The setting.
+        key: String,
+        /// The string found.
+        value: String,
+    },
+    /// A stored `null` (a cleared setting is removed from the stored map, never kept
+    /// as `null`): Spirit cannot read it.
+    #[error("setting `{key}` is stored as null: expected {} (a cleared setting is left out of the stored values)", expectation(*expected))]
+    StoredNull {
+        /// The setting.
+        key: String,
+        /// The setting's type.
+        expected: SettingType,
+    },
+    /// A `required` setting with no value and no `defaultValue`: Spirit reads it as
+    /// absent (`undefined`).
+    #[error("setting `{key}` is required but has no value and no `defaultValue`: Spirit reads it as undefined; expected {}", expectation(*expected))]
     Required {
         /// The setting.
         key: String,
         /// The setting's type.
         expected: SettingType,
     },
+}
+
+impl SettingError {
+    /// The setting the problem is about.
+    pub fn key(&self) -> &str {
+        match self {
+            Self::UnknownKey { key, .. }
+            | Self::WrongType { key, .. }
+            | Self::NotAnOption { key, .. }
+            | Self::RequiredNull { key, .. }
+            | Self::Blank { key, .. }
+            | Self::StoredNull { key, .. }
+            | Self::Required { key, .. } => key,
+        }
+    }
+
+    /// The message the extension's promise rejects with in the Spirit app (the
+    /// words its settings accessors use), so that an extension that shows or
+    /// matches the message behaves the same under this host. [`Required`] is never
+    /// a rejection; its text is the same as its `Display`.
+    ///
+    /// [`Required`]: SettingError::Required
+    pub fn spirit_message(&self) -> String {
+        match self {
+            Self::UnknownKey { key, .. } => {
+                format!("The extension does not declare the setting: {key}")
+            }
+            Self::WrongType { key, expected, .. } => {
+                let kind = match expected {
+                    SettingType::Number => "number",
+                    SettingType::Boolean => "boolean",
+                    SettingType::String | SettingType::Select => "string",
+                };
+                format!("Extension setting {key} must be a {kind}.")
+            }
+            Self::NotAnOption { key, value, .. } => {
+                format!("Extension setting {key} has an invalid value: {value}")
+            }
+            Self::RequiredNull { key, .. } => {
+                format!("Extension setting {key} is required and cannot be cleared.")
+            }
+            Self::Blank { key, .. } | Self::StoredNull { key, .. } => {
+                format!("Extension setting {key} must not be empty.")
+            }
+            Self::Required { .. } => self.to_string(),
+        }
+    }
 }
 
 /// Secret access to a key that `secretSlots` does not declare.
@@ -132,14 +204,37 @@ pub struct SecretKeyError {
     pub declared: Vec<String>,
 }
 
+impl SecretKeyError {
+    /// The message the extension's promise rejects with in the Spirit app.
+    pub fn spirit_message(&self) -> String {
+        format!("The extension does not declare the secret slot: {}", self.key)
+    }
+}
+
 /// Checks the changes `ctx.settings.set(key, value)` or `setAll(values)` would write:
 /// every key is declared, every value has its setting's type (a `select` value is one
-/// of its options), and `null`, which clears a setting, is given only to settings that
-/// are not `required`. Reports every problem, in the order of `changes`.
+/// of its options when it has any; a `required` string is not blank), and `null`,
+/// which clears a setting, is not given to a `required` setting without a
+/// `defaultValue`. Reports every problem, in the order of `changes`; Spirit refuses
+/// the whole change at the first one.
 pub fn check_update(schema: &[SettingDef], changes: &Values) -> Result<(), Vec<SettingError>> {
     let errors: Vec<SettingError> = changes
         .iter()
-        .filter_map(|(key, value)| check_one(schema, key, value))
+        .filter_map(|(key, value)| {
+            let def = match check_setting_key(schema, key) {
+                Ok(def) => def,
+                Err(error) => return Some(error),
+            };
+            if value.is_null() {
+                return (def.required && default_of(def).is_none()).then(|| {
+                    SettingError::RequiredNull {
+                        key: key.clone(),
+                        expected: def.kind,
+                    }
+                });
+            }
+            check_value(def, value)
+        })
         .collect();
     if errors.is_empty() {
         Ok(())
@@ -148,20 +243,23 @@ pub fn check_update(schema: &[SettingDef], changes: &Values) -> Result<(), Vec<S
     }
 }
 
-/// Checks a complete stored settings map: the rules of [`check_update`] for every
-/// entry, then (in schema order) that every `required` setting has a value, in
-/// `values` or as its `defaultValue`.
+/// Every problem of a stored settings map, in schema order: a declared setting whose
+/// stored value breaks it (a stored `null` included), which makes every read fail,
+/// and a `required` setting with neither a stored value nor a `defaultValue`
+/// ([`SettingError::Required`]), which reads as absent. Entries the schema does not
+/// declare are not read and not a problem.
 pub fn check_values(schema: &[SettingDef], values: &Values) -> Result<(), Vec<SettingError>> {
-    let mut errors = match check_update(schema, values) {
-        Ok(()) => Vec::new(),
-        Err(errors) => errors,
-    };
-    for def in schema.iter().filter(|def| def.required) {
-        if !values.contains_key(&def.key) && default_of(def).is_none() {
-            errors.push(SettingError::Required {
-                key: def.key.clone(),
-                expected: def.kind,
-            });
+    let mut errors = Vec::new();
+    for def in schema {
+        match values.get(&def.key) {
+            Some(value) => errors.extend(check_stored(def, value)),
+            None if def.required && default_of(def).is_none() => {
+                errors.push(SettingError::Required {
+                    key: def.key.clone(),
+                    expected: def.kind,
+                });
+            }
+            None => {}
         }
     }
     if errors.is_empty() {
@@ -171,21 +269,26 @@ pub fn check_values(schema: &[SettingDef], values: &Values) -> Result<(), Vec<Se
     }
 }
 
-/// What `ctx.settings.getAll()` returns: `values`, plus the `defaultValue` of every
-/// declared setting that is missing or `null` in it. A setting with no default keeps
-/// its `null` (or stays missing); entries the schema does not declare are kept as they
-/// are.
-pub fn with_defaults(schema: &[SettingDef], values: &Values) -> Values {
-    let mut all = values.clone();
+/// What `ctx.settings.getAll()` returns for the stored `values`: each declared
+/// setting's stored value, else its `defaultValue` (Spirit gives them in
+/// `settingsSchema` order; [`Values`] keeps its keys sorted, and
+/// `runtime::SettingsStore::get_all_in_order` keeps the schema's); a setting
+/// with neither is left out, and so is every entry the schema does not declare. The
+/// first stored value (in schema order) that breaks its setting is the error: Spirit
+/// then fails every read.
+pub fn with_defaults(schema: &[SettingDef], values: &Values) -> Result<Values, SettingError> {
+    let mut all = Values::new();
     for def in schema {
-        let Some(default) = default_of(def) else {
-            continue;
-        };
-        if all.get(&def.key).is_none_or(Value::is_null) {
+        if let Some(value) = values.get(&def.key) {
+            if let Some(error) = check_stored(def, value) {
+                return Err(error);
+            }
+            all.insert(def.key.clone(), value.clone());
+        } else if let Some(default) = default_of(def) {
             all.insert(def.key.clone(), default.clone());
         }
     }
-    all
+    Ok(all)
 }
 
 /// Checks that the extension may read or write the secret `key`: only keys declared in
@@ -202,8 +305,8 @@ pub fn check_secret_key(slots: &[SecretSlot], key: &str) -> Result<(), SecretKey
     })
 }
 
-/// Checks that `key` is declared in `settingsSchema` (what `ctx.settings.get` may
-/// read) and returns its declaration.
+/// Checks that `key` is declared in `settingsSchema` (what `ctx.settings.set` may
+/// write) and returns its declaration.
 pub fn check_setting_key<'s>(
     schema: &'s [SettingDef],
     key: &str,
@@ -219,34 +322,40 @@ pub fn check_setting_key<'s>(
         })
 }
 
-/// The problem with writing `value` to `key`, if there is one.
-fn check_one(schema: &[SettingDef], key: &str, value: &Value) -> Option<SettingError> {
-    let def = match check_setting_key(schema, key) {
-        Ok(def) => def,
-        Err(error) => return Some(error),
-    };
-    match (def.kind, value) {
-        (_, Value::Null) if def.required => Some(SettingError::RequiredNull {
-            key: key.to_owned(),
+/// The problem with a stored `value` of `def`, if there is one (`null` is one).
+fn check_stored(def: &SettingDef, value: &Value) -> Option<SettingError> {
+    if value.is_null() {
+        return Some(SettingError::StoredNull {
+            key: def.key.clone(),
             expected: def.kind,
-        }),
-        (_, Value::Null)
-        | (SettingType::String, Value::String(_))
-        | (SettingType::Number, Value::Number(_))
-        | (SettingType::Boolean, Value::Bool(_)) => None,
+        });
+    }
+    check_value(def, value)
+}
+
+/// The problem with the value (not `null`) `value` of `def`, if there is one.
+fn check_value(def: &SettingDef, value: &Value) -> Option<SettingError> {
+    let key = &def.key;
+    match (def.kind, value) {
+        (SettingType::String, Value::String(text)) => (def.required && text.trim().is_empty())
+            .then(|| SettingError::Blank {
+                key: key.clone(),
+                value: text.clone(),
+            }),
+        (SettingType::Number, Value::Number(_)) | (SettingType::Boolean, Value::Bool(_)) => None,
         (SettingType::Select, Value::String(text)) => {
-            if def.options.iter().any(|option| option.value == *text) {
+            if def.options.is_empty() || def.options.iter().any(|option| option.value == *text) {
                 None
             } else {
                 Some(SettingError::NotAnOption {
-                    key: key.to_owned(),
+                    key: key.clone(),
                     value: text.clone(),
                     options: def.options.iter().map(|o| o.value.clone()).collect(),
                 })
             }
         }
         _ => Some(SettingError::WrongType {
-            key: key.to_owned(),
+            key: key.clone(),
             expected: def.kind,
             found: type_name(value),
         }),

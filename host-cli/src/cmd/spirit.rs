@@ -36,7 +36,7 @@ use curupira_host::spirit_run::{self, Call, Failure, Invocation, Outcome, Produc
 use spirit_manifest::archive::Format as ArchiveFormat;
 use spirit_manifest::files::MAX_JSON_BYTES;
 use spirit_manifest::install::{self, InstallError, InstallOptions, InstalledPackage};
-use spirit_manifest::{Capability, Checked, Host, Options, PackageJson, invocation_name};
+use spirit_manifest::{Capability, Checked, Host, Options, PackageJson, codes, invocation_name};
 
 use super::{
     ReportFormat, STDIN_NAME, finish_report, read_if_stdin, report_output, write_report,
@@ -520,10 +520,22 @@ struct Prepared {
     report: curupira_diagnostics::Report,
 }
 
+/// Which of the two running commands is preparing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Running {
+    Tool,
+    SystemPrompt,
+}
+
 /// Finds the package of `run-tool` / `system-prompt` (a folder, or an installed id with
 /// `--data-dir`) and checks it as `spirit check --host` would. `Ok(Err(code))` when it
-/// has errors, after the report was printed.
-fn prepare(package: &Path, options: &RunOptions) -> anyhow::Result<Result<Prepared, ExitCode>> {
+/// has errors, after the report was printed (in JSON with `"result": null` or
+/// `"system_prompt": null`: nothing was run).
+fn prepare(
+    package: &Path,
+    options: &RunOptions,
+    running: Running,
+) -> anyhow::Result<Result<Prepared, ExitCode>> {
     let host = Host::from(options.host);
     let dir = match &options.data_dir {
         Some(data_dir) => {
@@ -561,7 +573,25 @@ fn prepare(package: &Path, options: &RunOptions) -> anyhow::Result<Result<Prepar
         },
     )?;
     let Some(model) = checked.package else {
-        write_report(&checked.report, options.format)?;
+        if options.format == Format::Json {
+            let mut json = match serde_json::to_value(&checked.report) {
+                Ok(serde_json::Value::Object(map)) => map,
+                _ => serde_json::Map::new(),
+            };
+            let member = match running {
+                Running::Tool => "result",
+                Running::SystemPrompt => "system_prompt",
+            };
+            json.insert(member.to_owned(), serde_json::Value::Null);
+            json.insert(
+                "error".to_owned(),
+                "the package has errors: nothing was run".into(),
+            );
+            write_stdout(&(serde_json::Value::Object(json).to_string() + "\n"))
+                .context("could not write the report to standard output")?;
+        } else {
+            write_report(&checked.report, options.format)?;
+        }
         return Ok(Err(ExitCode::from(1)));
     };
     if options.format == Format::Human && checked.report.warnings() > 0 {
@@ -598,41 +628,173 @@ fn arguments_text(arguments: &str) -> anyhow::Result<(String, String)> {
     Ok((text, path.to_owned()))
 }
 
-/// The settings and secrets of a run, with a note for each required secret that has no
-/// value (Spirit would ask the user for it).
-fn load_stores(package: &PackageJson, options: &RunOptions) -> anyhow::Result<Stores> {
+/// A warning about the run, located in the package's `package.json` at `pointer`.
+fn run_warning(
+    prepared: &Prepared,
+    code: &'static str,
+    pointer: &str,
+    message: String,
+) -> curupira_diagnostics::Diagnostic {
+    let file = prepared
+        .dir
+        .join(spirit_manifest::PACKAGE_JSON)
+        .display()
+        .to_string();
+    let path = curupira_diagnostics::JsonPointer::parse(pointer)
+        .unwrap_or_else(|_| curupira_diagnostics::JsonPointer::root());
+    curupira_diagnostics::Diagnostic::warning(code, file, path, message)
+}
+
+/// The settings and secrets of a run, and the warnings they call for: stored settings
+/// Spirit would fail to read or read as undefined, secrets the host cannot keep
+/// (the CLI host has none) or keeps trimmed (desktop). A required secret with no
+/// value gets a note on stderr (Spirit would ask the user for it).
+fn load_stores(
+    prepared: &Prepared,
+    options: &RunOptions,
+    warnings: &mut Vec<curupira_diagnostics::Diagnostic>,
+) -> anyhow::Result<Stores> {
+    let package = &prepared.package;
+    let host = Host::from(options.host);
     let stores = Stores::load(
         package,
+        host,
         options.settings.as_deref(),
         options.secrets.as_deref(),
     )?;
-    for key in stores.secrets.missing_required() {
-        eprintln!(
-            "note: the required secret `{key}` has no value (give it in the `--secrets` file)"
-        );
+    let schema = &package.spirit_extension.settings_schema;
+    for problem in stores.settings.problems() {
+        let index = schema
+            .iter()
+            .position(|def| def.key == problem.key())
+            .unwrap_or_default();
+        let consequence = if matches!(problem, spirit_manifest::settings::SettingError::Required { .. }) {
+            "Spirit does not stop the call for it".to_owned()
+        } else {
+            format!(
+                "Spirit fails every `ctx.settings` read while it is stored (\"{}\")",
+                problem.spirit_message()
+            )
+        };
+        warnings.push(run_warning(
+            prepared,
+            codes::STORED_SETTINGS,
+            &format!("/spiritExtension/settingsSchema/{index}"),
+            format!("the stored settings: {problem}; {consequence}"),
+        ));
+    }
+    let slots = &package.spirit_extension.secret_slots;
+    if host == Host::Cli {
+        if let Some(file) = &options.secrets {
+            warnings.push(run_warning(
+                prepared,
+                codes::SECRET_STORAGE,
+                "/spiritExtension/secretSlots",
+                format!(
+                    "`--secrets {}` is not read: the Spirit CLI host has no secret storage (`ctx.secrets.get` gives undefined, `has` false, `set` fails, `delete` does nothing); use `--host desktop` to run with secrets",
+                    file.display()
+                ),
+            ));
+        } else if !slots.is_empty() {
+            warnings.push(run_warning(
+                prepared,
+                codes::SECRET_STORAGE,
+                "/spiritExtension/secretSlots",
+                format!(
+                    "`{}` declares secret slots, but the Spirit CLI host has no secret storage: every secret reads as undefined and `ctx.secrets.set` fails",
+                    package.name
+                ),
+            ));
+        }
+    } else {
+        for key in stores.secrets.trimmed() {
+            warnings.push(run_warning(
+                prepared,
+                codes::SECRET_STORAGE,
+                "/spiritExtension/secretSlots",
+                format!(
+                    "the stored value of the secret `{key}` has spaces around it: the desktop keyring gives it trimmed"
+                ),
+            ));
+        }
+        for key in stores.secrets.missing_required() {
+            eprintln!(
+                "note: the required secret `{key}` has no value (give it in the `--secrets` file)"
+            );
+        }
     }
     Ok(stores)
+}
+
+/// The event `--event` names, when Spirit's event dispatch would deliver it to the
+/// package (its `activationEvents` lists it); a warning when it would not.
+fn event_to_deliver(
+    prepared: &Prepared,
+    options: &RunOptions,
+    warnings: &mut Vec<curupira_diagnostics::Diagnostic>,
+) -> anyhow::Result<Option<spirit_manifest::ActivationEvent>> {
+    match spirit_run::checks::event_to_deliver(&prepared.package, options.event.as_deref())
+        .map_err(anyhow::Error::msg)?
+    {
+        Ok(event) => Ok(event),
+        Err(message) => {
+            warnings.push(run_warning(
+                prepared,
+                codes::EVENT_NOT_DELIVERED,
+                "/spiritExtension/activationEvents",
+                message,
+            ));
+            Ok(None)
+        }
+    }
 }
 
 /// The members of `--format json` that both commands print.
 fn outcome_json(
     prepared: &Prepared,
-    outcome: &Outcome,
+    outcome: Option<&Outcome>,
+    stores: &Stores,
     error: Option<&str>,
+    diagnostics: &[curupira_diagnostics::Diagnostic],
 ) -> serde_json::Map<String, serde_json::Value> {
+    let mut all: Vec<&curupira_diagnostics::Diagnostic> =
+        prepared.report.diagnostics().iter().collect();
+    all.extend(diagnostics);
     let value = serde_json::json!({
         "package": prepared.package.name,
-        "logs": outcome.logs,
-        "settings_changes": outcome.settings_changes,
-        "secret_changes": outcome.secret_changes,
+        "logs": outcome.map(|o| o.logs.clone()).unwrap_or_default(),
+        "settings_changes": outcome.map(|o| o.settings_changes.clone()).unwrap_or_default(),
+        "settings_after": stores.settings.values(),
+        "secret_changes": outcome.map(|o| o.secret_changes.clone()).unwrap_or_default(),
         "error": error,
-        "dispose_error": outcome.dispose_error,
-        "node": outcome.node_version,
-        "diagnostics": prepared.report.diagnostics(),
+        "node": outcome.map(|o| o.node_version.clone()),
+        "diagnostics": all,
     });
     match value {
         serde_json::Value::Object(map) => map,
         _ => serde_json::Map::new(),
+    }
+}
+
+/// The run's own warnings: the loader's notes and the settings operations that
+/// hid a mistake.
+fn note_warnings(
+    prepared: &Prepared,
+    outcome: &Outcome,
+    warnings: &mut Vec<curupira_diagnostics::Diagnostic>,
+) {
+    for note in &outcome.notes {
+        let pointer = match note.code {
+            codes::UNDECLARED_SETTING => "/spiritExtension/settingsSchema",
+            codes::SECRET_STORAGE => "/spiritExtension/secretSlots",
+            _ => "/main",
+        };
+        warnings.push(run_warning(
+            prepared,
+            note.code,
+            pointer,
+            note.message.clone(),
+        ));
     }
 }
 
@@ -646,13 +808,19 @@ fn failure_text(failure: &Failure, what: &str) -> String {
     }
 }
 
-/// Prints `--format json`'s object, or the human output and the errors; the exit code.
+/// Prints `--format json`'s object, or the human output, the warnings and the errors
+/// on stderr; the exit code.
 fn finish_run(
     format: Format,
     json: serde_json::Map<String, serde_json::Value>,
     human: &str,
+    warnings: &[curupira_diagnostics::Diagnostic],
     errors: &[String],
 ) -> anyhow::Result<ExitCode> {
+    if format == Format::Human && !warnings.is_empty() {
+        let report: curupira_diagnostics::Report = warnings.iter().cloned().collect();
+        eprint!("{}", report.render_human(false));
+    }
     for error in errors {
         eprintln!("error: {error}");
     }
@@ -671,27 +839,21 @@ fn finish_run(
 
 fn run_tool(args: &RunToolArgs) -> anyhow::Result<ExitCode> {
     let options = &args.run;
-    let prepared = match prepare(&args.package, options)? {
+    let prepared = match prepare(&args.package, options, Running::Tool)? {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
     let package = &prepared.package;
     let tool = spirit_run::checks::find_tool(package, &args.tool).map_err(anyhow::Error::msg)?;
-    let event = spirit_run::checks::activation_event(package, options.event.as_deref())
-        .map_err(anyhow::Error::msg)?;
+    let mut warnings = Vec::new();
+    let event = event_to_deliver(&prepared, options, &mut warnings)?;
     let (text, file) = arguments_text(&args.arguments)?;
     let (arguments, report) = match spirit_run::checks::check_arguments(tool, &text, &file) {
         Ok(checked) => checked,
         Err(diagnostic) => anyhow::bail!("the arguments are not JSON: {diagnostic}"),
     };
-    if report.has_errors() {
-        write_report(&report, options.format)?;
-        eprintln!(
-            "error: the arguments do not fit `{}`'s `inputSchema`; the tool was not run",
-            tool.name
-        );
-        return Ok(ExitCode::from(1));
-    }
+    // Spirit does not check the arguments: a mismatch is reported, the tool runs.
+    let argument_report = report;
     let questions_result = match &args.questions_result {
         Some(text) => Some(
             serde_json::from_str::<serde_json::Value>(text)
@@ -707,7 +869,29 @@ fn run_tool(args: &RunToolArgs) -> anyhow::Result<ExitCode> {
             tool.name
         );
     }
-    let mut stores = load_stores(package, options)?;
+    let mut stores = load_stores(&prepared, options, &mut warnings)?;
+    if format_is_human(options) && argument_report.warnings() > 0 {
+        eprint!("{}", argument_report.render_human(false));
+    }
+    let mut diagnostics: Vec<curupira_diagnostics::Diagnostic> = Vec::new();
+    diagnostics.extend(argument_report.diagnostics().iter().cloned());
+    let what = format!("tool `{}`", tool.name);
+    if !package
+        .spirit_extension
+        .requested_capabilities
+        .contains(&Capability::ToolExecution)
+    {
+        let error = format!(
+            "{what} failed: The extension does not declare the tool-execution capability: {}",
+            package.name
+        );
+        diagnostics.extend(warnings.iter().cloned());
+        let mut json = outcome_json(&prepared, None, &stores, Some(&error), &diagnostics);
+        json.insert("tool".to_owned(), tool.name.clone().into());
+        json.insert("result".to_owned(), serde_json::Value::Null);
+        json.insert("result_type".to_owned(), serde_json::Value::Null);
+        return finish_run(options.format, json, "", &warnings, &[error]);
+    }
     let invocation = Invocation {
         package,
         dir: &prepared.dir,
@@ -723,85 +907,121 @@ fn run_tool(args: &RunToolArgs) -> anyhow::Result<ExitCode> {
         message_box_response: options.message_box_response,
     };
     let outcome = spirit_run::run(&invocation, &mut stores, &mut std::io::stderr())?;
+    note_warnings(&prepared, &outcome, &mut warnings);
 
-    let what = format!("tool `{}`", tool.name);
     let mut errors = Vec::new();
-    let (printed, kind, value) = match &outcome.result {
-        Ok(Produced::Text(text)) => (Some(text.clone()), "string", None),
-        Ok(Produced::Json { text, value }) => {
-            let report = spirit_run::checks::check_result(tool, text, value, "<result>");
-            if report.has_errors() {
-                write_report(&report, options.format)?;
-                eprintln!(
-                    "error: the result of `{}` does not fit its `outputSchema`",
-                    tool.name
-                );
-                return Ok(ExitCode::from(1));
-            }
-            (Some(text.clone()), "json", Some(value.clone()))
+    let (printed, kind, value, returned) = match &outcome.result {
+        Ok(Produced::Text { text, returned }) => {
+            (Some(text.clone()), "string", None, Some(returned.clone()))
         }
-        Ok(Produced::Undefined { unserializable }) => {
-            if let Some(what) = unserializable {
-                eprintln!(
-                    "note: the tool returned {what}, which JSON.stringify turns into undefined: printed as nothing"
-                );
+        Ok(Produced::Json { text, value }) => {
+            // Spirit does not check the result either.
+            let report = spirit_run::checks::check_result(tool, text, value, "<result>");
+            if format_is_human(options) && report.warnings() > 0 {
+                eprint!("{}", report.render_human(false));
             }
-            (Some(String::new()), "undefined", None)
+            diagnostics.extend(report.diagnostics().iter().cloned());
+            (Some(text.clone()), "string", Some(value.clone()), None)
+        }
+        Ok(Produced::NoText { returned }) => {
+            eprintln!(
+                "note: the tool returned {returned}, which JSON.stringify turns into undefined: Spirit passes no text at all"
+            );
+            (None, "undefined", None, Some(returned.clone()))
         }
         Ok(Produced::Prompt { .. } | Produced::NoPrompt) => {
             errors.push(format!("{what} failed: node reported a system prompt"));
-            (None, "none", None)
+            (None, "none", None, None)
         }
         Err(failure) => {
             errors.push(failure_text(failure, &what));
-            (None, "none", None)
+            (None, "none", None, None)
         }
     };
-    if let Some(error) = &outcome.dispose_error {
-        errors.push(format!("`dispose` failed: {error}"));
-    }
-    let mut json = outcome_json(&prepared, &outcome, errors.first().map(String::as_str));
+    diagnostics.extend(warnings.iter().cloned());
+    let mut json = outcome_json(
+        &prepared,
+        Some(&outcome),
+        &stores,
+        errors.first().map(String::as_str),
+        &diagnostics,
+    );
     json.insert("tool".to_owned(), tool.name.clone().into());
     json.insert("result".to_owned(), printed.clone().into());
-    json.insert("result_type".to_owned(), kind.into());
+    json.insert(
+        "result_type".to_owned(),
+        if errors.is_empty() {
+            kind.into()
+        } else {
+            serde_json::Value::Null
+        },
+    );
     if let Some(value) = value {
         json.insert("value".to_owned(), value);
+    }
+    if let Some(returned) = returned {
+        json.insert("returned".to_owned(), returned.into());
     }
     finish_run(
         options.format,
         json,
         printed.as_deref().unwrap_or_default(),
+        &warnings,
         &errors,
     )
 }
 
+fn format_is_human(options: &RunOptions) -> bool {
+    options.format == Format::Human
+}
+
 fn system_prompt(args: &SystemPromptArgs) -> anyhow::Result<ExitCode> {
     let options = &args.run;
-    let prepared = match prepare(&args.package, options)? {
+    let prepared = match prepare(&args.package, options, Running::SystemPrompt)? {
         Ok(prepared) => prepared,
         Err(code) => return Ok(code),
     };
     let package = &prepared.package;
-    let event = spirit_run::checks::activation_event(package, options.event.as_deref())
-        .map_err(anyhow::Error::msg)?;
-    let none = format!(
-        "`{}` has no system prompt: neither `getSystemPrompt` nor `systemPrompt` gives one",
-        package.name
-    );
-    if package.main.is_none() {
-        eprintln!(
-            "{}",
-            none.replace(
-                "neither `getSystemPrompt` nor `systemPrompt` gives one",
-                "it has no `main`"
-            )
-        );
-        let mut json = serde_json::Map::new();
-        json.insert("package".to_owned(), package.name.clone().into());
+    let mut warnings = Vec::new();
+    let event = event_to_deliver(&prepared, options, &mut warnings)?;
+    let mut stores = load_stores(&prepared, options, &mut warnings)?;
+    let no_run = |warnings: &mut Vec<_>, pointer: &str, message: String| {
+        warnings.push(run_warning(
+            &prepared,
+            codes::SYSTEM_PROMPT_DROPPED,
+            pointer,
+            message,
+        ));
+    };
+    let capable = package
+        .spirit_extension
+        .requested_capabilities
+        .contains(&Capability::SystemPrompt);
+    if !capable || package.main.is_none() {
+        if capable {
+            no_run(
+                &mut warnings,
+                "/main",
+                format!(
+                    "`{}` has no `main`: Spirit adds nothing to the system prompt",
+                    package.name
+                ),
+            );
+        } else {
+            no_run(
+                &mut warnings,
+                "/spiritExtension/requestedCapabilities",
+                format!(
+                    "`{}` does not request the `system-prompt` capability: Spirit does not ask it for a system prompt (its code was not run)",
+                    package.name
+                ),
+            );
+        }
+        let mut json = outcome_json(&prepared, None, &stores, None, &warnings);
         json.insert("system_prompt".to_owned(), serde_json::Value::Null);
-        return finish_run(options.format, json, "", &[]);
+        json.insert("source".to_owned(), serde_json::Value::Null);
+        return finish_run(options.format, json, "", &warnings, &[]);
     }
-    let mut stores = load_stores(package, options)?;
     let invocation = Invocation {
         package,
         dir: &prepared.dir,
@@ -812,15 +1032,32 @@ fn system_prompt(args: &SystemPromptArgs) -> anyhow::Result<ExitCode> {
         message_box_response: options.message_box_response,
     };
     let outcome = spirit_run::run(&invocation, &mut stores, &mut std::io::stderr())?;
+    note_warnings(&prepared, &outcome, &mut warnings);
     let mut errors = Vec::new();
     let (prompt, source) = match &outcome.result {
         Ok(Produced::Prompt { text, source }) => (Some(text.clone()), Some(source.clone())),
         Ok(Produced::NoPrompt) => {
-            eprintln!("{none}");
+            if format_is_human(options) {
+                eprintln!(
+                    "`{}` has no system prompt: neither `getSystemPrompt` nor `systemPrompt` gives one",
+                    package.name
+                );
+            }
             (None, None)
         }
         Ok(_) => {
             errors.push("the system prompt failed: node reported a tool result".to_owned());
+            (None, None)
+        }
+        // Spirit logs the error and adds nothing: no prompt, a warning.
+        Err(Failure::Threw { stage, message }) => {
+            no_run(
+                &mut warnings,
+                "/main",
+                format!(
+                    "collecting the system prompt failed (at `{stage}`: {message}): Spirit logs the error and adds nothing to the system prompt"
+                ),
+            );
             (None, None)
         }
         Err(failure) => {
@@ -828,27 +1065,20 @@ fn system_prompt(args: &SystemPromptArgs) -> anyhow::Result<ExitCode> {
             (None, None)
         }
     };
-    if prompt.is_some()
-        && !package
-            .spirit_extension
-            .requested_capabilities
-            .contains(&Capability::SystemPrompt)
-    {
-        eprintln!(
-            "note: Spirit uses this prompt only when the package requests the `system-prompt` capability, which `{}` does not",
-            package.name
-        );
-    }
-    if let Some(error) = &outcome.dispose_error {
-        errors.push(format!("`dispose` failed: {error}"));
-    }
-    let mut json = outcome_json(&prepared, &outcome, errors.first().map(String::as_str));
+    let mut json = outcome_json(
+        &prepared,
+        Some(&outcome),
+        &stores,
+        errors.first().map(String::as_str),
+        &warnings,
+    );
     json.insert("system_prompt".to_owned(), prompt.clone().into());
     json.insert("source".to_owned(), source.into());
     finish_run(
         options.format,
         json,
         prompt.as_deref().unwrap_or_default(),
+        &warnings,
         &errors,
     )
 }

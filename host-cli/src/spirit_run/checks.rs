@@ -1,7 +1,8 @@
-//! What is checked before and after Node runs: the tool asked for, the activation
-//! event, the arguments against `inputSchema`, the result against `outputSchema`. The
-//! schema rules are `spirit_manifest::runtime`'s; this module points their problems
-//! into the text the user (or Node) wrote.
+//! What is checked before and after Node runs: the tool asked for, the event to
+//! deliver first, the arguments against `inputSchema`, the result against
+//! `outputSchema`. Spirit checks neither schema, so their problems are warnings that
+//! never change the outcome. The schema rules are `spirit_manifest::runtime`'s; this
+//! module points their problems into the text the user (or Node) wrote.
 
 use curupira_diagnostics::json::parse;
 use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Report};
@@ -35,35 +36,34 @@ pub fn find_tool<'p>(package: &'p PackageJson, name: &str) -> Result<&'p Tool, S
     ))
 }
 
-/// The activation event of a run: `given` (`--event`), else `onStartup`. Spirit calls
-/// `activate` only for an event the package lists, so an event it does not list is an
-/// error; a package that lists none is activated for the default event (as on first
-/// use), but not for an explicit one.
-pub fn activation_event(
+/// The event `--event` (`given`) names, for a run that delivers it first as Spirit's
+/// event dispatch does. A tool call or a system prompt by itself carries no event
+/// (`given` `None`: `Ok(Ok(None))`). Spirit's dispatch skips a package whose
+/// `activationEvents` does not list the event: then `Ok(Err(warning))`, and the call
+/// is made without it. `Err` is a name that is no activation event at all.
+pub fn event_to_deliver(
     package: &PackageJson,
     given: Option<&str>,
-) -> Result<ActivationEvent, String> {
-    let event = match given {
-        None => ActivationEvent::OnStartup,
-        Some(text) => ActivationEvent::from_name(text).ok_or_else(|| {
-            let hint = match curupira_diagnostics::did_you_mean(text, ActivationEvent::names()) {
-                Some(suggestion) => format!("did you mean `{suggestion}`?"),
-                None => format!(
-                    "expected {}",
-                    curupira_diagnostics::one_of(
-                        ActivationEvent::names().map(|n| format!("`{n}`"))
-                    )
-                ),
-            };
-            format!(
-                "`{}` is not an activation event: {hint}",
-                text.escape_debug()
-            )
-        })?,
+) -> Result<Result<Option<ActivationEvent>, String>, String> {
+    let Some(text) = given else {
+        return Ok(Ok(None));
     };
+    let event = ActivationEvent::from_name(text).ok_or_else(|| {
+        let hint = match curupira_diagnostics::did_you_mean(text, ActivationEvent::names()) {
+            Some(suggestion) => format!("did you mean `{suggestion}`?"),
+            None => format!(
+                "expected {}",
+                curupira_diagnostics::one_of(ActivationEvent::names().map(|n| format!("`{n}`")))
+            ),
+        };
+        format!(
+            "`{}` is not an activation event: {hint}",
+            text.escape_debug()
+        )
+    })?;
     let listed = &package.spirit_extension.activation_events;
-    if listed.contains(&event) || (listed.is_empty() && given.is_none()) {
-        return Ok(event);
+    if listed.contains(&event) {
+        return Ok(Ok(Some(event)));
     }
     let lists = if listed.is_empty() {
         "lists no `activationEvents`".to_owned()
@@ -77,16 +77,16 @@ pub fn activation_event(
                 .join(", ")
         )
     };
-    Err(format!(
-        "Spirit would not activate `{}` for `{event}`: its `activationEvents` {lists}; pass one of them with `--event`",
+    Ok(Err(format!(
+        "Spirit's event dispatch would not deliver `{event}` to `{}`: its `activationEvents` {lists}; the call is made without the event",
         package.name
-    ))
+    )))
 }
 
 /// Reads the arguments `text` (named `file` in diagnostics) and checks them against the
 /// tool's `inputSchema`. `Err` is the one syntax error; otherwise the value and a
-/// report of every problem (repeated members, `spirit/invalid-arguments` at the
-/// pointer inside the arguments).
+/// report of every problem (repeated members, and `spirit/invalid-arguments`
+/// warnings at the pointer inside the arguments).
 #[allow(clippy::result_large_err)]
 pub fn check_arguments(tool: &Tool, text: &str, file: &str) -> Result<(Value, Report), Diagnostic> {
     let document = parse(text, file, SYNTAX, DUPLICATE_KEY)?;
@@ -142,5 +142,5 @@ fn located(code: &'static str, file: &str, problem: InstanceProblem, what: &str)
         "outputSchema"
     };
     let message = format!("the {what} its `{schema}`: {}", problem.message);
-    Diagnostic::error(code, file, path, message)
+    Diagnostic::warning(code, file, path, message)
 }

@@ -1,6 +1,6 @@
 // The loader of `curupira spirit run-tool` / `spirit system-prompt`: runs one call of a
-// Spirit extension the way Spirit does (the `activate` contract of the Spirit docs),
-// and asks the host process for everything the rules govern.
+// Spirit extension the way the Spirit app's extension host does, and asks the host
+// process for everything the rules govern.
 //
 // The channel is this process's fd 0, a socket the host holds the other end of, with
 // one JSON object per line each way. The host sends the job first; then the loader
@@ -55,6 +55,7 @@ function receive(message) {
     if (!waiter) return;
     pending.delete(message.id);
     if (typeof message.error === "string") waiter.reject(new Error(message.error));
+    else if (Array.isArray(message.entries)) waiter.resolve(Object.fromEntries(message.entries));
     else waiter.resolve(message.result);
   }
 }
@@ -102,19 +103,57 @@ process.on("unhandledRejection", (reason) => {
   finish({ failure: { stage: "uncaught", message: messageOf(reason) } });
 });
 
-const API_FIELDS = ["tools", "invokeTool", "systemPrompt", "getSystemPrompt", "onEvent", "dispose"];
+// The members of the API object Spirit knows.
+const KNOWN = ["tools", "invokeTool", "systemPrompt", "getSystemPrompt", "onEvent", "dispose"];
 
-// The module-level fields, from named exports, else from an `export default { … }`.
-function moduleApi(namespace) {
-  const fallback =
-    namespace.default !== null && typeof namespace.default === "object" ? namespace.default : {};
+function isRecord(value) {
+  return typeof value === "object" && value !== null;
+}
+
+// The API Spirit takes from `value` (what `activate` returned, or the module): a new
+// object of the known members that have the right type (`tools` only its function
+// entries, `systemPrompt` only a non-blank string), or `undefined` when none has.
+function resolveApi(value) {
+  if (!isRecord(value)) return undefined;
   const api = {};
-  for (const field of API_FIELDS) {
-    const owner = field in namespace ? namespace : fallback;
-    const value = owner[field];
-    api[field] = typeof value === "function" ? value.bind(owner) : value;
+  if (isRecord(value.tools)) {
+    const entries = Object.entries(value.tools).filter(([, handler]) => typeof handler === "function");
+    if (entries.length > 0) api.tools = Object.fromEntries(entries);
   }
-  return api;
+  if (typeof value.invokeTool === "function") api.invokeTool = value.invokeTool;
+  if (typeof value.systemPrompt === "string" && value.systemPrompt.trim()) api.systemPrompt = value.systemPrompt;
+  for (const name of ["getSystemPrompt", "onEvent", "dispose"]) {
+    if (typeof value[name] === "function") api[name] = value[name];
+  }
+  return Object.keys(api).length > 0 ? api : undefined;
+}
+
+// What of `value` Spirit does not use although it looks meant for it.
+function ignoredMembers(value, where) {
+  const notes = [];
+  if (!isRecord(value)) return notes;
+  if ("tools" in value && isRecord(value.tools)) {
+    for (const [name, handler] of Object.entries(value.tools)) {
+      if (typeof handler !== "function") {
+        notes.push(`\`${where}.tools.${name}\` is ${describe(handler)}, not a function: Spirit ignores it`);
+      }
+    }
+  } else if ("tools" in value && value.tools !== undefined) {
+    notes.push(`\`${where}.tools\` is ${describe(value.tools)}, not an object of functions: Spirit ignores it`);
+  }
+  if ("systemPrompt" in value && value.systemPrompt !== undefined) {
+    if (typeof value.systemPrompt !== "string") {
+      notes.push(`\`${where}.systemPrompt\` is ${describe(value.systemPrompt)}, not a string: Spirit ignores it`);
+    } else if (!value.systemPrompt.trim()) {
+      notes.push(`\`${where}.systemPrompt\` is blank: Spirit ignores it`);
+    }
+  }
+  for (const name of ["invokeTool", "getSystemPrompt", "onEvent", "dispose"]) {
+    if (name in value && value[name] !== undefined && typeof value[name] !== "function") {
+      notes.push(`\`${where}.${name}\` is ${describe(value[name])}, not a function: Spirit ignores it`);
+    }
+  }
+  return notes;
 }
 
 // `export function activate`, `export default function activate`, `export default { activate }`.
@@ -122,28 +161,19 @@ function findActivate(namespace) {
   if (typeof namespace.activate === "function") return namespace.activate;
   const fallback = namespace.default;
   if (typeof fallback === "function") return fallback;
-  if (fallback !== null && typeof fallback === "object" && typeof fallback.activate === "function") {
-    return fallback.activate.bind(fallback);
-  }
+  if (isRecord(fallback) && typeof fallback.activate === "function") return fallback.activate;
   return undefined;
-}
-
-function ownFunction(object, name) {
-  if (object === null || (typeof object !== "object" && typeof object !== "function")) return undefined;
-  const value = object[name];
-  if (typeof value !== "function" || value === Object.prototype[name]) return undefined;
-  return value;
 }
 
 function describe(value) {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  return `a ${typeof value}`;
+  const type = typeof value;
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
-async function run(job) {
-  const extension = Object.freeze({ ...job.extension });
-  const log = (message) => {
+function makeLog() {
+  return (message) => {
     let text;
     try {
       text = String(message);
@@ -152,125 +182,179 @@ async function run(job) {
     }
     send({ type: "log", message: text });
   };
-  const settings = Object.freeze({
+}
+
+function makeSettings() {
+  return {
     get: (key) => request("settings.get", { key }),
     getAll: () => request("settings.getAll", {}),
     set: (key, value) => request("settings.set", { key, value }),
     setAll: (values) => request("settings.setAll", { values }),
-  });
-  const secrets = Object.freeze({
+  };
+}
+
+function makeSecrets() {
+  return {
     get: (key) => request("secrets.get", { key }),
     has: (key) => request("secrets.has", { key }),
     set: (key, value) => request("secrets.set", { key, value }),
     delete: (key) => request("secrets.delete", { key }),
-  });
-  const host =
-    job.host === "desktop"
-      ? Object.freeze({ showMessageBox: (options) => request("host.showMessageBox", { options }) })
-      : Object.freeze({});
-  const activationEvent = Object.freeze({ type: job.event });
-  const ctx = { extension, host, log, settings, secrets, activationEvent };
+  };
+}
 
-  let stage = "load";
-  let api;
+function makeHost(job) {
+  return job.host === "desktop"
+    ? { showMessageBox: (options) => request("host.showMessageBox", { options }) }
+    : {};
+}
+
+class Stage extends Error {
+  constructor(stage, message) {
+    super(message);
+    this.stage = stage;
+  }
+}
+
+// Loads `main` and activates it (with `event` as `ctx.activationEvent` when given);
+// the API Spirit would keep, or `undefined`.
+async function activateExtension(job, host, event, notes) {
+  let namespace;
   try {
-    const namespace = await import(pathToFileURL(job.mainPath).href);
-    stage = "activate";
-    const activate = findActivate(namespace);
-    if (activate === undefined) {
-      throw new Error(
-        `\`${job.main}\` exports no \`activate\`: expected \`export function activate\`, \`export default function activate\` or \`export default { activate }\``,
-      );
-    }
-    const returned = await activate(ctx);
-    if (returned === undefined || returned === null) {
-      api = moduleApi(namespace);
-    } else if (typeof returned === "object" || typeof returned === "function") {
-      api = returned;
-    } else {
-      throw new Error(`\`activate\` returned ${describe(returned)}: expected an object or nothing`);
-    }
-    stage = "onEvent";
-    const onEvent = ownFunction(api, "onEvent");
-    if (onEvent) await onEvent.call(api, activationEvent);
+    namespace = await import(pathToFileURL(job.mainPath).href);
   } catch (error) {
     let message = messageOf(error);
     // Node does not say where a module's syntax error is; `node --check` does.
-    if (stage === "load" && error instanceof SyntaxError) {
-      message += ` (\`node --check ${job.main}\` shows where)`;
+    if (error instanceof SyntaxError) message += ` (\`node --check ${job.extension.main}\` shows where)`;
+    throw new Stage("load", message);
+  }
+  const activate = findActivate(namespace);
+  if (activate === undefined) {
+    throw new Stage(
+      "activate",
+      `Extension ${job.extension.name} does not export activate; export activate(context) or a default export of that function.`,
+    );
+  }
+  const ctx = {
+    extension: { ...job.extension },
+    host,
+    log: makeLog(),
+    settings: makeSettings(),
+    secrets: makeSecrets(),
+  };
+  if (event !== undefined) ctx.activationEvent = event;
+  let returned;
+  try {
+    returned = await activate(ctx);
+  } catch (error) {
+    throw new Stage("activate", messageOf(error));
+  }
+  const fromActivate = resolveApi(returned);
+  if (fromActivate !== undefined) {
+    notes.push(...ignoredMembers(returned, "the object `activate` returned"));
+    return fromActivate;
+  }
+  if (returned !== undefined && returned !== null) {
+    notes.push(
+      `\`activate\` returned ${describe(returned)} with none of ${KNOWN.map((n) => `\`${n}\``).join(", ")}: Spirit uses the module's own exports instead`,
+    );
+  }
+  const fromModule = resolveApi(namespace);
+  notes.push(...ignoredMembers(namespace, "the module export"));
+  if (isRecord(namespace.default)) {
+    const unused = KNOWN.filter((name) => name in namespace.default && !(name in namespace));
+    if (unused.length > 0) {
+      notes.push(
+        `the members ${unused.map((n) => `\`${n}\``).join(", ")} of the default export object are never used by Spirit: return them from \`activate\`, or export them by name`,
+      );
     }
-    return { failure: { stage, message } };
+  }
+  return fromModule;
+}
+
+async function run(job) {
+  const notes = [];
+  const host = makeHost(job);
+  const event = job.event ? { type: job.event } : undefined;
+  let api;
+  try {
+    api = await activateExtension(job, host, event, notes);
+    // The app's event dispatch: the activated extension's `onEvent` gets the event.
+    if (event !== undefined && api?.onEvent) {
+      try {
+        await api.onEvent(event);
+      } catch (error) {
+        throw new Stage("onEvent", messageOf(error));
+      }
+    }
+  } catch (error) {
+    const stage = error instanceof Stage ? error.stage : "activate";
+    return { failure: { stage, message: messageOf(error) }, notes };
   }
 
-  const report = {};
+  const report = { notes };
   try {
-    report.outcome = job.call.kind === "tool" ? await callTool(api, job.call, ctx) : await systemPrompt(api);
+    report.outcome = job.call.kind === "tool" ? await callTool(api, job, host) : await systemPrompt(api, notes);
   } catch (error) {
     report.failure = { stage: job.call.kind === "tool" ? "tool" : "systemPrompt", message: messageOf(error) };
-  }
-  try {
-    const dispose = ownFunction(api, "dispose");
-    if (dispose) await dispose.call(api);
-  } catch (error) {
-    report.disposeError = messageOf(error);
   }
   return report;
 }
 
-async function callTool(api, call, ctx) {
-  const handlerCtx = {
-    extension: ctx.extension,
-    host: ctx.host,
+async function callTool(api, job, host) {
+  const call = job.call;
+  if (api === undefined) {
+    throw new Error(`The extension did not return a callable instance: ${job.extension.name}`);
+  }
+  const toolCtx = {
+    extension: { ...job.extension },
+    host,
     toolName: call.toolName,
     arguments: call.arguments,
-    log: ctx.log,
-    settings: ctx.settings,
-    secrets: ctx.secrets,
+    log: makeLog(),
+    settings: makeSettings(),
+    secrets: makeSecrets(),
   };
-  if ("toolCallId" in call) handlerCtx.toolCallId = call.toolCallId;
-  if ("questionsResult" in call) handlerCtx.questionsResult = call.questionsResult;
+  if (call.toolCallId) toolCtx.toolCallId = call.toolCallId;
+  if (call.questionsResult !== undefined) toolCtx.questionsResult = call.questionsResult;
 
+  // Called as plain functions: `this` is undefined inside, as in Spirit.
   let value;
-  const invokeTool = ownFunction(api, "invokeTool");
-  const tool = ownFunction(api.tools, call.toolName);
-  if (invokeTool) {
-    value = await invokeTool.call(api, handlerCtx);
-  } else if (tool) {
-    value = await tool.call(api.tools, handlerCtx);
+  const invokeTool = api.invokeTool;
+  const handler = api.tools?.[call.toolName];
+  if (typeof invokeTool === "function") {
+    value = await invokeTool(toolCtx);
+  } else if (typeof handler === "function") {
+    value = await handler(toolCtx);
   } else {
-    throw new Error(
-      `the extension has no \`invokeTool\` and no \`tools[${JSON.stringify(call.toolName)}]\` function`,
-    );
+    throw new Error(`The extension does not export a tool handler: ${call.toolName}`);
   }
-  if (value === undefined) return { kind: "undefined" };
-  if (typeof value === "string") return { kind: "string", text: value };
-  let text;
-  try {
-    text = JSON.stringify(value, null, 2);
-  } catch (error) {
-    throw new Error(`the result cannot be converted with JSON.stringify: ${messageOf(error)}`);
-  }
-  // A function or a symbol: JSON.stringify gives `undefined`, printed as nothing.
-  if (text === undefined) return { kind: "undefined", unserializable: describe(value) };
-  return { kind: "json", text };
+  if (typeof value === "string") return { kind: "string", text: value, returned: "a string" };
+  if (value === undefined) return { kind: "string", text: "", returned: "undefined" };
+  // A BigInt (or a throwing toJSON) makes JSON.stringify throw: the call fails.
+  const text = JSON.stringify(value, null, 2);
+  // A function or a symbol: JSON.stringify gives `undefined`, no text at all.
+  if (text === undefined) return { kind: "undefined", returned: describe(value) };
+  return { kind: "json", text, returned: describe(value) };
 }
 
-async function systemPrompt(api) {
-  const getSystemPrompt = ownFunction(api, "getSystemPrompt");
-  let value;
-  let source;
-  if (getSystemPrompt) {
-    value = await getSystemPrompt.call(api);
-    source = "getSystemPrompt";
-  } else {
-    value = api.systemPrompt;
-    source = "systemPrompt";
+async function systemPrompt(api, notes) {
+  if (api === undefined) return { kind: "none" };
+  if (typeof api.getSystemPrompt === "function") {
+    // A method call on the API object Spirit keeps.
+    const value = await api.getSystemPrompt();
+    if (value !== undefined && value !== null && typeof value !== "string") {
+      throw new Error(`\`getSystemPrompt\` gave ${describe(value)}: expected a string`);
+    }
+    const text = value?.trim();
+    if (!text && api.systemPrompt) {
+      notes.push(
+        "`getSystemPrompt` gave no prompt, so Spirit does not use `systemPrompt`, although it is set: `getSystemPrompt` always wins",
+      );
+    }
+    return text ? { kind: "string", text, source: "getSystemPrompt" } : { kind: "none", source: "getSystemPrompt" };
   }
-  if (value === undefined || value === null) return { kind: "none", source };
-  if (typeof value !== "string") {
-    throw new Error(`\`${source}\` gave ${describe(value)}: expected a string`);
-  }
-  return { kind: "string", text: value, source };
+  const text = api.systemPrompt?.trim();
+  return text ? { kind: "string", text, source: "systemPrompt" } : { kind: "none" };
 }
 
 jobReceived.then(run).then(finish, (error) => {

@@ -1,5 +1,6 @@
-//! Runs one call of a Spirit extension in Node.js, as Spirit would: a tool
-//! (`curupira spirit run-tool`) or the system prompt (`curupira spirit system-prompt`).
+//! Runs one call of a Spirit extension in Node.js, as the Spirit app's extension host
+//! does: a tool (`curupira spirit run-tool`) or the system prompt (`curupira spirit
+//! system-prompt`).
 //!
 //! **This is a test harness, not a sandbox**: the extension's code runs with the
 //! user's rights, in the package folder, with the user's environment.
@@ -9,9 +10,18 @@
 //! A small ES module, the *loader* (`loader.mjs`, shipped inside the binary), is
 //! written to a private temporary folder and run with `node` from `PATH` (version
 //! [`node::MIN_MAJOR`] or later). It imports the package's `main` by file URL,
-//! finds `activate` in any of the forms the Spirit docs list, builds `ctx` exactly as
-//! their tables say, calls `activate`, `onEvent` (with the activation event), the
-//! tool or `getSystemPrompt` / `systemPrompt`, then `dispose`, and reports back.
+//! finds `activate` (`export function activate`, a default export of that function,
+//! or `export default { activate }`), calls it with a `ctx` as the app builds it
+//! (`extension.name` the display name, `main` the manifest's string, no
+//! `activationEvent` for a tool call), keeps as the API what `activate` returned when
+//! it has a known member of the right type, else the module's named exports, and
+//! calls the tool (`invokeTool`, else `tools[name]`, without `this`) or collects the
+//! system prompt (`getSystemPrompt()`, else `systemPrompt`, trimmed). Neither
+//! `onEvent` nor `dispose` is called, except that an [`Invocation::event`] is first
+//! delivered as the app's event dispatch delivers one: the activation gets it as
+//! `ctx.activationEvent`, then `onEvent(event)` runs. What the app silently ignores
+//! (members of the wrong type, the members of a default export object) comes back as
+//! [`Outcome::notes`].
 //!
 //! # The channel
 //!
@@ -27,16 +37,19 @@
 //! On the channel the host sends the job first (`{"type": "job", …}`); the loader
 //! sends `{"type": "request", "id", "method", "params"}` for every settings, secrets
 //! and message-box operation, answered by `{"type": "response", "id", "result"}` (no
-//! `result`: `undefined`) or `{"type": "response", "id", "error": "…"}` (the promise
+//! `result`: `undefined`; `entries`, `[key, value]` pairs, instead: an object with its
+//! members in that order) or `{"type": "response", "id", "error": "…"}` (the promise
 //! rejects with that message); `{"type": "log", "message"}` for `ctx.log`; and
-//! finally one `{"type": "done", "outcome"?, "failure"?, "disposeError"?}`.
+//! finally one `{"type": "done", "outcome"?, "failure"?, "notes"?}`.
 //!
 //! **The rules stay in Rust**: every settings and secrets operation is decided here by
-//! `spirit_manifest::runtime` (declared keys only, types, select options, `null`
-//! clears only a setting that is not required, `setAll` all-or-nothing), and a
+//! `spirit_manifest::runtime` (writes to declared keys only, types, select options,
+//! `null` clears unless the setting is required without a default, `setAll`
+//! all-or-nothing, no secret storage on the CLI host), and a
 //! change is written to the `--settings` / `--secrets` file before it is
-//! acknowledged. A secret's value travels only on the channel: it is never logged,
-//! printed or put in an error.
+//! acknowledged. The extension sees the app's own words when an operation is refused;
+//! the harness prints its fuller sentence on the progress stream. A secret's value
+//! travels only on the channel: it is never logged, printed or put in an error.
 //!
 //! # Limits
 //!
@@ -60,9 +73,12 @@ use std::time::{Duration, Instant};
 use curupira_client::{ProcessGuard, describe_status};
 use serde::Serialize;
 use serde_json::{Value, json};
+use spirit_manifest::codes;
 use spirit_manifest::{ActivationEvent, Host, PackageJson};
 
 pub use stores::{StoreError, Stores};
+
+use spirit_manifest::runtime::SecretStorage;
 
 /// The loader module, written to a temporary file for each run.
 pub const LOADER: &str = include_str!("loader.mjs");
@@ -94,7 +110,8 @@ pub enum Call {
     SystemPrompt,
 }
 
-/// One run: which package, for which host and event, what to call, within what time.
+/// One run: which package, for which host, after which event, what to call, within
+/// what time.
 #[derive(Debug, Clone)]
 pub struct Invocation<'a> {
     /// The package (already checked).
@@ -103,8 +120,10 @@ pub struct Invocation<'a> {
     pub dir: &'a Path,
     /// `cli` (`ctx.host` is `{}`) or `desktop` (`ctx.host.showMessageBox`).
     pub host: Host,
-    /// `ctx.activationEvent.type`.
-    pub event: ActivationEvent,
+    /// An event to deliver first, as the app's event dispatch does (activation with
+    /// `ctx.activationEvent`, then `onEvent`); `None` for a plain call, which the app
+    /// makes with no activation event and no `onEvent`.
+    pub event: Option<ActivationEvent>,
     /// The call.
     pub call: Call,
     /// The whole run's limit.
@@ -116,21 +135,25 @@ pub struct Invocation<'a> {
 /// What a call produced.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Produced {
-    /// The tool returned `undefined` (printed as nothing). `unserializable` names the
-    /// value when it was something `JSON.stringify` turns into `undefined` (a
-    /// function).
-    Undefined {
-        /// `a function`, `a symbol`, when that is what was returned.
-        unserializable: Option<String>,
+    /// The text the model receives for a string (as it is) or `undefined` (`""`).
+    Text {
+        /// The text.
+        text: String,
+        /// What the tool returned: `a string` or `undefined`.
+        returned: String,
     },
-    /// A string, printed as it is.
-    Text(String),
     /// Anything else: `JSON.stringify(value, null, 2)` and the value it denotes.
     Json {
         /// The text Node made.
         text: String,
         /// The same, parsed (for `outputSchema`).
         value: Value,
+    },
+    /// No text at all: what the tool returned (a function, a symbol) is something
+    /// `JSON.stringify` turns into `undefined`.
+    NoText {
+        /// `a function`, `a symbol`.
+        returned: String,
     },
     /// The system prompt, and where it came from (`getSystemPrompt`, `systemPrompt`).
     Prompt {
@@ -147,7 +170,7 @@ pub enum Produced {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Failure {
     /// The extension threw or rejected: `stage` is `load`, `activate`, `onEvent`,
-    /// `tool`, `systemPrompt` or `uncaught`.
+    /// `tool`, `systemPrompt`, `uncaught` or `harness`.
     #[error("{}", threw(stage, message))]
     Threw {
         /// Where.
@@ -203,6 +226,16 @@ pub struct SecretChange {
     pub action: &'static str,
 }
 
+/// Something the app would do silently that may hide an author's mistake: a
+/// diagnostic code of `spirit_manifest::codes` and one sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunNote {
+    /// The diagnostic code.
+    pub code: &'static str,
+    /// What happened.
+    pub message: String,
+}
+
 /// Everything a run produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -214,8 +247,8 @@ pub struct Outcome {
     pub settings_changes: Vec<SettingChange>,
     /// What `ctx.secrets` changed.
     pub secret_changes: Vec<SecretChange>,
-    /// `dispose()` threw this.
-    pub dispose_error: Option<String>,
+    /// What the app would have ignored or let pass silently, in the order seen.
+    pub notes: Vec<RunNote>,
     /// Node's version.
     pub node_version: String,
 }
@@ -248,7 +281,7 @@ pub enum RunError {
         found: String,
     },
     /// The package has no `main`.
-    #[error("`{package}` has no `main`: Spirit would have no module to activate")]
+    #[error("The extension does not declare main and cannot execute: {package}")]
     NoMain {
         /// The package name.
         package: String,
@@ -346,6 +379,7 @@ fn run_checked(
         logs: Vec::new(),
         settings_changes: Vec::new(),
         secret_changes: Vec::new(),
+        notes: Vec::new(),
     };
     let job = job_line(invocation, &dir, &main_path, main);
     let deadline = started.checked_add(invocation.timeout);
@@ -381,24 +415,28 @@ fn run_checked(
         logs,
         settings_changes,
         secret_changes,
+        mut notes,
         ..
     } = session;
-    let (result, dispose_error) = match done {
-        Ok(report) => report,
-        Err(Failure::Exited { .. }) => (
-            Err(Failure::Exited {
-                status: status.map_or_else(|| "ended".to_owned(), describe_status),
-            }),
-            None,
-        ),
-        Err(failure) => (Err(failure), None),
+    let result = match done {
+        Ok((result, loader_notes)) => {
+            notes.extend(loader_notes.into_iter().map(|message| RunNote {
+                code: codes::IGNORED_EXPORT,
+                message,
+            }));
+            result
+        }
+        Err(Failure::Exited { .. }) => Err(Failure::Exited {
+            status: status.map_or_else(|| "ended".to_owned(), describe_status),
+        }),
+        Err(failure) => Err(failure),
     };
     Ok(Outcome {
         result,
         logs,
         settings_changes,
         secret_changes,
-        dispose_error,
+        notes,
         node_version,
     })
 }
@@ -428,15 +466,14 @@ fn job_line(invocation: &Invocation<'_>, dir: &Path, main_path: &Path, main: &st
         "type": "job",
         "extension": {
             "id": package.name,
-            "name": package.name,
+            "name": package.spirit_extension.display_name,
             "version": package.version,
             "directoryPath": path_text(dir),
             "manifestPath": path_text(&dir.join(spirit_manifest::PACKAGE_JSON)),
-            "main": path_text(main_path),
+            "main": main,
         },
         "host": invocation.host.as_str(),
-        "event": invocation.event.as_str(),
-        "main": main,
+        "event": invocation.event.map(|event| event.as_str()),
         "mainPath": path_text(main_path),
         "call": call,
     })
@@ -477,10 +514,27 @@ struct Session<'r, 'i> {
     logs: Vec<String>,
     settings_changes: Vec<SettingChange>,
     secret_changes: Vec<SecretChange>,
+    notes: Vec<RunNote>,
 }
 
-/// The `done` report: the result and `dispose`'s error.
-type Report = (Result<Produced, Failure>, Option<String>);
+/// What an operation resolves to.
+enum Answer {
+    /// `undefined`.
+    Undefined,
+    /// A JSON value.
+    Value(Value),
+    /// An object whose members come in this order.
+    Ordered(Vec<(String, Value)>),
+}
+
+impl From<&str> for Answer {
+    fn from(text: &str) -> Self {
+        Self::Value(Value::from(text))
+    }
+}
+
+/// The `done` report: the result and the loader's notes.
+type Report = (Result<Produced, Failure>, Vec<String>);
 
 #[cfg(unix)]
 impl Session<'_, '_> {
@@ -564,14 +618,38 @@ impl Session<'_, '_> {
             .unwrap_or_default();
         let params = message.get("params").cloned().unwrap_or(Value::Null);
         match self.apply(method, &params) {
-            Ok(Some(result)) => json!({"type": "response", "id": id, "result": result}),
-            Ok(None) => json!({"type": "response", "id": id}),
+            Ok(Answer::Value(result)) => json!({"type": "response", "id": id, "result": result}),
+            Ok(Answer::Ordered(pairs)) => {
+                let entries: Vec<Value> = pairs
+                    .into_iter()
+                    .map(|(key, value)| json!([key, value]))
+                    .collect();
+                json!({"type": "response", "id": id, "entries": entries})
+            }
+            Ok(Answer::Undefined) => json!({"type": "response", "id": id}),
             Err(error) => json!({"type": "response", "id": id, "error": error}),
         }
     }
 
-    /// Applies one operation; `Ok(None)` answers `undefined`.
-    fn apply(&mut self, method: &str, params: &Value) -> Result<Option<Value>, String> {
+    /// Prints a refusal's fuller sentence on the progress stream and gives the words
+    /// the extension sees.
+    fn refuse(&mut self, operation: &str, ours: &str, theirs: String) -> String {
+        let _ = writeln!(
+            self.progress,
+            "[{}] note: {operation} refused: {ours}",
+            self.invocation.package.name
+        );
+        theirs
+    }
+
+    fn note(&mut self, code: &'static str, message: String) {
+        if !self.notes.iter().any(|n| n.code == code && n.message == message) {
+            self.notes.push(RunNote { code, message });
+        }
+    }
+
+    /// Applies one operation.
+    fn apply(&mut self, method: &str, params: &Value) -> Result<Answer, String> {
         let key = || -> Result<&str, String> {
             match params.get("key") {
                 Some(Value::String(key)) => Ok(key),
@@ -586,13 +664,32 @@ impl Session<'_, '_> {
                 format!("{method} takes a value (a JSON value; `null` clears), found undefined")
             })
         };
+        let extension = self.invocation.package.name.clone();
         match method {
-            "settings.get" => self
-                .stores
-                .settings
-                .get(key()?)
-                .map_err(|error| error.to_string()),
-            "settings.getAll" => Ok(Some(Value::Object(self.stores.settings.get_all()))),
+            "settings.get" | "settings.getAll" => {
+                let read = if method == "settings.get" {
+                    let key = key()?.to_owned();
+                    if !self.stores.settings.declares(&key) {
+                        self.note(
+                            codes::UNDECLARED_SETTING,
+                            format!(
+                                "`ctx.settings.get(\"{}\")` read a setting that `settingsSchema` does not declare: Spirit gives undefined, not an error",
+                                key.escape_debug()
+                            ),
+                        );
+                    }
+                    self.stores
+                        .settings
+                        .get(&key)
+                        .map(|value| value.map_or(Answer::Undefined, Answer::Value))
+                } else {
+                    self.stores.settings.get_all_in_order().map(Answer::Ordered)
+                };
+                read.map_err(|error| {
+                    let theirs = error.spirit_message();
+                    self.refuse(&format!("ctx.{method}"), &error.to_string(), theirs)
+                })
+            }
             "settings.set" | "settings.setAll" => {
                 let changes = if method == "settings.set" {
                     let mut changes = serde_json::Map::new();
@@ -610,13 +707,19 @@ impl Session<'_, '_> {
                     }
                 };
                 let mut next = self.stores.settings.clone();
-                next.set_all(changes.clone()).map_err(|errors| {
-                    errors
+                if let Err(errors) = next.set_all(changes.clone()) {
+                    let ours = errors
                         .iter()
                         .map(ToString::to_string)
                         .collect::<Vec<_>>()
-                        .join("; ")
-                })?;
+                        .join("; ");
+                    // Spirit stops at the first problem.
+                    let theirs = errors
+                        .first()
+                        .map(|error| error.spirit_message())
+                        .unwrap_or_default();
+                    return Err(self.refuse(&format!("ctx.{method}"), &ours, theirs));
+                }
                 self.stores
                     .commit_settings(next)
                     .map_err(|error| error.to_string())?;
@@ -625,35 +728,73 @@ impl Session<'_, '_> {
                         .into_iter()
                         .map(|(key, value)| SettingChange { key, value }),
                 );
-                Ok(None)
+                if method == "settings.set" {
+                    return Ok(Answer::Undefined);
+                }
+                // `setAll` resolves to what `getAll` now gives (after the write).
+                match self.stores.settings.get_all_in_order() {
+                    Ok(values) => Ok(Answer::Ordered(values)),
+                    Err(error) => {
+                        let theirs = error.spirit_message();
+                        Err(self.refuse("ctx.settings.setAll", &error.to_string(), theirs))
+                    }
+                }
             }
-            "secrets.get" => self
-                .stores
-                .secrets
-                .get(key()?)
-                .map(|value| value.map(Value::from))
-                .map_err(|error| error.to_string()),
-            "secrets.has" => self
-                .stores
-                .secrets
-                .has(key()?)
-                .map(|has| Some(Value::Bool(has)))
-                .map_err(|error| error.to_string()),
+            "secrets.get" | "secrets.has" => {
+                let key = key()?.to_owned();
+                let read = if method == "secrets.get" {
+                    self.stores
+                        .secrets
+                        .get(&key)
+                        .map(|value| value.map_or(Answer::Undefined, Answer::from))
+                } else {
+                    self.stores
+                        .secrets
+                        .has(&key)
+                        .map(|has| Answer::Value(Value::Bool(has)))
+                };
+                read.map_err(|error| {
+                    let theirs = error.spirit_message(&extension);
+                    self.refuse(&format!("ctx.{method}"), &error.to_string(), theirs)
+                })
+            }
             "secrets.set" | "secrets.delete" => {
                 let key = key()?.to_owned();
                 let mut next = self.stores.secrets.clone();
-                let action = if method == "secrets.set" {
-                    next.set(&key, &value()?).map_err(|e| e.to_string())?;
-                    "set"
+                let done = if method == "secrets.set" {
+                    next.set(&key, &value()?).map(|()| Some("set"))
                 } else {
-                    next.delete(&key).map_err(|e| e.to_string())?;
-                    "delete"
+                    next.delete(&key)
+                        .map(|_| (next.storage() != SecretStorage::None).then_some("delete"))
                 };
-                self.stores
-                    .commit_secrets(next)
-                    .map_err(|error| error.to_string())?;
-                self.secret_changes.push(SecretChange { key, action });
-                Ok(None)
+                let action = match done {
+                    Ok(action) => action,
+                    Err(error) => {
+                        let theirs = error.spirit_message(&extension);
+                        return Err(self.refuse(
+                            &format!("ctx.{method}"),
+                            &error.to_string(),
+                            theirs,
+                        ));
+                    }
+                };
+                if let Some(action) = action {
+                    let newly_trimmed = next.trimmed().iter().any(|k| k == &key)
+                        && !self.stores.secrets.trimmed().iter().any(|k| k == &key);
+                    if newly_trimmed {
+                        self.note(
+                            codes::SECRET_STORAGE,
+                            format!(
+                                "`ctx.secrets.set(\"{key}\", …)` gave a value with spaces around it: the desktop keyring keeps it trimmed"
+                            ),
+                        );
+                    }
+                    self.stores
+                        .commit_secrets(next)
+                        .map_err(|error| error.to_string())?;
+                    self.secret_changes.push(SecretChange { key, action });
+                }
+                Ok(Answer::Undefined)
             }
             "host.showMessageBox" if self.invocation.host == Host::Desktop => {
                 let options = params.get("options").cloned().unwrap_or(Value::Null);
@@ -666,7 +807,7 @@ impl Session<'_, '_> {
                 let box_text =
                     message_box::describe(&self.invocation.package.name, &options, &response);
                 let _ = self.progress.write_all(box_text.as_bytes());
-                Ok(Some(json!({ "response": response })))
+                Ok(Answer::Value(json!({ "response": response })))
             }
             other => Err(format!(
                 "the {} host has no operation `{}`",
@@ -679,10 +820,17 @@ impl Session<'_, '_> {
 
 /// Reads the `done` message.
 fn done(message: &Value) -> Report {
-    let dispose_error = message
-        .get("disposeError")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let notes = message
+        .get("notes")
+        .and_then(Value::as_array)
+        .map(|notes| {
+            notes
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
     if let Some(failure) = message.get("failure") {
         let text = |key: &str| {
             failure
@@ -696,27 +844,17 @@ fn done(message: &Value) -> Report {
                 stage: text("stage"),
                 message: text("message"),
             }),
-            dispose_error,
+            notes,
         );
     }
     let outcome = message.get("outcome").cloned().unwrap_or(Value::Null);
-    let text = outcome
-        .get("text")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let produced = match (outcome.get("kind").and_then(Value::as_str), text) {
-        (Some("undefined"), _) => Ok(Produced::Undefined {
-            unserializable: outcome
-                .get("unserializable")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        }),
-        (Some("string"), Some(text)) => match outcome.get("source").and_then(Value::as_str) {
-            Some(source) => Ok(Produced::Prompt {
-                text,
-                source: source.to_owned(),
-            }),
-            None => Ok(Produced::Text(text)),
+    let field = |key: &str| outcome.get(key).and_then(Value::as_str).map(str::to_owned);
+    let returned = field("returned").unwrap_or_default();
+    let produced = match (outcome.get("kind").and_then(Value::as_str), field("text")) {
+        (Some("undefined"), _) => Ok(Produced::NoText { returned }),
+        (Some("string"), Some(text)) => match field("source") {
+            Some(source) => Ok(Produced::Prompt { text, source }),
+            None => Ok(Produced::Text { text, returned }),
         },
         (Some("json"), Some(text)) => match serde_json::from_str(&text) {
             Ok(value) => Ok(Produced::Json { text, value }),
@@ -729,7 +867,7 @@ fn done(message: &Value) -> Report {
             "node reported an outcome of no known kind".to_owned(),
         )),
     };
-    (produced, dispose_error)
+    (produced, notes)
 }
 
 /// The package folder of an installed extension: `<data_dir>/extensions/<host>/<id>`.

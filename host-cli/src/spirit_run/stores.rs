@@ -1,13 +1,17 @@
 //! The settings and secrets a run reads from `--settings` / `--secrets` and writes
-//! back: `spirit_manifest::runtime`'s stores, each tied to its file.
+//! back: `spirit_manifest::runtime`'s stores, each tied to its file. The settings file
+//! is the app's stored values (`extension-state/ext-….json`): a JSON object, read as
+//! it is, its values checked only when the extension reads them. The secrets file
+//! stands for the desktop keyring (values trimmed); the CLI host has no secret
+//! storage, so no secrets file is read for it.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use spirit_manifest::PackageJson;
 use spirit_manifest::files::MAX_JSON_BYTES;
-use spirit_manifest::runtime::{SecretStore, SettingsStore};
+use spirit_manifest::runtime::{SecretStorage, SecretStore, SettingsStore};
+use spirit_manifest::{Host, PackageJson};
 
 /// Why the settings or secrets file cannot be used. No message carries a secret's
 /// value.
@@ -37,13 +41,11 @@ pub enum StoreError {
         /// What is wrong.
         problem: String,
     },
-    /// The values break the extension's declarations.
-    #[error("`{}` breaks the extension's `{member}`: {}", path.display(), problems.join("; "))]
+    /// The secrets break the extension's `secretSlots`.
+    #[error("`{}` breaks the extension's `secretSlots`: {}", path.display(), problems.join("; "))]
     Rules {
         /// The file.
         path: PathBuf,
-        /// `settingsSchema` or `secretSlots`.
-        member: &'static str,
         /// One sentence per problem.
         problems: Vec<String>,
     },
@@ -69,10 +71,13 @@ pub struct Stores {
 }
 
 impl Stores {
-    /// The package's stores, filled from the files when given (else empty, changes
-    /// kept in memory only). Every value is checked by the package's declarations.
+    /// The package's stores for `host`, filled from the files when given (else
+    /// empty, changes kept in memory only). The settings are kept as stored; the
+    /// secrets must be strings of declared slots. For [`Host::Cli`] the secrets file
+    /// is neither read nor written: that host has no secret storage.
     pub fn load(
         package: &PackageJson,
+        host: Host,
         settings_file: Option<&Path>,
         secrets_file: Option<&Path>,
     ) -> Result<Self, StoreError> {
@@ -81,25 +86,19 @@ impl Stores {
             Some(path) => read_object(path, "a JSON object of setting values")?,
             None => serde_json::Map::new(),
         };
-        let settings =
-            SettingsStore::new(&extension.settings_schema, settings_values).map_err(|errors| {
-                StoreError::Rules {
-                    path: settings_file.map(Path::to_owned).unwrap_or_default(),
-                    member: "settingsSchema",
-                    problems: errors.iter().map(ToString::to_string).collect(),
-                }
-            })?;
+        let settings = SettingsStore::new(&extension.settings_schema, settings_values);
+        let (storage, secrets_file) = match host {
+            Host::Cli => (SecretStorage::None, None),
+            Host::Desktop => (SecretStorage::Keyring, secrets_file),
+        };
         let secret_values = match secrets_file {
             Some(path) => read_object(path, "a JSON object of secret strings")?,
             None => serde_json::Map::new(),
         };
-        let secrets =
-            SecretStore::new(&extension.secret_slots, secret_values).map_err(|errors| {
-                StoreError::Rules {
-                    path: secrets_file.map(Path::to_owned).unwrap_or_default(),
-                    member: "secretSlots",
-                    problems: errors.iter().map(ToString::to_string).collect(),
-                }
+        let secrets = SecretStore::new(&extension.secret_slots, secret_values, storage)
+            .map_err(|errors| StoreError::Rules {
+                path: secrets_file.map(Path::to_owned).unwrap_or_default(),
+                problems: errors.iter().map(ToString::to_string).collect(),
             })?;
         Ok(Self {
             settings,
