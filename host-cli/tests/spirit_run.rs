@@ -1,6 +1,8 @@
 //! `curupira spirit run-tool` and `spirit system-prompt`: real Spirit packages run in
 //! real Node.js (`examples/spirit-extension` and the packages of
-//! `tests/spirit_run_fixtures/`), with their output, exit code and files checked.
+//! `tests/spirit_run_fixtures/`), with their output, exit code and files checked
+//! against what the Spirit app's extension host does (`spirit_app_calls.rs` replays
+//! the app's own recorded calls).
 //!
 //! Every test that runs an extension needs `node` on PATH: without it, it says that it
 //! skipped and passes, except under CI (`CI` set), where it fails.
@@ -66,6 +68,17 @@ fn assert_exit(output: &Output, code: i32) {
     );
 }
 
+/// The first diagnostic of `report` with `code`.
+#[track_caller]
+fn diagnostic<'r>(report: &'r Value, code: &str) -> &'r Value {
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {report}"))
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
@@ -92,6 +105,8 @@ fn the_example_looks_up_an_item_with_its_setting_and_secret() {
             settings.to_str().unwrap(),
             "--secrets",
             secrets.to_str().unwrap(),
+            "--host",
+            "desktop",
         ],
     );
     assert_exit(&output, 0);
@@ -99,39 +114,135 @@ fn the_example_looks_up_an_item_with_its_setting_and_secret() {
         stdout(&output),
         "{\n  \"id\": \"7\",\n  \"region\": \"eu\",\n  \"hasToken\": true\n}\n"
     );
-    // `dispose` ran and logged, prefixed with the extension id; the secret never shows.
+    // A tool call does not dispose the extension (its `dispose` would log).
     let err = stderr(&output);
-    assert!(
-        err.contains("[@example/spirit-extension] example-extension disposed"),
-        "{err}"
-    );
+    assert!(!err.contains("example-extension disposed"), "{err}");
     assert!(!err.contains("tok-123") && !stdout(&output).contains("tok-123"));
 }
 
 #[test]
-fn the_example_without_the_secret_has_no_token() {
-    if !node_or_skip("the_example_without_the_secret_has_no_token") {
+fn the_cli_host_has_no_secret_storage() {
+    if !node_or_skip("the_cli_host_has_no_secret_storage") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let settings = write(dir.path(), "settings.json", "{\"region\": \"eu\"}\n");
+    let secrets = write(dir.path(), "secrets.json", "{\"api_token\": \"tok-123\"}\n");
+    // The secrets file is not read on cli: the token is not there.
     let output = run_tool(
         &example(),
         "lookup_item",
         &[
             "--arguments",
             r#"{"id":"7"}"#,
-            "--settings",
-            settings.to_str().unwrap(),
+            "--secrets",
+            secrets.to_str().unwrap(),
+            "--format",
+            "json",
         ],
     );
     assert_exit(&output, 0);
-    let result: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let result: Value = serde_json::from_str(report["result"].as_str().unwrap()).unwrap();
     assert_eq!(
         result,
-        json!({"id": "7", "region": "eu", "hasToken": false})
+        json!({"id": "7", "region": "us", "hasToken": false})
     );
-    assert!(stderr(&output).contains("required secret `api_token` has no value"));
+    let warning = diagnostic(&report, "spirit/secret-storage");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("is not read: the Spirit CLI host has no secret storage"),
+        "{warning}"
+    );
+    // Without a file, the package's secret slots get the same warning (human: stderr).
+    let output = run_tool(&example(), "lookup_item", &["--arguments", r#"{"id":"7"}"#]);
+    assert_exit(&output, 0);
+    assert!(
+        stderr(&output).contains("declares secret slots, but the Spirit CLI host has no secret storage"),
+        "{}",
+        stderr(&output)
+    );
+    // `set` fails in the app's words, `get` gives undefined, `delete` does nothing.
+    let output = run_tool(
+        &fixture("accessors"),
+        "ops",
+        &[
+            "--arguments",
+            r#"{"ops": [["secrets.set", "api_token", "x"], ["secrets.get", "api_token"], ["secrets.has", "api_token"], ["secrets.delete", "api_token"], ["secrets.get", "nope"]]}"#,
+            "--format",
+            "json",
+        ],
+    );
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let ops: Value = serde_json::from_str(report["result"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        ops,
+        json!([
+            ["secrets.set", "THROW The current host does not implement extension secret storage: accessors"],
+            ["secrets.get", "<undefined>"],
+            ["secrets.has", false],
+            ["secrets.delete", "<undefined>"],
+            ["secrets.get", "THROW The extension does not declare the secret slot: nope"]
+        ])
+    );
+    assert_eq!(report["secret_changes"], json!([]));
+}
+
+#[test]
+fn the_desktop_keyring_keeps_secrets_trimmed() {
+    if !node_or_skip("the_desktop_keyring_keeps_secrets_trimmed") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = write(dir.path(), "secrets.json", "{\"api_token\": \"  stored  \"}\n");
+    let output = run_tool(
+        &fixture("accessors"),
+        "ops",
+        &[
+            "--arguments",
+            r#"{"ops": [["secrets.get", "api_token"], ["secrets.set", "api_token", "\tnew-value \n"], ["secrets.get", "api_token"], ["secrets.set", "api_token", "   "], ["secrets.has", "api_token"]]}"#,
+            "--secrets",
+            secrets.to_str().unwrap(),
+            "--host",
+            "desktop",
+            "--format",
+            "json",
+        ],
+    );
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let ops: Value = serde_json::from_str(report["result"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        ops,
+        json!([
+            ["secrets.get", "stored"],
+            ["secrets.set", "<undefined>"],
+            ["secrets.get", "new-value"],
+            ["secrets.set", "<undefined>"],
+            ["secrets.has", false]
+        ])
+    );
+    // What the keyring holds: the trimmed value, a blank one as no value.
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&secrets).unwrap()).unwrap();
+    assert_eq!(written, json!({"api_token": ""}));
+    let messages: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "spirit/secret-storage")
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages.iter().any(|m| m.contains("the stored value of the secret `api_token` has spaces around it")),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("the desktop keyring keeps it trimmed")),
+        "{messages:?}"
+    );
+    assert!(!stdout(&output).contains("new-value\\n"));
 }
 
 #[test]
@@ -272,6 +383,43 @@ fn results_are_printed_by_the_seed_rule() {
 }
 
 #[test]
+fn result_text_follows_the_app_for_every_kind_of_value() {
+    if !node_or_skip("result_text_follows_the_app_for_every_kind_of_value") {
+        return;
+    }
+    let json_run = |tool: &str| -> (Output, Value) {
+        let output = run_tool(&fixture("harness"), tool, &["--format", "json"]);
+        let report = serde_json::from_str(&stdout(&output)).unwrap();
+        (output, report)
+    };
+    // `undefined` is the empty text, `null` the text "null".
+    for (tool, text, returned) in [
+        ("nothing", "", "undefined"),
+        ("nul", "null", "null"),
+        ("text", "plain text, no newline", "a string"),
+    ] {
+        let (output, report) = json_run(tool);
+        assert_exit(&output, 0);
+        assert_eq!(report["result"], text, "{tool}");
+        assert_eq!(report["result_type"], "string", "{tool}");
+        assert_eq!(report["returned"], returned, "{tool}");
+    }
+    // A function: JSON.stringify gives undefined, so there is no text at all.
+    let (output, report) = json_run("function_result");
+    assert_exit(&output, 0);
+    assert_eq!(report["result"], Value::Null);
+    assert_eq!(report["result_type"], "undefined");
+    assert!(stderr(&output).contains("Spirit passes no text at all"));
+    // A BigInt makes JSON.stringify throw: the call fails with its message.
+    let (output, report) = json_run("bigint");
+    assert_exit(&output, 1);
+    assert_eq!(
+        report["error"],
+        "tool `bigint` failed: Do not know how to serialize a BigInt"
+    );
+}
+
+#[test]
 fn a_throwing_or_rejecting_tool_fails_with_its_message() {
     if !node_or_skip("a_throwing_or_rejecting_tool_fails_with_its_message") {
         return;
@@ -325,7 +473,7 @@ fn json_format_has_the_result_the_logs_and_the_changes() {
     assert_exit(&output, 0);
     let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(report["tool"], "set_ok");
-    assert_eq!(report["result_type"], "json");
+    assert_eq!(report["result_type"], "string");
     assert_eq!(report["value"], json!({"region": "eu", "limit": 7}));
     assert_eq!(
         report["settings_changes"],
@@ -339,6 +487,7 @@ fn json_format_has_the_result_the_logs_and_the_changes() {
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(written, json!({"region": "eu", "limit": 7}));
+    assert_eq!(report["settings_after"], written);
 
     let output = run_tool(&fixture("harness"), "noisy", &["--format", "json"]);
     let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
@@ -392,15 +541,16 @@ fn the_handler_context_is_the_seed_table() {
         ])
     );
     let dir = std::fs::canonicalize(&harness).unwrap();
+    // `name` is the display name, `main` the manifest's string.
     assert_eq!(
         context["extension"],
         json!({
             "id": "harness-fixture",
-            "name": "harness-fixture",
+            "name": "Harness fixture",
             "version": "1.0.0",
             "directoryPath": dir.to_str().unwrap(),
             "manifestPath": dir.join("package.json").to_str().unwrap(),
-            "main": dir.join("index.mjs").to_str().unwrap(),
+            "main": "index.mjs",
         })
     );
     assert_eq!(context["toolName"], "context");
@@ -408,36 +558,167 @@ fn the_handler_context_is_the_seed_table() {
     assert_eq!(context["toolCallId"], "call-7");
     assert_eq!(context["questionsResult"], json!({"answer": "yes"}));
     assert_eq!(context["hostKeys"], json!([]));
-    assert_eq!(context["sameLog"], true);
+    // The handler's `log` is its own function, as in the app.
+    assert_eq!(context["sameLog"], false);
     assert_eq!(context["cwd"], dir.to_str().unwrap());
 }
 
 #[test]
-fn on_event_receives_the_activation_event_and_unlisted_events_are_refused() {
-    if !node_or_skip("on_event_receives_the_activation_event_and_unlisted_events_are_refused") {
+fn a_tool_call_activates_without_an_event_and_calls_neither_on_event_nor_dispose() {
+    if !node_or_skip(
+        "a_tool_call_activates_without_an_event_and_calls_neither_on_event_nor_dispose",
+    ) {
         return;
     }
-    let harness = fixture("harness");
-    let output = run_tool(&harness, "event", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("lifecycle");
+    let marker_env = [("SPIRIT_TEST_MARKER", marker.to_str().unwrap())];
+    let events = fixture("events");
+    let package = events.to_str().unwrap();
+    // `activationEvents` lists only `onUserMessage`; the tool call activates anyway.
+    let output = curupira(&["spirit", "run-tool", package, "state"], &marker_env);
     assert_exit(&output, 0);
-    let events: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let state: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(
-        events,
-        json!({"activation": {"type": "onStartup"}, "onEvent": {"type": "onStartup"}})
+        state["activation"]["keys"],
+        json!(["extension", "host", "log", "secrets", "settings"])
     );
-    let output = run_tool(&harness, "event", &["--event", "onToolCall"]);
-    let events: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    assert_eq!(events["onEvent"], json!({"type": "onToolCall"}));
+    assert_eq!(state["activation"]["event"], Value::Null);
+    assert_eq!(state["events"], json!([]));
+    assert_eq!(state["thisInTool"], "undefined");
+    // The manifest says `./index.mjs`; the app's reader drops the `./`.
+    assert_eq!(state["activation"]["extension"]["main"], "index.mjs");
+    assert_eq!(state["activation"]["extension"]["name"], "Events fixture");
+    assert!(!marker.exists(), "onEvent or dispose ran");
 
-    let output = run_tool(&harness, "event", &["--event", "onUserMessage"]);
-    assert_exit(&output, 2);
-    assert!(
-        stderr(&output).contains(
-            "Spirit would not activate `harness-fixture` for `onUserMessage`: its `activationEvents` lists only `onStartup`, `onToolCall`"
-        ),
-        "{}",
-        stderr(&output)
+    // `invokeTool` is called without `this` too.
+    let output = curupira(
+        &["spirit", "run-tool", package, "via_invoke"],
+        &[("SPIRIT_TEST_INVOKE", "1")],
     );
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "invokeTool for via_invoke, this undefined\n");
+}
+
+#[test]
+fn event_delivers_a_listed_event_first_as_the_app_dispatch_does() {
+    if !node_or_skip("event_delivers_a_listed_event_first_as_the_app_dispatch_does") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("lifecycle");
+    let marker_env = [("SPIRIT_TEST_MARKER", marker.to_str().unwrap())];
+    let events = fixture("events");
+    let package = events.to_str().unwrap();
+    let output = curupira(
+        &["spirit", "run-tool", package, "state", "--event", "onUserMessage"],
+        &marker_env,
+    );
+    assert_exit(&output, 0);
+    let state: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(state["activation"]["event"], json!({"type": "onUserMessage"}));
+    assert_eq!(state["events"], json!(["onUserMessage"]));
+    // onEvent ran once, dispose never.
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap(),
+        "onEvent onUserMessage\n"
+    );
+
+    // An event the package does not list is skipped by the dispatch: a warning, and
+    // the call is made without it.
+    let output = curupira(
+        &[
+            "spirit", "run-tool", package, "state", "--event", "onStartup", "--format", "json",
+        ],
+        &[],
+    );
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let state: Value = serde_json::from_str(report["result"].as_str().unwrap()).unwrap();
+    assert_eq!(state["activation"]["event"], Value::Null);
+    assert_eq!(state["events"], json!([]));
+    let warning = diagnostic(&report, "spirit/event-not-delivered");
+    assert_eq!(warning["path"], "/spiritExtension/activationEvents");
+    assert!(
+        warning["message"].as_str().unwrap().contains(
+            "would not deliver `onStartup` to `events-fixture`: its `activationEvents` lists only `onUserMessage`"
+        ),
+        "{warning}"
+    );
+
+    // A name that is no event at all is a usage error.
+    let output = curupira(
+        &["spirit", "run-tool", package, "state", "--event", "onUserMesage"],
+        &[],
+    );
+    assert_exit(&output, 2);
+    assert!(stderr(&output).contains("did you mean `onUserMessage`?"));
+}
+
+#[test]
+fn the_api_is_what_activate_returns_else_the_module_exports_never_a_default_object() {
+    if !node_or_skip(
+        "the_api_is_what_activate_returns_else_the_module_exports_never_a_default_object",
+    ) {
+        return;
+    }
+    // `activate` returned nothing usable: the module's named exports serve, with a
+    // warning for each member that was ignored.
+    let output = run_tool(&fixture("fallback"), "which", &["--format", "json"]);
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["result"], "the module's tools.which");
+    let ignored: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "spirit/ignored-export")
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        ignored.iter().any(|m| m.contains("`the object `activate` returned.tools.which` is a string, not a function")),
+        "{ignored:?}"
+    );
+    assert!(
+        ignored.iter().any(|m| m.contains("Spirit uses the module's own exports instead")),
+        "{ignored:?}"
+    );
+    let output = curupira(
+        &["spirit", "system-prompt", fixture("fallback").to_str().unwrap()],
+        &[],
+    );
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "The module's prompt.\n");
+
+    // `export default { activate, tools }`: `activate` runs, its members never serve.
+    let output = run_tool(&fixture("default-object-members"), "which", &["--format", "json"]);
+    assert_exit(&output, 1);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        report["error"],
+        "tool `which` failed: The extension did not return a callable instance: Default object members"
+    );
+    let warning = diagnostic(&report, "spirit/ignored-export");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("the members `tools`, `systemPrompt` of the default export object are never used by Spirit"),
+        "{warning}"
+    );
+    let output = curupira(
+        &[
+            "spirit",
+            "system-prompt",
+            fixture("default-object-members").to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["system_prompt"], Value::Null);
 }
 
 #[test]
@@ -497,29 +778,113 @@ fn settings_writes_that_break_the_schema_reject_and_leave_the_file() {
     if !node_or_skip("settings_writes_that_break_the_schema_reject_and_leave_the_file") {
         return;
     }
+    // The extension sees the app's words; our fuller sentence goes to stderr.
     let settings = "{ \"region\": \"eu\", \"limit\": 2 }\n";
     assert_eq!(
         rejected_change("set_wrong_type", settings),
-        "rejected: setting `limit` has type `number`: expected a number, found a string"
+        "rejected: Extension setting limit must be a number."
     );
     assert_eq!(
         rejected_change("set_not_option", settings),
-        "rejected: setting `region` has no option \"asia\": expected one of \"us\", \"eu\""
-    );
-    assert_eq!(
-        rejected_change("set_required_null", settings),
-        "rejected: setting `region` is required and cannot be cleared: expected a string naming one of its options, found null"
+        "rejected: Extension setting region has an invalid value: asia"
     );
     // `setAll` is all-or-nothing: the good `label` is not written either.
     assert_eq!(
         rejected_change("set_all_partial", settings),
-        "rejected: setting `limit` has type `number`: expected a number, found a string"
+        "rejected: Extension setting limit must be a number."
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "settings.json", settings);
+    let output = run_tool(
+        &fixture("harness"),
+        "set_wrong_type",
+        &["--settings", path.to_str().unwrap()],
+    );
+    assert!(
+        stderr(&output).contains(
+            "note: ctx.settings.set refused: setting `limit` has type `number`: expected a number, found a string"
+        ),
+        "{}",
+        stderr(&output)
     );
 }
 
 #[test]
-fn settings_reads_fill_defaults_and_refuse_undeclared_keys() {
-    if !node_or_skip("settings_reads_fill_defaults_and_refuse_undeclared_keys") {
+fn settings_accessors_follow_the_app() {
+    if !node_or_skip("settings_accessors_follow_the_app") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let settings = write(dir.path(), "settings.json", "{\"endpoint\": \"https://a.example\", \"other\": 1}\n");
+    let output = run_tool(
+        &fixture("accessors"),
+        "ops",
+        &[
+            "--arguments",
+            r#"{"ops": [
+                ["get", "undeclared"],
+                ["set", "undeclared", 1],
+                ["set", "endpoint", "  "],
+                ["set", "endpoint", null],
+                ["set", "region", "eu"],
+                ["set", "region", null],
+                ["set", "note", ""],
+                ["set", "note", null],
+                ["setAll", {"limit": 3, "region": "mars"}],
+                ["setAll", {"limit": 3, "region": "eu"}],
+                ["getAll"]
+            ]}"#,
+            "--settings",
+            settings.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let ops: Value = serde_json::from_str(report["result"].as_str().unwrap()).unwrap();
+    let all = json!({"region": "eu", "endpoint": "https://a.example", "limit": 3, "note": "none"});
+    assert_eq!(
+        ops,
+        json!([
+            ["get", "<undefined>"],
+            ["set", "THROW The extension does not declare the setting: undeclared"],
+            ["set", "THROW Extension setting endpoint must not be empty."],
+            ["set", "THROW Extension setting endpoint is required and cannot be cleared."],
+            ["set", "<undefined>"],
+            // Required, but with a default: it can be cleared.
+            ["set", "<undefined>"],
+            // Not required: an empty string is a value.
+            ["set", "<undefined>"],
+            ["set", "<undefined>"],
+            ["setAll", "THROW Extension setting region has an invalid value: mars"],
+            // `setAll` resolves to the values as `getAll` gives them.
+            ["setAll", all],
+            ["getAll", all]
+        ])
+    );
+    // `getAll`'s members follow `settingsSchema`.
+    let text = report["result"].as_str().unwrap();
+    let order: Vec<usize> = ["\"region\"", "\"endpoint\"", "\"limit\"", "\"note\""]
+        .iter()
+        .map(|key| text.rfind(key).unwrap())
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+    // What is stored: the values written, undeclared entries kept as they were.
+    let expected = json!({"endpoint": "https://a.example", "other": 1, "limit": 3, "region": "eu"});
+    assert_eq!(report["settings_after"], expected);
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(written, expected);
+    let warning = diagnostic(&report, "spirit/undeclared-setting");
+    assert!(
+        warning["message"].as_str().unwrap().contains("`ctx.settings.get(\"undeclared\")`"),
+        "{warning}"
+    );
+}
+
+#[test]
+fn the_harness_reads_and_clears_settings_as_the_app_does() {
+    if !node_or_skip("the_harness_reads_and_clears_settings_as_the_app_does") {
         return;
     }
     let output = run_tool(&fixture("harness"), "settings_read", &[]);
@@ -527,12 +892,65 @@ fn settings_reads_fill_defaults_and_refuse_undeclared_keys() {
     let read: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(
         read,
-        json!({
-            "region": "us",
-            "all": {"region": "us"},
-            "undeclared": "rejected: setting `regoin` is not declared in `settingsSchema`: did you mean `region`?"
-        })
+        json!({"region": "us", "all": {"region": "us"}, "undeclared": "accepted"})
     );
+    // `region` is required but has a default: `null` clears it.
+    let dir = tempfile::tempdir().unwrap();
+    let settings = write(dir.path(), "settings.json", "{\"region\": \"eu\", \"limit\": 2}\n");
+    let output = run_tool(
+        &fixture("harness"),
+        "set_required_null",
+        &["--settings", settings.to_str().unwrap()],
+    );
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "accepted\n");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(written, json!({"limit": 2}));
+}
+
+#[test]
+fn stored_settings_are_read_as_the_app_reads_them() {
+    if !node_or_skip("stored_settings_are_read_as_the_app_reads_them") {
+        return;
+    }
+    let ops = r#"{"ops": [["get", "note"], ["get", "endpoint"], ["getAll"], ["set", "limit", 1], ["setAll", {"limit": 2}]]}"#;
+    // Nothing stored: the required `endpoint` reads as undefined, and the run goes on.
+    let output = run_tool(&fixture("accessors"), "ops", &["--arguments", ops, "--format", "json"]);
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let result: Value = serde_json::from_str(report["result"].as_str().unwrap()).unwrap();
+    assert_eq!(result[0], json!(["get", "none"]));
+    assert_eq!(result[1], json!(["get", "<undefined>"]));
+    assert_eq!(result[2], json!(["getAll", {"region": "us", "note": "none"}]));
+    let warning = diagnostic(&report, "spirit/stored-settings");
+    assert_eq!(warning["path"], "/spiritExtension/settingsSchema/1");
+    assert!(
+        warning["message"].as_str().unwrap().contains("setting `endpoint` is required but has no value and no `defaultValue`"),
+        "{warning}"
+    );
+
+    // A stored value that breaks its setting: every read fails, writes still happen.
+    let dir = tempfile::tempdir().unwrap();
+    let settings = write(dir.path(), "settings.json", "{\"region\": \"mars\", \"endpoint\": \"e\"}\n");
+    let output = run_tool(
+        &fixture("accessors"),
+        "ops",
+        &["--arguments", ops, "--settings", settings.to_str().unwrap(), "--format", "json"],
+    );
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let result: Value = serde_json::from_str(report["result"].as_str().unwrap()).unwrap();
+    let broken = "THROW Extension setting region has an invalid value: mars";
+    assert_eq!(
+        result,
+        json!([["get", broken], ["get", broken], ["getAll", broken], ["set", "<undefined>"], ["setAll", broken]])
+    );
+    assert_eq!(
+        report["settings_after"],
+        json!({"region": "mars", "endpoint": "e", "limit": 2})
+    );
+    let warning = diagnostic(&report, "spirit/stored-settings");
+    assert_eq!(warning["path"], "/spiritExtension/settingsSchema/0");
 }
 
 #[test]
@@ -544,7 +962,7 @@ fn secrets_reach_only_declared_slots_and_never_print() {
     assert_exit(&output, 0);
     assert_eq!(
         stdout(&output),
-        "rejected: secret `password` is not declared in `secretSlots`: expected one of `api_token`\n"
+        "rejected: The extension does not declare the secret slot: password\n"
     );
 
     let dir = tempfile::tempdir().unwrap();
@@ -552,7 +970,14 @@ fn secrets_reach_only_declared_slots_and_never_print() {
     let output = run_tool(
         &fixture("harness"),
         "secret_roundtrip",
-        &["--secrets", secrets.to_str().unwrap(), "--format", "json"],
+        &[
+            "--secrets",
+            secrets.to_str().unwrap(),
+            "--host",
+            "desktop",
+            "--format",
+            "json",
+        ],
     );
     assert_exit(&output, 0);
     let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
@@ -572,11 +997,24 @@ fn secrets_reach_only_declared_slots_and_never_print() {
     assert!(!stdout(&output).contains("new-secret-value"));
     assert!(!stderr(&output).contains("new-secret-value"));
     assert_eq!(std::fs::read_to_string(&secrets).unwrap(), "{}\n");
+
+    // On cli the same tool fails: there is no secret storage to set.
+    let output = run_tool(&fixture("harness"), "secret_roundtrip", &[]);
+    assert_exit(&output, 1);
+    assert!(
+        stderr(&output).contains(
+            "error: tool `secret_roundtrip` failed: The current host does not implement extension secret storage: harness-fixture"
+        ),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
-fn a_settings_file_that_breaks_the_schema_is_refused_before_node_runs() {
-    // No node needed: the file is refused first.
+fn a_settings_file_that_breaks_the_schema_is_run_with_a_warning() {
+    if !node_or_skip("a_settings_file_that_breaks_the_schema_is_run_with_a_warning") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let settings = write(dir.path(), "settings.json", "{\"region\": \"mars\"}");
     let output = run_tool(
@@ -584,14 +1022,19 @@ fn a_settings_file_that_breaks_the_schema_is_refused_before_node_runs() {
         "text",
         &["--settings", settings.to_str().unwrap()],
     );
-    assert_exit(&output, 2);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "plain text, no newline\n");
     assert!(
-        stderr(&output).contains(
-            "breaks the extension's `settingsSchema`: setting `region` has no option \"mars\""
-        ),
+        stderr(&output).contains("warning[spirit/stored-settings]: the stored settings: setting `region` has no option \"mars\""),
         "{}",
         stderr(&output)
     );
+}
+
+#[test]
+fn a_secrets_file_that_breaks_the_slots_is_refused_before_node_runs() {
+    // No node needed: the file is refused first.
+    let dir = tempfile::tempdir().unwrap();
     let secrets = write(
         dir.path(),
         "secrets.json",
@@ -600,93 +1043,99 @@ fn a_settings_file_that_breaks_the_schema_is_refused_before_node_runs() {
     let output = run_tool(
         &fixture("harness"),
         "text",
-        &["--secrets", secrets.to_str().unwrap()],
+        &["--secrets", secrets.to_str().unwrap(), "--host", "desktop"],
     );
     assert_exit(&output, 2);
     assert!(stderr(&output).contains("secret `api_token` takes a string: found a number"));
     assert!(!stderr(&output).contains("hidden"));
+    let output = run_tool(
+        &fixture("harness"),
+        "text",
+        &["--settings", dir.path().join("missing.json").to_str().unwrap()],
+    );
+    assert_exit(&output, 2);
+    assert!(stderr(&output).contains("could not read"));
 }
 
 // --- schemas ------------------------------------------------------------------------
 
 #[test]
-fn arguments_that_break_the_input_schema_never_reach_the_tool() {
-    // The arguments are checked before Node starts; with node the marker proves the
-    // tool did not run, and that valid arguments do reach it.
+fn arguments_that_break_the_input_schema_still_reach_the_tool() {
+    if !node_or_skip("arguments_that_break_the_input_schema_still_reach_the_tool") {
+        return;
+    }
+    // Spirit does not check the arguments: the mismatch is a warning, the tool runs.
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran");
     let marker_env = [("SPIRIT_TEST_MARKER", marker.to_str().unwrap())];
     let harness = fixture("harness");
-    let args = |arguments: &str| {
-        vec![
-            "spirit".to_owned(),
-            "run-tool".to_owned(),
-            harness.to_str().unwrap().to_owned(),
-            "strict_args".to_owned(),
-            "--arguments".to_owned(),
-            arguments.to_owned(),
-            "--format".to_owned(),
-            "json".to_owned(),
-        ]
-    };
-    let bad = args("{\n  \"n\": \"3\",\n  \"extra\": true\n}");
-    let bad: Vec<&str> = bad.iter().map(String::as_str).collect();
-    let output = curupira(&bad, &marker_env);
-    assert_exit(&output, 1);
+    let output = curupira(
+        &[
+            "spirit",
+            "run-tool",
+            harness.to_str().unwrap(),
+            "strict_args",
+            "--arguments",
+            "{\n  \"n\": \"3\",\n  \"extra\": true\n}",
+            "--format",
+            "json",
+        ],
+        &marker_env,
+    );
+    assert_exit(&output, 0);
     let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    let found: Vec<(&str, &str, u64)> = report["diagnostics"]
+    assert_eq!(report["result"], "n is 3");
+    let found: Vec<(&str, &str, &str, u64)> = report["diagnostics"]
         .as_array()
         .unwrap()
         .iter()
         .map(|d| {
             (
                 d["code"].as_str().unwrap(),
+                d["severity"].as_str().unwrap(),
                 d["path"].as_str().unwrap(),
-                d["line"].as_u64().unwrap(),
+                d["line"].as_u64().unwrap_or(0),
             )
         })
         .collect();
     assert!(
-        found.contains(&("spirit/invalid-arguments", "/n", 2)),
+        found.contains(&("spirit/invalid-arguments", "warning", "/n", 2)),
         "{found:?}"
     );
     assert!(
-        found
-            .iter()
-            .any(|(code, path, line)| *code == "spirit/invalid-arguments"
-                && path.is_empty()
-                && *line == 1),
+        found.iter().any(|(code, _, path, line)| *code == "spirit/invalid-arguments"
+            && path.is_empty()
+            && *line == 1),
         "{found:?}"
     );
-    assert!(!marker.exists(), "the tool ran");
-
-    if !node_or_skip("arguments_that_break_the_input_schema_never_reach_the_tool") {
-        return;
-    }
-    let good = args(r#"{"n": 3}"#);
-    let good: Vec<&str> = good.iter().map(String::as_str).collect();
-    let output = curupira(&good, &marker_env);
-    assert_exit(&output, 0);
-    assert!(marker.exists(), "valid arguments reach the tool");
+    assert!(marker.exists(), "the tool did not run");
 }
 
 #[test]
 fn arguments_from_a_file_are_pointed_into() {
+    if !node_or_skip("arguments_from_a_file_are_pointed_into") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "args.json", "{\"n\": 0}\n");
     let at = format!("@{}", file.display());
     let output = run_tool(&fixture("harness"), "strict_args", &["--arguments", &at]);
-    assert_exit(&output, 1);
-    let report = stdout(&output);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "n is 0\n");
+    let report = stderr(&output);
     assert!(
         report.contains(&format!("--> {}:1:7", file.display())),
         "{report}"
     );
     assert!(
-        report.contains("error[spirit/invalid-arguments]"),
+        report.contains("warning[spirit/invalid-arguments]"),
         "{report}"
     );
-    // Not JSON at all: one sentence, exit 2.
+}
+
+#[test]
+fn arguments_that_are_not_json_are_refused() {
+    // Not JSON at all: one sentence, exit 2, before node is needed.
     let output = run_tool(
         &fixture("harness"),
         "strict_args",
@@ -697,20 +1146,102 @@ fn arguments_from_a_file_are_pointed_into() {
 }
 
 #[test]
-fn a_result_that_breaks_the_output_schema_is_reported() {
-    if !node_or_skip("a_result_that_breaks_the_output_schema_is_reported") {
+fn a_result_that_breaks_the_output_schema_is_reported_and_passed_on() {
+    if !node_or_skip("a_result_that_breaks_the_output_schema_is_reported_and_passed_on") {
         return;
     }
     let output = run_tool(&fixture("harness"), "bad_output", &["--format", "json"]);
-    assert_exit(&output, 1);
+    assert_exit(&output, 0);
     let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    let diagnostic = &report["diagnostics"][0];
-    assert_eq!(diagnostic["code"], "spirit/invalid-result");
+    assert_eq!(report["result"], "{\n  \"count\": \"three\"\n}");
+    let diagnostic = diagnostic(&report, "spirit/invalid-result");
+    assert_eq!(diagnostic["severity"], "warning");
     assert_eq!(diagnostic["path"], "/count");
     assert_eq!(diagnostic["line"], 2);
     let output = run_tool(&fixture("harness"), "good_output", &[]);
     assert_exit(&output, 0);
     assert_eq!(stdout(&output), "{\n  \"count\": 3\n}\n");
+}
+
+// --- system prompts ------------------------------------------------------------------
+
+fn prompt_json(package: &Path, which: &str) -> (Output, Value) {
+    let output = curupira(
+        &["spirit", "system-prompt", package.to_str().unwrap(), "--format", "json"],
+        &[("SPIRIT_TEST_PROMPT", which)],
+    );
+    let report = serde_json::from_str(&stdout(&output))
+        .unwrap_or_else(|_| panic!("{which}: {}", stderr(&output)));
+    (output, report)
+}
+
+#[test]
+fn a_system_prompt_is_trimmed_and_a_blank_one_is_none() {
+    if !node_or_skip("a_system_prompt_is_trimmed_and_a_blank_one_is_none") {
+        return;
+    }
+    let prompt = fixture("prompt");
+    let (output, report) = prompt_json(&prompt, "padded");
+    assert_exit(&output, 0);
+    assert_eq!(report["system_prompt"], "Padded prompt.");
+    assert_eq!(report["source"], "systemPrompt");
+    let (output, report) = prompt_json(&prompt, "blank");
+    assert_exit(&output, 0);
+    assert_eq!(report["system_prompt"], Value::Null);
+    // `getSystemPrompt` wins even when it gives "": no prompt, and a warning.
+    let (output, report) = prompt_json(&prompt, "dynamic-empty");
+    assert_exit(&output, 0);
+    assert_eq!(report["system_prompt"], Value::Null);
+    let warning = diagnostic(&report, "spirit/ignored-export");
+    assert!(
+        warning["message"].as_str().unwrap().contains("`getSystemPrompt` always wins"),
+        "{warning}"
+    );
+}
+
+#[test]
+fn an_error_collecting_the_system_prompt_gives_no_prompt_and_a_warning() {
+    if !node_or_skip("an_error_collecting_the_system_prompt_gives_no_prompt_and_a_warning") {
+        return;
+    }
+    let prompt = fixture("prompt");
+    for (which, words) in [
+        ("throws", "`getSystemPrompt` failed: no prompt today"),
+        ("number", "`getSystemPrompt` gave a number: expected a string"),
+        ("activate-throws", "`activate` failed: activation broke"),
+    ] {
+        let (output, report) = prompt_json(&prompt, which);
+        assert_exit(&output, 0);
+        assert_eq!(report["system_prompt"], Value::Null, "{which}");
+        assert_eq!(report["error"], Value::Null, "{which}");
+        let warning = diagnostic(&report, "spirit/system-prompt-dropped");
+        assert!(
+            warning["message"].as_str().unwrap().contains(words),
+            "{which}: {warning}"
+        );
+    }
+}
+
+#[test]
+fn without_the_capability_the_system_prompt_is_not_collected() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("loaded");
+    let output = curupira(
+        &[
+            "spirit",
+            "system-prompt",
+            fixture("no-prompt-capability").to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        &[("SPIRIT_TEST_MARKER", marker.to_str().unwrap())],
+    );
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["system_prompt"], Value::Null);
+    let warning = diagnostic(&report, "spirit/system-prompt-dropped");
+    assert_eq!(warning["path"], "/spiritExtension/requestedCapabilities");
+    assert!(!marker.exists(), "the module was loaded");
 }
 
 // --- limits and failures -------------------------------------------------------------

@@ -280,8 +280,9 @@ impl SecretStore {
     }
 
     /// `ctx.secrets.set(key, value)`: `value` must be a string; the keyring keeps it
-    /// trimmed. Fails on a host with no secret storage.
-    pub fn set(&mut self, key: &str, value: &Value) -> Result<(), SecretError> {
+    /// trimmed (`Ok(true)` when that removed something). Fails on a host with no
+    /// secret storage.
+    pub fn set(&mut self, key: &str, value: &Value) -> Result<bool, SecretError> {
         check_secret_key(&self.slots, key)?;
         if self.storage == SecretStorage::None {
             return Err(SecretError::NoStorage {
@@ -290,7 +291,7 @@ impl SecretStore {
         }
         let text = checked_value(&self.slots, key, value)?;
         self.keep(key, text);
-        Ok(())
+        Ok(text.trim().len() != text.len())
     }
 
     /// `ctx.secrets.delete(key)`: whether a value was stored.

@@ -914,14 +914,23 @@ fn run_tool(args: &RunToolArgs) -> anyhow::Result<ExitCode> {
         Ok(Produced::Text { text, returned }) => {
             (Some(text.clone()), "string", None, Some(returned.clone()))
         }
-        Ok(Produced::Json { text, value }) => {
+        Ok(Produced::Json {
+            text,
+            value,
+            returned,
+        }) => {
             // Spirit does not check the result either.
             let report = spirit_run::checks::check_result(tool, text, value, "<result>");
             if format_is_human(options) && report.warnings() > 0 {
                 eprint!("{}", report.render_human(false));
             }
             diagnostics.extend(report.diagnostics().iter().cloned());
-            (Some(text.clone()), "string", Some(value.clone()), None)
+            (
+                Some(text.clone()),
+                "string",
+                Some(value.clone()),
+                Some(returned.clone()),
+            )
         }
         Ok(Produced::NoText { returned }) => {
             eprintln!(
@@ -1055,7 +1064,14 @@ fn system_prompt(args: &SystemPromptArgs) -> anyhow::Result<ExitCode> {
                 &mut warnings,
                 "/main",
                 format!(
-                    "collecting the system prompt failed (at `{stage}`: {message}): Spirit logs the error and adds nothing to the system prompt"
+                    "collecting the system prompt failed: {} {message}; Spirit logs the error and adds nothing to the system prompt",
+                    match stage.as_str() {
+                        "load" => "loading `main` failed:",
+                        "activate" => "`activate` failed:",
+                        "onEvent" => "`onEvent` failed:",
+                        "systemPrompt" => "`getSystemPrompt` failed:",
+                        _ => "the extension failed:",
+                    }
                 ),
             );
             (None, None)

@@ -254,8 +254,9 @@ async function activateExtension(job, host, event, notes) {
     return fromActivate;
   }
   if (returned !== undefined && returned !== null) {
+    notes.push(...ignoredMembers(returned, "the object `activate` returned"));
     notes.push(
-      `\`activate\` returned ${describe(returned)} with none of ${KNOWN.map((n) => `\`${n}\``).join(", ")}: Spirit uses the module's own exports instead`,
+      `\`activate\` returned ${describe(returned)} with no usable member (${KNOWN.map((n) => `\`${n}\``).join(", ")}): Spirit uses the module's own exports instead`,
     );
   }
   const fromModule = resolveApi(namespace);

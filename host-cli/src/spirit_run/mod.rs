@@ -148,6 +148,8 @@ pub enum Produced {
         text: String,
         /// The same, parsed (for `outputSchema`).
         value: Value,
+        /// What the tool returned: `an object`, `null`, `a number`…
+        returned: String,
     },
     /// No text at all: what the tool returned (a function, a symbol) is something
     /// `JSON.stringify` turns into `undefined`.
@@ -470,7 +472,8 @@ fn job_line(invocation: &Invocation<'_>, dir: &Path, main_path: &Path, main: &st
             "version": package.version,
             "directoryPath": path_text(dir),
             "manifestPath": path_text(&dir.join(spirit_manifest::PACKAGE_JSON)),
-            "main": main,
+            // The app's reader drops a leading `./`.
+            "main": main.strip_prefix("./").unwrap_or(main),
         },
         "host": invocation.host.as_str(),
         "event": invocation.event.map(|event| event.as_str()),
@@ -761,8 +764,12 @@ impl Session<'_, '_> {
             "secrets.set" | "secrets.delete" => {
                 let key = key()?.to_owned();
                 let mut next = self.stores.secrets.clone();
+                let mut trimmed = false;
                 let done = if method == "secrets.set" {
-                    next.set(&key, &value()?).map(|()| Some("set"))
+                    next.set(&key, &value()?).map(|was_trimmed| {
+                        trimmed = was_trimmed;
+                        Some("set")
+                    })
                 } else {
                     next.delete(&key)
                         .map(|_| (next.storage() != SecretStorage::None).then_some("delete"))
@@ -779,9 +786,7 @@ impl Session<'_, '_> {
                     }
                 };
                 if let Some(action) = action {
-                    let newly_trimmed = next.trimmed().iter().any(|k| k == &key)
-                        && !self.stores.secrets.trimmed().iter().any(|k| k == &key);
-                    if newly_trimmed {
+                    if trimmed {
                         self.note(
                             codes::SECRET_STORAGE,
                             format!(
@@ -857,7 +862,11 @@ fn done(message: &Value) -> Report {
             None => Ok(Produced::Text { text, returned }),
         },
         (Some("json"), Some(text)) => match serde_json::from_str(&text) {
-            Ok(value) => Ok(Produced::Json { text, value }),
+            Ok(value) => Ok(Produced::Json {
+                text,
+                value,
+                returned,
+            }),
             Err(error) => Err(Failure::Channel(format!(
                 "the result's JSON text does not parse: {error}"
             ))),
