@@ -1,6 +1,7 @@
 //! The run-time settings and secrets rules (SPEC section 3, `settingsSchema` and
-//! `secretSlots`): one test per rule, each overriding one value of a valid fixture,
-//! then properties over generated schemas.
+//! `secretSlots`, as the Spirit app's settings accessors apply them): one test per
+//! rule, each overriding one value of a valid fixture, then properties over generated
+//! schemas.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -90,8 +91,18 @@ fn a_string_setting_takes_only_strings() {
         messages(&errors),
         ["setting `api_url` has type `string`: expected a string, found a number"]
     );
+    // A required string must not be blank; one that is not required may be "".
+    for blank in ["", "  \t"] {
+        assert_eq!(
+            check_update(&schema(), &valid_with("api_url", json!(blank))),
+            Err(vec![SettingError::Blank {
+                key: "api_url".into(),
+                value: blank.into(),
+            }])
+        );
+    }
     assert_eq!(
-        check_update(&schema(), &valid_with("api_url", json!(""))),
+        check_update(&schema(), &valid_with("nickname", json!(""))),
         Ok(())
     );
 }
@@ -165,6 +176,52 @@ fn a_select_value_must_be_one_of_the_options() {
 }
 
 #[test]
+fn a_select_without_options_takes_any_string() {
+    let schema: Vec<SettingDef> = serde_json::from_value(json!([
+        { "key": "mode", "type": "select", "title": "Mode" }
+    ]))
+    .unwrap();
+    assert_eq!(check_update(&schema, &map(json!({"mode": "anything"}))), Ok(()));
+    assert!(check_update(&schema, &map(json!({"mode": 1}))).is_err());
+}
+
+#[test]
+fn the_extension_sees_the_app_s_words() {
+    let messages: Vec<String> = [
+        ("limit", json!("ten")),
+        ("verbose", json!(1)),
+        ("region", json!(2)),
+        ("region", json!("asia")),
+        ("api_url", json!(null)),
+        ("api_url", json!(" ")),
+        ("colour", json!("red")),
+    ]
+    .into_iter()
+    .map(|(key, value)| {
+        let errors = check_update(&schema(), &map(json!({ key: value }))).unwrap_err();
+        errors[0].spirit_message()
+    })
+    .collect();
+    assert_eq!(
+        messages,
+        [
+            "Extension setting limit must be a number.",
+            "Extension setting verbose must be a boolean.",
+            "Extension setting region must be a string.",
+            "Extension setting region has an invalid value: asia",
+            "Extension setting api_url is required and cannot be cleared.",
+            "Extension setting api_url must not be empty.",
+            "The extension does not declare the setting: colour",
+        ]
+    );
+    let error = check_secret_key(&slots(), "nope").unwrap_err();
+    assert_eq!(
+        error.spirit_message(),
+        "The extension does not declare the secret slot: nope"
+    );
+}
+
+#[test]
 fn arrays_and_objects_are_never_setting_values() {
     for key in ["region", "api_url", "limit", "verbose"] {
         let errors = check_update(&schema(), &valid_with(key, json!(["eu"]))).unwrap_err();
@@ -193,21 +250,29 @@ fn arrays_and_objects_are_never_setting_values() {
 }
 
 #[test]
-fn a_required_setting_cannot_be_cleared() {
+fn a_required_setting_without_a_default_cannot_be_cleared() {
     let changes = map(json!({ "api_url": null }));
     let errors = check_update(&schema(), &changes).unwrap_err();
     assert_eq!(
         messages(&errors),
-        ["setting `api_url` is required and cannot be cleared: expected a string, found null"]
+        ["setting `api_url` is required and has no `defaultValue`, so it cannot be cleared: expected a string, found null"]
     );
-    // Not even when it has a default.
-    let errors = check_values(&schema(), &valid_with("region", Value::Null)).unwrap_err();
+    // With a default it can: the default shows again.
+    assert_eq!(check_update(&schema(), &map(json!({ "region": null }))), Ok(()));
+}
+
+#[test]
+fn a_stored_null_is_a_problem_every_read_fails_on() {
+    let stored = valid_with("region", Value::Null);
+    let expected = SettingError::StoredNull {
+        key: "region".into(),
+        expected: SettingType::Select,
+    };
+    assert_eq!(check_values(&schema(), &stored), Err(vec![expected.clone()]));
+    assert_eq!(with_defaults(&schema(), &stored), Err(expected.clone()));
     assert_eq!(
-        errors,
-        [SettingError::RequiredNull {
-            key: "region".into(),
-            expected: SettingType::Select,
-        }]
+        expected.spirit_message(),
+        "Extension setting region must not be empty."
     );
 }
 
@@ -215,10 +280,10 @@ fn a_required_setting_cannot_be_cleared() {
 fn null_clears_a_setting_that_is_not_required() {
     let changes = map(json!({ "limit": null, "nickname": null, "verbose": null }));
     assert_eq!(check_update(&schema(), &changes), Ok(()));
-    let stored = valid_with("limit", Value::Null);
+    // A cleared setting is left out of the stored map, and reads as its default.
+    let stored = valid_without("limit");
     assert_eq!(check_values(&schema(), &stored), Ok(()));
-    // The cleared setting reads as its default.
-    assert_eq!(with_defaults(&schema(), &stored)["limit"], json!(10));
+    assert_eq!(with_defaults(&schema(), &stored).unwrap()["limit"], json!(10));
 }
 
 #[test]
@@ -274,21 +339,12 @@ fn every_problem_is_reported_in_the_order_of_the_changes() {
         "verbose": true
     }));
     let errors = check_update(&schema(), &changes).unwrap_err();
-    let keys: Vec<&str> = errors
-        .iter()
-        .map(|error| match error {
-            SettingError::RequiredNull { key, .. }
-            | SettingError::UnknownKey { key, .. }
-            | SettingError::WrongType { key, .. }
-            | SettingError::NotAnOption { key, .. }
-            | SettingError::Required { key, .. } => key.as_str(),
-        })
-        .collect();
+    let keys: Vec<&str> = errors.iter().map(SettingError::key).collect();
     assert_eq!(keys, ["api_url", "colour", "limit", "region"]);
 }
 
 #[test]
-fn a_required_setting_without_a_default_must_be_stored() {
+fn a_required_setting_without_a_value_or_default_is_reported() {
     let errors = check_values(&schema(), &valid_without("api_url")).unwrap_err();
     assert_eq!(
         errors,
@@ -299,8 +355,11 @@ fn a_required_setting_without_a_default_must_be_stored() {
     );
     assert_eq!(
         messages(&errors),
-        ["setting `api_url` is required but has no value and no `defaultValue`: expected a string"]
+        ["setting `api_url` is required but has no value and no `defaultValue`: Spirit reads it as undefined; expected a string"]
     );
+    // It reads as absent; reading does not fail.
+    let all = with_defaults(&schema(), &valid_without("api_url")).unwrap();
+    assert!(!all.contains_key("api_url"));
     // An update is not a complete map: leaving it out there is fine.
     assert_eq!(check_update(&schema(), &valid_without("api_url")), Ok(()));
 }
@@ -311,19 +370,24 @@ fn a_default_satisfies_a_required_setting() {
 }
 
 #[test]
-fn with_defaults_fills_missing_and_null_settings() {
-    let stored = map(json!({ "api_url": "https://x.example", "limit": null, "nickname": null }));
+fn with_defaults_fills_missing_settings_and_drops_undeclared_ones() {
+    let stored = map(json!({ "api_url": "https://x.example", "colour": "red" }));
     assert_eq!(
-        Value::Object(with_defaults(&schema(), &stored)),
+        Value::Object(with_defaults(&schema(), &stored).unwrap()),
         json!({
             "region": "us",
             "api_url": "https://x.example",
-            "limit": 10,
-            "nickname": null
+            "limit": 10
         })
     );
     // Values written win over defaults.
-    assert_eq!(with_defaults(&schema(), &valid()), valid());
+    assert_eq!(with_defaults(&schema(), &valid()), Ok(valid()));
+    // The first stored value (in schema order) that breaks its setting is the error.
+    let broken = map(json!({ "limit": "x", "region": "asia" }));
+    assert!(matches!(
+        with_defaults(&schema(), &broken),
+        Err(SettingError::NotAnOption { .. })
+    ));
 }
 
 fn slots() -> Vec<SecretSlot> {
@@ -409,7 +473,10 @@ fn defs(gens: &[Gen]) -> Vec<SettingDef> {
 /// A value valid for a setting of type `kind` (with `options`, for a `select`).
 fn valid_value(kind: SettingType, options: &[String]) -> BoxedStrategy<Value> {
     match kind {
-        SettingType::String => any::<String>().prop_map(Value::from).boxed(),
+        // Not blank: a blank string is refused for a required string setting.
+        SettingType::String => "[ a-z]{0,3}[a-z][ a-z]{0,3}"
+            .prop_map(Value::from)
+            .boxed(),
         SettingType::Number => prop_oneof![
             any::<i64>().prop_map(Value::from),
             any::<u64>().prop_map(Value::from),
@@ -509,6 +576,8 @@ proptest! {
         let schema = defs(&gens);
         let mut values = values_of(&gens, &entries, false);
         prop_assert_eq!(check_update(&schema, &values), Ok(()));
+        // Stored, a cleared (`null`) setting is left out.
+        values.retain(|_, value| !value.is_null());
 
         for (i, (g, (value, _, _))) in gens.iter().zip(&entries).enumerate() {
             if g.required {
@@ -540,9 +609,11 @@ proptest! {
             found,
         }];
         prop_assert_eq!(check_update(&schema, &values), Err(expected.clone()));
-        // A complete map may also miss a required setting; the type error comes first.
+        // A stored map may also miss a required setting or hold a `null`; the type
+        // error is among the problems, and it is the one every read fails on when
+        // nothing before it in the schema is broken.
         let errors = check_values(&schema, &values).unwrap_err();
-        prop_assert_eq!(errors.first(), expected.first());
+        prop_assert!(errors.contains(&expected[0]), "{:?}", errors);
     }
 
     #[test]
@@ -553,8 +624,9 @@ proptest! {
         })
     ) {
         let schema = defs(&gens);
-        let values = values_of(&gens, &entries, true);
-        let all = with_defaults(&schema, &values);
+        let mut values = values_of(&gens, &entries, true);
+        values.retain(|_, value| !value.is_null());
+        let all = with_defaults(&schema, &values).unwrap();
         prop_assert_eq!(check_values(&schema, &all), Ok(()));
         for (i, g) in gens.iter().enumerate() {
             if g.default.is_some() {
