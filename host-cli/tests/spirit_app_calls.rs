@@ -65,7 +65,10 @@ fn same_text(ours: &Value, theirs: &Value, compare: Option<&str>) -> bool {
     if compare != Some("json-mask-paths") {
         return ours == theirs;
     }
-    let parse = |v: &Value| v.as_str().and_then(|t| serde_json::from_str::<Value>(t).ok());
+    let parse = |v: &Value| {
+        v.as_str()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+    };
     match (parse(ours), parse(theirs)) {
         (Some(a), Some(b)) => masked(&a) == masked(&b),
         _ => false,
@@ -77,7 +80,9 @@ fn mismatches(call: &Value, work: &Path) -> Vec<String> {
     let case = call["case"].as_str().unwrap();
     let package = call["package"].as_str().unwrap();
     let source = runtime_dir().join(package);
-    let copy = work.join(case).join(Path::new(package).file_name().unwrap());
+    let copy = work
+        .join(case)
+        .join(Path::new(package).file_name().unwrap());
     copy_dir(&source, &copy);
     let real = &call["real"];
     let mut args: Vec<String> = vec!["spirit".into(), call["call"].as_str().unwrap().into()];
@@ -143,7 +148,11 @@ fn mismatches(call: &Value, work: &Path) -> Vec<String> {
             differ("exit", &Value::from(code), &Value::from(0));
         }
         if ours["system_prompt"] != real["system_prompt"] {
-            differ("system_prompt", &ours["system_prompt"], &real["system_prompt"]);
+            differ(
+                "system_prompt",
+                &ours["system_prompt"],
+                &real["system_prompt"],
+            );
         }
     }
     if let Some(after) = real.get("settings_after") {

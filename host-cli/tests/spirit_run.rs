@@ -159,7 +159,8 @@ fn the_cli_host_has_no_secret_storage() {
     let output = run_tool(&example(), "lookup_item", &["--arguments", r#"{"id":"7"}"#]);
     assert_exit(&output, 0);
     assert!(
-        stderr(&output).contains("declares secret slots, but the Spirit CLI host has no secret storage"),
+        stderr(&output)
+            .contains("declares secret slots, but the Spirit CLI host has no secret storage"),
         "{}",
         stderr(&output)
     );
@@ -180,11 +181,17 @@ fn the_cli_host_has_no_secret_storage() {
     assert_eq!(
         ops,
         json!([
-            ["secrets.set", "THROW The current host does not implement extension secret storage: accessors"],
+            [
+                "secrets.set",
+                "THROW The current host does not implement extension secret storage: accessors"
+            ],
             ["secrets.get", "<undefined>"],
             ["secrets.has", false],
             ["secrets.delete", "<undefined>"],
-            ["secrets.get", "THROW The extension does not declare the secret slot: nope"]
+            [
+                "secrets.get",
+                "THROW The extension does not declare the secret slot: nope"
+            ]
         ])
     );
     assert_eq!(report["secret_changes"], json!([]));
@@ -196,7 +203,11 @@ fn the_desktop_keyring_keeps_secrets_trimmed() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let secrets = write(dir.path(), "secrets.json", "{\"api_token\": \"  stored  \"}\n");
+    let secrets = write(
+        dir.path(),
+        "secrets.json",
+        "{\"api_token\": \"  stored  \"}\n",
+    );
     let output = run_tool(
         &fixture("accessors"),
         "ops",
@@ -235,11 +246,15 @@ fn the_desktop_keyring_keeps_secrets_trimmed() {
         .map(|d| d["message"].as_str().unwrap())
         .collect();
     assert!(
-        messages.iter().any(|m| m.contains("the stored value of the secret `api_token` has spaces around it")),
+        messages
+            .iter()
+            .any(|m| m.contains("the stored value of the secret `api_token` has spaces around it")),
         "{messages:?}"
     );
     assert!(
-        messages.iter().any(|m| m.contains("the desktop keyring keeps it trimmed")),
+        messages
+            .iter()
+            .any(|m| m.contains("the desktop keyring keeps it trimmed")),
         "{messages:?}"
     );
     assert!(!stdout(&output).contains("new-value\\n"));
@@ -597,7 +612,10 @@ fn a_tool_call_activates_without_an_event_and_calls_neither_on_event_nor_dispose
         &[("SPIRIT_TEST_INVOKE", "1")],
     );
     assert_exit(&output, 0);
-    assert_eq!(stdout(&output), "invokeTool for via_invoke, this undefined\n");
+    assert_eq!(
+        stdout(&output),
+        "invokeTool for via_invoke, this undefined\n"
+    );
 }
 
 #[test]
@@ -611,12 +629,22 @@ fn event_delivers_a_listed_event_first_as_the_app_dispatch_does() {
     let events = fixture("events");
     let package = events.to_str().unwrap();
     let output = curupira(
-        &["spirit", "run-tool", package, "state", "--event", "onUserMessage"],
+        &[
+            "spirit",
+            "run-tool",
+            package,
+            "state",
+            "--event",
+            "onUserMessage",
+        ],
         &marker_env,
     );
     assert_exit(&output, 0);
     let state: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    assert_eq!(state["activation"]["event"], json!({"type": "onUserMessage"}));
+    assert_eq!(
+        state["activation"]["event"],
+        json!({"type": "onUserMessage"})
+    );
     assert_eq!(state["events"], json!(["onUserMessage"]));
     // onEvent ran once, dispose never.
     assert_eq!(
@@ -628,7 +656,14 @@ fn event_delivers_a_listed_event_first_as_the_app_dispatch_does() {
     // the call is made without it.
     let output = curupira(
         &[
-            "spirit", "run-tool", package, "state", "--event", "onStartup", "--format", "json",
+            "spirit",
+            "run-tool",
+            package,
+            "state",
+            "--event",
+            "onStartup",
+            "--format",
+            "json",
         ],
         &[],
     );
@@ -648,7 +683,14 @@ fn event_delivers_a_listed_event_first_as_the_app_dispatch_does() {
 
     // A name that is no event at all is a usage error.
     let output = curupira(
-        &["spirit", "run-tool", package, "state", "--event", "onUserMesage"],
+        &[
+            "spirit",
+            "run-tool",
+            package,
+            "state",
+            "--event",
+            "onUserMesage",
+        ],
         &[],
     );
     assert_exit(&output, 2);
@@ -676,22 +718,33 @@ fn the_api_is_what_activate_returns_else_the_module_exports_never_a_default_obje
         .map(|d| d["message"].as_str().unwrap())
         .collect();
     assert!(
-        ignored.iter().any(|m| m.contains("`the object `activate` returned.tools.which` is a string, not a function")),
+        ignored.iter().any(|m| m
+            .contains("`the object `activate` returned.tools.which` is a string, not a function")),
         "{ignored:?}"
     );
     assert!(
-        ignored.iter().any(|m| m.contains("Spirit uses the module's own exports instead")),
+        ignored
+            .iter()
+            .any(|m| m.contains("Spirit uses the module's own exports instead")),
         "{ignored:?}"
     );
     let output = curupira(
-        &["spirit", "system-prompt", fixture("fallback").to_str().unwrap()],
+        &[
+            "spirit",
+            "system-prompt",
+            fixture("fallback").to_str().unwrap(),
+        ],
         &[],
     );
     assert_exit(&output, 0);
     assert_eq!(stdout(&output), "The module's prompt.\n");
 
     // `export default { activate, tools }`: `activate` runs, its members never serve.
-    let output = run_tool(&fixture("default-object-members"), "which", &["--format", "json"]);
+    let output = run_tool(
+        &fixture("default-object-members"),
+        "which",
+        &["--format", "json"],
+    );
     assert_exit(&output, 1);
     let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(
@@ -815,7 +868,11 @@ fn settings_accessors_follow_the_app() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let settings = write(dir.path(), "settings.json", "{\"endpoint\": \"https://a.example\", \"other\": 1}\n");
+    let settings = write(
+        dir.path(),
+        "settings.json",
+        "{\"endpoint\": \"https://a.example\", \"other\": 1}\n",
+    );
     let output = run_tool(
         &fixture("accessors"),
         "ops",
@@ -848,16 +905,25 @@ fn settings_accessors_follow_the_app() {
         ops,
         json!([
             ["get", "<undefined>"],
-            ["set", "THROW The extension does not declare the setting: undeclared"],
+            [
+                "set",
+                "THROW The extension does not declare the setting: undeclared"
+            ],
             ["set", "THROW Extension setting endpoint must not be empty."],
-            ["set", "THROW Extension setting endpoint is required and cannot be cleared."],
+            [
+                "set",
+                "THROW Extension setting endpoint is required and cannot be cleared."
+            ],
             ["set", "<undefined>"],
             // Required, but with a default: it can be cleared.
             ["set", "<undefined>"],
             // Not required: an empty string is a value.
             ["set", "<undefined>"],
             ["set", "<undefined>"],
-            ["setAll", "THROW Extension setting region has an invalid value: mars"],
+            [
+                "setAll",
+                "THROW Extension setting region has an invalid value: mars"
+            ],
             // `setAll` resolves to the values as `getAll` gives them.
             ["setAll", all],
             ["getAll", all]
@@ -873,11 +939,15 @@ fn settings_accessors_follow_the_app() {
     // What is stored: the values written, undeclared entries kept as they were.
     let expected = json!({"endpoint": "https://a.example", "other": 1, "limit": 3, "region": "eu"});
     assert_eq!(report["settings_after"], expected);
-    let written: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(written, expected);
     let warning = diagnostic(&report, "spirit/undeclared-setting");
     assert!(
-        warning["message"].as_str().unwrap().contains("`ctx.settings.get(\"undeclared\")`"),
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("`ctx.settings.get(\"undeclared\")`"),
         "{warning}"
     );
 }
@@ -896,7 +966,11 @@ fn the_harness_reads_and_clears_settings_as_the_app_does() {
     );
     // `region` is required but has a default: `null` clears it.
     let dir = tempfile::tempdir().unwrap();
-    let settings = write(dir.path(), "settings.json", "{\"region\": \"eu\", \"limit\": 2}\n");
+    let settings = write(
+        dir.path(),
+        "settings.json",
+        "{\"region\": \"eu\", \"limit\": 2}\n",
+    );
     let output = run_tool(
         &fixture("harness"),
         "set_required_null",
@@ -904,7 +978,8 @@ fn the_harness_reads_and_clears_settings_as_the_app_does() {
     );
     assert_exit(&output, 0);
     assert_eq!(stdout(&output), "accepted\n");
-    let written: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
     assert_eq!(written, json!({"limit": 2}));
 }
 
@@ -915,27 +990,48 @@ fn stored_settings_are_read_as_the_app_reads_them() {
     }
     let ops = r#"{"ops": [["get", "note"], ["get", "endpoint"], ["getAll"], ["set", "limit", 1], ["setAll", {"limit": 2}]]}"#;
     // Nothing stored: the required `endpoint` reads as undefined, and the run goes on.
-    let output = run_tool(&fixture("accessors"), "ops", &["--arguments", ops, "--format", "json"]);
+    let output = run_tool(
+        &fixture("accessors"),
+        "ops",
+        &["--arguments", ops, "--format", "json"],
+    );
     assert_exit(&output, 0);
     let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
     let result: Value = serde_json::from_str(report["result"].as_str().unwrap()).unwrap();
     assert_eq!(result[0], json!(["get", "none"]));
     assert_eq!(result[1], json!(["get", "<undefined>"]));
-    assert_eq!(result[2], json!(["getAll", {"region": "us", "note": "none"}]));
+    assert_eq!(
+        result[2],
+        json!(["getAll", {"region": "us", "note": "none"}])
+    );
     let warning = diagnostic(&report, "spirit/stored-settings");
     assert_eq!(warning["path"], "/spiritExtension/settingsSchema/1");
     assert!(
-        warning["message"].as_str().unwrap().contains("setting `endpoint` is required but has no value and no `defaultValue`"),
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("setting `endpoint` is required but has no value and no `defaultValue`"),
         "{warning}"
     );
 
     // A stored value that breaks its setting: every read fails, writes still happen.
     let dir = tempfile::tempdir().unwrap();
-    let settings = write(dir.path(), "settings.json", "{\"region\": \"mars\", \"endpoint\": \"e\"}\n");
+    let settings = write(
+        dir.path(),
+        "settings.json",
+        "{\"region\": \"mars\", \"endpoint\": \"e\"}\n",
+    );
     let output = run_tool(
         &fixture("accessors"),
         "ops",
-        &["--arguments", ops, "--settings", settings.to_str().unwrap(), "--format", "json"],
+        &[
+            "--arguments",
+            ops,
+            "--settings",
+            settings.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
     );
     assert_exit(&output, 0);
     let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
@@ -943,7 +1039,13 @@ fn stored_settings_are_read_as_the_app_reads_them() {
     let broken = "THROW Extension setting region has an invalid value: mars";
     assert_eq!(
         result,
-        json!([["get", broken], ["get", broken], ["getAll", broken], ["set", "<undefined>"], ["setAll", broken]])
+        json!([
+            ["get", broken],
+            ["get", broken],
+            ["getAll", broken],
+            ["set", "<undefined>"],
+            ["setAll", broken]
+        ])
     );
     assert_eq!(
         report["settings_after"],
@@ -1051,7 +1153,10 @@ fn a_secrets_file_that_breaks_the_slots_is_refused_before_node_runs() {
     let output = run_tool(
         &fixture("harness"),
         "text",
-        &["--settings", dir.path().join("missing.json").to_str().unwrap()],
+        &[
+            "--settings",
+            dir.path().join("missing.json").to_str().unwrap(),
+        ],
     );
     assert_exit(&output, 2);
     assert!(stderr(&output).contains("could not read"));
@@ -1103,9 +1208,11 @@ fn arguments_that_break_the_input_schema_still_reach_the_tool() {
         "{found:?}"
     );
     assert!(
-        found.iter().any(|(code, _, path, line)| *code == "spirit/invalid-arguments"
-            && path.is_empty()
-            && *line == 1),
+        found
+            .iter()
+            .any(|(code, _, path, line)| *code == "spirit/invalid-arguments"
+                && path.is_empty()
+                && *line == 1),
         "{found:?}"
     );
     assert!(marker.exists(), "the tool did not run");
@@ -1167,7 +1274,13 @@ fn a_result_that_breaks_the_output_schema_is_reported_and_passed_on() {
 
 fn prompt_json(package: &Path, which: &str) -> (Output, Value) {
     let output = curupira(
-        &["spirit", "system-prompt", package.to_str().unwrap(), "--format", "json"],
+        &[
+            "spirit",
+            "system-prompt",
+            package.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
         &[("SPIRIT_TEST_PROMPT", which)],
     );
     let report = serde_json::from_str(&stdout(&output))
@@ -1194,7 +1307,10 @@ fn a_system_prompt_is_trimmed_and_a_blank_one_is_none() {
     assert_eq!(report["system_prompt"], Value::Null);
     let warning = diagnostic(&report, "spirit/ignored-export");
     assert!(
-        warning["message"].as_str().unwrap().contains("`getSystemPrompt` always wins"),
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("`getSystemPrompt` always wins"),
         "{warning}"
     );
 }
@@ -1207,7 +1323,10 @@ fn an_error_collecting_the_system_prompt_gives_no_prompt_and_a_warning() {
     let prompt = fixture("prompt");
     for (which, words) in [
         ("throws", "`getSystemPrompt` failed: no prompt today"),
-        ("number", "`getSystemPrompt` gave a number: expected a string"),
+        (
+            "number",
+            "`getSystemPrompt` gave a number: expected a string",
+        ),
         ("activate-throws", "`activate` failed: activation broke"),
     ] {
         let (output, report) = prompt_json(&prompt, which);

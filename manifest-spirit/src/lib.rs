@@ -54,10 +54,12 @@
 //!
 //! [`Options`] add registry-strict mode and the host the package is meant for.
 //!
-//! At run time a host calls [`settings::check_values`] / [`settings::check_update`],
-//! [`settings::with_defaults`], [`settings::check_secret_key`] and [`invocation_name`];
-//! [`runtime`] has the same rules as operations (`ctx.settings`, `ctx.secrets`) and
-//! checks a tool's arguments and result against its schemas.
+//! At run time a host calls [`settings::check_update`], [`settings::with_defaults`],
+//! [`settings::check_values`], [`settings::check_secret_key`] and [`invocation_name`],
+//! which keep the rules of the Spirit app's settings accessors; [`runtime`] has the
+//! same rules as operations (`ctx.settings`, `ctx.secrets` on a host with or without
+//! secret storage) and checks a tool's arguments and result against its schemas (the
+//! app does not, so a host reports, not refuses).
 //!
 //! With the `schema` feature, [`PackageJson`] implements `schemars::JsonSchema`: the schema of
 //! the file for editors (descriptions from these doc comments, every closed set as an

@@ -138,7 +138,9 @@ impl SettingsStore {
     /// What is wrong with the stored values ([`check_values`]): values every read
     /// fails on, `required` settings that read as absent.
     pub fn problems(&self) -> Vec<SettingError> {
-        check_values(&self.schema, &self.values).err().unwrap_or_default()
+        check_values(&self.schema, &self.values)
+            .err()
+            .unwrap_or_default()
     }
 
     /// The stored values (no defaults), what a settings file holds.
@@ -536,9 +538,12 @@ mod tests {
     fn without_storage_nothing_is_kept_and_set_fails() {
         let slots: Vec<SecretSlot> =
             serde_json::from_value(json!([{ "key": "api_token", "title": "API token" }])).unwrap();
-        let mut store =
-            SecretStore::new(&slots, values(json!({"api_token": "x"})), SecretStorage::None)
-                .unwrap();
+        let mut store = SecretStore::new(
+            &slots,
+            values(json!({"api_token": "x"})),
+            SecretStorage::None,
+        )
+        .unwrap();
         assert_eq!(store.get("api_token").unwrap(), None);
         let error = store.set("api_token", &json!("x")).unwrap_err();
         assert_eq!(

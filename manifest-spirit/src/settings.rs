@@ -118,7 +118,10 @@ pub enum SettingError {
         expected: SettingType,
     },
     /// A blank string (empty or only whitespace) for a `required` string setting.
-    #[error("setting `{key}` is required: expected a string that is not blank, found {}", quoted(value))]
+    #[error(
+        "setting `{key}` is required: expected a string that is not blank, found {}",
+        quoted(value)
+    )]
     Blank {
         /// The setting.
         key: String,
@@ -207,7 +210,10 @@ pub struct SecretKeyError {
 impl SecretKeyError {
     /// The message the extension's promise rejects with in the Spirit app.
     pub fn spirit_message(&self) -> String {
-        format!("The extension does not declare the secret slot: {}", self.key)
+        format!(
+            "The extension does not declare the secret slot: {}",
+            self.key
+        )
     }
 }
 

@@ -181,7 +181,10 @@ fn a_select_without_options_takes_any_string() {
         { "key": "mode", "type": "select", "title": "Mode" }
     ]))
     .unwrap();
-    assert_eq!(check_update(&schema, &map(json!({"mode": "anything"}))), Ok(()));
+    assert_eq!(
+        check_update(&schema, &map(json!({"mode": "anything"}))),
+        Ok(())
+    );
     assert!(check_update(&schema, &map(json!({"mode": 1}))).is_err());
 }
 
@@ -255,10 +258,15 @@ fn a_required_setting_without_a_default_cannot_be_cleared() {
     let errors = check_update(&schema(), &changes).unwrap_err();
     assert_eq!(
         messages(&errors),
-        ["setting `api_url` is required and has no `defaultValue`, so it cannot be cleared: expected a string, found null"]
+        [
+            "setting `api_url` is required and has no `defaultValue`, so it cannot be cleared: expected a string, found null"
+        ]
     );
     // With a default it can: the default shows again.
-    assert_eq!(check_update(&schema(), &map(json!({ "region": null }))), Ok(()));
+    assert_eq!(
+        check_update(&schema(), &map(json!({ "region": null }))),
+        Ok(())
+    );
 }
 
 #[test]
@@ -268,7 +276,10 @@ fn a_stored_null_is_a_problem_every_read_fails_on() {
         key: "region".into(),
         expected: SettingType::Select,
     };
-    assert_eq!(check_values(&schema(), &stored), Err(vec![expected.clone()]));
+    assert_eq!(
+        check_values(&schema(), &stored),
+        Err(vec![expected.clone()])
+    );
     assert_eq!(with_defaults(&schema(), &stored), Err(expected.clone()));
     assert_eq!(
         expected.spirit_message(),
@@ -283,7 +294,10 @@ fn null_clears_a_setting_that_is_not_required() {
     // A cleared setting is left out of the stored map, and reads as its default.
     let stored = valid_without("limit");
     assert_eq!(check_values(&schema(), &stored), Ok(()));
-    assert_eq!(with_defaults(&schema(), &stored).unwrap()["limit"], json!(10));
+    assert_eq!(
+        with_defaults(&schema(), &stored).unwrap()["limit"],
+        json!(10)
+    );
 }
 
 #[test]
@@ -355,7 +369,9 @@ fn a_required_setting_without_a_value_or_default_is_reported() {
     );
     assert_eq!(
         messages(&errors),
-        ["setting `api_url` is required but has no value and no `defaultValue`: Spirit reads it as undefined; expected a string"]
+        [
+            "setting `api_url` is required but has no value and no `defaultValue`: Spirit reads it as undefined; expected a string"
+        ]
     );
     // It reads as absent; reading does not fail.
     let all = with_defaults(&schema(), &valid_without("api_url")).unwrap();
@@ -474,9 +490,7 @@ fn defs(gens: &[Gen]) -> Vec<SettingDef> {
 fn valid_value(kind: SettingType, options: &[String]) -> BoxedStrategy<Value> {
     match kind {
         // Not blank: a blank string is refused for a required string setting.
-        SettingType::String => "[ a-z]{0,3}[a-z][ a-z]{0,3}"
-            .prop_map(Value::from)
-            .boxed(),
+        SettingType::String => "[ a-z]{0,3}[a-z][ a-z]{0,3}".prop_map(Value::from).boxed(),
         SettingType::Number => prop_oneof![
             any::<i64>().prop_map(Value::from),
             any::<u64>().prop_map(Value::from),

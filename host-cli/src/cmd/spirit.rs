@@ -20,10 +20,12 @@
 //!   diagnostics being the package's warnings). Exit 1 (with the diagnostics) when the
 //!   package has errors.
 //! - `run-tool PKG TOOL [--arguments JSON|@FILE] …` and `system-prompt PKG …`: run the
-//!   extension's code in Node.js (`curupira_host::spirit_run`) and print what Spirit
-//!   would pass on. Exit 0 done, 1 the package, the arguments or the result break a
-//!   rule or the extension failed (threw, timed out), 2 usage or I/O (no `node`, a
-//!   bad settings file, an unknown tool or event).
+//!   extension's code in Node.js (`curupira_host::spirit_run`) as the Spirit app does
+//!   and print what it would pass on; what the app lets pass silently (schema
+//!   mismatches, ignored exports, stored settings it fails on, secrets the host cannot
+//!   keep) are warnings. Exit 0 done (also: no system prompt, or an error collecting
+//!   it), 1 the package has errors or the tool failed (threw, timed out), 2 usage or
+//!   I/O (no `node`, an unreadable settings file, an unknown tool or event name).
 
 use std::fmt::Write as _;
 use std::io::Read;
@@ -56,9 +58,9 @@ pub enum Command {
     Remove(RemoveArgs),
     /// Show each tool as the model sees it: invocation name, description, input schema.
     Tools(ToolsArgs),
-    /// Run one tool of a package in Node.js, as Spirit would, and print its result.
+    /// Run one tool of a package in Node.js, as the Spirit app does, and print its result.
     RunTool(RunToolArgs),
-    /// Print a package's system prompt (`getSystemPrompt()`, else `systemPrompt`).
+    /// Print what a package adds to the system prompt (`getSystemPrompt()`, else `systemPrompt`, trimmed).
     SystemPrompt(SystemPromptArgs),
 }
 
@@ -191,16 +193,20 @@ pub struct RunOptions {
     /// The Spirit data folder: PKG is then the id of an extension installed there.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    /// A JSON object of setting values: `ctx.settings` reads it, and changes are written back.
+    /// A JSON object of stored setting values: `ctx.settings` reads it, and changes are written back.
     #[arg(long, value_name = "FILE")]
     settings: Option<PathBuf>,
-    /// A JSON object of secret strings: `ctx.secrets` reads it, and changes are written back.
+    /// A JSON object of secret strings, the desktop keyring (trimmed): `ctx.secrets` reads
+    /// it, and changes are written back. Not read for `--host cli`, which has no secret
+    /// storage.
     #[arg(long, value_name = "FILE")]
     secrets: Option<PathBuf>,
     /// The host to run as: `cli` (`ctx.host` is `{}`) or `desktop` (`showMessageBox`).
     #[arg(long, value_enum, default_value = "cli")]
     host: HostArg,
-    /// The activation event (`ctx.activationEvent.type`); default `onStartup`.
+    /// Deliver this event first, as Spirit's event dispatch does (activation with
+    /// `ctx.activationEvent`, then `onEvent`), when `activationEvents` lists it. A call
+    /// without it has no activation event.
     #[arg(long, value_name = "TYPE")]
     event: Option<String>,
     /// The button `showMessageBox` resolves to (default: its `defaultId`, else 0).
@@ -210,10 +216,11 @@ pub struct RunOptions {
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
     /// `human`: what Spirit would pass on (the tool's result, or the system prompt),
-    /// followed by one newline (none when it is empty), with the extension's logs on
-    /// stderr; `json`: one object, `{"package", "tool", "result",
-    /// "result_type"` or `"system_prompt", "source"`, `"logs", "settings_changes",
-    /// "secret_changes", "error", "diagnostics", …}`.
+    /// followed by one newline (none when it is empty), with the extension's logs and
+    /// the warnings on stderr; `json`: one object, `{"package", "tool", "result",
+    /// "result_type", "returned"` or `"system_prompt", "source"`, `"logs",
+    /// "settings_changes", "settings_after", "secret_changes", "error",
+    /// "diagnostics", …}`.
     #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
 }
@@ -668,7 +675,10 @@ fn load_stores(
             .iter()
             .position(|def| def.key == problem.key())
             .unwrap_or_default();
-        let consequence = if matches!(problem, spirit_manifest::settings::SettingError::Required { .. }) {
+        let consequence = if matches!(
+            problem,
+            spirit_manifest::settings::SettingError::Required { .. }
+        ) {
             "Spirit does not stop the call for it".to_owned()
         } else {
             format!(

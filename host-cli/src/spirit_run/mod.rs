@@ -646,7 +646,11 @@ impl Session<'_, '_> {
     }
 
     fn note(&mut self, code: &'static str, message: String) {
-        if !self.notes.iter().any(|n| n.code == code && n.message == message) {
+        if !self
+            .notes
+            .iter()
+            .any(|n| n.code == code && n.message == message)
+        {
             self.notes.push(RunNote { code, message });
         }
     }

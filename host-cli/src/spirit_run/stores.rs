@@ -95,11 +95,12 @@ impl Stores {
             Some(path) => read_object(path, "a JSON object of secret strings")?,
             None => serde_json::Map::new(),
         };
-        let secrets = SecretStore::new(&extension.secret_slots, secret_values, storage)
-            .map_err(|errors| StoreError::Rules {
+        let secrets = SecretStore::new(&extension.secret_slots, secret_values, storage).map_err(
+            |errors| StoreError::Rules {
                 path: secrets_file.map(Path::to_owned).unwrap_or_default(),
                 problems: errors.iter().map(ToString::to_string).collect(),
-            })?;
+            },
+        )?;
         Ok(Self {
             settings,
             secrets,
