@@ -59,6 +59,7 @@ mod entry;
 mod json_schema;
 mod metadata;
 mod model;
+pub mod reader;
 mod registry;
 
 pub use entry::{CheckedEntry, check_entry_bytes, check_entry_str};
@@ -66,7 +67,7 @@ pub use entry::{CheckedEntry, check_entry_bytes, check_entry_str};
 pub use metadata::RegistrySource;
 pub use metadata::{FolderSource, MetadataError, MetadataSource, package_file_name};
 pub use model::{
-    Catalog, CatalogEntry, Changelog, Channel, Detail, DetailVersion, Entry, EntryVersion,
+    Catalog, CatalogItem, Changelog, Channel, Detail, DetailVersion, Entry, EntryVersion, Listing,
     ManifestSummary, PackageDocument, ReviewStatus, SCHEMA_VERSION, Status,
 };
 pub use registry::{Built, RegistryError, Scaffolded, build, check, scaffold};

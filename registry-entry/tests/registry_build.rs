@@ -80,7 +80,7 @@ fn hidden_and_blocked_entries_are_left_out_of_the_catalog() {
     let catalog: Catalog =
         serde_json::from_slice(&fs::read(copy.path("registry/catalog.json")).unwrap()).unwrap();
     let ids: Vec<&str> = catalog
-        .extensions
+        .items
         .iter()
         .map(|e| e.extension_id.as_str())
         .collect();
@@ -142,7 +142,15 @@ fn a_build_metadata_suffix_names_the_published_version() {
     )
     .unwrap();
     assert_eq!(detail["versions"][0]["version"], "2.0.0+build.7");
-    assert_eq!(detail["versions"][0]["manifest"]["version"], "2.0.0");
+    // The published 2.0.0's tarball and digests.
+    assert_eq!(
+        detail["versions"][0]["tarballUrl"],
+        "https://registry.npmjs.org/spirit-quick-notes/-/spirit-quick-notes-2.0.0.tgz"
+    );
+    assert_eq!(
+        detail["versions"][0]["shasum"],
+        "bd9144ea188f56bbc0b519339f84fab8975cca34"
+    );
     assert_eq!(
         detail["versions"][0]["publishedAt"],
         "2026-03-10T07:45:00.000Z"

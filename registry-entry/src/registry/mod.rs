@@ -55,6 +55,7 @@
 
 mod compare;
 mod derive;
+mod readable;
 mod scaffold;
 mod walk;
 mod write;
@@ -165,8 +166,11 @@ pub fn check(root: &Path, metadata: Option<&dyn MetadataSource>) -> Result<Repor
     let derived = metadata.map(|source| derive::derive(&mut registry, source));
     let mut catalog = Report::new();
     compare::compare(root, &mut registry, derived.as_ref(), &mut catalog)?;
+    let mut readable = Report::new();
+    readable::check(root, &registry, &mut readable)?;
     let mut report = registry.into_report();
     walk::merge(&mut report, catalog);
+    walk::merge(&mut report, readable);
     Ok(report)
 }
 
@@ -181,7 +185,10 @@ pub fn check(root: &Path, metadata: Option<&dyn MetadataSource>) -> Result<Repor
 pub fn build(root: &Path, metadata: &dyn MetadataSource) -> Result<Built, RegistryError> {
     let mut registry = walk::Registry::read(root)?;
     let derived = derive::derive(&mut registry, metadata);
-    let report = registry.into_report();
+    let mut report = registry.into_report();
+    if !report.has_errors() {
+        readable::guard(&derived, &mut report)?;
+    }
     if report.has_errors() {
         return Ok(Built {
             report,
