@@ -56,7 +56,7 @@ fn a_hand_edited_catalog_is_caught_without_metadata() {
     let copy = Copy::new();
     copy.build_clean();
     copy.edit_json("registry/catalog.json", |catalog| {
-        catalog["extensions"][1]["defaultVersion"] = json!("0.2.0-beta.1");
+        catalog["items"][1]["defaultVersion"] = json!("0.2.0-beta.1");
     });
     let report = check(&copy.root, None).unwrap();
     assert_eq!(
@@ -65,12 +65,12 @@ fn a_hand_edited_catalog_is_caught_without_metadata() {
             ERROR,
             "registry/stale-derived",
             "registry/catalog.json",
-            "/extensions/1/defaultVersion"
+            "/items/1/defaultVersion"
         )]
     );
     let error = &report.diagnostics()[0];
     assert!(
-        error.message.contains("`extensions[1].defaultVersion` is `0.2.0-beta.1` here but `0.1.0` in `registry/extensions/example.spirit-extension/entry.json`"),
+        error.message.contains("`items[1].defaultVersion` is `0.2.0-beta.1` here but `0.1.0` in `registry/extensions/example.spirit-extension/entry.json`"),
         "{}",
         error.message
     );
@@ -83,7 +83,7 @@ fn a_hand_edited_catalog_is_caught_with_metadata_byte_for_byte() {
     copy.build_clean();
     // A change to what comes from npm: the entries cannot tell, the metadata can.
     copy.edit_json("registry/catalog.json", |catalog| {
-        catalog["extensions"][0]["manifest"]["displayName"] = json!("Acme Lookup Pro");
+        catalog["items"][0]["displayName"] = json!("Acme Lookup Pro");
     });
     let without = check(&copy.root, None).unwrap();
     assert_eq!(found(&without), [], "{}", without.render_human(false));
@@ -94,7 +94,7 @@ fn a_hand_edited_catalog_is_caught_with_metadata_byte_for_byte() {
             ERROR,
             "registry/stale-derived",
             "registry/catalog.json",
-            "/extensions/0/manifest/displayName"
+            "/items/0/displayName"
         )]
     );
     assert!(
@@ -111,19 +111,20 @@ fn a_catalog_listing_a_hidden_entry_or_missing_a_listed_one_is_stale() {
     let copy = Copy::new();
     copy.build_clean();
     copy.edit_json("registry/catalog.json", |catalog| {
-        let extensions = catalog["extensions"].as_array_mut().unwrap();
-        extensions.remove(1);
-        extensions.push(json!({
+        let items = catalog["items"].as_array_mut().unwrap();
+        items.remove(1);
+        items.push(json!({
             "extensionId": "notes.quick-notes", "packageName": "spirit-quick-notes",
             "status": "hidden", "featured": false, "defaultVersion": "2.0.0",
-            "defaultReviewStatus": "unverified", "versions": ["2.0.0"],
-            "manifest": {"name": "spirit-quick-notes", "version": "2.0.0", "displayName": "Quick notes",
-                         "supportedHosts": ["cli"], "requestedCapabilities": []}
+            "defaultChannel": "experimental", "defaultReviewStatus": "unverified",
+            "detailPath": "extensions/notes.quick-notes/detail.json",
+            "displayName": "Quick notes", "description": "A scratch pad.",
+            "keywords": [], "supportedHosts": ["cli"], "requestedCapabilities": []
         }));
     });
     let report = check(&copy.root, None).unwrap();
     let error = one(&report, codes::STALE_DERIVED);
-    assert_eq!(error.path.as_str(), "/extensions/1");
+    assert_eq!(error.path.as_str(), "/items/1");
     assert!(
         error
             .message
@@ -152,13 +153,13 @@ fn a_detail_that_disagrees_with_its_entry_is_stale() {
                 ERROR,
                 "registry/stale-derived",
                 "registry/extensions/acme.lookup/detail.json",
-                "/defaultReviewStatus"
+                "/versions/1/reviewStatus"
             ),
             diag(
                 ERROR,
                 "registry/stale-derived",
                 "registry/catalog.json",
-                "/extensions/0/defaultReviewStatus"
+                "/items/0/defaultReviewStatus"
             ),
         ],
         "{}",
@@ -166,9 +167,14 @@ fn a_detail_that_disagrees_with_its_entry_is_stale() {
     );
     let message = &report.diagnostics()[0].message;
     assert!(
-        message
-            .contains("`defaultReviewStatus` is `unverified` here but `verified` in `entry.json`")
-            && message.contains("`versions[1].reviewStatus` is `unverified` here but `verified`"),
+        message.contains("`versions[1].reviewStatus` is `unverified` here but `verified`"),
+        "{message}"
+    );
+    let message = &report.diagnostics()[1].message;
+    assert!(
+        message.contains(
+            "`items[0].defaultReviewStatus` is `unverified` here but `verified` in `registry/extensions/acme.lookup/entry.json`"
+        ),
         "{message}"
     );
 }
