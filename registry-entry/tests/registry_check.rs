@@ -520,3 +520,149 @@ fn a_root_without_registry_extensions_is_an_error_naming_it() {
         "{message}"
     );
 }
+
+/// The diagnostics with a `registry/reader-…` code: `(code, file, pointer)`.
+fn reader_found(report: &curupira_diagnostics::Report) -> Vec<(String, String, String)> {
+    report
+        .diagnostics()
+        .iter()
+        .filter(|d| d.code.starts_with("registry/reader-"))
+        .map(|d| (d.code.to_string(), d.file.clone(), d.path.as_str().to_owned()))
+        .collect()
+}
+
+fn reader(code: &str, file: &str, path: &str) -> (String, String, String) {
+    (code.to_owned(), file.to_owned(), path.to_owned())
+}
+
+#[test]
+fn a_catalog_in_the_old_shape_is_one_the_reader_refuses() {
+    let copy = Copy::new();
+    copy.build_clean();
+    copy.edit_json("registry/catalog.json", |catalog| {
+        let items = catalog["items"].take();
+        catalog.as_object_mut().unwrap().remove("items");
+        catalog["extensions"] = items;
+    });
+    let report = check(&copy.root, None).unwrap();
+    assert_eq!(
+        reader_found(&report),
+        [reader(codes::READER_TYPE, "registry/catalog.json", "/items")],
+        "{}",
+        report.render_human(false)
+    );
+    let error = with_code(&report, codes::READER_TYPE)[0];
+    assert!(
+        error.message.contains("`items` must be an array") && error.message.contains("`extensions`"),
+        "{}",
+        error.message
+    );
+    // It is stale too: the build writes `items`.
+    one(&report, codes::STALE_DERIVED);
+    assert_eq!(report.exit_code(), 1);
+}
+
+#[test]
+fn a_catalog_item_the_reader_refuses_is_located() {
+    let copy = Copy::new();
+    copy.build_clean();
+    copy.edit_json("registry/catalog.json", |catalog| {
+        catalog["items"][1]["description"] = json!("   ");
+    });
+    // Not a member the entries decide: only the reader check (and, with metadata, the
+    // byte comparison) sees it.
+    let report = check(&copy.root, None).unwrap();
+    assert_eq!(
+        found(&report),
+        [diag(
+            ERROR,
+            codes::READER_EMPTY,
+            "registry/catalog.json",
+            "/items/1/description"
+        )],
+        "{}",
+        report.render_human(false)
+    );
+    assert!(report.diagnostics()[0].line().is_some());
+}
+
+#[test]
+fn a_detail_path_to_no_file_and_an_http_readme_path_are_refused() {
+    let copy = Copy::new();
+    copy.build_clean();
+    copy.edit_json("registry/catalog.json", |catalog| {
+        catalog["items"][0]["detailPath"] = json!("extensions/acme.lookup/nope.json");
+    });
+    copy.edit_json(
+        "registry/extensions/notes.quick-notes/detail.json",
+        |detail| detail["readmePath"] = json!("http://registry.test/README.md"),
+    );
+    let report = check(&copy.root, None).unwrap();
+    assert_eq!(
+        reader_found(&report),
+        [
+            reader(
+                codes::READER_MISSING_FILE,
+                "registry/catalog.json",
+                "/items/0/detailPath"
+            ),
+            reader(
+                codes::READER_URL,
+                "registry/extensions/notes.quick-notes/detail.json",
+                "/readmePath"
+            ),
+        ],
+        "{}",
+        report.render_human(false)
+    );
+    // Both disagree with what the build writes, too.
+    let stale: Vec<&str> = with_code(&report, codes::STALE_DERIVED)
+        .into_iter()
+        .map(|d| d.path.as_str())
+        .collect();
+    assert_eq!(stale, ["/readmePath", "/items/0/detailPath"]);
+}
+
+#[test]
+fn a_version_without_a_tarball_or_a_wrong_id_or_no_json_is_refused() {
+    let copy = Copy::new();
+    copy.build_clean();
+    copy.edit_json("registry/extensions/acme.lookup/detail.json", |detail| {
+        detail["versions"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("tarballUrl");
+    });
+    copy.edit_json(
+        "registry/extensions/example.spirit-extension/detail.json",
+        |detail| detail["extensionId"] = json!("example.other"),
+    );
+    fs::write(
+        copy.extension("notes.quick-notes", "detail.json"),
+        "{\"schemaVersion\": 1,",
+    )
+    .unwrap();
+    let report = check(&copy.root, None).unwrap();
+    assert_eq!(
+        reader_found(&report),
+        [
+            reader(
+                codes::READER_NOT_INSTALLABLE,
+                "registry/extensions/acme.lookup/detail.json",
+                "/versions/0/tarballUrl"
+            ),
+            reader(
+                codes::READER_ID_MISMATCH,
+                "registry/extensions/example.spirit-extension/detail.json",
+                "/extensionId"
+            ),
+            reader(
+                codes::READER_JSON,
+                "registry/extensions/notes.quick-notes/detail.json",
+                ""
+            ),
+        ],
+        "{}",
+        report.render_human(false)
+    );
+}
