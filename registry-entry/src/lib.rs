@@ -9,9 +9,14 @@
 //!   (folder = id, nothing but `entry.json`, `README.md` and `detail.json` in an
 //!   extension folder, unique package names and ids, a README that says what it
 //!   lists), and the derived files against the entries (byte for byte with metadata).
-//! - [`build`]: the derived files from the entries and npm metadata, deterministic
-//!   (same inputs, same bytes), written only when nothing is wrong, each atomically.
+//! - [`build`]: the derived files from the entries and npm metadata, in the shapes the
+//!   Spirit app's marketplace reader requires, deterministic (same inputs, same
+//!   bytes), written only when nothing is wrong, each atomically.
 //! - [`scaffold`]: a new entry and README for a published package.
+//! - [`reader`]: the Spirit app's marketplace reader as rules, pure functions over the
+//!   JSON of `catalog.json` and `detail.json`: whether the app would read them and
+//!   could install each version. `check` runs them on the derived files; `build`
+//!   writes only documents they accept.
 //!
 //! npm metadata comes from a [`MetadataSource`]: a folder of saved package documents
 //! ([`FolderSource`], offline) or, with the `http` feature, an npm registry URL.

@@ -41,6 +41,32 @@
 //!
 //! What these functions cannot tell offline: whether an https URL answers, and whether
 //! a tarball's bytes match its `integrity` / `shasum` (they check the form only).
+//!
+//! ```
+//! use spirit_registry::reader::read_catalog;
+//! use spirit_registry::serde_json::json;
+//!
+//! // The catalog shape of older builds: the reader finds no `items`.
+//! let old = json!({ "schemaVersion": 1, "extensions": [] });
+//! let reading = read_catalog(&old);
+//! assert!(!reading.accepted());
+//! assert_eq!(reading.problems[0].code, "registry/reader-type");
+//! assert_eq!(reading.problems[0].at.as_str(), "/items");
+//!
+//! // An item without a description makes the whole catalog unreadable.
+//! let catalog = json!({ "schemaVersion": 1, "items": [{
+//!     "extensionId": "acme.lookup", "packageName": "@acme/lookup", "status": "listed",
+//!     "featured": false, "defaultVersion": "1.0.0", "defaultChannel": "stable",
+//!     "defaultReviewStatus": "verified", "detailPath": "extensions/acme.lookup/detail.json",
+//!     "displayName": "Acme Lookup", "supportedHosts": ["cli"]
+//! }]});
+//! let found: Vec<_> = read_catalog(&catalog)
+//!     .problems
+//!     .iter()
+//!     .map(|p| (p.code, p.at.as_str().to_owned()))
+//!     .collect();
+//! assert_eq!(found, [("registry/reader-empty", "/items/0/description".to_owned())]);
+//! ```
 
 use curupira_diagnostics::JsonPointer;
 use serde_json::{Map, Value};
@@ -377,7 +403,9 @@ pub fn install_problems(detail: &DetailReading, index: usize, host: Option<&str>
                 problems.push(problem(
                     codes::READER_URL,
                     at.key("tarballUrl"),
-                    format!("`tarballUrl` `{url}` {why}: the app downloads tarballs over https only"),
+                    format!(
+                        "`tarballUrl` `{url}` {why}: the app downloads tarballs over https only"
+                    ),
                 ));
             }
         }

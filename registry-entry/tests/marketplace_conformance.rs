@@ -148,8 +148,8 @@ fn expected_build(dir: &Path) {
             &members("item"),
         );
         // detailPath resolves to the written detail.json.
-        let Location::Registry(path) = reader::resolve(item["detailPath"].as_str().unwrap(), None)
-            .unwrap()
+        let Location::Registry(path) =
+            reader::resolve(item["detailPath"].as_str().unwrap(), None).unwrap()
         else {
             panic!("detailPath is not a registry path: {item}");
         };
@@ -264,7 +264,11 @@ fn registry_strict(dir: &Path) {
             case["case"],
             built.report.render_human(false)
         );
-        assert!(built.written.is_empty(), "{}: nothing written", case["case"]);
+        assert!(
+            built.written.is_empty(),
+            "{}: nothing written",
+            case["case"]
+        );
     }
 }
 
@@ -293,7 +297,11 @@ fn accepted_reader_output(dir: &Path) {
     }
     // A tarball with other bytes fails the integrity check.
     let tmp = tempfile::tempdir().unwrap();
-    fs::write(tmp.path().join("spirit-extension-0.1.0.tgz"), b"other bytes").unwrap();
+    fs::write(
+        tmp.path().join("spirit-extension-0.1.0.tgz"),
+        b"other bytes",
+    )
+    .unwrap();
     let tampered = Served {
         tarballs: tmp.path().to_owned(),
         ..served
@@ -325,7 +333,12 @@ fn reader_case(dir: &Path, case: &Value) {
             served.detail = detail.clone();
         }
     }
-    for op in case.get("ops").and_then(Value::as_array).into_iter().flatten() {
+    for op in case
+        .get("ops")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let document = match op["doc"].as_str().unwrap() {
             "catalog" => &mut served.catalog,
             "detail" => &mut served.detail,
@@ -417,7 +430,10 @@ fn calls(served: &Served, install: bool) -> BTreeMap<&'static str, Result<(), St
             Some(problem) => Err(format!("{} at {}", problem.code, problem.at.as_str())),
         }
     });
-    out.insert("getDetail", detail.as_ref().map(|_| ()).map_err(Clone::clone));
+    out.insert(
+        "getDetail",
+        detail.as_ref().map(|_| ()).map_err(Clone::clone),
+    );
 
     let readme = detail.as_ref().map_err(Clone::clone).and_then(|reading| {
         let path = reading.readme_path.as_deref().unwrap_or("");
@@ -483,8 +499,7 @@ fn integrity_matches(integrity: &str, bytes: &[u8]) -> bool {
 
 /// Standard padded base64.
 fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
         let n = chunk

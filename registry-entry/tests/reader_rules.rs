@@ -202,8 +202,16 @@ fn item_hosts_keywords_and_capabilities() {
         one(codes::READER_TYPE, "/items/0/supportedHosts")
     );
     for key in ["keywords", "requestedCapabilities"] {
-        assert_eq!(catalog_with(|c| c["items"][0][key] = json!(null)), [], "{key}");
-        assert_eq!(catalog_with(|c| remove(&mut c["items"][0], key)), [], "{key}");
+        assert_eq!(
+            catalog_with(|c| c["items"][0][key] = json!(null)),
+            [],
+            "{key}"
+        );
+        assert_eq!(
+            catalog_with(|c| remove(&mut c["items"][0], key)),
+            [],
+            "{key}"
+        );
         assert_eq!(
             catalog_with(|c| c["items"][0][key] = json!("spirit")),
             one(codes::READER_TYPE, &format!("/items/0/{key}"))
@@ -284,7 +292,10 @@ fn detail_document_rules() {
     let mut other = detail();
     other["extensionId"] = json!("example.other");
     let found = read_detail(&other, Some("example.spirit-extension")).problems;
-    assert_eq!(problems(&found), one(codes::READER_ID_MISMATCH, "/extensionId"));
+    assert_eq!(
+        problems(&found),
+        one(codes::READER_ID_MISMATCH, "/extensionId")
+    );
     assert_eq!(found[0].document, Document::Detail);
     // Without an id to compare with, any id is read.
     assert!(read_detail(&other, None).accepted());
@@ -292,7 +303,13 @@ fn detail_document_rules() {
 
 #[test]
 fn detail_version_rules() {
-    for key in ["version", "displayName", "description", "channel", "reviewStatus"] {
+    for key in [
+        "version",
+        "displayName",
+        "description",
+        "channel",
+        "reviewStatus",
+    ] {
         assert_eq!(
             detail_with(|d| remove(&mut d["versions"][1], key)),
             one(codes::READER_EMPTY, &format!("/versions/1/{key}")),
@@ -395,7 +412,9 @@ fn install_needs_a_listed_version_an_https_tarball_and_a_digest() {
 fn digest_forms() {
     let sha512 = "sha512-uvhT7ECoJrn9XqPNJhJE5dlB8zFyVKb8SXlbuxLFn6JI1utw0oG8pHF5hsKD3QU0MUFGLcHPqTqzpWtKqcWzOQ==";
     assert!(integrity_well_formed(sha512));
-    assert!(integrity_well_formed(&sha512.replacen("sha512", "SHA512", 1)));
+    assert!(integrity_well_formed(
+        &sha512.replacen("sha512", "SHA512", 1)
+    ));
     assert!(integrity_well_formed(&format!("sha1-abc {sha512}")));
     assert!(integrity_well_formed(
         "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
@@ -415,30 +434,64 @@ fn digest_forms() {
     ));
     assert!(!integrity_well_formed("md5-1B2M2Y8AsgTpgAmY7PhCfg=="));
     assert!(!integrity_well_formed(""));
-    assert!(shasum_well_formed("64ad799fe1f69812c607571c5f1c9d6e26ac06f9"));
-    assert!(shasum_well_formed("64AD799FE1F69812C607571C5F1C9D6E26AC06F9"));
-    assert!(!shasum_well_formed("64ad799fe1f69812c607571c5f1c9d6e26ac06f"));
-    assert!(!shasum_well_formed("g4ad799fe1f69812c607571c5f1c9d6e26ac06f9"));
+    assert!(shasum_well_formed(
+        "64ad799fe1f69812c607571c5f1c9d6e26ac06f9"
+    ));
+    assert!(shasum_well_formed(
+        "64AD799FE1F69812C607571C5F1C9D6E26AC06F9"
+    ));
+    assert!(!shasum_well_formed(
+        "64ad799fe1f69812c607571c5f1c9d6e26ac06f"
+    ));
+    assert!(!shasum_well_formed(
+        "g4ad799fe1f69812c607571c5f1c9d6e26ac06f9"
+    ));
 }
 
 #[test]
 fn paths_resolve_as_the_reader_fetches_them() {
     let registry = |p: &str| Ok(Location::Registry(p.to_owned()));
-    assert_eq!(resolve("extensions/a.b/detail.json", None), registry("extensions/a.b/detail.json"));
-    assert_eq!(resolve(" ./extensions/a.b/detail.json ", None), registry("extensions/a.b/detail.json"));
-    assert_eq!(resolve("extensions/x/../a.b/./README.md", None), registry("extensions/a.b/README.md"));
-    assert_eq!(resolve("extensions/a%20b/README.md", None), registry("extensions/a b/README.md"));
     assert_eq!(
-        resolve("https://registry.test/registry/extensions/a.b/detail.json", Some("https://registry.test/registry/")),
+        resolve("extensions/a.b/detail.json", None),
         registry("extensions/a.b/detail.json")
     );
     assert_eq!(
-        resolve("https://cdn.test/a.b/detail.json", Some("https://registry.test/registry/")),
-        Ok(Location::Remote("https://cdn.test/a.b/detail.json".to_owned()))
+        resolve(" ./extensions/a.b/detail.json ", None),
+        registry("extensions/a.b/detail.json")
+    );
+    assert_eq!(
+        resolve("extensions/x/../a.b/./README.md", None),
+        registry("extensions/a.b/README.md")
+    );
+    assert_eq!(
+        resolve("extensions/a%20b/README.md", None),
+        registry("extensions/a b/README.md")
+    );
+    assert_eq!(
+        resolve(
+            "https://registry.test/registry/extensions/a.b/detail.json",
+            Some("https://registry.test/registry/")
+        ),
+        registry("extensions/a.b/detail.json")
+    );
+    assert_eq!(
+        resolve(
+            "https://cdn.test/a.b/detail.json",
+            Some("https://registry.test/registry/")
+        ),
+        Ok(Location::Remote(
+            "https://cdn.test/a.b/detail.json".to_owned()
+        ))
     );
     // Leaving the registry folder is a place on the host, not a file of the registry.
-    assert!(matches!(resolve("../catalog.json", None), Ok(Location::Remote(_))));
-    assert!(matches!(resolve("/registry/catalog.json", None), Ok(Location::Remote(_))));
+    assert!(matches!(
+        resolve("../catalog.json", None),
+        Ok(Location::Remote(_))
+    ));
+    assert!(matches!(
+        resolve("/registry/catalog.json", None),
+        Ok(Location::Remote(_))
+    ));
     for refused in [
         "http://registry.test/registry/extensions/a.b/detail.json",
         "file:///etc/passwd",

@@ -355,7 +355,11 @@ fn a_published_manifest_without_a_description_does_not_build() {
             built.report.render_human(false)
         );
         if let Some(own) = with_code(&built.report, codes::MISSING_DESCRIPTION).first() {
-            assert!(own.message.contains("`@acme/lookup@1.1.0`"), "{}", own.message);
+            assert!(
+                own.message.contains("`@acme/lookup@1.1.0`"),
+                "{}",
+                own.message
+            );
         }
         assert!(built.written.is_empty());
         assert!(copy.derived().iter().all(|(_, bytes)| bytes.is_none()));
@@ -380,11 +384,7 @@ fn a_dist_the_app_cannot_install_from_does_not_build() {
             json!({"tarball": "https://registry.npmjs.org/@acme/lookup/-/lookup-1.0.0.tgz", "shasum": "c41f"}),
             "/dist/shasum",
         ),
-        (
-            "no dist",
-            Value::Null,
-            "/dist/tarball",
-        ),
+        ("no dist", Value::Null, "/dist/tarball"),
     ];
     for (what, dist, at) in cases {
         let copy = Copy::new();
@@ -415,7 +415,12 @@ fn a_dist_the_app_cannot_install_from_does_not_build() {
                 "/dist".to_owned(),
             ));
         }
-        assert_eq!(found, expected, "{what}: {}", built.report.render_human(false));
+        assert_eq!(
+            found,
+            expected,
+            "{what}: {}",
+            built.report.render_human(false)
+        );
         assert!(built.written.is_empty(), "{what}");
     }
 }
@@ -431,7 +436,10 @@ fn the_built_documents_have_the_readers_shapes() {
     // The default version's channel; the author object's name; the repository's url.
     assert_eq!(item["defaultChannel"], "stable");
     assert_eq!(item["author"], "Acme Tools");
-    assert_eq!(item["repositoryUrl"], "git+https://github.com/acme/lookup.git");
+    assert_eq!(
+        item["repositoryUrl"],
+        "git+https://github.com/acme/lookup.git"
+    );
     assert!(item.get("manifest").is_none() && item.get("versions").is_none());
     let detail: Value =
         serde_json::from_slice(&fs::read(copy.extension("acme.lookup", "detail.json")).unwrap())
@@ -443,5 +451,10 @@ fn the_built_documents_have_the_readers_shapes() {
         version["tarballUrl"],
         "https://registry.npmjs.org/@acme/lookup/-/lookup-1.1.0.tgz"
     );
-    assert!(version["integrity"].as_str().unwrap().starts_with("sha512-"));
+    assert!(
+        version["integrity"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha512-")
+    );
 }

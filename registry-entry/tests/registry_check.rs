@@ -527,7 +527,13 @@ fn reader_found(report: &curupira_diagnostics::Report) -> Vec<(String, String, S
         .diagnostics()
         .iter()
         .filter(|d| d.code.starts_with("registry/reader-"))
-        .map(|d| (d.code.to_string(), d.file.clone(), d.path.as_str().to_owned()))
+        .map(|d| {
+            (
+                d.code.to_string(),
+                d.file.clone(),
+                d.path.as_str().to_owned(),
+            )
+        })
         .collect()
 }
 
@@ -547,13 +553,18 @@ fn a_catalog_in_the_old_shape_is_one_the_reader_refuses() {
     let report = check(&copy.root, None).unwrap();
     assert_eq!(
         reader_found(&report),
-        [reader(codes::READER_TYPE, "registry/catalog.json", "/items")],
+        [reader(
+            codes::READER_TYPE,
+            "registry/catalog.json",
+            "/items"
+        )],
         "{}",
         report.render_human(false)
     );
     let error = with_code(&report, codes::READER_TYPE)[0];
     assert!(
-        error.message.contains("`items` must be an array") && error.message.contains("`extensions`"),
+        error.message.contains("`items` must be an array")
+            && error.message.contains("`extensions`"),
         "{}",
         error.message
     );

@@ -15,8 +15,8 @@ use super::{CATALOG_FILE, DETAIL_JSON, README_MD, RegistryError};
 use crate::codes;
 use crate::metadata::{MetadataError, MetadataSource};
 use crate::model::{
-    Catalog, CatalogItem, Detail, DetailVersion, Entry, Listing, ManifestSummary,
-    PackageDocument, SCHEMA_VERSION, Status,
+    Catalog, CatalogItem, Detail, DetailVersion, Entry, Listing, ManifestSummary, PackageDocument,
+    SCHEMA_VERSION, Status,
 };
 use crate::reader::{integrity_well_formed, shasum_well_formed};
 

@@ -23,7 +23,11 @@ const BASE: &str = "registry";
 /// Checks `catalog.json`, every `detail.json` it leads to, and the `detail.json` of
 /// every entry it does not list, with the reader's rules; each path the reader would
 /// follow must name a file of the registry. Remote https paths are not followed.
-pub(super) fn check(root: &Path, registry: &Registry, report: &mut Report) -> Result<(), RegistryError> {
+pub(super) fn check(
+    root: &Path,
+    registry: &Registry,
+    report: &mut Report,
+) -> Result<(), RegistryError> {
     let mut checked: HashSet<String> = HashSet::new();
     if let Some((text, value)) = read_json(root, CATALOG_FILE, report)? {
         let reading = reader::read_catalog(&value);
@@ -35,7 +39,9 @@ pub(super) fn check(root: &Path, registry: &Registry, report: &mut Report) -> Re
                 .index(item.index)
                 .key("detailPath");
             match reader::resolve(&item.detail_path, None) {
-                Err(why) => found.push(path_problem(Document::Catalog, at, &item.detail_path, &why)),
+                Err(why) => {
+                    found.push(path_problem(Document::Catalog, at, &item.detail_path, &why))
+                }
                 Ok(Location::Remote(_)) => {}
                 Ok(Location::Registry(relative)) => {
                     let file = format!("{BASE}/{relative}");
