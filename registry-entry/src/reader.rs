@@ -5,7 +5,7 @@
 //!
 //! The rules are those the app's reader applies (recorded in the conformance vectors
 //! `spirit-app/marketplace/`), each problem a [`Problem`] with a stable code
-//! ([`codes`](crate::codes) `registry/reader-…`), the document and an RFC 6901 pointer:
+//! (`registry/reader-…`, in [`crate::codes`]), the document and an RFC 6901 pointer:
 //!
 //! - **`catalog.json`**: an object; `schemaVersion` the number 1; `items` an array of
 //!   objects, each with non-empty strings `extensionId`, `packageName`, `status`,

@@ -56,7 +56,7 @@
 //!   leads to, then the `detail.json` of every entry it does not list (hidden, blocked,
 //!   or an unreadable catalog), each once; a `detailPath` or `readmePath` must name a
 //!   file of the registry (an https URL is not fetched), and every version of a detail
-//!   must be installable (`defaultVersion` listed, an https `tarballUrl`, a well-formed
+//!   the reader accepts must be installable (`defaultVersion` listed, an https `tarballUrl`, a well-formed
 //!   `integrity` or `shasum`). It runs beside the entry comparison: a file in an old
 //!   shape is both `registry/stale-derived` and refused by the reader.
 //! - **Registry-wide diagnostics on an `entry.json`** get the line and column of their
