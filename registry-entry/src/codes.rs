@@ -113,6 +113,9 @@ curupira_diagnostics::codes! {
     /// A detail that names another extension.
     READER_ID_MISMATCH = "registry/reader-id-mismatch", Error,
         "A `detail.json` has an `extensionId` other than the catalog item (or extension folder) it belongs to: the reader refuses it.";
+    /// A document larger than the reader reads.
+    READER_TOO_LARGE = "registry/reader-too-large", Error,
+        "`catalog.json` or a `detail.json` is larger than 512 KiB, or a `README.md` larger than 2 MiB: the marketplace reader refuses a response that large.";
     /// A version the app could not install.
     READER_NOT_INSTALLABLE = "registry/reader-not-installable", Error,
         "The app could not install a version: `defaultVersion` is not one of `versions`, or a version lacks an https `tarballUrl`, or lacks `integrity`/`shasum`, or has one that can never match (not SRI sha256/384/512, not 40 hexadecimal digits).";

@@ -39,6 +39,11 @@
 //!   explicit acknowledgement: that is the caller's to ask, not a rule of the
 //!   documents.
 //!
+//! - **Sizes**: the reader refuses a `catalog.json` or `detail.json` larger than
+//!   [`MAX_JSON_BYTES`] and a README larger than [`MAX_README_BYTES`] (a registry of
+//!   many thousands of extensions outgrows one catalog); `registry check` and
+//!   `registry build` check the files' sizes.
+//!
 //! What these functions cannot tell offline: whether an https URL answers, and whether
 //! a tarball's bytes match its `integrity` / `shasum` (they check the form only).
 //!
@@ -72,6 +77,11 @@ use curupira_diagnostics::JsonPointer;
 use serde_json::{Map, Value};
 
 use crate::codes;
+
+/// The largest `catalog.json` or `detail.json` the reader reads: 512 KiB.
+pub const MAX_JSON_BYTES: u64 = 512 * 1024;
+/// The largest `README.md` the reader reads: 2 MiB.
+pub const MAX_README_BYTES: u64 = 2 * 1024 * 1024;
 
 /// The release channels the reader knows.
 const CHANNELS: [&str; 3] = ["stable", "preview", "experimental"];

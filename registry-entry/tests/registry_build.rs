@@ -458,3 +458,38 @@ fn the_built_documents_have_the_readers_shapes() {
             .starts_with("sha512-")
     );
 }
+
+#[test]
+fn a_document_larger_than_the_reader_reads_does_not_build() {
+    // A changelog of 600 KB makes the detail.json larger than the reader's 512 KiB.
+    let copy = Copy::new();
+    copy.edit_entry("notes.quick-notes", |entry| {
+        entry["versions"][0]["changelog"] =
+            json!({"summary": "Big.", "body": "x".repeat(600 * 1024)});
+    });
+    let built = build(&copy.root, &copy.npm()).unwrap();
+    assert_eq!(
+        found(&built.report),
+        [(
+            Severity::Error,
+            codes::READER_TOO_LARGE.to_owned(),
+            "registry/extensions/notes.quick-notes/detail.json".to_owned(),
+            String::new()
+        )],
+        "{}",
+        built.report.render_human(false)
+    );
+    assert!(built.written.is_empty());
+
+    // A README over 2 MiB: the reader would not fetch it.
+    let copy = Copy::new();
+    let readme = copy.extension("acme.lookup", "README.md");
+    let mut text = fs::read_to_string(&readme).unwrap();
+    text.push_str(&"more text\n".repeat(220 * 1024));
+    fs::write(&readme, text).unwrap();
+    let built = build(&copy.root, &copy.npm()).unwrap();
+    let error = one(&built.report, codes::READER_TOO_LARGE);
+    assert_eq!(error.file, "registry/extensions/acme.lookup/README.md");
+    assert!(error.message.contains("2048 KiB"), "{}", error.message);
+    assert!(built.written.is_empty());
+}

@@ -677,3 +677,25 @@ fn a_version_without_a_tarball_or_a_wrong_id_or_no_json_is_refused() {
         report.render_human(false)
     );
 }
+
+#[test]
+fn a_catalog_larger_than_the_reader_reads_is_refused() {
+    let copy = Copy::new();
+    copy.build_clean();
+    let path = copy.path("registry/catalog.json");
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str(&" ".repeat(512 * 1024));
+    fs::write(&path, text).unwrap();
+    let report = check(&copy.root, None).unwrap();
+    assert_eq!(
+        found(&report),
+        [diag(
+            ERROR,
+            codes::READER_TOO_LARGE,
+            "registry/catalog.json",
+            ""
+        )],
+        "{}",
+        report.render_human(false)
+    );
+}

@@ -56,9 +56,11 @@
 //!   leads to, then the `detail.json` of every entry it does not list (hidden, blocked,
 //!   or an unreadable catalog), each once; a `detailPath` or `readmePath` must name a
 //!   file of the registry (an https URL is not fetched), and every version of a detail
-//!   the reader accepts must be installable (`defaultVersion` listed, an https `tarballUrl`, a well-formed
-//!   `integrity` or `shasum`). It runs beside the entry comparison: a file in an old
-//!   shape is both `registry/stale-derived` and refused by the reader.
+//!   the reader accepts must be installable (`defaultVersion` listed, an https
+//!   `tarballUrl`, a well-formed `integrity` or `shasum`); no JSON document over
+//!   512 KiB, no README over 2 MiB (the reader's limits; the build checks them on what
+//!   it writes). It runs beside the entry comparison: a file in an old shape is both
+//!   `registry/stale-derived` and refused by the reader.
 //! - **Registry-wide diagnostics on an `entry.json`** get the line and column of their
 //!   pointer; `registry/stray-file`, `registry/missing-entry` and the README rules are
 //!   reported on the file concerned, at the root pointer.
@@ -221,7 +223,7 @@ pub fn build(root: &Path, metadata: &dyn MetadataSource) -> Result<Built, Regist
     let derived = derive::derive(&mut registry, metadata);
     let mut report = registry.into_report();
     if !report.has_errors() {
-        readable::guard(&derived, &mut report)?;
+        readable::guard(root, &derived, &mut report)?;
     }
     if report.has_errors() {
         return Ok(Built {

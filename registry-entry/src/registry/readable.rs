@@ -11,9 +11,9 @@ use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Report};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::derive::Derived;
+use super::derive::{Derived, encode};
 use super::walk::Registry;
-use super::{CATALOG_FILE, DETAIL_JSON, RegistryError, extension_file};
+use super::{CATALOG_FILE, DETAIL_JSON, README_MD, RegistryError, extension_file};
 use crate::codes;
 use crate::reader::{self, Document, Location, Problem};
 
@@ -105,6 +105,8 @@ fn check_detail(
                             readme,
                             &target,
                         ));
+                    } else {
+                        readme_size(root, &target, report);
                     }
                 }
             }
@@ -115,12 +117,22 @@ fn check_detail(
     Ok(())
 }
 
-/// What the build is about to write, against the reader's rules (no file is read):
-/// errors on the derived files when the reader would refuse one. Only called when
-/// every part was derived.
-pub(super) fn guard(derived: &Derived, report: &mut Report) -> Result<(), RegistryError> {
+/// What the build is about to write, against the reader's rules and sizes (only the
+/// READMEs' sizes are read): errors on the derived files when the reader would refuse
+/// one. Only called when every part was derived.
+pub(super) fn guard(
+    root: &Path,
+    derived: &Derived,
+    report: &mut Report,
+) -> Result<(), RegistryError> {
     for detail in derived.details.iter().flatten() {
         let file = extension_file(&detail.extension_id, DETAIL_JSON);
+        json_size(&file, &encode(detail, &file)?, report);
+        readme_size(
+            root,
+            &extension_file(&detail.extension_id, README_MD),
+            report,
+        );
         let reading = reader::read_detail(&to_value(detail, &file)?, Some(&detail.extension_id));
         let mut found = reading.problems.clone();
         if reading.accepted() {
@@ -129,6 +141,7 @@ pub(super) fn guard(derived: &Derived, report: &mut Report) -> Result<(), Regist
         push_located(report, &file, None, found);
     }
     if let Some(catalog) = &derived.catalog {
+        json_size(CATALOG_FILE, &encode(catalog, CATALOG_FILE)?, report);
         let reading = reader::read_catalog(&to_value(catalog, CATALOG_FILE)?);
         push_located(report, CATALOG_FILE, None, reading.problems);
     }
@@ -162,6 +175,11 @@ fn read_json(
             });
         }
     };
+    let limit = reader::MAX_JSON_BYTES;
+    if bytes.len() as u64 > limit {
+        report.add_file(file);
+        report.push(too_large(file, bytes.len() as u64, limit));
+    }
     let unreadable = |why: String| {
         Diagnostic::error(
             codes::READER_JSON,
@@ -238,5 +256,39 @@ fn push_located(report: &mut Report, file: &str, text: Option<&str>, problems: V
             diagnostic = diagnostic.locate(map, text, Anchor::Value);
         }
         report.push(diagnostic);
+    }
+}
+
+/// `registry/reader-too-large` for `file` of `size` bytes over `limit`.
+fn too_large(file: &str, size: u64, limit: u64) -> Diagnostic {
+    Diagnostic::error(
+        codes::READER_TOO_LARGE,
+        file,
+        JsonPointer::root(),
+        format!(
+            "`{file}` is {size} bytes: the marketplace reader refuses a response larger than {limit} bytes ({} KiB)",
+            limit / 1024
+        ),
+    )
+}
+
+/// The size rule on the bytes of a JSON document about to be written.
+fn json_size(file: &str, bytes: &[u8], report: &mut Report) {
+    let size = bytes.len() as u64;
+    if size > reader::MAX_JSON_BYTES {
+        report.add_file(file);
+        report.push(too_large(file, size, reader::MAX_JSON_BYTES));
+    }
+}
+
+/// The size rule on `ROOT/<file>`, a README (nothing when it cannot be read: the
+/// README rules say so).
+fn readme_size(root: &Path, file: &str, report: &mut Report) {
+    let Ok(metadata) = fs::metadata(root.join(file)) else {
+        return;
+    };
+    if metadata.len() > reader::MAX_README_BYTES {
+        report.add_file(file);
+        report.push(too_large(file, metadata.len(), reader::MAX_README_BYTES));
     }
 }
