@@ -240,3 +240,124 @@ fn usage_and_io_errors_exit_2() {
     assert_eq!(bad_url.status.code(), Some(2), "{}", stderr(&bad_url));
     assert_eq!(stderr(&bad_url).lines().count(), 1, "{}", stderr(&bad_url));
 }
+
+#[test]
+fn check_names_the_document_pointer_and_rule_the_marketplace_reader_refuses() {
+    let tmp = copy_of_sample();
+    let root = tmp.path();
+    assert_eq!(
+        registry(root, &["build", ".", "--npm-metadata", "npm"])
+            .status
+            .code(),
+        Some(0)
+    );
+    // The catalog's shape before the reader's: items under `extensions`.
+    let catalog = root.join("registry/catalog.json");
+    let text = fs::read_to_string(&catalog).unwrap();
+    fs::write(&catalog, text.replacen("\"items\"", "\"extensions\"", 1)).unwrap();
+    let checked = registry(root, &["check", ".", "--format", "json"]);
+    assert_eq!(checked.status.code(), Some(1), "{}", stdout(&checked));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&checked)).unwrap();
+    let refused: Vec<(&str, &str, &str)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"].as_str().unwrap().starts_with("registry/reader-"))
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap(),
+                d["file"].as_str().unwrap(),
+                d["path"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        [("registry/reader-type", "registry/catalog.json", "/items")]
+    );
+    // In human form, the reader's rule in words.
+    let human = registry(root, &["check", "."]);
+    assert!(
+        stdout(&human).contains("error[registry/reader-type]")
+            && stdout(&human).contains("`items` must be an array"),
+        "{}",
+        stdout(&human)
+    );
+}
+
+/// `../shared/conformance/spirit-app/marketplace`, when this clone has it.
+fn marketplace_vectors() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/conformance/spirit-app/marketplace");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    println!(
+        "skipped: {} is missing, so `registry build` was not run on the app's marketplace input",
+        dir.display()
+    );
+    None
+}
+
+#[test]
+fn build_on_the_marketplace_input_writes_what_the_app_reads() {
+    let Some(dir) = marketplace_vectors() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("input");
+    copy_dir(&dir.join("input"), &input);
+    let built = registry(
+        tmp.path(),
+        &["build", "input", "--npm-metadata", "input/npm"],
+    );
+    assert_eq!(
+        built.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&built),
+        stderr(&built)
+    );
+    let expected: serde_json::Value =
+        serde_json::from_slice(&fs::read(dir.join("expected-build.json")).unwrap()).unwrap();
+    let read = |file: &str| -> serde_json::Value {
+        serde_json::from_slice(&fs::read(input.join("registry").join(file)).unwrap()).unwrap()
+    };
+    let catalog = read("catalog.json");
+    let members = |key: &str| -> Vec<String> {
+        expected["compare"][key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let items = catalog["items"].as_array().unwrap();
+    let wanted = expected["catalog"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), wanted.len());
+    for (item, wanted) in items.iter().zip(wanted) {
+        for key in members("item") {
+            assert_eq!(item.get(&key), wanted.get(&key), "catalog item `{key}`");
+        }
+    }
+    for (id, wanted) in expected["details"].as_object().unwrap() {
+        let detail = read(&format!("extensions/{id}/detail.json"));
+        for key in members("detail") {
+            assert_eq!(detail.get(&key), wanted.get(&key), "{id} `{key}`");
+        }
+        let versions = detail["versions"].as_array().unwrap();
+        let wanted_versions = wanted["versions"].as_array().unwrap();
+        assert_eq!(versions.len(), wanted_versions.len(), "{id}");
+        for (version, wanted) in versions.iter().zip(wanted_versions) {
+            for key in members("version") {
+                assert_eq!(version.get(&key), wanted.get(&key), "{id} version `{key}`");
+            }
+        }
+    }
+    // `registry check` runs the reader's rules on what was written: nothing refused.
+    let checked = registry(
+        tmp.path(),
+        &["check", "input", "--npm-metadata", "input/npm"],
+    );
+    assert_eq!(checked.status.code(), Some(0), "{}", stdout(&checked));
+}

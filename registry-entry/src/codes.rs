@@ -83,4 +83,40 @@ curupira_diagnostics::codes! {
     /// A derived file disagrees with the entries.
     STALE_DERIVED = "registry/stale-derived", Error,
         "`catalog.json` or a `detail.json` disagrees with the entries (ids, package names, statuses, versions), or — with npm metadata — is not byte for byte what the build writes. Derived files are never edited by hand.";
+    /// A published manifest without a description.
+    MISSING_DESCRIPTION = "registry/missing-description", Error,
+        "The published `package.json` of a listed version has no non-empty `description`: the marketplace reader refuses a catalog item or detail version without one (the whole catalog becomes unreadable). Reported unless registry-strict validation already reported `/description`.";
+    /// npm's `dist` of a listed version cannot be installed from.
+    UNUSABLE_DIST = "registry/unusable-dist", Error,
+        "The npm document's `dist` of a listed version has no https `tarball`, or neither a well-formed `integrity` (SRI sha256, sha384 or sha512) nor `shasum` (40 hexadecimal digits), or a malformed one: the app could not install that version from the marketplace.";
+    /// A document the marketplace reader reads is not JSON.
+    READER_JSON = "registry/reader-json", Error,
+        "`catalog.json` or a `detail.json` is not UTF-8 JSON: the app's marketplace reader cannot read it at all.";
+    /// `schemaVersion` is not the number 1.
+    READER_SCHEMA_VERSION = "registry/reader-schema-version", Error,
+        "The `schemaVersion` of `catalog.json` or a `detail.json` is not the number 1: the marketplace reader reads no other.";
+    /// A value the reader needs as an object, array or boolean is something else.
+    READER_TYPE = "registry/reader-type", Error,
+        "Where the marketplace reader needs an object (the document, an item, a version), an array (`items`, `versions`, `supportedHosts`, `keywords`, `requestedCapabilities`) or a boolean (`featured`), the value is something else.";
+    /// A string the reader requires is missing or blank.
+    READER_EMPTY = "registry/reader-empty", Error,
+        "A string the marketplace reader requires (`extensionId`, `displayName`, `description`, a changelog's `summary`, ...) is missing, not a string, or blank once trimmed; or `supportedHosts` or `versions` is empty. One such catalog item makes the whole catalog unreadable.";
+    /// A value outside the reader's closed set.
+    READER_VALUE = "registry/reader-value", Error,
+        "`defaultChannel` or a version's `channel` is not `stable`, `preview` or `experimental`; `defaultReviewStatus` or `reviewStatus` is not `unverified`, `verified` or `revoked`; a host is not `cli` or `desktop`.";
+    /// A path or URL the reader would refuse.
+    READER_URL = "registry/reader-url", Error,
+        "`detailPath`, `readmePath` or `tarballUrl` is an `http` URL, another scheme, or not a URL: the reader fetches only https, with paths relative to the folder that holds `catalog.json`.";
+    /// A path that names no file of the registry.
+    READER_MISSING_FILE = "registry/reader-missing-file", Error,
+        "`detailPath` or `readmePath` names a file the registry does not have: the reader would get a 404.";
+    /// A detail that names another extension.
+    READER_ID_MISMATCH = "registry/reader-id-mismatch", Error,
+        "A `detail.json` has an `extensionId` other than the catalog item (or extension folder) it belongs to: the reader refuses it.";
+    /// A document larger than the reader reads.
+    READER_TOO_LARGE = "registry/reader-too-large", Error,
+        "`catalog.json` or a `detail.json` is larger than 512 KiB, or a `README.md` larger than 2 MiB: the marketplace reader refuses a response that large.";
+    /// A version the app could not install.
+    READER_NOT_INSTALLABLE = "registry/reader-not-installable", Error,
+        "The app could not install a version: `defaultVersion` is not one of `versions`, or a version lacks an https `tarballUrl`, or lacks `integrity`/`shasum`, or has one that can never match (not SRI sha256/384/512, not 40 hexadecimal digits).";
 }

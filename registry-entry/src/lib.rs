@@ -9,9 +9,14 @@
 //!   (folder = id, nothing but `entry.json`, `README.md` and `detail.json` in an
 //!   extension folder, unique package names and ids, a README that says what it
 //!   lists), and the derived files against the entries (byte for byte with metadata).
-//! - [`build`]: the derived files from the entries and npm metadata, deterministic
-//!   (same inputs, same bytes), written only when nothing is wrong, each atomically.
+//! - [`build`]: the derived files from the entries and npm metadata, in the shapes the
+//!   Spirit app's marketplace reader requires, deterministic (same inputs, same
+//!   bytes), written only when nothing is wrong, each atomically.
 //! - [`scaffold`]: a new entry and README for a published package.
+//! - [`reader`]: the Spirit app's marketplace reader as rules, pure functions over the
+//!   JSON of `catalog.json` and `detail.json`: whether the app would read them and
+//!   could install each version. `check` runs them on the derived files; `build`
+//!   writes only documents they accept.
 //!
 //! npm metadata comes from a [`MetadataSource`]: a folder of saved package documents
 //! ([`FolderSource`], offline) or, with the `http` feature, an npm registry URL.
@@ -59,6 +64,7 @@ mod entry;
 mod json_schema;
 mod metadata;
 mod model;
+pub mod reader;
 mod registry;
 
 pub use entry::{CheckedEntry, check_entry_bytes, check_entry_str};
@@ -66,7 +72,7 @@ pub use entry::{CheckedEntry, check_entry_bytes, check_entry_str};
 pub use metadata::RegistrySource;
 pub use metadata::{FolderSource, MetadataError, MetadataSource, package_file_name};
 pub use model::{
-    Catalog, CatalogEntry, Changelog, Channel, Detail, DetailVersion, Entry, EntryVersion,
+    Catalog, CatalogItem, Changelog, Channel, Detail, DetailVersion, Entry, EntryVersion, Listing,
     ManifestSummary, PackageDocument, ReviewStatus, SCHEMA_VERSION, Status,
 };
 pub use registry::{Built, RegistryError, Scaffolded, build, check, scaffold};

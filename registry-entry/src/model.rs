@@ -113,8 +113,10 @@ curupira_diagnostics::closed_set! {
     }
 }
 
-/// `registry/extensions/<id>/detail.json`, derived: the entry's governance fields and,
-/// per listed version, what its published manifest says.
+/// `registry/extensions/<id>/detail.json`, derived, in the shape the Spirit app's
+/// marketplace reader requires: the entry's governance fields, where its README is, and
+/// per listed version the flat metadata of its published manifest and where to download
+/// it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Detail {
@@ -130,34 +132,71 @@ pub struct Detail {
     pub featured: bool,
     /// As in the entry.
     pub default_version: String,
-    /// As in the entry.
-    pub default_review_status: ReviewStatus,
+    /// `extensions/<id>/README.md`: the marketplace text, relative to the folder that
+    /// holds `catalog.json`.
+    pub readme_path: String,
     /// Every listed version, in the entry's order.
     pub versions: Vec<DetailVersion>,
 }
 
-/// One listed version in `detail.json`: the entry's governance of it and the summary
-/// of its published manifest.
+/// One listed version in `detail.json`: the entry's governance of it, what its
+/// published manifest says, and its tarball as npm serves it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DetailVersion {
-    /// The version.
+    /// The version, as the entry lists it.
     pub version: String,
     /// As in the entry.
     pub channel: Channel,
     /// As in the entry.
     pub review_status: ReviewStatus,
-    /// As in the entry.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub changelog: Option<Changelog>,
+    /// What the published `package.json` says, flat.
+    #[serde(flatten)]
+    pub listing: Listing,
     /// When npm says it was published (`time[version]`), if it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub published_at: Option<String>,
-    /// What the published `package.json` says.
-    pub manifest: ManifestSummary,
+    /// `dist.tarball` of the npm document: an https URL.
+    pub tarball_url: String,
+    /// `dist.integrity` (Subresource Integrity), when npm has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<String>,
+    /// `dist.shasum` (SHA-1, hexadecimal), when npm has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shasum: Option<String>,
+    /// As in the entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changelog: Option<Changelog>,
 }
 
-/// What the marketplace shows of a published `package.json`.
+/// What the marketplace shows of a published `package.json`, in the reader's flat
+/// members (shared by a catalog item and a detail version).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Listing {
+    /// `spiritExtension.displayName`, trimmed.
+    pub display_name: String,
+    /// `description`, trimmed (never empty: the reader refuses a catalog without one).
+    pub description: String,
+    /// `author`: a string as published, or the `name` of an author object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// `homepage`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub homepage_url: Option<String>,
+    /// `repository`: a string as published, or the `url` of a repository object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository_url: Option<String>,
+    /// `keywords` (the non-empty strings, in the published order).
+    pub keywords: Vec<String>,
+    /// `spiritExtension.supportedHosts`.
+    pub supported_hosts: Vec<String>,
+    /// `spiritExtension.requestedCapabilities`.
+    pub requested_capabilities: Vec<String>,
+}
+
+/// A summary of a published `package.json`: what `scaffold` reads of each version
+/// (the derived files carry a [`Listing`] instead).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ManifestSummary {
@@ -194,20 +233,22 @@ pub struct ManifestSummary {
     pub tools: Vec<String>,
 }
 
-/// `registry/catalog.json`, derived: every `listed` or `deprecated` entry, sorted by id.
+/// `registry/catalog.json`, derived: every `listed` or `deprecated` entry, sorted by
+/// id, in the shape the Spirit app's marketplace reader requires.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Catalog {
     /// Always 1.
     pub schema_version: u64,
     /// The entries shown, sorted by `extensionId`.
-    pub extensions: Vec<CatalogEntry>,
+    pub items: Vec<CatalogItem>,
 }
 
-/// One extension in `catalog.json`: its governance and its default version's summary.
+/// One extension in `catalog.json`: its governance, where its detail is, and its
+/// default version's flat metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CatalogEntry {
+pub struct CatalogItem {
     /// As in the entry.
     pub extension_id: String,
     /// As in the entry.
@@ -218,12 +259,15 @@ pub struct CatalogEntry {
     pub featured: bool,
     /// As in the entry.
     pub default_version: String,
+    /// The default version's channel.
+    pub default_channel: Channel,
     /// As in the entry.
     pub default_review_status: ReviewStatus,
-    /// Every listed version, in the entry's order.
-    pub versions: Vec<String>,
-    /// The default version's published manifest.
-    pub manifest: ManifestSummary,
+    /// `extensions/<id>/detail.json`, relative to the folder that holds `catalog.json`.
+    pub detail_path: String,
+    /// The default version's published manifest, flat.
+    #[serde(flatten)]
+    pub listing: Listing,
 }
 
 /// A package document as the npm registry serves it (`GET /<name>`): only what the

@@ -80,7 +80,7 @@ fn hidden_and_blocked_entries_are_left_out_of_the_catalog() {
     let catalog: Catalog =
         serde_json::from_slice(&fs::read(copy.path("registry/catalog.json")).unwrap()).unwrap();
     let ids: Vec<&str> = catalog
-        .extensions
+        .items
         .iter()
         .map(|e| e.extension_id.as_str())
         .collect();
@@ -142,7 +142,15 @@ fn a_build_metadata_suffix_names_the_published_version() {
     )
     .unwrap();
     assert_eq!(detail["versions"][0]["version"], "2.0.0+build.7");
-    assert_eq!(detail["versions"][0]["manifest"]["version"], "2.0.0");
+    // The published 2.0.0's tarball and digests.
+    assert_eq!(
+        detail["versions"][0]["tarballUrl"],
+        "https://registry.npmjs.org/spirit-quick-notes/-/spirit-quick-notes-2.0.0.tgz"
+    );
+    assert_eq!(
+        detail["versions"][0]["shasum"],
+        "bd9144ea188f56bbc0b519339f84fab8975cca34"
+    );
     assert_eq!(
         detail["versions"][0]["publishedAt"],
         "2026-03-10T07:45:00.000Z"
@@ -313,4 +321,175 @@ fn warnings_do_not_stop_the_build() {
     );
     assert_eq!(built.written.len(), 4);
     assert!(with_code(&built.report, "registry/stale-derived").is_empty());
+}
+
+#[test]
+fn a_published_manifest_without_a_description_does_not_build() {
+    for description in [None, Some("  ")] {
+        let copy = Copy::new();
+        copy.edit_npm("@acme/lookup", |document| {
+            let manifest = document["versions"]["1.1.0"].as_object_mut().unwrap();
+            match description {
+                None => {
+                    manifest.remove("description");
+                }
+                Some(text) => {
+                    manifest.insert("description".to_owned(), json!(text));
+                }
+            }
+        });
+        let built = build(&copy.root, &copy.npm()).unwrap();
+        // Exactly one error says so, at the published manifest's `description`: this
+        // crate's own, or registry-strict validation's when it checks descriptions.
+        let errors: Vec<_> = built
+            .report
+            .diagnostics()
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| (d.file.as_str(), d.path.as_str()))
+            .collect();
+        assert_eq!(
+            errors,
+            [("npm:@acme/lookup@1.1.0", "/description")],
+            "{}",
+            built.report.render_human(false)
+        );
+        if let Some(own) = with_code(&built.report, codes::MISSING_DESCRIPTION).first() {
+            assert!(
+                own.message.contains("`@acme/lookup@1.1.0`"),
+                "{}",
+                own.message
+            );
+        }
+        assert!(built.written.is_empty());
+        assert!(copy.derived().iter().all(|(_, bytes)| bytes.is_none()));
+    }
+}
+
+#[test]
+fn a_dist_the_app_cannot_install_from_does_not_build() {
+    let cases: [(&str, Value, &str); 4] = [
+        (
+            "http tarball",
+            json!({"tarball": "http://registry.test/lookup-1.0.0.tgz", "shasum": "c41f441fe86387afd7a28bc9f368abc0d40a28c5"}),
+            "/dist/tarball",
+        ),
+        (
+            "no digest",
+            json!({"tarball": "https://registry.npmjs.org/@acme/lookup/-/lookup-1.0.0.tgz"}),
+            "/dist",
+        ),
+        (
+            "bad shasum",
+            json!({"tarball": "https://registry.npmjs.org/@acme/lookup/-/lookup-1.0.0.tgz", "shasum": "c41f"}),
+            "/dist/shasum",
+        ),
+        ("no dist", Value::Null, "/dist/tarball"),
+    ];
+    for (what, dist, at) in cases {
+        let copy = Copy::new();
+        copy.edit_npm("@acme/lookup", |document| {
+            let version = document["versions"]["1.0.0"].as_object_mut().unwrap();
+            if dist.is_null() {
+                version.remove("dist");
+            } else {
+                version.insert("dist".to_owned(), dist.clone());
+            }
+        });
+        let built = build(&copy.root, &copy.npm()).unwrap();
+        let found: Vec<_> = found(&built.report)
+            .into_iter()
+            .filter(|(severity, ..)| *severity == Severity::Error)
+            .collect();
+        let mut expected = vec![(
+            Severity::Error,
+            codes::UNUSABLE_DIST.to_owned(),
+            "npm:@acme/lookup@1.0.0".to_owned(),
+            at.to_owned(),
+        )];
+        if what == "no dist" {
+            expected.push((
+                Severity::Error,
+                codes::UNUSABLE_DIST.to_owned(),
+                "npm:@acme/lookup@1.0.0".to_owned(),
+                "/dist".to_owned(),
+            ));
+        }
+        assert_eq!(
+            found,
+            expected,
+            "{what}: {}",
+            built.report.render_human(false)
+        );
+        assert!(built.written.is_empty(), "{what}");
+    }
+}
+
+#[test]
+fn the_built_documents_have_the_readers_shapes() {
+    let copy = Copy::new();
+    copy.build_clean();
+    let catalog: Value =
+        serde_json::from_slice(&fs::read(copy.path("registry/catalog.json")).unwrap()).unwrap();
+    let item = &catalog["items"][0];
+    assert_eq!(item["detailPath"], "extensions/acme.lookup/detail.json");
+    // The default version's channel; the author object's name; the repository's url.
+    assert_eq!(item["defaultChannel"], "stable");
+    assert_eq!(item["author"], "Acme Tools");
+    assert_eq!(
+        item["repositoryUrl"],
+        "git+https://github.com/acme/lookup.git"
+    );
+    assert!(item.get("manifest").is_none() && item.get("versions").is_none());
+    let detail: Value =
+        serde_json::from_slice(&fs::read(copy.extension("acme.lookup", "detail.json")).unwrap())
+            .unwrap();
+    assert_eq!(detail["readmePath"], "extensions/acme.lookup/README.md");
+    let version = &detail["versions"][1];
+    assert_eq!(version["displayName"], "Acme Lookup");
+    assert_eq!(
+        version["tarballUrl"],
+        "https://registry.npmjs.org/@acme/lookup/-/lookup-1.1.0.tgz"
+    );
+    assert!(
+        version["integrity"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha512-")
+    );
+}
+
+#[test]
+fn a_document_larger_than_the_reader_reads_does_not_build() {
+    // A changelog of 600 KB makes the detail.json larger than the reader's 512 KiB.
+    let copy = Copy::new();
+    copy.edit_entry("notes.quick-notes", |entry| {
+        entry["versions"][0]["changelog"] =
+            json!({"summary": "Big.", "body": "x".repeat(600 * 1024)});
+    });
+    let built = build(&copy.root, &copy.npm()).unwrap();
+    assert_eq!(
+        found(&built.report),
+        [(
+            Severity::Error,
+            codes::READER_TOO_LARGE.to_owned(),
+            "registry/extensions/notes.quick-notes/detail.json".to_owned(),
+            String::new()
+        )],
+        "{}",
+        built.report.render_human(false)
+    );
+    assert!(built.written.is_empty());
+
+    // A README over 2 MiB: the reader would not fetch it.
+    let copy = Copy::new();
+    let readme = copy.extension("acme.lookup", "README.md");
+    let mut text = fs::read_to_string(&readme).unwrap();
+    text.push_str(&"more text\n".repeat(220 * 1024));
+    fs::write(&readme, text).unwrap();
+    let built = build(&copy.root, &copy.npm()).unwrap();
+    let error = one(&built.report, codes::READER_TOO_LARGE);
+    assert_eq!(error.file, "registry/extensions/acme.lookup/README.md");
+    assert!(error.message.contains("2048 KiB"), "{}", error.message);
+    assert!(built.written.is_empty());
 }

@@ -56,7 +56,7 @@ fn a_hand_edited_catalog_is_caught_without_metadata() {
     let copy = Copy::new();
     copy.build_clean();
     copy.edit_json("registry/catalog.json", |catalog| {
-        catalog["extensions"][1]["defaultVersion"] = json!("0.2.0-beta.1");
+        catalog["items"][1]["defaultVersion"] = json!("0.2.0-beta.1");
     });
     let report = check(&copy.root, None).unwrap();
     assert_eq!(
@@ -65,12 +65,12 @@ fn a_hand_edited_catalog_is_caught_without_metadata() {
             ERROR,
             "registry/stale-derived",
             "registry/catalog.json",
-            "/extensions/1/defaultVersion"
+            "/items/1/defaultVersion"
         )]
     );
     let error = &report.diagnostics()[0];
     assert!(
-        error.message.contains("`extensions[1].defaultVersion` is `0.2.0-beta.1` here but `0.1.0` in `registry/extensions/example.spirit-extension/entry.json`"),
+        error.message.contains("`items[1].defaultVersion` is `0.2.0-beta.1` here but `0.1.0` in `registry/extensions/example.spirit-extension/entry.json`"),
         "{}",
         error.message
     );
@@ -83,7 +83,7 @@ fn a_hand_edited_catalog_is_caught_with_metadata_byte_for_byte() {
     copy.build_clean();
     // A change to what comes from npm: the entries cannot tell, the metadata can.
     copy.edit_json("registry/catalog.json", |catalog| {
-        catalog["extensions"][0]["manifest"]["displayName"] = json!("Acme Lookup Pro");
+        catalog["items"][0]["displayName"] = json!("Acme Lookup Pro");
     });
     let without = check(&copy.root, None).unwrap();
     assert_eq!(found(&without), [], "{}", without.render_human(false));
@@ -94,7 +94,7 @@ fn a_hand_edited_catalog_is_caught_with_metadata_byte_for_byte() {
             ERROR,
             "registry/stale-derived",
             "registry/catalog.json",
-            "/extensions/0/manifest/displayName"
+            "/items/0/displayName"
         )]
     );
     assert!(
@@ -111,19 +111,20 @@ fn a_catalog_listing_a_hidden_entry_or_missing_a_listed_one_is_stale() {
     let copy = Copy::new();
     copy.build_clean();
     copy.edit_json("registry/catalog.json", |catalog| {
-        let extensions = catalog["extensions"].as_array_mut().unwrap();
-        extensions.remove(1);
-        extensions.push(json!({
+        let items = catalog["items"].as_array_mut().unwrap();
+        items.remove(1);
+        items.push(json!({
             "extensionId": "notes.quick-notes", "packageName": "spirit-quick-notes",
             "status": "hidden", "featured": false, "defaultVersion": "2.0.0",
-            "defaultReviewStatus": "unverified", "versions": ["2.0.0"],
-            "manifest": {"name": "spirit-quick-notes", "version": "2.0.0", "displayName": "Quick notes",
-                         "supportedHosts": ["cli"], "requestedCapabilities": []}
+            "defaultChannel": "experimental", "defaultReviewStatus": "unverified",
+            "detailPath": "extensions/notes.quick-notes/detail.json",
+            "displayName": "Quick notes", "description": "A scratch pad.",
+            "keywords": [], "supportedHosts": ["cli"], "requestedCapabilities": []
         }));
     });
     let report = check(&copy.root, None).unwrap();
     let error = one(&report, codes::STALE_DERIVED);
-    assert_eq!(error.path.as_str(), "/extensions/1");
+    assert_eq!(error.path.as_str(), "/items/1");
     assert!(
         error
             .message
@@ -152,13 +153,13 @@ fn a_detail_that_disagrees_with_its_entry_is_stale() {
                 ERROR,
                 "registry/stale-derived",
                 "registry/extensions/acme.lookup/detail.json",
-                "/defaultReviewStatus"
+                "/versions/1/reviewStatus"
             ),
             diag(
                 ERROR,
                 "registry/stale-derived",
                 "registry/catalog.json",
-                "/extensions/0/defaultReviewStatus"
+                "/items/0/defaultReviewStatus"
             ),
         ],
         "{}",
@@ -166,9 +167,14 @@ fn a_detail_that_disagrees_with_its_entry_is_stale() {
     );
     let message = &report.diagnostics()[0].message;
     assert!(
-        message
-            .contains("`defaultReviewStatus` is `unverified` here but `verified` in `entry.json`")
-            && message.contains("`versions[1].reviewStatus` is `unverified` here but `verified`"),
+        message.contains("`versions[1].reviewStatus` is `unverified` here but `verified`"),
+        "{message}"
+    );
+    let message = &report.diagnostics()[1].message;
+    assert!(
+        message.contains(
+            "`items[0].defaultReviewStatus` is `unverified` here but `verified` in `registry/extensions/acme.lookup/entry.json`"
+        ),
         "{message}"
     );
 }
@@ -512,5 +518,184 @@ fn a_root_without_registry_extensions_is_an_error_naming_it() {
     assert!(
         message.contains("registry/extensions") || message.contains("registry\\extensions"),
         "{message}"
+    );
+}
+
+/// The diagnostics with a `registry/reader-…` code: `(code, file, pointer)`.
+fn reader_found(report: &curupira_diagnostics::Report) -> Vec<(String, String, String)> {
+    report
+        .diagnostics()
+        .iter()
+        .filter(|d| d.code.starts_with("registry/reader-"))
+        .map(|d| {
+            (
+                d.code.to_string(),
+                d.file.clone(),
+                d.path.as_str().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn reader(code: &str, file: &str, path: &str) -> (String, String, String) {
+    (code.to_owned(), file.to_owned(), path.to_owned())
+}
+
+#[test]
+fn a_catalog_in_the_old_shape_is_one_the_reader_refuses() {
+    let copy = Copy::new();
+    copy.build_clean();
+    copy.edit_json("registry/catalog.json", |catalog| {
+        let items = catalog["items"].take();
+        catalog.as_object_mut().unwrap().remove("items");
+        catalog["extensions"] = items;
+    });
+    let report = check(&copy.root, None).unwrap();
+    assert_eq!(
+        reader_found(&report),
+        [reader(
+            codes::READER_TYPE,
+            "registry/catalog.json",
+            "/items"
+        )],
+        "{}",
+        report.render_human(false)
+    );
+    let error = with_code(&report, codes::READER_TYPE)[0];
+    assert!(
+        error.message.contains("`items` must be an array")
+            && error.message.contains("`extensions`"),
+        "{}",
+        error.message
+    );
+    // It is stale too: the build writes `items`.
+    one(&report, codes::STALE_DERIVED);
+    assert_eq!(report.exit_code(), 1);
+}
+
+#[test]
+fn a_catalog_item_the_reader_refuses_is_located() {
+    let copy = Copy::new();
+    copy.build_clean();
+    copy.edit_json("registry/catalog.json", |catalog| {
+        catalog["items"][1]["description"] = json!("   ");
+    });
+    // Not a member the entries decide: only the reader check (and, with metadata, the
+    // byte comparison) sees it.
+    let report = check(&copy.root, None).unwrap();
+    assert_eq!(
+        found(&report),
+        [diag(
+            ERROR,
+            codes::READER_EMPTY,
+            "registry/catalog.json",
+            "/items/1/description"
+        )],
+        "{}",
+        report.render_human(false)
+    );
+    assert!(report.diagnostics()[0].line().is_some());
+}
+
+#[test]
+fn a_detail_path_to_no_file_and_an_http_readme_path_are_refused() {
+    let copy = Copy::new();
+    copy.build_clean();
+    copy.edit_json("registry/catalog.json", |catalog| {
+        catalog["items"][0]["detailPath"] = json!("extensions/acme.lookup/nope.json");
+    });
+    copy.edit_json(
+        "registry/extensions/notes.quick-notes/detail.json",
+        |detail| detail["readmePath"] = json!("http://registry.test/README.md"),
+    );
+    let report = check(&copy.root, None).unwrap();
+    assert_eq!(
+        reader_found(&report),
+        [
+            reader(
+                codes::READER_MISSING_FILE,
+                "registry/catalog.json",
+                "/items/0/detailPath"
+            ),
+            reader(
+                codes::READER_URL,
+                "registry/extensions/notes.quick-notes/detail.json",
+                "/readmePath"
+            ),
+        ],
+        "{}",
+        report.render_human(false)
+    );
+    // Both disagree with what the build writes, too.
+    let stale: Vec<&str> = with_code(&report, codes::STALE_DERIVED)
+        .into_iter()
+        .map(|d| d.path.as_str())
+        .collect();
+    assert_eq!(stale, ["/readmePath", "/items/0/detailPath"]);
+}
+
+#[test]
+fn a_version_without_a_tarball_or_a_wrong_id_or_no_json_is_refused() {
+    let copy = Copy::new();
+    copy.build_clean();
+    copy.edit_json("registry/extensions/acme.lookup/detail.json", |detail| {
+        detail["versions"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("tarballUrl");
+    });
+    copy.edit_json(
+        "registry/extensions/example.spirit-extension/detail.json",
+        |detail| detail["extensionId"] = json!("example.other"),
+    );
+    fs::write(
+        copy.extension("notes.quick-notes", "detail.json"),
+        "{\"schemaVersion\": 1,",
+    )
+    .unwrap();
+    let report = check(&copy.root, None).unwrap();
+    assert_eq!(
+        reader_found(&report),
+        [
+            reader(
+                codes::READER_NOT_INSTALLABLE,
+                "registry/extensions/acme.lookup/detail.json",
+                "/versions/0/tarballUrl"
+            ),
+            reader(
+                codes::READER_ID_MISMATCH,
+                "registry/extensions/example.spirit-extension/detail.json",
+                "/extensionId"
+            ),
+            reader(
+                codes::READER_JSON,
+                "registry/extensions/notes.quick-notes/detail.json",
+                ""
+            ),
+        ],
+        "{}",
+        report.render_human(false)
+    );
+}
+
+#[test]
+fn a_catalog_larger_than_the_reader_reads_is_refused() {
+    let copy = Copy::new();
+    copy.build_clean();
+    let path = copy.path("registry/catalog.json");
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str(&" ".repeat(512 * 1024));
+    fs::write(&path, text).unwrap();
+    let report = check(&copy.root, None).unwrap();
+    assert_eq!(
+        found(&report),
+        [diag(
+            ERROR,
+            codes::READER_TOO_LARGE,
+            "registry/catalog.json",
+            ""
+        )],
+        "{}",
+        report.render_human(false)
     );
 }

@@ -8,9 +8,12 @@
 //! bar on a terminal). `check` uses no network unless a URL is given.
 //!
 //! - `check ROOT [--npm-metadata DIR | --npm-registry URL] [--format human|json]`:
-//!   entries, registry-wide rules and the derived files (byte for byte with metadata).
+//!   entries, registry-wide rules and the derived files (byte for byte with metadata),
+//!   and the derived files against the Spirit app's marketplace reader rules
+//!   (`registry/reader-…`: the document, the pointer and the rule it breaks).
 //! - `build ROOT (--npm-metadata DIR | --npm-registry URL) [--format human|json]`:
-//!   writes `registry/catalog.json` and each `detail.json` — only when nothing is wrong.
+//!   writes `registry/catalog.json` and each `detail.json` in the shapes the app's
+//!   reader reads — only when nothing is wrong.
 //! - `add ROOT --package NAME --id EXTENSION_ID (--npm-metadata DIR | --npm-registry
 //!   URL)`: scaffolds `registry/extensions/<id>/entry.json` and `README.md`.
 //!

@@ -12,11 +12,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::derive::{Derived, encode, shown};
-use super::walk::Registry;
-use super::{CATALOG_FILE, DETAIL_JSON, RegistryError};
+use super::derive::{Derived, detail_path, encode, shown};
+use super::walk::{Registry, default_index};
+use super::{CATALOG_FILE, DETAIL_JSON, README_MD, RegistryError};
 use crate::codes;
-use crate::model::{Catalog, Detail, Entry, ReviewStatus, SCHEMA_VERSION, Status};
+use crate::model::{Catalog, Detail, Entry, SCHEMA_VERSION, Status};
 
 /// How many differences one message lists.
 const SHOWN_DIFFERENCES: usize = 5;
@@ -263,7 +263,7 @@ struct Differences<'a> {
     found: Vec<Difference>,
     /// Where the compared object is in the derived file.
     base: JsonPointer,
-    /// `extensions[1].` in the catalog, empty in a detail.
+    /// `items[1].` in the catalog, empty in a detail.
     prefix: String,
     /// The entry file, as messages name it.
     entry_file: &'a str,
@@ -282,8 +282,7 @@ impl Differences<'_> {
         }
     }
 
-    /// The members a detail and a catalog entry share with the entry.
-    #[allow(clippy::too_many_arguments)]
+    /// The members a detail and a catalog item share with the entry.
     fn governance(
         &mut self,
         extension_id: &str,
@@ -291,8 +290,6 @@ impl Differences<'_> {
         status: Status,
         featured: bool,
         default_version: &str,
-        default_review_status: ReviewStatus,
-        versions: &[&str],
         entry: &Entry,
     ) {
         self.field("extensionId", extension_id, &entry.extension_id);
@@ -300,11 +297,10 @@ impl Differences<'_> {
         self.field("status", status, entry.status);
         self.field("featured", featured, entry.featured);
         self.field("defaultVersion", default_version, &entry.default_version);
-        self.field(
-            "defaultReviewStatus",
-            default_review_status,
-            entry.default_review_status,
-        );
+    }
+
+    /// A detail's list of versions against the entry's.
+    fn versions(&mut self, versions: &[&str], entry: &Entry) {
         let listed: Vec<&str> = entry.versions.iter().map(|v| v.version.as_str()).collect();
         if versions != listed.as_slice() {
             self.found.push(Difference {
@@ -343,17 +339,18 @@ fn detail_differences(detail: &Detail, entry: &Entry) -> Vec<Difference> {
         entry_file,
     };
     diff.field("schemaVersion", detail.schema_version, entry.schema_version);
-    let versions: Vec<&str> = detail.versions.iter().map(|v| v.version.as_str()).collect();
     diff.governance(
         &detail.extension_id,
         &detail.package_name,
         detail.status,
         detail.featured,
         &detail.default_version,
-        detail.default_review_status,
-        &versions,
         entry,
     );
+    let readme = format!("extensions/{}/{README_MD}", entry.extension_id);
+    diff.field("readmePath", detail.readme_path.as_str(), readme.as_str());
+    let versions: Vec<&str> = detail.versions.iter().map(|v| v.version.as_str()).collect();
+    diff.versions(&versions, entry);
     if versions.len() == entry.versions.len() {
         for (index, (derived, listed)) in detail.versions.iter().zip(&entry.versions).enumerate() {
             let mut inner = Differences {
@@ -380,7 +377,7 @@ fn detail_differences(detail: &Detail, entry: &Entry) -> Vec<Difference> {
 /// has errors are left alone (what they should be is unknown).
 fn catalog_differences(catalog: &Catalog, registry: &Registry) -> Vec<Difference> {
     let mut found = Vec::new();
-    let extensions = JsonPointer::root().key("extensions");
+    let items = JsonPointer::root().key("items");
     if catalog.schema_version != SCHEMA_VERSION {
         found.push(Difference {
             at: JsonPointer::root().key("schemaVersion"),
@@ -406,10 +403,10 @@ fn catalog_differences(catalog: &Catalog, registry: &Registry) -> Vec<Difference
     }
 
     let mut seen: HashSet<&str> = HashSet::new();
-    let mut ids = Vec::with_capacity(catalog.extensions.len());
-    for (index, shown_entry) in catalog.extensions.iter().enumerate() {
-        let id = shown_entry.extension_id.as_str();
-        let at = extensions.index(index);
+    let mut ids = Vec::with_capacity(catalog.items.len());
+    for (index, item) in catalog.items.iter().enumerate() {
+        let id = item.extension_id.as_str();
+        let at = items.index(index);
         if !seen.insert(id) {
             found.push(Difference {
                 at,
@@ -441,19 +438,29 @@ fn catalog_differences(catalog: &Catalog, registry: &Registry) -> Vec<Difference
         let mut diff = Differences {
             found: Vec::new(),
             base: at,
-            prefix: format!("extensions[{index}]."),
+            prefix: format!("items[{index}]."),
             entry_file,
         };
-        let versions: Vec<&str> = shown_entry.versions.iter().map(String::as_str).collect();
         diff.governance(
             id,
-            &shown_entry.package_name,
-            shown_entry.status,
-            shown_entry.featured,
-            &shown_entry.default_version,
-            shown_entry.default_review_status,
-            &versions,
+            &item.package_name,
+            item.status,
+            item.featured,
+            &item.default_version,
             entry,
+        );
+        if let Some(default) = default_index(entry).and_then(|i| entry.versions.get(i)) {
+            diff.field("defaultChannel", item.default_channel, default.channel);
+        }
+        diff.field(
+            "defaultReviewStatus",
+            item.default_review_status,
+            entry.default_review_status,
+        );
+        diff.field(
+            "detailPath",
+            item.detail_path.as_str(),
+            detail_path(&entry.extension_id).as_str(),
         );
         found.extend(diff.found);
     }
@@ -463,7 +470,7 @@ fn catalog_differences(catalog: &Catalog, registry: &Registry) -> Vec<Difference
             && !seen.contains(entry.extension_id.as_str())
         {
             found.push(Difference {
-                at: extensions.clone(),
+                at: items.clone(),
                 what: format!(
                     "`{}` (status `{}`) is missing from the catalog",
                     entry.extension_id, entry.status
@@ -473,8 +480,8 @@ fn catalog_differences(catalog: &Catalog, registry: &Registry) -> Vec<Difference
     }
     if !ids.is_sorted() {
         found.push(Difference {
-            at: extensions,
-            what: "`extensions` is not sorted by `extensionId`".to_owned(),
+            at: items,
+            what: "`items` is not sorted by `extensionId`".to_owned(),
         });
     }
     found

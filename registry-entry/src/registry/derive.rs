@@ -4,20 +4,21 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use curupira_diagnostics::{JsonPointer, Severity};
+use curupira_diagnostics::{Diagnostic, JsonPointer, Severity};
 use semver::{BuildMetadata, Version};
 use serde::Serialize;
 use serde_json::Value;
 use spirit_manifest::{Options, check_value};
 
 use super::walk::{Folder, Registry, default_index};
-use super::{CATALOG_FILE, DETAIL_JSON, RegistryError};
+use super::{CATALOG_FILE, DETAIL_JSON, README_MD, RegistryError};
 use crate::codes;
 use crate::metadata::{MetadataError, MetadataSource};
 use crate::model::{
-    Catalog, CatalogEntry, Detail, DetailVersion, Entry, ManifestSummary, PackageDocument,
+    Catalog, CatalogItem, Detail, DetailVersion, Entry, Listing, ManifestSummary, PackageDocument,
     SCHEMA_VERSION, Status,
 };
+use crate::reader::{integrity_well_formed, shasum_well_formed};
 
 /// How many published versions an "is not published" message shows.
 const SHOWN_VERSIONS: usize = 10;
@@ -82,10 +83,22 @@ struct Package {
 /// A published manifest, checked.
 #[derive(Clone)]
 struct Checked {
-    /// Its summary, when it passed registry-strict validation.
-    summary: Option<ManifestSummary>,
+    /// What the marketplace shows of it and its tarball, when it passed registry-strict
+    /// validation and the reader's needs (a description, a usable `dist`).
+    listed: Option<(Listing, Dist)>,
     /// Its `name`, when it is a string.
     name: Option<String>,
+}
+
+/// A published version's tarball, from the npm document's `dist`.
+#[derive(Clone)]
+struct Dist {
+    /// `dist.tarball`, https.
+    tarball: String,
+    /// `dist.integrity`, when well-formed.
+    integrity: Option<String>,
+    /// `dist.shasum`, when well-formed.
+    shasum: Option<String>,
 }
 
 /// Checks every listed version of every entry against `source` (adding diagnostics to
@@ -196,7 +209,7 @@ fn detail(
             complete = false;
             continue;
         }
-        let Some(manifest) = checked.summary else {
+        let Some((listing, dist)) = checked.listed else {
             complete = false;
             continue;
         };
@@ -204,11 +217,15 @@ fn detail(
             version: listed.version.clone(),
             channel: listed.channel,
             review_status: listed.review_status,
-            changelog: listed.changelog.clone(),
+            listing,
             published_at: document.time.get(&key).cloned(),
-            manifest,
+            tarball_url: dist.tarball,
+            integrity: dist.integrity,
+            shasum: dist.shasum,
+            changelog: listed.changelog.clone(),
         });
     }
+    let readme_path = format!("extensions/{}/{README_MD}", entry.extension_id);
     complete.then_some(Detail {
         schema_version: entry.schema_version,
         extension_id: entry.extension_id,
@@ -216,22 +233,163 @@ fn detail(
         status: entry.status,
         featured: entry.featured,
         default_version: entry.default_version,
-        default_review_status: entry.default_review_status,
+        readme_path,
         versions,
     })
 }
 
-/// Checks one published manifest in registry-strict mode; its diagnostics go to
+/// Checks one published manifest in registry-strict mode, then what the marketplace
+/// reader needs of it (a description, a `dist` to install from); its diagnostics go to
 /// `folder`.
 fn check_manifest(folder: &mut Folder, package: &str, key: &str, value: Value) -> Checked {
+    let file = npm_file(package, key);
     let name = value.get("name").and_then(Value::as_str).map(str::to_owned);
-    let summary = summarize(&value);
-    let checked = check_value(value, &npm_file(package, key), &strict());
-    let passed = !checked.report.has_errors();
+    let listing = listing(&value);
+    let dist = dist(&value, &file);
+    let checked = check_value(value, &file, &strict());
+    let mut passed = !checked.report.has_errors();
+    let description_reported = checked
+        .report
+        .diagnostics()
+        .iter()
+        .any(|d| d.is_error() && d.path.as_str() == "/description");
     folder.report.append(checked.report);
+    if listing.description.is_empty() && !description_reported {
+        folder.report.add_file(file.clone());
+        folder.report.push(Diagnostic::error(
+            codes::MISSING_DESCRIPTION,
+            file.clone(),
+            JsonPointer::root().key("description"),
+            format!(
+                "the published `package.json` of `{package}@{key}` has no non-empty `description`: the marketplace reader refuses a catalog item or version without one, and one such item makes the whole catalog unreadable; publish a version with a description"
+            ),
+        ));
+        passed = false;
+    }
+    let dist = match dist {
+        Ok(dist) => Some(dist),
+        Err(problems) => {
+            folder.report.add_file(file.clone());
+            folder.report.extend(problems);
+            None
+        }
+    };
     Checked {
-        summary: passed.then_some(summary),
+        listed: passed.then_some(listing).zip(dist),
         name,
+    }
+}
+
+/// The reader's flat metadata of a published manifest (read leniently: only used for
+/// manifests that pass validation).
+fn listing(manifest: &Value) -> Listing {
+    let text = |value: Option<&Value>| {
+        value
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+            .map(str::to_owned)
+    };
+    let texts = |value: Option<&Value>| -> Vec<String> {
+        value
+            .and_then(Value::as_array)
+            .map(|items| items.iter().filter_map(|item| text(Some(item))).collect())
+            .unwrap_or_default()
+    };
+    // A string as published, or the named member of an object.
+    let string_or = |value: Option<&Value>, member: &str| match value {
+        Some(Value::Object(object)) => text(object.get(member)),
+        other => text(other),
+    };
+    let spirit = manifest.get("spiritExtension");
+    let member = |key: &str| spirit.and_then(|s| s.get(key));
+    Listing {
+        display_name: text(member("displayName")).unwrap_or_default(),
+        description: text(manifest.get("description")).unwrap_or_default(),
+        author: string_or(manifest.get("author"), "name"),
+        homepage_url: text(manifest.get("homepage")),
+        repository_url: string_or(manifest.get("repository"), "url"),
+        keywords: texts(manifest.get("keywords")),
+        supported_hosts: texts(member("supportedHosts")),
+        requested_capabilities: texts(member("requestedCapabilities")),
+    }
+}
+
+/// The tarball of a published version from its `dist`: an https `tarball` and a
+/// well-formed `integrity` or `shasum` (each one present must be well-formed: the app
+/// checks every one it is given). Else the `registry/unusable-dist` errors.
+fn dist(manifest: &Value, file: &str) -> Result<Dist, Vec<Diagnostic>> {
+    let dist = manifest.get("dist");
+    let at = JsonPointer::root().key("dist");
+    let member = |key: &str| {
+        dist.and_then(|d| d.get(key))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+    };
+    let mut problems = Vec::new();
+    let mut problem = |at: JsonPointer, message: String| {
+        problems.push(Diagnostic::error(codes::UNUSABLE_DIST, file, at, message));
+    };
+    let tarball = member("tarball");
+    match tarball {
+        None => problem(
+            at.key("tarball"),
+            format!(
+                "`{file}` has no `dist.tarball`: the marketplace has no `tarballUrl` to install it from"
+            ),
+        ),
+        Some(url)
+            if !url
+                .get(..8)
+                .is_some_and(|head| head.eq_ignore_ascii_case("https://")) =>
+        {
+            problem(
+                at.key("tarball"),
+                format!(
+                    "`dist.tarball` of `{file}` is `{url}`: the app downloads tarballs over https only; use an https npm registry"
+                ),
+            )
+        }
+        Some(_) => {}
+    }
+    let integrity = member("integrity");
+    let shasum = member("shasum");
+    if integrity.is_none() && shasum.is_none() {
+        problem(
+            at.clone(),
+            format!(
+                "`{file}` has neither `dist.integrity` nor `dist.shasum`: the app refuses a download it cannot verify"
+            ),
+        );
+    }
+    if let Some(integrity) = integrity
+        && !integrity_well_formed(integrity)
+    {
+        problem(
+            at.key("integrity"),
+            format!(
+                "`dist.integrity` of `{file}` is `{integrity}`, which has no SRI entry the app can verify (`sha256-`, `sha384-` or `sha512-` and a base64 digest of that size)"
+            ),
+        );
+    }
+    if let Some(shasum) = shasum
+        && !shasum_well_formed(shasum)
+    {
+        problem(
+            at.key("shasum"),
+            format!(
+                "`dist.shasum` of `{file}` is `{shasum}`, not a SHA-1 digest (40 hexadecimal digits)"
+            ),
+        );
+    }
+    match tarball {
+        Some(tarball) if problems.is_empty() => Ok(Dist {
+            tarball: tarball.to_owned(),
+            integrity: integrity.map(str::to_owned),
+            shasum: shasum.map(str::to_owned),
+        }),
+        _ => Err(problems),
     }
 }
 
@@ -359,32 +517,42 @@ pub(super) fn shown(status: Status) -> bool {
 /// `catalog.json`, when every folder has a usable entry and every entry shown has its
 /// detail.
 fn catalog(folders: &[Folder], details: &[Option<Detail>]) -> Option<Catalog> {
-    let mut extensions = Vec::new();
+    let mut items = Vec::new();
     for (folder, detail) in folders.iter().zip(details) {
         let entry = folder.entry.as_ref()?;
         if !shown(entry.status) {
             continue;
         }
-        extensions.push(catalog_entry(entry, detail.as_ref()?)?);
+        items.push(catalog_item(entry, detail.as_ref()?)?);
     }
-    extensions.sort_by(|a, b| a.extension_id.cmp(&b.extension_id));
+    items.sort_by(|a, b| a.extension_id.cmp(&b.extension_id));
     Some(Catalog {
         schema_version: SCHEMA_VERSION,
-        extensions,
+        items,
     })
 }
 
-/// One entry of the catalog: its governance and its default version's summary.
-fn catalog_entry(entry: &Entry, detail: &Detail) -> Option<CatalogEntry> {
-    let default = detail.versions.get(default_index(entry)?)?;
-    Some(CatalogEntry {
+/// One item of the catalog: its governance, where its detail is, and its default
+/// version's listing.
+fn catalog_item(entry: &Entry, detail: &Detail) -> Option<CatalogItem> {
+    let index = default_index(entry)?;
+    let default = detail.versions.get(index)?;
+    let listed = entry.versions.get(index)?;
+    Some(CatalogItem {
         extension_id: entry.extension_id.clone(),
         package_name: entry.package_name.clone(),
         status: entry.status,
         featured: entry.featured,
         default_version: entry.default_version.clone(),
+        default_channel: listed.channel,
         default_review_status: entry.default_review_status,
-        versions: entry.versions.iter().map(|v| v.version.clone()).collect(),
-        manifest: default.manifest.clone(),
+        detail_path: detail_path(&entry.extension_id),
+        listing: default.listing.clone(),
     })
+}
+
+/// `extensions/<id>/detail.json`: where the catalog says an extension's detail is,
+/// relative to the folder that holds `catalog.json`.
+pub(super) fn detail_path(extension_id: &str) -> String {
+    format!("extensions/{extension_id}/{DETAIL_JSON}")
 }

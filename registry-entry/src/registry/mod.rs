@@ -13,6 +13,8 @@
 //!   `detail.json` and `catalog.json`.
 //! - `compare`: the derived files on disk against the entries (and, with metadata,
 //!   against the bytes the build writes).
+//! - `readable`: the derived files against the Spirit app's marketplace reader
+//!   ([`crate::reader`]): on disk for `check`, before writing for `build`.
 //! - `write`: atomic replacement (write beside, rename).
 //! - `scaffold`: a new `entry.json` and `README.md` for a published package.
 //!
@@ -32,22 +34,52 @@
 //!   publishes).
 //! - **`registry/package-name-mismatch`** is reported on the entry, at the version
 //!   (`/versions/<i>/version`), naming the published manifest.
+//! - **The derived files' shapes** are the app's marketplace reader's: `catalog.json`
+//!   is `{schemaVersion, items}`, each item the entry's governance, `defaultChannel`
+//!   (the default version's channel), `detailPath` (`extensions/<id>/detail.json`) and
+//!   the default version's flat metadata; `detail.json` has `readmePath`
+//!   (`extensions/<id>/README.md`) and per version the flat metadata with `tarballUrl`,
+//!   `integrity` and `shasum` from the npm document's `dist`. Both paths are relative to
+//!   the folder that holds `catalog.json`. The flat metadata maps the published
+//!   manifest: `displayName`, `description` (trimmed), `author` (a string as is, or an
+//!   author object's `name`), `homepageUrl` (`homepage`), `repositoryUrl` (a string as
+//!   is, or the object's `url`), `keywords`, `supportedHosts`,
+//!   `requestedCapabilities`. No `iconUrl` is written: a package's `icon` is a path in
+//!   its tarball, not a URL the app can load.
+//! - **What the reader needs of npm** is checked by the build on each listed version:
+//!   a non-empty `description` (`registry/missing-description`, unless registry-strict
+//!   validation already reported `/description`) and a usable `dist`
+//!   (`registry/unusable-dist`: an https `tarball`, and a well-formed `integrity` or
+//!   `shasum`, each one present well-formed). The build then runs the reader rules on
+//!   the documents it is about to write and writes nothing if one would be refused.
+//! - **The reader check of `check`** reads `catalog.json` and every `detail.json` it
+//!   leads to, then the `detail.json` of every entry it does not list (hidden, blocked,
+//!   or an unreadable catalog), each once; a `detailPath` or `readmePath` must name a
+//!   file of the registry (an https URL is not fetched), and every version of a detail
+//!   the reader accepts must be installable (`defaultVersion` listed, an https
+//!   `tarballUrl`, a well-formed `integrity` or `shasum`); no JSON document over
+//!   512 KiB, no README over 2 MiB (the reader's limits; the build checks them on what
+//!   it writes). It runs beside the entry comparison: a file in an old shape is both
+//!   `registry/stale-derived` and refused by the reader.
 //! - **Registry-wide diagnostics on an `entry.json`** get the line and column of their
 //!   pointer; `registry/stray-file`, `registry/missing-entry` and the README rules are
 //!   reported on the file concerned, at the root pointer.
 //! - **Order of the report**: stray files directly under `registry/extensions/`, then each
 //!   extension folder in name order (its `entry.json` diagnostics, the folder and
 //!   README rules, the registry-wide rules, the npm checks with the published
-//!   manifests' own diagnostics, its `detail.json`), then `catalog.json`.
+//!   manifests' own diagnostics, its `detail.json`), then `catalog.json`, then the
+//!   reader check (`catalog.json`, the details it leads to, the other details).
 //! - **The files of a report** are the files that have a diagnostic (a clean check says
 //!   "ok: no problems"): `Report` searches its file list on every addition, and
 //!   registering every file of a 10,000-entry registry would make the check quadratic.
 //! - **Check without metadata** compares a derived file with the entries field by field
-//!   (`schemaVersion`, `extensionId`, `packageName`, `status`, `featured`,
-//!   `defaultVersion`, `defaultReviewStatus`, and every version's `version`, `channel`,
-//!   `reviewStatus` and `changelog`; the catalog's set and order of ids); what comes
-//!   from npm (manifest summaries, publish times) is compared only with metadata, byte
-//!   for byte. A derived file of an entry that has errors is not compared.
+//!   (`extensionId`, `packageName`, `status`, `featured`, `defaultVersion`; a detail's
+//!   `schemaVersion`, `readmePath` and every version's `version`, `channel`,
+//!   `reviewStatus` and `changelog`; an item's `defaultChannel`, `defaultReviewStatus`
+//!   and `detailPath`; the catalog's set and order of ids); what comes from npm (the
+//!   flat metadata, publish times, tarballs and digests) is compared only with
+//!   metadata, byte for byte. A derived file of an entry that has errors is not
+//!   compared.
 //! - **The build rewrites every derived file** (and lists each in `written`) when the
 //!   report has no error; it writes nothing otherwise. Files are not synced to disk:
 //!   the rename makes each replacement atomic for readers, and the files can always be
@@ -55,6 +87,7 @@
 
 mod compare;
 mod derive;
+mod readable;
 mod scaffold;
 mod walk;
 mod write;
@@ -156,7 +189,9 @@ pub struct Scaffolded {
 /// Checks the registry under `root`: every `entry.json`, the registry-wide rules and
 /// the derived files. Without `metadata`, derived files must agree with the entries;
 /// with it, every listed version is checked against npm as [`build`] does, and each
-/// derived file must be byte for byte what the build would write. Nothing is written.
+/// derived file must be byte for byte what the build would write. Either way the
+/// derived files are checked with the Spirit app's marketplace reader rules
+/// ([`crate::reader`], codes `registry/reader-…`). Nothing is written.
 ///
 /// An `Err` means the registry could not be read at all (no `registry/extensions/`, a
 /// file that cannot be read); every problem in it is a diagnostic in the report.
@@ -165,23 +200,31 @@ pub fn check(root: &Path, metadata: Option<&dyn MetadataSource>) -> Result<Repor
     let derived = metadata.map(|source| derive::derive(&mut registry, source));
     let mut catalog = Report::new();
     compare::compare(root, &mut registry, derived.as_ref(), &mut catalog)?;
+    let mut readable = Report::new();
+    readable::check(root, &registry, &mut readable)?;
     let mut report = registry.into_report();
     walk::merge(&mut report, catalog);
+    walk::merge(&mut report, readable);
     Ok(report)
 }
 
 /// Builds the derived files of the registry under `root` from its entries and npm
-/// `metadata`: every listed version must be published, pass registry-strict validation
-/// and be named `packageName`. When the report has no error, `registry/catalog.json`
-/// and every `detail.json` are written (each to a temporary file beside it, then
-/// renamed into place); otherwise nothing is written.
+/// `metadata`: every listed version must be published, pass registry-strict validation,
+/// be named `packageName`, have a description and a `dist` the app can install from.
+/// The files are in the shapes the Spirit app's marketplace reader requires, and are
+/// checked with its rules before anything is written. When the report has no error,
+/// `registry/catalog.json` and every `detail.json` are written (each to a temporary
+/// file beside it, then renamed into place); otherwise nothing is written.
 ///
 /// Same inputs, same bytes: JSON with 2-space indentation, members in a fixed order, a
 /// trailing newline, and no timestamp of the build.
 pub fn build(root: &Path, metadata: &dyn MetadataSource) -> Result<Built, RegistryError> {
     let mut registry = walk::Registry::read(root)?;
     let derived = derive::derive(&mut registry, metadata);
-    let report = registry.into_report();
+    let mut report = registry.into_report();
+    if !report.has_errors() {
+        readable::guard(root, &derived, &mut report)?;
+    }
     if report.has_errors() {
         return Ok(Built {
             report,
