@@ -160,9 +160,9 @@ pub struct ToolsArgs {
     /// gets `__1`, `__2`… in the app's order: by display name, then id).
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    /// With `--data-dir`: the host whose installed extensions are shown.
-    #[arg(long, value_enum, default_value = "cli", requires = "data_dir")]
-    host: HostArg,
+    /// With `--data-dir`: the host whose installed extensions are shown (default `cli`).
+    #[arg(long, value_enum)]
+    host: Option<HostArg>,
     /// `human`: each tool's invocation name, description and input schema (and its
     /// extension, with `--data-dir`); `json`: one object, `{"package", "tools":
     /// [{"name", "tool", "description", "input_schema", …}], "diagnostics"}`, or with
@@ -485,7 +485,13 @@ fn installed_tools(data_dir: &Path, host: Host, format: Format) -> anyhow::Resul
 
 fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     match (&args.data_dir, &args.path) {
-        (Some(data_dir), _) => installed_tools(data_dir, args.host.into(), args.format),
+        (Some(data_dir), _) => {
+            let host = args.host.unwrap_or(HostArg::Cli);
+            installed_tools(data_dir, host.into(), args.format)
+        }
+        (None, Some(_)) if args.host.is_some() => anyhow::bail!(
+            "`--host` goes with `--data-dir`: a package PATH is shown as the package alone"
+        ),
         (None, Some(path)) => package_tools(path, args.format),
         // clap requires one of them.
         (None, None) => anyhow::bail!("give a package PATH or `--data-dir DIR`"),
