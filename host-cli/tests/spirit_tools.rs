@@ -229,19 +229,28 @@ fn scenario_test(scenario: &Value) {
         if !reachable {
             // The app's parser refuses these names, and so does our checker.
             assert_eq!(run.code, Some(1), "{run:?}");
-            assert!(serde_json::from_str::<Value>(&run.stdout).unwrap()["errors"]
-                .as_u64()
-                .is_some_and(|errors| errors > 0));
+            assert!(
+                serde_json::from_str::<Value>(&run.stdout).unwrap()["errors"]
+                    .as_u64()
+                    .is_some_and(|errors| errors > 0)
+            );
             return;
         }
-        assert_eq!(*capabilities, json!(BOTH), "a one-package scenario offers its tools");
+        assert_eq!(
+            *capabilities,
+            json!(BOTH),
+            "a one-package scenario offers its tools"
+        );
         assert_eq!(run.code, Some(0), "{run:?}");
         let json: Value = serde_json::from_str(&run.stdout).unwrap();
         assert_eq!(listed(&json, Some(id)), expected);
         return;
     }
 
-    assert!(reachable, "several-package scenarios use names the parser accepts");
+    assert!(
+        reachable,
+        "several-package scenarios use names the parser accepts"
+    );
     let data_dir = tmp.path().join("data");
     // Installed in reverse, with display names in list order: the app's sort (by
     // display name) gives the recorded list order back.
@@ -281,7 +290,12 @@ fn collide(tmp: &Path) -> PathBuf {
     let data_dir = tmp.join("data");
     let tools = ["get-item".to_owned()];
     for (i, (id, display)) in [("my-ext", "Zeta"), ("my.ext", "alpha")].iter().enumerate() {
-        let run = install(tmp, &data_dir, i, &manifest(id, display, &tools, &json!(BOTH)));
+        let run = install(
+            tmp,
+            &data_dir,
+            i,
+            &manifest(id, display, &tools, &json!(BOTH)),
+        );
         assert_eq!(run.code, Some(0), "{run:?}");
     }
     data_dir
@@ -325,7 +339,11 @@ fn data_dir_human_output_names_each_extension() {
     );
     let run = curupira(&["spirit", "tools", path_str(&alone)]);
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.starts_with(&format!("{base}\n  tool:")), "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with(&format!("{base}\n  tool:")),
+        "{}",
+        run.stdout
+    );
 }
 
 fn data_dir_leaves_out_an_invalid_package_and_exits_1() {
@@ -387,11 +405,21 @@ fn data_dir_and_path_are_one_or_the_other() {
     let data_dir = tmp.path().join("data");
     for args in [
         vec!["spirit", "tools"],
-        vec!["spirit", "tools", path_str(&folder), "--data-dir", path_str(&data_dir)],
+        vec![
+            "spirit",
+            "tools",
+            path_str(&folder),
+            "--data-dir",
+            path_str(&data_dir),
+        ],
         vec!["spirit", "tools", path_str(&folder), "--host", "cli"],
     ] {
         let run = curupira(&args);
         assert_eq!(run.code, Some(2), "{args:?}: {run:?}");
-        assert!(run.stderr.starts_with("error: "), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.starts_with("error: "),
+            "{args:?}: {}",
+            run.stderr
+        );
     }
 }

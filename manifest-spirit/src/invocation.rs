@@ -321,8 +321,8 @@ mod collate {
             let sorted = [
                 "\tx", " x", "_x", "-x", ",x", ";x", ":x", "!x", "?x", ".x", "'x", "\"x", "(x",
                 ")x", "[x", "]x", "{x", "}x", "@x", "*x", "/x", "\\x", "&x", "#x", "%x", "`x",
-                "^x", "+x", "<x", "=x", ">x", "|x", "~x", "$x", "0x", "9x", "a", "A", "ab",
-                "aB", "Ab", "AB", "b", "z", "Z",
+                "^x", "+x", "<x", "=x", ">x", "|x", "~x", "$x", "0x", "9x", "a", "A", "ab", "aB",
+                "Ab", "AB", "b", "z", "Z",
             ];
             for (i, a) in sorted.iter().enumerate() {
                 for (j, b) in sorted.iter().enumerate() {

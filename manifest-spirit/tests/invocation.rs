@@ -56,13 +56,7 @@ fn package(id: &str, display: &str, capabilities: &[&str], tools: &[&str]) -> Pa
 fn triples(offered: &[spirit_manifest::OfferedTool<'_>]) -> Vec<(String, String, String)> {
     offered
         .iter()
-        .map(|o| {
-            (
-                o.package.name.clone(),
-                o.tool.name.clone(),
-                o.name.clone(),
-            )
-        })
+        .map(|o| (o.package.name.clone(), o.tool.name.clone(), o.name.clone()))
         .collect()
 }
 
@@ -170,7 +164,11 @@ fn a_taken_name_gets_the_first_free_suffix_in_list_then_tool_order() {
     assert_eq!(
         triples(&offered),
         [
-            triple("my-ext", "get.item", "extension__my_ext__get_item__26b4c02d"),
+            triple(
+                "my-ext",
+                "get.item",
+                "extension__my_ext__get_item__26b4c02d"
+            ),
             triple(
                 "my-ext",
                 "get-item",
@@ -302,14 +300,7 @@ fn the_display_name_order_decides_the_suffixes() {
 #[test]
 fn with_the_collation_feature_names_in_any_script_follow_icu() {
     let expected = [
-        "阿里",
-        "北京",
-        "翻译",
-        "上海",
-        "天气",
-        "Apple",
-        "éclair",
-        "zoo",
+        "阿里", "北京", "翻译", "上海", "天气", "Apple", "éclair", "zoo",
     ];
     let packages: Vec<PackageJson> = [5, 2, 7, 0, 4, 1, 6, 3]
         .iter()

@@ -144,13 +144,22 @@ fn check(scenario: &Value) {
         .enumerate()
         .map(|(i, extension)| package(extension, &format!("Extension {i:02}"), reachable))
         .collect();
-    let triples = |offered: Vec<spirit_manifest::OfferedTool<'_>>| -> Vec<(String, String, String)> {
-        offered
-            .into_iter()
-            .map(|o| (o.package.name.clone(), o.tool.name.clone(), o.name))
-            .collect()
-    };
-    assert_eq!(triples(offered_tools_in_order(&packages)), expected, "in list order");
+    let triples =
+        |offered: Vec<spirit_manifest::OfferedTool<'_>>| -> Vec<(String, String, String)> {
+            offered
+                .into_iter()
+                .map(|o| (o.package.name.clone(), o.tool.name.clone(), o.name))
+                .collect()
+        };
+    assert_eq!(
+        triples(offered_tools_in_order(&packages)),
+        expected,
+        "in list order"
+    );
     let shuffled: Vec<&PackageJson> = packages.iter().rev().collect();
-    assert_eq!(triples(offered_tools(shuffled)), expected, "sorted by display name");
+    assert_eq!(
+        triples(offered_tools(shuffled)),
+        expected,
+        "sorted by display name"
+    );
 }
