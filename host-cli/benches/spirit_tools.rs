@@ -38,12 +38,12 @@ const COUNT: usize = 1_000;
 const TOOLS: usize = 3;
 
 fn manifest(n: usize) -> String {
-    let id = if n % 2 == 0 {
+    let id = if n.is_multiple_of(2) {
         format!("bench-ext-{}", n / 2)
     } else {
         format!("bench.ext-{}", n / 2)
     };
-    let display = if n % 3 == 0 {
+    let display = if n.is_multiple_of(3) {
         format!("基准扩展 {n}")
     } else {
         format!("Bench extension {n}")
