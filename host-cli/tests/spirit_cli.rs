@@ -20,7 +20,7 @@ use zip::write::SimpleFileOptions;
 
 /// The seed package's id (its npm name) and the invocation name of its one tool.
 const ID: &str = "@example/spirit-extension";
-const INVOCATION: &str = "extension___example_spirit-extension__lookup_item__079d1c57";
+const INVOCATION: &str = "extension__example_spirit_e__lookup_item__8b3b40e0";
 
 /// A package that supports the terminal app only and requests no capability.
 const CLI_ONLY: &str = r#"{"name":"hello","version":"1.0.0","spiritExtension":{"schemaVersion":1,"displayName":"Hello","supportedHosts":["cli"]}}"#;

@@ -55,11 +55,18 @@
 //! [`Options`] add registry-strict mode and the host the package is meant for.
 //!
 //! At run time a host calls [`settings::check_update`], [`settings::with_defaults`],
-//! [`settings::check_values`], [`settings::check_secret_key`] and [`invocation_name`],
+//! [`settings::check_values`], [`settings::check_secret_key`],
 //! which keep the rules of the Spirit app's settings accessors; [`runtime`] has the
 //! same rules as operations (`ctx.settings`, `ctx.secrets` on a host with or without
 //! secret storage) and checks a tool's arguments and result against its schemas (the
 //! app does not, so a host reports, not refuses).
+//!
+//! The names the model sees for tools are the Spirit app's: [`invocation_name`] builds
+//! one tool's (`extension__{id}__{tool}__{hash}`), and [`offered_tools`] names every tool
+//! of a host's installed extensions as the app does — sorted by display name and id
+//! ([`installed_order`]; exact ICU collation with the `collation` feature, exact for
+//! ASCII without it), only extensions requesting both tool capabilities
+//! ([`offers_tools`]), a `__N` suffix on a name already taken.
 //!
 //! With the `schema` feature, [`PackageJson`] implements `schemars::JsonSchema`: the schema of
 //! the file for editors (descriptions from these doc comments, every closed set as an
@@ -89,7 +96,10 @@ use std::path::{Path, PathBuf};
 use curupira_diagnostics::{Diagnostic, Report};
 
 pub use files::{FileKind, Folder, PackageFiles};
-pub use invocation::{MAX_INVOCATION_NAME, invocation_name};
+pub use invocation::{
+    MAX_INVOCATION_NAME, OfferedTool, installed_order, invocation_name, offered_tools,
+    offered_tools_in_order, offers_tools,
+};
 pub use model::{
     ActivationEvent, ApprovalMode, Capability, CliContribution, CliHook, Contributes,
     DesktopContribution, ExecutionMode, HooksFile, HooksRef, Host, Other, PackageJson, Person,

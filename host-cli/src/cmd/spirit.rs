@@ -15,10 +15,13 @@
 //!   and which no longer validate (exit 1 when one does not).
 //! - `remove ID --data-dir DIR --host H`: exit 0 removed, 2 not installed or a bad id.
 //! - `tools PATH [--format human|json]`: each tool as the model sees it: invocation
-//!   name, description, input schema (JSON: `{"package", "tools": [{"name", "tool",
-//!   "description", "input_schema", "output_schema"?}], "diagnostics"}`, the
-//!   diagnostics being the package's warnings). Exit 1 (with the diagnostics) when the
-//!   package has errors.
+//!   name (as the Spirit app builds it), description, input schema (JSON: `{"package",
+//!   "tools": [{"name", "tool", "description", "input_schema", "output_schema"?}],
+//!   "diagnostics"}`, the diagnostics being the package's warnings). Exit 1 (with the
+//!   diagnostics) when the package has errors. `tools --data-dir DIR [--host H]`:
+//!   every tool the app offers over all the extensions installed for H (default
+//!   `cli`), named together as the app names them (collision suffixes in its order);
+//!   exit 1 when an installed package no longer validates (it is left out).
 //! - `run-tool PKG TOOL [--arguments JSON|@FILE] …` and `system-prompt PKG …`: run the
 //!   extension's code in Node.js (`curupira_host::spirit_run`) as the Spirit app does
 //!   and print what it would pass on; what the app lets pass silently (schema
@@ -38,7 +41,7 @@ use curupira_host::spirit_run::{self, Call, Failure, Invocation, Outcome, Produc
 use spirit_manifest::archive::Format as ArchiveFormat;
 use spirit_manifest::files::MAX_JSON_BYTES;
 use spirit_manifest::install::{self, InstallError, InstallOptions, InstalledPackage};
-use spirit_manifest::{Capability, Checked, Host, Options, PackageJson, codes, invocation_name};
+use spirit_manifest::{Capability, Checked, Host, Options, PackageJson, codes};
 
 use super::{
     ReportFormat, STDIN_NAME, finish_report, read_if_stdin, report_output, write_report,
@@ -148,11 +151,25 @@ pub struct RemoveArgs {
 #[derive(clap::Args)]
 pub struct ToolsArgs {
     /// A package folder, a `package.json`, a `.zip`, a `.tgz`, or `-`.
-    #[arg(value_name = "PATH")]
-    path: PathBuf,
-    /// `human`: each tool's invocation name, description and input schema; `json`:
-    /// one object, `{"package", "tools": [{"name", "tool", "description",
-    /// "input_schema", …}], "diagnostics"}`.
+    #[arg(
+        value_name = "PATH",
+        required_unless_present = "data_dir",
+        conflicts_with = "data_dir"
+    )]
+    path: Option<PathBuf>,
+    /// A Spirit data folder instead of PATH: the tools of every extension installed
+    /// there for `--host`, named as the app names them together (a name already taken
+    /// gets `__1`, `__2`… in the app's order: by display name, then id).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// With `--data-dir`: the host whose installed extensions are shown (default `cli`).
+    #[arg(long, value_enum)]
+    host: Option<HostArg>,
+    /// `human`: each tool's invocation name, description and input schema (and its
+    /// extension, with `--data-dir`); `json`: one object, `{"package", "tools":
+    /// [{"name", "tool", "description", "input_schema", …}], "diagnostics"}`, or with
+    /// `--data-dir` `{"host", "tools": [{"name", "extension", "display_name", "tool",
+    /// …}], "invalid": [{"id", "path"}]}`.
     #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
 }
@@ -291,10 +308,15 @@ struct ToolsJson<'a> {
     diagnostics: &'a [curupira_diagnostics::Diagnostic],
 }
 
-/// One tool in `tools --format json`.
+/// One tool in `tools --format json`; `extension` and `display_name` only with
+/// `--data-dir`, `name` null for a tool the app does not offer.
 #[derive(serde::Serialize)]
 struct ToolJson<'a> {
-    name: String,
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extension: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    display_name: Option<&'a str>,
     tool: &'a str,
     description: &'a str,
     input_schema: &'a serde_json::Value,
@@ -302,28 +324,86 @@ struct ToolJson<'a> {
     output_schema: Option<&'a serde_json::Value>,
 }
 
-fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
-    let checked = check_path(&args.path, &Options::default())?;
+impl<'a> ToolJson<'a> {
+    fn new(name: Option<&'a str>, tool: &'a spirit_manifest::Tool) -> Self {
+        ToolJson {
+            name,
+            extension: None,
+            display_name: None,
+            tool: &tool.name,
+            description: &tool.description,
+            input_schema: &tool.input_schema,
+            output_schema: tool.output_schema.as_ref(),
+        }
+    }
+}
+
+/// `tools --data-dir … --format json`.
+#[derive(serde::Serialize)]
+struct InstalledToolsJson<'a> {
+    host: &'static str,
+    tools: Vec<ToolJson<'a>>,
+    invalid: Vec<InvalidJson<'a>>,
+}
+
+/// An installed package left out of `tools --data-dir` because it no longer validates.
+#[derive(serde::Serialize)]
+struct InvalidJson<'a> {
+    id: &'a str,
+    path: String,
+}
+
+/// One tool in the human output of `tools`: the name line, then the tool's fields.
+fn write_tool_human(
+    out: &mut String,
+    name: Option<&str>,
+    package: Option<&PackageJson>,
+    tool: &spirit_manifest::Tool,
+) {
+    let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
+    let _ = writeln!(out, "{}", name.unwrap_or("(not offered to the model)"));
+    if let Some(package) = package {
+        let _ = writeln!(
+            out,
+            "  extension:   {} \"{}\"",
+            package.name,
+            package.spirit_extension.display_name.escape_debug()
+        );
+    }
+    let _ = writeln!(out, "  tool:        {}", tool.name);
+    let _ = writeln!(out, "  description: {}", tool.description.escape_debug());
+    let _ = writeln!(out, "  input schema:");
+    for line in schema.lines() {
+        let _ = writeln!(out, "    {line}");
+    }
+}
+
+/// `tools PATH`: one package's tools, named as the app names them when that package is
+/// the only one installed.
+fn package_tools(path: &Path, format: Format) -> anyhow::Result<ExitCode> {
+    let checked = check_path(path, &Options::default())?;
     let Some(package) = checked.package else {
-        write_report(&checked.report, args.format)?;
+        write_report(&checked.report, format)?;
         return Ok(ExitCode::from(1));
     };
-    let output = match args.format {
+    let offered = spirit_manifest::offered_tools_in_order([&package]);
+    // Every tool, in manifest order, with its name when the app offers it (all or none).
+    let named: Vec<(Option<&str>, &spirit_manifest::Tool)> = if offered.is_empty() {
+        package.tools().iter().map(|tool| (None, tool)).collect()
+    } else {
+        offered
+            .iter()
+            .map(|o| (Some(o.name.as_str()), o.tool))
+            .collect()
+    };
+    let output = match format {
         Format::Json => {
-            let tools: Vec<ToolJson<'_>> = package
-                .tools()
-                .iter()
-                .map(|tool| ToolJson {
-                    name: invocation_name(&package.name, &tool.name),
-                    tool: &tool.name,
-                    description: &tool.description,
-                    input_schema: &tool.input_schema,
-                    output_schema: tool.output_schema.as_ref(),
-                })
-                .collect();
             let listing = ToolsJson {
                 package: &package.name,
-                tools,
+                tools: named
+                    .iter()
+                    .map(|&(name, tool)| ToolJson::new(name, tool))
+                    .collect(),
                 diagnostics: checked.report.diagnostics(),
             };
             // Strings, JSON values and diagnostics always serialize.
@@ -333,16 +413,15 @@ fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
             let mut out = String::new();
             if package.tools().is_empty() {
                 let _ = writeln!(out, "{} contributes no tool", package.name);
+            } else if offered.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "{} does not request both `tool-definitions` and `tool-execution`: the app offers none of its tools",
+                    package.name
+                );
             }
-            for tool in package.tools() {
-                let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
-                let _ = writeln!(out, "{}", invocation_name(&package.name, &tool.name));
-                let _ = writeln!(out, "  tool:        {}", tool.name);
-                let _ = writeln!(out, "  description: {}", tool.description.escape_debug());
-                let _ = writeln!(out, "  input schema:");
-                for line in schema.lines() {
-                    let _ = writeln!(out, "    {line}");
-                }
+            for &(name, tool) in &named {
+                write_tool_human(&mut out, name, None, tool);
             }
             if checked.report.warnings() > 0 {
                 out.push('\n');
@@ -353,6 +432,77 @@ fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
     };
     write_stdout(&output).context("could not write the tools to standard output")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `tools --data-dir DIR --host H`: every tool the app offers over the extensions
+/// installed for H, named together.
+fn installed_tools(data_dir: &Path, host: Host, format: Format) -> anyhow::Result<ExitCode> {
+    let installed = install::list(data_dir, Some(host))?;
+    let offered = spirit_manifest::offered_tools(installed.iter().filter_map(|i| i.package()));
+    let invalid: Vec<&InstalledPackage> =
+        installed.iter().filter(|i| i.package().is_none()).collect();
+    let output = match format {
+        Format::Json => {
+            let listing = InstalledToolsJson {
+                host: host.as_str(),
+                tools: offered
+                    .iter()
+                    .map(|o| ToolJson {
+                        extension: Some(&o.package.name),
+                        display_name: Some(&o.package.spirit_extension.display_name),
+                        ..ToolJson::new(Some(&o.name), o.tool)
+                    })
+                    .collect(),
+                invalid: invalid
+                    .iter()
+                    .map(|i| InvalidJson {
+                        id: &i.id,
+                        path: i.path.display().to_string(),
+                    })
+                    .collect(),
+            };
+            // Strings and JSON values always serialize.
+            serde_json::to_string(&listing).unwrap_or_default() + "\n"
+        }
+        Format::Human => {
+            let mut out = String::new();
+            if offered.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "no extension installed for {host} offers a tool to the model"
+                );
+            }
+            for o in &offered {
+                write_tool_human(&mut out, Some(&o.name), Some(o.package), o.tool);
+            }
+            out
+        }
+    };
+    write_stdout(&output).context("could not write the tools to standard output")?;
+    for package in &invalid {
+        eprintln!(
+            "warning: `{}` ({}) no longer validates and is left out; `curupira spirit list --data-dir {}` says why",
+            package.id,
+            package.path.display(),
+            data_dir.display()
+        );
+    }
+    Ok(ExitCode::from(if invalid.is_empty() { 0 } else { 1 }))
+}
+
+fn tools(args: &ToolsArgs) -> anyhow::Result<ExitCode> {
+    match (&args.data_dir, &args.path) {
+        (Some(data_dir), _) => {
+            let host = args.host.unwrap_or(HostArg::Cli);
+            installed_tools(data_dir, host.into(), args.format)
+        }
+        (None, Some(_)) if args.host.is_some() => anyhow::bail!(
+            "`--host` goes with `--data-dir`: a package PATH is shown as the package alone"
+        ),
+        (None, Some(path)) => package_tools(path, args.format),
+        // clap requires one of them.
+        (None, None) => anyhow::bail!("give a package PATH or `--data-dir DIR`"),
+    }
 }
 
 fn install(args: &InstallArgs) -> anyhow::Result<ExitCode> {
