@@ -182,17 +182,12 @@ pub fn check_value(value: serde_json::Value, file: &str, options: &Options) -> C
     validate::check_value(value, file, options)
 }
 
-/// Checks `package.json` bytes: text that is not UTF-8 is one `spirit/encoding` error
-/// at the first bad byte; a leading byte-order mark is ignored.
+/// Checks `package.json` bytes as the Spirit app reads them: a leading byte-order mark
+/// is a `spirit/byte-order-mark` error (the app refuses it); text that is not UTF-8 is
+/// a `spirit/encoding` warning at the first bad byte and is checked with each invalid
+/// byte read as U+FFFD, as the app does.
 pub fn check_bytes(bytes: &[u8], file: &str, options: &Options) -> Checked {
-    match decode(bytes, file) {
-        Ok(text) => check_str(text, file, options),
-        Err(report) => Checked {
-            package: None,
-            hooks: None,
-            report,
-        },
-    }
+    validate::check_bytes(bytes, file, options, None)
 }
 
 /// Checks a package folder: the structure rules, every path the manifest names, and
