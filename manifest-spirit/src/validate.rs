@@ -902,10 +902,11 @@ impl Checker<'_> {
         };
         let facts = self.spirit_extension(spirit, &at);
         // `main` that is there but refused is reported as such, not as missing.
-        let main_written = object
-            .get("main")
-            .and_then(Value::as_str)
-            .is_some_and(|m| !m.trim().is_empty());
+        let main_written = object.get("main").is_some_and(|main| match main {
+            Value::Null => false,
+            Value::String(text) => !text.trim().is_empty(),
+            _ => true,
+        });
         self.pairing(&facts, has_main || main_written, &at);
     }
 
@@ -1354,7 +1355,8 @@ impl Checker<'_> {
         declares
     }
 
-    /// Checks `contributes.cli`; true when it names a hooks file.
+    /// Checks `contributes.cli`; true when it declares hooks (a refused `hooks` too:
+    /// its own error says what is wrong, the pairing would only repeat it).
     fn cli(&mut self, object: &Map<String, Value>, at: &Place<'_>) -> bool {
         self.unknown_keys(object, at, &keys::CLI);
         let Some(value) = self.optional(object, at, "hooks") else {
@@ -1365,25 +1367,23 @@ impl Checker<'_> {
             Value::Array(_) => {
                 let message = "`spiritExtension.contributes.cli.hooks` is an inline array; write `\"hooks\": { \"path\": \"cli-hooks.json\" }` and put `{ \"hooks\": [...] }` in that file".to_owned();
                 self.out.error(codes::INLINE_HOOKS, &here, message);
-                false
             }
             Value::Object(hooks) => {
                 self.unknown_keys(hooks, &here, &keys::HOOKS_REF);
-                match self.required(
+                if let Some(path) = self.required(
                     hooks,
                     &here,
                     "path",
                     "name the hooks file, e.g. `\"path\": \"cli-hooks.json\"`",
                 ) {
-                    Some(path) => self.package_path(path, &here.key("path"), PathKind::Hooks),
-                    None => false,
+                    self.package_path(path, &here.key("path"), PathKind::Hooks);
                 }
             }
             other => {
                 self.wrong_type(other, &here, "an object `{ \"path\": \"cli-hooks.json\" }`");
-                false
             }
         }
+        true
     }
 
     fn settings_schema(&mut self, items: &[Value], at: &Place<'_>) {
