@@ -363,20 +363,21 @@ fn check_file(
                     "{what} `{path}` resolves through a symlink to `{target}`, outside the package; the installed copy keeps the link, which points elsewhere on another machine"
                 ),
             );
-            // A link whose absolute target is no file is as missing for the app.
+            // A link whose target is no regular file is judged as that target.
             let target = std::path::Path::new(&target);
             if target.is_absolute() && !target.is_file() {
-                let code = if asset {
-                    codes::MISSING_ASSET
-                } else {
-                    codes::MISSING_FILE
+                let (code, what_it_is) = match (asset, kind, target.exists()) {
+                    (true, _, _) => (codes::MISSING_ASSET, "not a regular file"),
+                    (false, PathKind::Main, true) => (codes::MAIN_NOT_A_FILE, "not a regular file"),
+                    (false, _, true) => (codes::NOT_A_FILE, "not a regular file"),
+                    (false, _, false) => (codes::MISSING_FILE, "missing"),
                 };
                 out.push_at(
                     Severity::Error,
                     code,
                     pointer.clone(),
                     Anchor::Value,
-                    format!("{what} `{path}` is a symlink to `{}`, which is not a file", target.display()),
+                    format!("{what} `{path}` is a symlink to `{}`, which is {what_it_is}", target.display()),
                 );
                 return false;
             }
