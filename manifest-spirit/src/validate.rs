@@ -66,7 +66,7 @@ fn read_text<'b>(bytes: &'b [u8], file: &str) -> Result<(Cow<'b, str>, Vec<Diagn
             codes::BYTE_ORDER_MARK,
             file,
             JsonPointer::root(),
-            format!("`{file}` starts with a UTF-8 byte-order mark, which the Spirit app does not read as JSON; save the file without it"),
+            "the file starts with a UTF-8 byte-order mark, which the Spirit app does not read as JSON; save it without the mark".to_owned(),
         ));
         return Err(report);
     }
