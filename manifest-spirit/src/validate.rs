@@ -339,7 +339,7 @@ fn check_file(
         ),
         FileKind::Missing => (
             codes::MISSING_FILE,
-            format!("{what} `{path}` does not exist in the package; the app refuses to install it"),
+            format!("{what} `{path}` does not exist in the package"),
         ),
         FileKind::Folder | FileKind::Special if asset => (
             codes::MISSING_ASSET,
