@@ -60,14 +60,20 @@ pub(crate) fn check_value(value: serde_json::Value, file: &str, options: &Option
 /// refused (the report), invalid UTF-8 becomes U+FFFD with a warning.
 fn read_text<'b>(bytes: &'b [u8], file: &str) -> Result<(Cow<'b, str>, Vec<Diagnostic>), Report> {
     if bytes.starts_with(BOM) {
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        let position = curupira_diagnostics::LineIndex::new(&text).position(0);
         let mut report = Report::new();
         report.add_file(file);
-        report.push(Diagnostic::error(
-            codes::BYTE_ORDER_MARK,
-            file,
-            JsonPointer::root(),
-            "the file starts with a UTF-8 byte-order mark, which the Spirit app does not read as JSON; save it without the mark".to_owned(),
-        ));
+        report.push(
+            Diagnostic::error(
+                codes::BYTE_ORDER_MARK,
+                file,
+                JsonPointer::root(),
+                "the file starts with a UTF-8 byte-order mark, which the Spirit app does not read as JSON; save it without the mark".to_owned(),
+            )
+            .with_location(0..BOM.len(), position),
+        );
+        report.add_source(file, text);
         return Err(report);
     }
     match crate::decode(bytes, file) {
