@@ -421,7 +421,9 @@ fn check_a_dash_reads_standard_input() {
         latin1.stdout
     );
     assert!(
-        latin1.stdout.ends_with("error: 3 errors and 1 warning in <stdin>\n"),
+        latin1
+            .stdout
+            .ends_with("error: 3 errors and 1 warning in <stdin>\n"),
         "{}",
         latin1.stdout
     );
@@ -597,11 +599,12 @@ fn check_registry_needs_requested_capabilities_written_out() {
     );
 
     // Written out as `[]`, it passes.
-    let with_none = CLI_ONLY.replace(
-        "\"supportedHosts\":[\"cli\"]",
-        "\"supportedHosts\":[\"cli\"],\"requestedCapabilities\":[]",
-    )
-    .replacen('{', "{\"description\":\"Looks things up.\",", 1);
+    let with_none = CLI_ONLY
+        .replace(
+            "\"supportedHosts\":[\"cli\"]",
+            "\"supportedHosts\":[\"cli\"],\"requestedCapabilities\":[]",
+        )
+        .replacen('{', "{\"description\":\"Looks things up.\",", 1);
     package_folder(tmp.path(), "none", &with_none);
     let none = spirit(tmp.path(), &["check", "none", "--registry"], b"");
     assert_eq!(none.code, Some(0), "{none:?}");
@@ -1468,8 +1471,8 @@ fn remove_deletes_the_folder_and_refuses_bad_or_unknown_ids() {
 /// `manifest-spirit/tests/app_verdicts.rs` runs all of them.
 #[test]
 fn check_gives_the_verdicts_of_the_spirit_app() {
-    let vectors = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/conformance/spirit-app/validate");
+    let vectors =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/spirit-app/validate");
     if !vectors.join("verdicts.json").is_file() {
         eprintln!(
             "skipped: {} is not here (manifest-spirit's rules.rs covers the rules)",
@@ -1515,4 +1518,3 @@ fn check_gives_the_verdicts_of_the_spirit_app() {
         assert_eq!(run.code, Some(i32::from(errors)), "{case}: {run:?}");
     }
 }
-

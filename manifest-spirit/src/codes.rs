@@ -156,3 +156,45 @@ curupira_diagnostics::codes! {
     INVALID_RESULT = "spirit/invalid-result", Error,
         "Run time: `spirit run-tool`: the tool's result (a value other than a string or `undefined`) breaks its `outputSchema`; the pointer is inside the result.";
 }
+
+/// The level of a code, as the first words of its meaning name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// An error: the Spirit app will not install such a package.
+    Refused,
+    /// An error: the app installs it, but it cannot work as declared.
+    BreaksAtRunTime,
+    /// A warning: the app installs and runs it.
+    Advice,
+    /// An error of registry-strict mode only.
+    Registry,
+    /// An error of an archive (`check_archive`, `spirit install`).
+    Archive,
+    /// An error of `spirit run-tool`, not of a declaration.
+    RunTime,
+}
+
+/// The level of `code`, `None` for a code this crate does not have.
+///
+/// ```
+/// use spirit_manifest::codes::{self, Level};
+///
+/// assert_eq!(codes::level(codes::BYTE_ORDER_MARK), Some(Level::Refused));
+/// assert_eq!(codes::level(codes::MAIN_REQUIRED), Some(Level::BreaksAtRunTime));
+/// assert_eq!(codes::level(codes::INVALID_VERSION), Some(Level::Advice));
+/// assert_eq!(codes::level("spirit/nope"), None);
+/// ```
+pub fn level(code: &str) -> Option<Level> {
+    let meaning = ALL.iter().find(|c| c.code == code)?.meaning;
+    [
+        ("Refused:", Level::Refused),
+        ("Breaks at run time:", Level::BreaksAtRunTime),
+        ("Advice:", Level::Advice),
+        ("Registry:", Level::Registry),
+        ("Archive ", Level::Archive),
+        ("Run time:", Level::RunTime),
+    ]
+    .into_iter()
+    .find(|(prefix, _)| meaning.starts_with(prefix))
+    .map(|(_, level)| level)
+}

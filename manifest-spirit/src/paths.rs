@@ -30,7 +30,9 @@ pub enum PathProblem {
     /// `dist/../dist/x.js`, `dist//x.js`, `a/./b`: an empty, `.` or `..` segment, which
     /// the Spirit app refuses in a manifest path even when it stays inside (see
     /// [`RelativePath::parse_declared`]).
-    #[error("segment {0} is empty, `.` or `..`; the Spirit app refuses such a segment even when the path stays inside")]
+    #[error(
+        "segment {0} is empty, `.` or `..`; the Spirit app refuses such a segment even when the path stays inside"
+    )]
     Segment(usize),
 }
 
@@ -179,7 +181,12 @@ mod tests {
 
     #[test]
     fn declared_paths_have_only_plain_segments() {
-        let ok = |text: &str| RelativePath::parse_declared(text).unwrap().as_str().to_owned();
+        let ok = |text: &str| {
+            RelativePath::parse_declared(text)
+                .unwrap()
+                .as_str()
+                .to_owned()
+        };
         assert_eq!(ok("dist/index.js"), "dist/index.js");
         assert_eq!(ok("./dist/index.js"), "dist/index.js");
         assert_eq!(ok("assets/icon:v2.svg"), "assets/icon:v2.svg");

@@ -165,8 +165,7 @@ fn check_text_with(
         // Each path's kind is asked once; the hooks file is read only when it is a file.
         let mut hooks_path = None;
         for (kind, path, pointer) in &paths {
-            if check_file(files, &mut checker.out, *kind, path, pointer)
-                && *kind == PathKind::Hooks
+            if check_file(files, &mut checker.out, *kind, path, pointer) && *kind == PathKind::Hooks
             {
                 hooks_path = Some(path);
             }
@@ -341,7 +340,10 @@ fn check_file(
         FileKind::File => return true,
         FileKind::Missing if asset => (
             codes::MISSING_ASSET,
-            format!("{what} `{path}` does not exist in the package; the app installs it anyway, {}", kind.effect()),
+            format!(
+                "{what} `{path}` does not exist in the package; the app installs it anyway, {}",
+                kind.effect()
+            ),
         ),
         FileKind::Missing => (
             codes::MISSING_FILE,
@@ -353,7 +355,9 @@ fn check_file(
         ),
         FileKind::Folder | FileKind::Special if kind == PathKind::Main => (
             codes::MAIN_NOT_A_FILE,
-            format!("`main` `{path}` is not a regular file (a folder?); the app installs it, but loading it fails whenever the extension is activated"),
+            format!(
+                "`main` `{path}` is not a regular file (a folder?); the app installs it, but loading it fails whenever the extension is activated"
+            ),
         ),
         FileKind::Folder | FileKind::Special => (
             codes::NOT_A_FILE,
@@ -383,7 +387,10 @@ fn check_file(
                     code,
                     pointer.clone(),
                     Anchor::Value,
-                    format!("{what} `{path}` is a symlink to `{}`, which is {what_it_is}", target.display()),
+                    format!(
+                        "{what} `{path}` is a symlink to `{}`, which is {what_it_is}",
+                        target.display()
+                    ),
                 );
                 return false;
             }
@@ -645,7 +652,11 @@ impl Checker<'_> {
         match object.get(key) {
             Some(value) if !value.is_null() => Some(value),
             found => {
-                let null = if found.is_some() { " (it is `null`)" } else { "" };
+                let null = if found.is_some() {
+                    " (it is `null`)"
+                } else {
+                    ""
+                };
                 let message = match at {
                     Place::Root => format!("required member `{key}` is missing{null}; {hint}"),
                     _ => format!("{} has no `{key}`{null}; {hint}", at.quoted()),
@@ -732,8 +743,7 @@ impl Checker<'_> {
         for problem in problems {
             let message = format!("{what} `{}` {}", value.escape_debug(), problem.text);
             let range = problem.range.map(|r| r.start + lead..r.end + lead);
-            self.out
-                .error_in_string(code, at, written, range, message);
+            self.out.error_in_string(code, at, written, range, message);
         }
         any
     }
@@ -854,10 +864,10 @@ impl Checker<'_> {
         }
         self.optional_string(object, &root, "description");
         if strict
-            && !object
+            && object
                 .get("description")
                 .and_then(Value::as_str)
-                .is_some_and(|d| !d.trim().is_empty())
+                .is_none_or(|d| d.trim().is_empty())
         {
             self.out.error(
                 codes::REGISTRY_REQUIRED,
@@ -878,11 +888,19 @@ impl Checker<'_> {
                 Value::Array(items) => {
                     for (index, item) in items.iter().enumerate() {
                         if !item.is_string() {
-                            self.ignored(item, &at.index(index), "a string (npm's `keywords`; the app does not read them)");
+                            self.ignored(
+                                item,
+                                &at.index(index),
+                                "a string (npm's `keywords`; the app does not read them)",
+                            );
                         }
                     }
                 }
-                other => self.ignored(other, &at, "an array of strings (npm's `keywords`; the app does not read them)"),
+                other => self.ignored(
+                    other,
+                    &at,
+                    "an array of strings (npm's `keywords`; the app does not read them)",
+                ),
             }
         }
         let mut has_main = false;
@@ -1029,7 +1047,7 @@ impl Checker<'_> {
             Some(value) => {
                 let here = at.key("schemaVersion");
                 match value.as_f64() {
-                    Some(number) if number == 1.0 => {}
+                    Some(1.0) => {}
                     Some(_) => self.out.error(
                         codes::UNSUPPORTED_SCHEMA_VERSION,
                         &here,
@@ -1156,9 +1174,11 @@ impl Checker<'_> {
         }
         let found = self.closed_list(items, at, Host::from_name, Host::names());
         if let Some(host) = self.options.host {
-            let all_known = items
-                .iter()
-                .all(|item| item.as_str().and_then(|t| Host::from_name(t.trim())).is_some());
+            let all_known = items.iter().all(|item| {
+                item.as_str()
+                    .and_then(|t| Host::from_name(t.trim()))
+                    .is_some()
+            });
             if all_known && !found.iter().any(|(h, _)| *h == host) {
                 let listed: Vec<&str> = found.iter().map(|(h, _)| h.as_str()).collect();
                 let message = format!(
@@ -1192,7 +1212,11 @@ impl Checker<'_> {
             let here = at.key("desktop");
             match value {
                 Value::Object(desktop) => facts.desktop = self.desktop(desktop, &here),
-                other => self.ignored(other, &here, "an object (so there is no desktop contribution)"),
+                other => self.ignored(
+                    other,
+                    &here,
+                    "an object (so there is no desktop contribution)",
+                ),
             }
         }
         if let Some(value) = self.optional(object, at, "cli") {
@@ -1350,13 +1374,15 @@ impl Checker<'_> {
                 }
                 Value::Array(_) => {
                     declares = true;
-                    self.ignored(value, &here, "`true` or an object (the app reads an array as `{}`)");
+                    self.ignored(
+                        value,
+                        &here,
+                        "`true` or an object (the app reads an array as `{}`)",
+                    );
                 }
-                other => self.wrong_type(
-                    other,
-                    &here,
-                    "`true`, `false`, `{}` or `{ \"title\": … }`",
-                ),
+                other => {
+                    self.wrong_type(other, &here, "`true`, `false`, `{}` or `{ \"title\": … }`")
+                }
             }
         }
         declares
@@ -1472,7 +1498,8 @@ impl Checker<'_> {
                 }
                 (None, _) | (Some(_), None) => None,
             };
-            if let (Some(kind), Some(default)) = (kind, self.optional(object, &here, "defaultValue"))
+            if let (Some(kind), Some(default)) =
+                (kind, self.optional(object, &here, "defaultValue"))
             {
                 self.default_value(kind, default, options.as_deref(), &here.key("defaultValue"));
             }
@@ -1567,8 +1594,7 @@ impl Checker<'_> {
                         text.escape_debug(),
                         shown.join(", ")
                     );
-                    self.out
-                        .warning(codes::DEFAULT_NOT_AN_OPTION, at, message);
+                    self.out.warning(codes::DEFAULT_NOT_AN_OPTION, at, message);
                 }
                 true
             }
@@ -1641,11 +1667,8 @@ impl Checker<'_> {
                 curupira_diagnostics::all_of(&missing),
                 if missing.len() == 1 { "it" } else { "them" }
             );
-            self.out.error(
-                codes::TOOLS_NOT_EXPOSED,
-                &contributes.key("tools"),
-                message,
-            );
+            self.out
+                .error(codes::TOOLS_NOT_EXPOSED, &contributes.key("tools"), message);
         } else if !has_tools {
             match (defs, exec) {
                 (Some(index), None) | (None, Some(index)) => {
@@ -1690,8 +1713,11 @@ impl Checker<'_> {
         ) {
             (None, true) => {
                 let message = "`secretSlots` without the capability `secret-storage` in `requestedCapabilities`; the app lets the secrets work anyway, but request it".to_owned();
-                self.out
-                    .warning(codes::UNDECLARED_CAPABILITY, &at.key("secretSlots"), message);
+                self.out.warning(
+                    codes::UNDECLARED_CAPABILITY,
+                    &at.key("secretSlots"),
+                    message,
+                );
             }
             (Some(index), false) => {
                 let message =
@@ -1890,7 +1916,11 @@ fn normalise_package(value: &mut Value) {
     trim_member(spirit, "displayName");
     keep_text(spirit, "icon");
     slashes(spirit, "icon");
-    for key in ["supportedHosts", "activationEvents", "requestedCapabilities"] {
+    for key in [
+        "supportedHosts",
+        "activationEvents",
+        "requestedCapabilities",
+    ] {
         enum_list(spirit, key);
     }
     if !spirit.get("contributes").is_some_and(Value::is_object) {
@@ -2044,17 +2074,25 @@ fn slashes(object: &mut Map<String, Value>, key: &str) {
 fn enum_list(object: &mut Map<String, Value>, key: &str) {
     match object.get_mut(key) {
         Some(Value::Array(items)) => {
-            let mut seen: Vec<Value> = Vec::with_capacity(items.len());
-            for item in items.drain(..) {
-                let item = match item {
-                    Value::String(text) => Value::String(text.trim().to_owned()),
-                    other => other,
-                };
-                if !seen.contains(&item) {
-                    seen.push(item);
+            for item in items.iter_mut() {
+                if let Value::String(text) = item {
+                    let trimmed = text.trim();
+                    if trimmed.len() != text.len() {
+                        *text = trimmed.to_owned();
+                    }
                 }
             }
-            *items = seen;
+            // Lists are a handful of values: a quadratic look is the cheapest.
+            let repeated = (1..items.len()).any(|i| items[..i].contains(&items[i]));
+            if repeated {
+                let mut seen: Vec<Value> = Vec::with_capacity(items.len());
+                for item in items.drain(..) {
+                    if !seen.contains(&item) {
+                        seen.push(item);
+                    }
+                }
+                *items = seen;
+            }
         }
         Some(_) => {
             object.remove(key);

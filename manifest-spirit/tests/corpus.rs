@@ -120,7 +120,12 @@ fn a_byte_order_mark_is_refused_and_invalid_utf8_is_advice() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].starts_with("warning spirit/encoding"), "{found:?}");
     let package = lossy.package.unwrap();
-    assert!(package.spirit_extension.display_name.starts_with('\u{FFFD}'));
+    assert!(
+        package
+            .spirit_extension
+            .display_name
+            .starts_with('\u{FFFD}')
+    );
 }
 
 #[test]

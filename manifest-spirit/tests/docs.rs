@@ -24,3 +24,21 @@ fn codes_are_unique_and_namespaced() {
         assert!(seen.insert(code.code), "{} twice", code.code);
     }
 }
+
+/// Every code names its level, and the level agrees with its severity: refused and
+/// broken-at-run-time codes are errors, advice is a warning.
+#[test]
+fn every_code_has_one_level_that_fits_its_severity() {
+    use curupira_diagnostics::Severity;
+    use spirit_manifest::codes::Level;
+    for code in codes::ALL {
+        let level = codes::level(code.code)
+            .unwrap_or_else(|| panic!("{} names no level: {}", code.code, code.meaning));
+        let expected = if level == Level::Advice {
+            Severity::Warning
+        } else {
+            Severity::Error
+        };
+        assert_eq!(code.severity, expected, "{}", code.code);
+    }
+}

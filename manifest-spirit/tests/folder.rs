@@ -164,7 +164,11 @@ fn symlinks_out_of_the_package_are_advice_when_they_lead_to_a_file() {
     symlink("../../../nowhere.svg", tmp.path().join("assets/icon.svg")).unwrap();
     assert_eq!(
         found(tmp.path()),
-        one(codes::MISSING_ASSET, "package.json", "/spiritExtension/icon")
+        one(
+            codes::MISSING_ASSET,
+            "package.json",
+            "/spiritExtension/icon"
+        )
     );
     // `main` linked to a folder outside: it cannot be loaded.
     let tmp = copy_of_seed();
@@ -198,7 +202,11 @@ fn symlinks_out_of_the_package_are_advice_when_they_lead_to_a_file() {
     fs::remove_file(tmp.path().join("styles/icon.svg")).unwrap();
     assert_eq!(
         found(tmp.path()),
-        one(codes::MISSING_ASSET, "package.json", "/spiritExtension/icon")
+        one(
+            codes::MISSING_ASSET,
+            "package.json",
+            "/spiritExtension/icon"
+        )
     );
 }
 

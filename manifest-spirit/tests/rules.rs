@@ -486,7 +486,11 @@ fn spirit_extension_members() {
         ),
         // Wrong-typed event and capability lists are ignored by the app.
         (
-            set(seed(), "/spiritExtension/activationEvents", json!("onStartup")),
+            set(
+                seed(),
+                "/spiritExtension/activationEvents",
+                json!("onStartup"),
+            ),
             vec![warning(
                 codes::IGNORED_VALUE,
                 "/spiritExtension/activationEvents",
@@ -500,7 +504,11 @@ fn spirit_extension_members() {
             )],
         ),
         (
-            set(seed(), "/spiritExtension/activationEvents", json!([" onStartup "])),
+            set(
+                seed(),
+                "/spiritExtension/activationEvents",
+                json!([" onStartup "]),
+            ),
             vec![warning(
                 codes::UNTRIMMED_VALUE,
                 "/spiritExtension/activationEvents/0",
@@ -785,7 +793,10 @@ fn tools() {
         // The app passes any object, an array too, to the model provider.
         (
             set(seed(), &format!("{tool}/inputSchema"), json!([])),
-            vec![warning(codes::INVALID_SCHEMA, &format!("{tool}/inputSchema"))],
+            vec![warning(
+                codes::INVALID_SCHEMA,
+                &format!("{tool}/inputSchema"),
+            )],
         ),
         (
             set(seed(), &format!("{tool}/name"), json!(" lookup_item ")),
@@ -797,7 +808,10 @@ fn tools() {
         ),
         (
             set(seed(), &format!("{tool}/approvalMode"), json!(" allowed")),
-            vec![warning(codes::UNTRIMMED_VALUE, &format!("{tool}/approvalMode"))],
+            vec![warning(
+                codes::UNTRIMMED_VALUE,
+                &format!("{tool}/approvalMode"),
+            )],
         ),
         (
             set(seed(), &format!("{tool}/outputSchema"), Value::Null),
@@ -902,7 +916,11 @@ fn capabilities_pair_with_what_they_enable() {
         [error(codes::CAPABILITY_MISMATCH, &format!("{caps}/6"))]
     );
     // An empty desktop contribution is none: refused beside desktop-ui.
-    for empty in [json!({}), json!({"settingsPage": false}), json!({"css": []})] {
+    for empty in [
+        json!({}),
+        json!({"settingsPage": false}),
+        json!({"css": []}),
+    ] {
         assert_eq!(
             found(&set(seed(), "/spiritExtension/contributes/desktop", empty)),
             [error(codes::CAPABILITY_MISMATCH, &format!("{caps}/5"))]
@@ -980,7 +998,11 @@ fn desktop_and_cli_contributions() {
             vec![error(codes::IGNORED_DECLARATION, &format!("{desktop}/css"))],
         ),
         (
-            set(seed(), &format!("{desktop}/css/0"), json!("styles/desktop.css")),
+            set(
+                seed(),
+                &format!("{desktop}/css/0"),
+                json!("styles/desktop.css"),
+            ),
             vec![error(codes::INVALID_TYPE, &format!("{desktop}/css/0"))],
         ),
         (
@@ -1176,7 +1198,11 @@ fn settings_schema() {
             )],
         ),
         (
-            set(seed(), "/spiritExtension/settingsSchema", json!({"region": {}})),
+            set(
+                seed(),
+                "/spiritExtension/settingsSchema",
+                json!({"region": {}}),
+            ),
             vec![error(
                 codes::IGNORED_DECLARATION,
                 "/spiritExtension/settingsSchema",
@@ -1273,10 +1299,7 @@ fn secret_slots() {
                     codes::UNUSED_CAPABILITY,
                     "/spiritExtension/requestedCapabilities/4",
                 ),
-                error(
-                    codes::IGNORED_DECLARATION,
-                    "/spiritExtension/secretSlots",
-                ),
+                error(codes::IGNORED_DECLARATION, "/spiritExtension/secretSlots"),
             ],
         ),
     ];
