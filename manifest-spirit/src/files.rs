@@ -6,7 +6,7 @@
 
 use std::fs;
 use std::io::{self, Read};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::RelativePath;
 
@@ -78,16 +78,9 @@ impl PackageFiles for Folder {
         };
         let resolved = match fs::canonicalize(&full) {
             Ok(resolved) => resolved,
-            Err(_) => {
-                // A dangling symlink still has its own metadata: say where it leads
-                // when that is outside, otherwise it is simply missing.
-                return match fs::read_link(&full) {
-                    Ok(target) if leaves(root, &full, &target) => FileKind::Escapes {
-                        target: target.display().to_string(),
-                    },
-                    _ => FileKind::Missing,
-                };
-            }
+            // Nothing, or a dangling symlink (wherever it points): the Spirit app finds
+            // no file there either.
+            Err(_) => return FileKind::Missing,
         };
         if !resolved.starts_with(root) {
             return FileKind::Escapes {
@@ -129,27 +122,6 @@ pub(crate) fn join_display(root: &str, file: &str) -> String {
     } else {
         format!("{root}/{file}")
     }
-}
-
-/// Whether a dangling link at `link` pointing to `target` points outside `root` (the
-/// link's folder resolved, then `target` applied to it without touching the disk).
-fn leaves(root: &Path, link: &Path, target: &Path) -> bool {
-    let base = link.parent().unwrap_or(link);
-    let mut resolved = if target.is_absolute() {
-        PathBuf::new()
-    } else {
-        fs::canonicalize(base).unwrap_or_else(|_| base.to_owned())
-    };
-    for component in target.components() {
-        match component {
-            Component::ParentDir => {
-                resolved.pop();
-            }
-            Component::CurDir => {}
-            other => resolved.push(other),
-        }
-    }
-    !resolved.starts_with(root)
 }
 
 /// The most bytes read from one JSON file of a package (`package.json`, the hooks

@@ -6,9 +6,15 @@
 //! The checker reports **every** problem in one pass, each as a
 //! [`Diagnostic`] with a stable code (see [`codes`] and the repository's
 //! [`docs/DIAGNOSTICS.md`](https://example.invalid/curupira/blob/main/docs/DIAGNOSTICS.md)),
-//! the file, an RFC 6901 pointer and the line and column. Only a package without
-//! errors becomes a [`PackageJson`]; warnings (unknown members, a capability requested
-//! for nothing) do not stop it.
+//! the file, an RFC 6901 pointer and the line and column. The Spirit app's extension
+//! host is the reference, and each code has one level: an error where the app refuses
+//! the package, an error where it installs it but the package cannot work as declared
+//! (tools the model never sees, a `main` it cannot load), a warning where the app
+//! installs and runs it but the format or good practice says otherwise (values it
+//! trims, `null` members, ignored wrong-typed members, a version that is not SemVer,
+//! repeats, invalid JSON Schemas). Only a package without errors becomes a
+//! [`PackageJson`], read as the app reads it (trimmed, `null` and ignored members
+//! dropped).
 //!
 //! ```
 //! use spirit_manifest::{check_str, Options};
@@ -183,7 +189,7 @@ pub fn check_str(text: &str, file: &str, options: &Options) -> Checked {
 /// use spirit_manifest::serde_json::json;
 /// use spirit_manifest::{check_value, Options};
 ///
-/// let published = json!({"name": "lookup", "version": "1.0.0",
+/// let published = json!({"name": "lookup", "version": "1.0.0", "description": "Looks things up.",
 ///     "spiritExtension": {"displayName": "Lookup", "supportedHosts": ["cli"]}});
 /// let strict = Options { registry_strict: true, host: None };
 /// let checked = check_value(published, "npm:lookup@1.0.0", &strict);
@@ -194,17 +200,12 @@ pub fn check_value(value: serde_json::Value, file: &str, options: &Options) -> C
     validate::check_value(value, file, options)
 }
 
-/// Checks `package.json` bytes: text that is not UTF-8 is one `spirit/encoding` error
-/// at the first bad byte; a leading byte-order mark is ignored.
+/// Checks `package.json` bytes as the Spirit app reads them: a leading byte-order mark
+/// is a `spirit/byte-order-mark` error (the app refuses it); text that is not UTF-8 is
+/// a `spirit/encoding` warning at the first bad byte and is checked with each invalid
+/// byte read as U+FFFD, as the app does.
 pub fn check_bytes(bytes: &[u8], file: &str, options: &Options) -> Checked {
-    match decode(bytes, file) {
-        Ok(text) => check_str(text, file, options),
-        Err(report) => Checked {
-            package: None,
-            hooks: None,
-            report,
-        },
-    }
+    validate::check_bytes(bytes, file, options, None)
 }
 
 /// Checks a package folder: the structure rules, every path the manifest names, and

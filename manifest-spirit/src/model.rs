@@ -122,13 +122,15 @@ pub const SCHEMA_VERSION: u64 = 1;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PackageJson {
-    /// The npm package name, which is also the extension id.
+    /// The npm package name, which is also the extension id; at most 178 characters,
+    /// the longest id the Spirit app can install.
     #[cfg_attr(
         feature = "schema",
-        schemars(pattern(crate::json_schema::PACKAGE_NAME), length(min = 1, max = 214))
+        schemars(pattern(crate::json_schema::PACKAGE_NAME), length(min = 1, max = 178))
     )]
     pub name: String,
-    /// The SemVer version.
+    /// The version: SemVer, as npm and the registry need (the Spirit app takes any
+    /// non-empty string).
     #[cfg_attr(feature = "schema", schemars(pattern(crate::json_schema::SEMVER)))]
     pub version: String,
     /// One line about the package.

@@ -27,6 +27,13 @@ pub enum PathProblem {
     /// A NUL character, which no file system accepts in a name.
     #[error("it has a NUL character")]
     Nul,
+    /// `dist/../dist/x.js`, `dist//x.js`, `a/./b`: an empty, `.` or `..` segment, which
+    /// the Spirit app refuses in a manifest path even when it stays inside (see
+    /// [`RelativePath::parse_declared`]).
+    #[error(
+        "segment {0} is empty, `.` or `..`; the Spirit app refuses such a segment even when the path stays inside"
+    )]
+    Segment(usize),
 }
 
 /// A path checked to stay inside the package: its normal components, without `.`,
@@ -81,6 +88,47 @@ impl RelativePath {
         Ok(Self(parts.join("/")))
     }
 
+    /// Checks a path as the Spirit app checks `main`, `icon`, a css `path` or the hooks
+    /// `path`: after one leading `./` is dropped, it must be relative, with no drive
+    /// letter, no backslash (the caller turns those the app reads as `/` into `/`
+    /// first) and no empty, `.` or `..` segment at all.
+    ///
+    /// ```
+    /// use spirit_manifest::{PathProblem, RelativePath};
+    ///
+    /// assert_eq!(RelativePath::parse_declared("./dist/index.js").unwrap().as_str(), "dist/index.js");
+    /// assert_eq!(RelativePath::parse_declared("dist//index.js"), Err(PathProblem::Segment(2)));
+    /// assert_eq!(RelativePath::parse_declared("a/../index.js"), Err(PathProblem::Segment(2)));
+    /// ```
+    pub fn parse_declared(text: &str) -> Result<Self, PathProblem> {
+        if text.contains('\0') {
+            return Err(PathProblem::Nul);
+        }
+        let rest = text.strip_prefix("./").unwrap_or(text);
+        if rest.is_empty() {
+            return Err(PathProblem::Empty);
+        }
+        if rest.starts_with('/') {
+            return Err(PathProblem::Absolute);
+        }
+        let mut chars = rest.chars();
+        if let (Some(letter), Some(':')) = (chars.next(), chars.next())
+            && letter.is_ascii_alphabetic()
+        {
+            return Err(PathProblem::DriveLetter(letter));
+        }
+        if let Some(index) = rest.chars().position(|c| c == '\\') {
+            return Err(PathProblem::Backslash(index + 1));
+        }
+        if let Some(index) = rest
+            .split('/')
+            .position(|part| matches!(part, "" | "." | ".."))
+        {
+            return Err(PathProblem::Segment(index + 1));
+        }
+        Ok(Self(rest.to_owned()))
+    }
+
     /// The normalised path, components joined by `/`.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -129,6 +177,31 @@ mod tests {
         assert_eq!(RelativePath::parse(""), Err(PathProblem::Empty));
         assert_eq!(RelativePath::parse("./"), Err(PathProblem::Empty));
         assert_eq!(RelativePath::parse("a\0b"), Err(PathProblem::Nul));
+    }
+
+    #[test]
+    fn declared_paths_have_only_plain_segments() {
+        let ok = |text: &str| {
+            RelativePath::parse_declared(text)
+                .unwrap()
+                .as_str()
+                .to_owned()
+        };
+        assert_eq!(ok("dist/index.js"), "dist/index.js");
+        assert_eq!(ok("./dist/index.js"), "dist/index.js");
+        assert_eq!(ok("assets/icon:v2.svg"), "assets/icon:v2.svg");
+        let err = |text: &str| RelativePath::parse_declared(text).unwrap_err();
+        assert_eq!(err("dist//index.js"), PathProblem::Segment(2));
+        assert_eq!(err("dist/./index.js"), PathProblem::Segment(2));
+        assert_eq!(err("dist/../dist/index.js"), PathProblem::Segment(2));
+        assert_eq!(err("dist/"), PathProblem::Segment(2));
+        assert_eq!(err("././x"), PathProblem::Segment(1));
+        assert_eq!(err("/x"), PathProblem::Absolute);
+        assert_eq!(err("//host/x"), PathProblem::Absolute);
+        assert_eq!(err("C:/x.js"), PathProblem::DriveLetter('C'));
+        assert_eq!(err("dist\\index.js"), PathProblem::Backslash(5));
+        assert_eq!(err(""), PathProblem::Empty);
+        assert_eq!(err("./"), PathProblem::Empty);
     }
 
     #[test]

@@ -65,12 +65,17 @@ fn every_file_gives_exactly_its_expected_diagnostics() {
             path.display(),
             checked.report.render_human(false)
         );
-        assert!(checked.package.is_none(), "{}", path.display());
+        assert_eq!(
+            checked.package.is_none(),
+            checked.report.has_errors(),
+            "{}",
+            path.display()
+        );
     }
 }
 
 #[test]
-fn a_duplicate_member_is_an_error_at_the_second_one() {
+fn a_duplicate_member_is_a_warning_at_the_second_one_and_the_last_wins() {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/text/duplicate-member.json");
     let checked = check(&path);
@@ -82,6 +87,44 @@ fn a_duplicate_member_is_an_error_at_the_second_one() {
         first.message.contains("first at line 5, column 5"),
         "{}",
         first.message
+    );
+    // The app reads the last of each, as the model does.
+    let package = checked.package.expect("duplicates are advice");
+    let text = fs::read_to_string(&path).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(package.name, value["name"].as_str().unwrap());
+    assert_eq!(
+        package.spirit_extension.display_name,
+        value["spiritExtension"]["displayName"].as_str().unwrap()
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_refused_and_invalid_utf8_is_advice() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/text");
+    let bom = check(&dir.join("bom.json"));
+    let found: Vec<String> = bom.diagnostics().iter().map(describe).collect();
+    assert_eq!(found, ["error spirit/byte-order-mark \"\" 1:1"]);
+    // Without the mark the same file is a clean package.
+    let bytes = fs::read(dir.join("bom.json")).unwrap();
+    let plain = check_bytes(&bytes[3..], "package.json", &Options::default());
+    assert!(plain.package.is_some(), "{:?}", plain.diagnostics());
+    assert!(plain.diagnostics().is_empty(), "{:?}", plain.diagnostics());
+    // An invalid byte is read as U+FFFD, as the app does: a warning, and the rest
+    // of the rules still run.
+    let mut bytes = bytes[3..].to_vec();
+    let at = bytes.iter().position(|b| *b == b'H').unwrap();
+    bytes[at] = 0xFF;
+    let lossy = check_bytes(&bytes, "package.json", &Options::default());
+    let found: Vec<String> = lossy.diagnostics().iter().map(describe).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("warning spirit/encoding"), "{found:?}");
+    let package = lossy.package.unwrap();
+    assert!(
+        package
+            .spirit_extension
+            .display_name
+            .starts_with('\u{FFFD}')
     );
 }
 

@@ -24,3 +24,22 @@ fn codes_are_unique_and_namespaced() {
         assert!(seen.insert(code.code), "{} twice", code.code);
     }
 }
+
+/// Every code names its level, and the level agrees with its severity: refused and
+/// broken-at-run-time, registry and archive codes are errors, advice is a warning; a
+/// run-time finding is either (a failed call, or something the app runs past).
+#[test]
+fn every_code_has_one_level_that_fits_its_severity() {
+    use curupira_diagnostics::Severity;
+    use spirit_manifest::codes::Level;
+    for code in codes::ALL {
+        let level = codes::level(code.code)
+            .unwrap_or_else(|| panic!("{} names no level: {}", code.code, code.meaning));
+        let expected = match level {
+            Level::Advice => Severity::Warning,
+            Level::RunTime => continue,
+            _ => Severity::Error,
+        };
+        assert_eq!(code.severity, expected, "{}", code.code);
+    }
+}

@@ -83,29 +83,45 @@ fn a_missing_file_and_a_folder_where_a_file_should_be() {
     assert_eq!(
         found(tmp.path()),
         [
+            // The app does not check assets: installed, but broken at run time.
             (
-                codes::MISSING_FILE.to_owned(),
+                codes::MISSING_ASSET.to_owned(),
                 "package.json".to_owned(),
                 "/spiritExtension/icon".to_owned()
             ),
             (
-                codes::NOT_A_FILE.to_owned(),
+                codes::MISSING_ASSET.to_owned(),
                 "package.json".to_owned(),
                 "/spiritExtension/contributes/desktop/css/0/path".to_owned()
             ),
         ]
     );
+    // A `main` that is missing is refused; one that is a folder breaks at run time.
     fs::remove_file(tmp.path().join("dist/index.js")).unwrap();
     assert!(found(tmp.path()).contains(&(
         codes::MISSING_FILE.to_owned(),
         "package.json".to_owned(),
         "/main".to_owned()
     )));
+    fs::create_dir(tmp.path().join("dist/index.js")).unwrap();
+    assert!(found(tmp.path()).contains(&(
+        codes::MAIN_NOT_A_FILE.to_owned(),
+        "package.json".to_owned(),
+        "/main".to_owned()
+    )));
+    // The hooks file must be a file.
+    fs::remove_file(tmp.path().join("cli-hooks.json")).unwrap();
+    fs::create_dir(tmp.path().join("cli-hooks.json")).unwrap();
+    assert!(found(tmp.path()).contains(&(
+        codes::NOT_A_FILE.to_owned(),
+        "package.json".to_owned(),
+        "/spiritExtension/contributes/cli/hooks/path".to_owned()
+    )));
 }
 
 #[cfg(unix)]
 #[test]
-fn symlinks_may_not_lead_out_of_the_package() {
+fn symlinks_out_of_the_package_are_advice_when_they_lead_to_a_file() {
     use std::os::unix::fs::symlink;
 
     let outside = tempfile::tempdir().unwrap();
@@ -137,13 +153,41 @@ fn symlinks_may_not_lead_out_of_the_package() {
         one(codes::PATH_ESCAPES, "package.json", "/main")
     );
 
-    // A relative link climbing out, whose target does not even exist.
+    // The app follows the link: it installs and runs, the link is advice.
+    let checked = check_folder(tmp.path(), &Options::default()).unwrap();
+    assert_eq!(checked.report.errors(), 0);
+    assert!(checked.package.is_some());
+
+    // A relative link climbing out, whose target does not even exist: no file.
     let tmp = copy_of_seed();
     fs::remove_file(tmp.path().join("assets/icon.svg")).unwrap();
     symlink("../../../nowhere.svg", tmp.path().join("assets/icon.svg")).unwrap();
     assert_eq!(
         found(tmp.path()),
-        one(codes::PATH_ESCAPES, "package.json", "/spiritExtension/icon")
+        one(
+            codes::MISSING_ASSET,
+            "package.json",
+            "/spiritExtension/icon"
+        )
+    );
+    // `main` linked to a folder outside: it cannot be loaded.
+    let tmp = copy_of_seed();
+    fs::remove_file(tmp.path().join("dist/index.js")).unwrap();
+    symlink(outside.path(), tmp.path().join("dist/index.js")).unwrap();
+    assert_eq!(
+        found(tmp.path()),
+        [
+            (
+                codes::PATH_ESCAPES.to_owned(),
+                "package.json".to_owned(),
+                "/main".to_owned()
+            ),
+            (
+                codes::MAIN_NOT_A_FILE.to_owned(),
+                "package.json".to_owned(),
+                "/main".to_owned()
+            ),
+        ]
     );
 
     // A link that stays inside is fine; one whose target is missing inside is missing.
@@ -158,7 +202,11 @@ fn symlinks_may_not_lead_out_of_the_package() {
     fs::remove_file(tmp.path().join("styles/icon.svg")).unwrap();
     assert_eq!(
         found(tmp.path()),
-        one(codes::MISSING_FILE, "package.json", "/spiritExtension/icon")
+        one(
+            codes::MISSING_ASSET,
+            "package.json",
+            "/spiritExtension/icon"
+        )
     );
 }
 
@@ -212,8 +260,9 @@ fn the_hooks_file_is_checked_under_its_own_name() {
                 3
             ),
             (codes::MISSING_KEY, hooks_file.as_str(), "/hooks/1/slot", 4),
+            // The app ignores a wrong-typed prefix.
             (
-                codes::INVALID_TYPE,
+                codes::IGNORED_VALUE,
                 hooks_file.as_str(),
                 "/hooks/1/prefix",
                 4
@@ -248,6 +297,53 @@ fn the_hooks_file_is_checked_under_its_own_name() {
             String::new()
         )]
     );
+    // A byte-order mark is refused, as in package.json.
+    fs::write(
+        tmp.path().join("cli-hooks.json"),
+        "\u{FEFF}{ \"hooks\": [{ \"slot\": \"input.frame\" }] }",
+    )
+    .unwrap();
+    assert_eq!(
+        found_codes(tmp.path()),
+        [(
+            codes::BYTE_ORDER_MARK.to_owned(),
+            "cli-hooks.json".to_owned(),
+            String::new()
+        )]
+    );
+    // No hook at all: `cli-ui` has no contribution, which the app refuses.
+    fs::write(tmp.path().join("cli-hooks.json"), "{ \"hooks\": [] }").unwrap();
+    assert_eq!(
+        found_codes(tmp.path()),
+        one(
+            codes::CAPABILITY_MISMATCH,
+            "package.json",
+            "/spiritExtension/requestedCapabilities/6"
+        )
+    );
+    // A backslash in the hooks path is read as `/`.
+    fs::create_dir(tmp.path().join("sub")).unwrap();
+    fs::write(
+        tmp.path().join("sub/cli-hooks.json"),
+        "{ \"hooks\": [{ \"slot\": \"input.frame\" }] }",
+    )
+    .unwrap();
+    let manifest = tmp.path().join("package.json");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        text.replace("\"cli-hooks.json\"", "\"sub\\\\cli-hooks.json\""),
+    )
+    .unwrap();
+    assert_eq!(
+        found_codes(tmp.path()),
+        one(
+            codes::BACKSLASH_PATH,
+            "package.json",
+            "/spiritExtension/contributes/cli/hooks/path"
+        )
+    );
+    fs::write(&manifest, text).unwrap();
     fs::remove_file(tmp.path().join("cli-hooks.json")).unwrap();
     assert_eq!(
         found_codes(tmp.path()),

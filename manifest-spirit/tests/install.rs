@@ -137,8 +137,8 @@ fn second_install_without_replace_leaves_the_first_untouched() {
         ["hello".to_owned()]
     );
 
-    // A package.json the quick look cannot read (a byte-order mark) is still caught
-    // right before the rename.
+    // A package.json with a byte-order mark, which the Spirit app refuses, is
+    // refused as invalid; the installed copy is left untouched.
     let bom = zip(
         work.path(),
         "bom.zip",
@@ -151,7 +151,11 @@ fn second_install_without_replace_leaves_the_first_untouched() {
         ],
     );
     match install(&bom, &options(data.path(), Host::Cli)) {
-        Err(InstallError::AlreadyInstalled { .. }) => {}
+        Err(InstallError::Invalid { report, .. })
+            if report
+                .diagnostics()
+                .iter()
+                .any(|d| d.code == spirit_manifest::codes::BYTE_ORDER_MARK) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(snapshot(&installed.path), before);

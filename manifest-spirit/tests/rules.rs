@@ -19,6 +19,7 @@ fn minimal() -> Value {
     json!({
         "name": "hello",
         "version": "1.0.0",
+        "description": "Says hello.",
         "spiritExtension": {
             "schemaVersion": 1,
             "displayName": "Hello",
@@ -151,11 +152,11 @@ fn package_json_members() {
         ),
         (
             set(seed(), "/version", json!("v0.1.0")),
-            vec![error(codes::INVALID_VERSION, "/version")],
+            vec![warning(codes::INVALID_VERSION, "/version")],
         ),
         (
             set(seed(), "/version", json!("1.0")),
-            vec![error(codes::INVALID_VERSION, "/version")],
+            vec![warning(codes::INVALID_VERSION, "/version")],
         ),
         (
             remove(seed(), "/spiritExtension"),
@@ -179,11 +180,17 @@ fn package_json_members() {
         ),
         (
             set(seed(), "/author", json!(["Ann"])),
-            vec![error(codes::INVALID_TYPE, "/author")],
+            vec![warning(codes::IGNORED_VALUE, "/author")],
+        ),
+        // The app reads an author object without a name as no author.
+        (set(seed(), "/author", json!({"email": "a@b.c"})), vec![]),
+        (
+            set(seed(), "/author", json!({"name": 5})),
+            vec![error(codes::INVALID_TYPE, "/author/name")],
         ),
         (
-            set(seed(), "/author", json!({"email": "a@b.c"})),
-            vec![error(codes::MISSING_KEY, "/author/name")],
+            set(seed(), "/author", json!(5)),
+            vec![error(codes::INVALID_TYPE, "/author")],
         ),
         (set(seed(), "/repository", json!("github:acme/x")), vec![]),
         (
@@ -200,19 +207,48 @@ fn package_json_members() {
                 "/repository",
                 json!({"url": "https://x.invalid/r.git"}),
             ),
-            vec![error(codes::MISSING_KEY, "/repository/type")],
+            vec![warning(codes::IGNORED_VALUE, "/repository")],
         ),
+        // `keywords` and `repository` are npm's; the app does not read them.
         (
             set(seed(), "/repository", json!(3)),
-            vec![error(codes::INVALID_TYPE, "/repository")],
+            vec![warning(codes::IGNORED_VALUE, "/repository")],
         ),
         (
             set(seed(), "/keywords", json!(["ai", 2])),
-            vec![error(codes::INVALID_TYPE, "/keywords/1")],
+            vec![warning(codes::IGNORED_VALUE, "/keywords/1")],
         ),
         (
             set(seed(), "/keywords", json!("ai")),
-            vec![error(codes::INVALID_TYPE, "/keywords")],
+            vec![warning(codes::IGNORED_VALUE, "/keywords")],
+        ),
+        // The app trims values and reads `null` as absent.
+        (
+            set(seed(), "/name", json!(" hello ")),
+            vec![warning(codes::UNTRIMMED_VALUE, "/name")],
+        ),
+        (
+            set(seed(), "/version", json!(" 0.1.0")),
+            vec![warning(codes::UNTRIMMED_VALUE, "/version")],
+        ),
+        (
+            set(seed(), "/version", json!(" ")),
+            vec![error(codes::EMPTY_VALUE, "/version")],
+        ),
+        (
+            set(seed(), "/version", json!(1)),
+            vec![error(codes::INVALID_TYPE, "/version")],
+        ),
+        (
+            set(seed(), "/description", Value::Null),
+            vec![warning(codes::NULL_VALUE, "/description")],
+        ),
+        (set(seed(), "/description", json!("")), vec![]),
+        // The id limit: the staging folder `pkg-<base64url(id)>.stage-XXXXXX`.
+        (set(seed(), "/name", json!("a".repeat(178))), vec![]),
+        (
+            set(seed(), "/name", json!("a".repeat(179))),
+            vec![error(codes::INVALID_NAME, "/name")],
         ),
         // Ordinary npm members are not Spirit's business.
         (set(seed(), "/scripts", json!({"build": "tsc"})), vec![]),
@@ -260,15 +296,20 @@ fn main_is_required_by_events_tool_execution_and_system_prompt() {
 
 #[test]
 fn paths_stay_inside_the_package() {
+    // Refused by the app: absolute, drive letters, and any empty, `.` or `..` segment,
+    // even one that stays inside; a backslash in `main` names no file on Linux.
     for bad in [
         "/dist/index.js",
         "C:\\index.js",
+        "C:/x.js",
         "c:index.js",
         "\\\\host\\share\\index.js",
         "dist\\index.js",
         "a/../../index.js",
+        "dist/../dist/index.js",
+        "dist//index.js",
+        "dist/./index.js",
         "..",
-        "",
         "./",
     ] {
         assert_eq!(
@@ -277,30 +318,79 @@ fn paths_stay_inside_the_package() {
             "{bad:?}"
         );
     }
+    // A leading `./` is dropped.
+    assert_eq!(found(&set(seed(), "/main", json!("./dist/index.js"))), []);
+    // `""` and `null` are no `main`: the seed needs one.
     assert_eq!(
-        found(&set(seed(), "/main", json!("./dist/../dist/index.js"))),
-        []
+        found(&set(seed(), "/main", json!(""))),
+        [error(codes::MAIN_REQUIRED, "/main")]
+    );
+    assert_eq!(
+        found(&set(seed(), "/main", Value::Null)),
+        [
+            warning(codes::NULL_VALUE, "/main"),
+            error(codes::MAIN_REQUIRED, "/main")
+        ]
     );
     let cases = [
         ("/spiritExtension/icon", json!("../icon.svg")),
+        ("/spiritExtension/icon", json!("assets/./icon.svg")),
         (
             "/spiritExtension/contributes/desktop/css/0/path",
             json!("/etc/style.css"),
         ),
         (
+            "/spiritExtension/contributes/desktop/css/0/path",
+            json!("styles//desktop.css"),
+        ),
+        (
             "/spiritExtension/contributes/cli/hooks/path",
             json!("hooks/../../cli-hooks.json"),
         ),
+        (
+            "/spiritExtension/contributes/cli/hooks/path",
+            json!("hooks\\..\\cli-hooks.json"),
+        ),
     ];
     for (pointer, value) in cases {
+        let backslash = value.as_str().unwrap().contains('\\');
+        let mut expected = vec![error(codes::INVALID_PATH, pointer)];
+        if backslash {
+            expected.insert(0, warning(codes::BACKSLASH_PATH, pointer));
+        }
+        assert_eq!(found(&set(seed(), pointer, value)), expected);
+    }
+    // Backslashes in icon, css and hooks paths are read as `/`: advice.
+    for pointer in [
+        "/spiritExtension/icon",
+        "/spiritExtension/contributes/desktop/css/0/path",
+        "/spiritExtension/contributes/cli/hooks/path",
+    ] {
         assert_eq!(
-            found(&set(seed(), pointer, value)),
-            [error(codes::INVALID_PATH, pointer)]
+            found(&set(seed(), pointer, json!("sub\\file"))),
+            [warning(codes::BACKSLASH_PATH, pointer)]
         );
     }
+    // An empty icon is no icon; an empty css or hooks path is refused.
+    assert_eq!(found(&set(seed(), "/spiritExtension/icon", json!(""))), []);
+    assert_eq!(
+        found(&set(
+            seed(),
+            "/spiritExtension/contributes/desktop/css/0/path",
+            json!(" ")
+        )),
+        [error(
+            codes::EMPTY_VALUE,
+            "/spiritExtension/contributes/desktop/css/0/path"
+        )]
+    );
     assert_eq!(
         found(&set(seed(), "/main", json!(["dist/index.js"]))),
         [error(codes::INVALID_TYPE, "/main")]
+    );
+    assert_eq!(
+        found(&set(seed(), "/spiritExtension/icon", json!(5))),
+        [error(codes::INVALID_TYPE, "/spiritExtension/icon")]
     );
 }
 
@@ -359,9 +449,69 @@ fn spirit_extension_members() {
                 "/spiritExtension/supportedHosts",
                 json!(["cli", "cli"]),
             ),
-            vec![error(
-                codes::DUPLICATE_VALUE,
+            vec![warning(
+                codes::REPEATED_VALUE,
                 "/spiritExtension/supportedHosts/1",
+            )],
+        ),
+        (
+            set(
+                seed(),
+                "/spiritExtension/supportedHosts",
+                json!([" cli ", "desktop"]),
+            ),
+            vec![warning(
+                codes::UNTRIMMED_VALUE,
+                "/spiritExtension/supportedHosts/0",
+            )],
+        ),
+        (
+            set(seed(), "/spiritExtension/supportedHosts", json!(["CLI"])),
+            vec![error(
+                codes::UNKNOWN_VALUE,
+                "/spiritExtension/supportedHosts/0",
+            )],
+        ),
+        (
+            set(seed(), "/spiritExtension/schemaVersion", json!(1.0)),
+            vec![],
+        ),
+        (
+            set(seed(), "/spiritExtension/schemaVersion", Value::Null),
+            vec![error(codes::INVALID_TYPE, "/spiritExtension/schemaVersion")],
+        ),
+        (
+            set(seed(), "/spiritExtension/displayName", json!(5)),
+            vec![error(codes::INVALID_TYPE, "/spiritExtension/displayName")],
+        ),
+        // Wrong-typed event and capability lists are ignored by the app.
+        (
+            set(
+                seed(),
+                "/spiritExtension/activationEvents",
+                json!("onStartup"),
+            ),
+            vec![warning(
+                codes::IGNORED_VALUE,
+                "/spiritExtension/activationEvents",
+            )],
+        ),
+        (
+            set(seed(), "/spiritExtension/activationEvents", Value::Null),
+            vec![warning(
+                codes::NULL_VALUE,
+                "/spiritExtension/activationEvents",
+            )],
+        ),
+        (
+            set(
+                seed(),
+                "/spiritExtension/activationEvents",
+                json!([" onStartup "]),
+            ),
+            vec![warning(
+                codes::UNTRIMMED_VALUE,
+                "/spiritExtension/activationEvents/0",
             )],
         ),
         (
@@ -417,7 +567,34 @@ fn spirit_extension_members() {
         ),
         (
             set(seed(), "/spiritExtension/contributes", json!([])),
-            vec![error(codes::INVALID_TYPE, "/spiritExtension/contributes")],
+            // Ignored: the tools and UI contributions are gone, so the UI
+            // capabilities are unpaired (refused) and the tool ones unused.
+            vec![
+                warning(codes::IGNORED_VALUE, "/spiritExtension/contributes"),
+                warning(
+                    codes::UNUSED_CAPABILITY,
+                    "/spiritExtension/requestedCapabilities/0",
+                ),
+                error(
+                    codes::CAPABILITY_MISMATCH,
+                    "/spiritExtension/requestedCapabilities/5",
+                ),
+                error(
+                    codes::CAPABILITY_MISMATCH,
+                    "/spiritExtension/requestedCapabilities/6",
+                ),
+            ],
+        ),
+        (
+            set(
+                minimal(),
+                "/spiritExtension/contributes",
+                json!([{"tools": []}]),
+            ),
+            vec![error(
+                codes::IGNORED_DECLARATION,
+                "/spiritExtension/contributes",
+            )],
         ),
         (
             set(seed(), "/spiritExtension/displayname", json!("x")),
@@ -513,14 +690,14 @@ fn tools() {
                 &format!("{tool}/inputSchema/properties/id/type"),
                 json!("strin"),
             ),
-            vec![error(
+            vec![warning(
                 codes::INVALID_SCHEMA,
                 &format!("{tool}/inputSchema/properties/id/type"),
             )],
         ),
         (
             set(seed(), &format!("{tool}/inputSchema/required"), json!("id")),
-            vec![error(
+            vec![warning(
                 codes::INVALID_SCHEMA,
                 &format!("{tool}/inputSchema/required"),
             )],
@@ -546,7 +723,7 @@ fn tools() {
                 &format!("{tool}/outputSchema"),
                 json!({"minLength": -1}),
             ),
-            vec![error(
+            vec![warning(
                 codes::INVALID_SCHEMA,
                 &format!("{tool}/outputSchema/minLength"),
             )],
@@ -580,17 +757,65 @@ fn tools() {
                 "/spiritExtension/contributes/tools/1",
                 seed().pointer(tool).unwrap().clone(),
             ),
-            vec![error(
+            vec![warning(
                 codes::DUPLICATE_VALUE,
                 "/spiritExtension/contributes/tools/1/name",
             )],
         ),
+        // An empty wrong-typed list is ignored; one with content loses the tools.
         (
             set(seed(), "/spiritExtension/contributes/tools", json!({})),
-            vec![error(
-                codes::INVALID_TYPE,
+            vec![
+                warning(codes::IGNORED_VALUE, "/spiritExtension/contributes/tools"),
+                warning(
+                    codes::UNUSED_CAPABILITY,
+                    "/spiritExtension/requestedCapabilities/0",
+                ),
+            ],
+        ),
+        (
+            set(
+                seed(),
                 "/spiritExtension/contributes/tools",
+                json!({"lookup_item": seed().pointer(tool).unwrap().clone()}),
+            ),
+            vec![
+                error(
+                    codes::IGNORED_DECLARATION,
+                    "/spiritExtension/contributes/tools",
+                ),
+                warning(
+                    codes::UNUSED_CAPABILITY,
+                    "/spiritExtension/requestedCapabilities/0",
+                ),
+            ],
+        ),
+        // The app passes any object, an array too, to the model provider.
+        (
+            set(seed(), &format!("{tool}/inputSchema"), json!([])),
+            vec![warning(
+                codes::INVALID_SCHEMA,
+                &format!("{tool}/inputSchema"),
             )],
+        ),
+        (
+            set(seed(), &format!("{tool}/name"), json!(" lookup_item ")),
+            vec![warning(codes::UNTRIMMED_VALUE, &format!("{tool}/name"))],
+        ),
+        (
+            set(seed(), &format!("{tool}/name"), json!("lookup item")),
+            vec![error(codes::INVALID_IDENTIFIER, &format!("{tool}/name"))],
+        ),
+        (
+            set(seed(), &format!("{tool}/approvalMode"), json!(" allowed")),
+            vec![warning(
+                codes::UNTRIMMED_VALUE,
+                &format!("{tool}/approvalMode"),
+            )],
+        ),
+        (
+            set(seed(), &format!("{tool}/outputSchema"), Value::Null),
+            vec![warning(codes::NULL_VALUE, &format!("{tool}/outputSchema"))],
         ),
     ];
     for (value, expected) in cases {
@@ -607,20 +832,40 @@ fn capabilities_pair_with_what_they_enable() {
         list.retain(|c| c != capability);
         value
     };
-    // tools without one of the two capabilities: one error, at the tools.
+    // tools without one of the two capabilities: the model never sees them (an
+    // error, at the tools).
     assert_eq!(
         found(&without("tool-execution")),
         [error(
-            codes::CAPABILITY_MISMATCH,
+            codes::TOOLS_NOT_EXPOSED,
             "/spiritExtension/contributes/tools"
         )]
     );
     assert_eq!(
         found(&without("tool-definitions")),
         [error(
-            codes::CAPABILITY_MISMATCH,
+            codes::TOOLS_NOT_EXPOSED,
             "/spiritExtension/contributes/tools"
         )]
+    );
+    // A wrong-typed capability list is ignored: no capability at all.
+    assert_eq!(
+        found(&set(
+            remove(
+                remove(seed(), "/spiritExtension/contributes/desktop"),
+                "/spiritExtension/contributes/cli"
+            ),
+            caps,
+            json!("tool-execution")
+        )),
+        [
+            error(
+                codes::TOOLS_NOT_EXPOSED,
+                "/spiritExtension/contributes/tools"
+            ),
+            warning(codes::IGNORED_VALUE, caps),
+            warning(codes::UNDECLARED_CAPABILITY, "/spiritExtension/secretSlots"),
+        ]
     );
     // One of the two without tools: at the capability.
     let one = set(
@@ -630,12 +875,12 @@ fn capabilities_pair_with_what_they_enable() {
     );
     assert_eq!(
         found(&one),
-        [error(codes::CAPABILITY_MISMATCH, &format!("{caps}/0"))]
+        [warning(codes::UNUSED_CAPABILITY, &format!("{caps}/0"))]
     );
     let one = set(minimal(), caps, json!(["tool-definitions"]));
     assert_eq!(
         found(&one),
-        [error(codes::CAPABILITY_MISMATCH, &format!("{caps}/0"))]
+        [warning(codes::UNUSED_CAPABILITY, &format!("{caps}/0"))]
     );
     // Both without tools: requested for nothing.
     let both = set(
@@ -670,11 +915,27 @@ fn capabilities_pair_with_what_they_enable() {
         found(&remove(seed(), "/spiritExtension/contributes/cli")),
         [error(codes::CAPABILITY_MISMATCH, &format!("{caps}/6"))]
     );
-    // secretSlots need secret-storage; secret-storage without slots is a warning.
+    // An empty desktop contribution is none: refused beside desktop-ui.
+    for empty in [
+        json!({}),
+        json!({"settingsPage": false}),
+        json!({"css": []}),
+    ] {
+        assert_eq!(
+            found(&set(seed(), "/spiritExtension/contributes/desktop", empty)),
+            [error(codes::CAPABILITY_MISMATCH, &format!("{caps}/5"))]
+        );
+    }
+    assert_eq!(
+        found(&set(seed(), "/spiritExtension/contributes/cli", json!({}))),
+        [error(codes::CAPABILITY_MISMATCH, &format!("{caps}/6"))]
+    );
+    // secretSlots without secret-storage work in the app (advice); secret-storage
+    // without slots is a warning.
     assert_eq!(
         found(&without("secret-storage")),
-        [error(
-            codes::CAPABILITY_MISMATCH,
+        [warning(
+            codes::UNDECLARED_CAPABILITY,
             "/spiritExtension/secretSlots"
         )]
     );
@@ -715,8 +976,8 @@ fn desktop_and_cli_contributions() {
         ),
         (
             set(seed(), &format!("{desktop}/css/0/media"), json!(1)),
-            vec![error(
-                codes::INVALID_TYPE,
+            vec![warning(
+                codes::IGNORED_VALUE,
                 &format!("{desktop}/css/0/media"),
             )],
         ),
@@ -726,7 +987,23 @@ fn desktop_and_cli_contributions() {
                 &format!("{desktop}/css"),
                 json!("styles/desktop.css"),
             ),
-            vec![error(codes::INVALID_TYPE, &format!("{desktop}/css"))],
+            vec![warning(codes::IGNORED_VALUE, &format!("{desktop}/css"))],
+        ),
+        (
+            set(
+                seed(),
+                &format!("{desktop}/css"),
+                json!({"path": "styles/desktop.css"}),
+            ),
+            vec![error(codes::IGNORED_DECLARATION, &format!("{desktop}/css"))],
+        ),
+        (
+            set(
+                seed(),
+                &format!("{desktop}/css/0"),
+                json!("styles/desktop.css"),
+            ),
+            vec![error(codes::INVALID_TYPE, &format!("{desktop}/css/0"))],
         ),
         (
             set(seed(), &format!("{desktop}/settingsPage"), json!(true)),
@@ -738,6 +1015,10 @@ fn desktop_and_cli_contributions() {
         ),
         (
             set(seed(), &format!("{desktop}/settingsPage"), json!(false)),
+            vec![],
+        ),
+        (
+            set(seed(), &format!("{desktop}/settingsPage"), json!(3)),
             vec![error(
                 codes::INVALID_TYPE,
                 &format!("{desktop}/settingsPage"),
@@ -749,8 +1030,8 @@ fn desktop_and_cli_contributions() {
                 &format!("{desktop}/settingsPage"),
                 json!({"title": 3}),
             ),
-            vec![error(
-                codes::INVALID_TYPE,
+            vec![warning(
+                codes::IGNORED_VALUE,
                 &format!("{desktop}/settingsPage/title"),
             )],
         ),
@@ -795,7 +1076,7 @@ fn settings_schema() {
                 "/spiritExtension/settingsSchema/1",
                 seed().pointer(s).unwrap().clone(),
             ),
-            vec![error(
+            vec![warning(
                 codes::DUPLICATE_VALUE,
                 "/spiritExtension/settingsSchema/1/key",
             )],
@@ -818,19 +1099,22 @@ fn settings_schema() {
         ),
         (
             set(seed(), &format!("{s}/description"), json!(1)),
-            vec![error(codes::INVALID_TYPE, &format!("{s}/description"))],
+            vec![warning(codes::IGNORED_VALUE, &format!("{s}/description"))],
         ),
         (
             set(seed(), &format!("{s}/placeholder"), json!(1)),
-            vec![error(codes::INVALID_TYPE, &format!("{s}/placeholder"))],
+            vec![warning(codes::IGNORED_VALUE, &format!("{s}/placeholder"))],
         ),
         (
             set(seed(), &format!("{s}/required"), json!("yes")),
-            vec![error(codes::INVALID_TYPE, &format!("{s}/required"))],
+            vec![warning(codes::IGNORED_VALUE, &format!("{s}/required"))],
         ),
         (
             set(seed(), &format!("{s}/defaultValue"), json!("ap")),
-            vec![error(codes::INVALID_DEFAULT, &format!("{s}/defaultValue"))],
+            vec![warning(
+                codes::DEFAULT_NOT_AN_OPTION,
+                &format!("{s}/defaultValue"),
+            )],
         ),
         (
             set(seed(), &format!("{s}/defaultValue"), json!(1)),
@@ -838,19 +1122,35 @@ fn settings_schema() {
         ),
         (
             set(seed(), &format!("{s}/defaultValue"), Value::Null),
-            vec![],
+            vec![warning(codes::NULL_VALUE, &format!("{s}/defaultValue"))],
         ),
+        // A select without options is accepted by the app: advice.
         (
             remove(seed(), &format!("{s}/options")),
-            vec![error(codes::MISSING_KEY, &format!("{s}/options"))],
+            vec![warning(codes::NO_OPTIONS, s)],
         ),
         (
             set(seed(), &format!("{s}/options"), json!([])),
-            vec![error(codes::EMPTY_VALUE, &format!("{s}/options"))],
+            vec![warning(codes::NO_OPTIONS, &format!("{s}/options"))],
+        ),
+        (
+            set(seed(), &format!("{s}/options"), json!({})),
+            vec![error(codes::INVALID_TYPE, &format!("{s}/options"))],
+        ),
+        (
+            set(seed(), &format!("{s}/defaultValue"), json!("")),
+            vec![warning(
+                codes::DEFAULT_NOT_AN_OPTION,
+                &format!("{s}/defaultValue"),
+            )],
+        ),
+        (
+            set(seed(), &format!("{s}/type"), json!(" select ")),
+            vec![warning(codes::UNTRIMMED_VALUE, &format!("{s}/type"))],
         ),
         (
             set(seed(), &format!("{s}/options/1/value"), json!("us")),
-            vec![error(
+            vec![warning(
                 codes::DUPLICATE_VALUE,
                 &format!("{s}/options/1/value"),
             )],
@@ -880,9 +1180,32 @@ fn settings_schema() {
                 "/spiritExtension/settingsSchema/1",
                 set(string_setting.clone(), "/options", json!([])),
             ),
-            vec![warning(
+            vec![error(
                 codes::UNUSED_KEY,
                 "/spiritExtension/settingsSchema/1/options",
+            )],
+        ),
+        // `options: null` is no options, fine on any type.
+        (
+            set(
+                seed(),
+                "/spiritExtension/settingsSchema/1",
+                set(string_setting.clone(), "/options", Value::Null),
+            ),
+            vec![warning(
+                codes::NULL_VALUE,
+                "/spiritExtension/settingsSchema/1/options",
+            )],
+        ),
+        (
+            set(
+                seed(),
+                "/spiritExtension/settingsSchema",
+                json!({"region": {}}),
+            ),
+            vec![error(
+                codes::IGNORED_DECLARATION,
+                "/spiritExtension/settingsSchema",
             )],
         ),
         (
@@ -910,8 +1233,6 @@ fn settings_schema() {
     }
 }
 
-/// A member of the wrong type is reported once: the pairing rules that read it stay
-/// quiet rather than repeat it.
 #[test]
 fn secret_slots() {
     let s = "/spiritExtension/secretSlots/0";
@@ -930,11 +1251,11 @@ fn secret_slots() {
         ),
         (
             set(seed(), &format!("{s}/required"), json!(1)),
-            vec![error(codes::INVALID_TYPE, &format!("{s}/required"))],
+            vec![warning(codes::IGNORED_VALUE, &format!("{s}/required"))],
         ),
         (
             set(seed(), &format!("{s}/description"), json!([])),
-            vec![error(codes::INVALID_TYPE, &format!("{s}/description"))],
+            vec![warning(codes::IGNORED_VALUE, &format!("{s}/description"))],
         ),
         (
             set(
@@ -942,14 +1263,44 @@ fn secret_slots() {
                 "/spiritExtension/secretSlots/1",
                 seed().pointer(s).unwrap().clone(),
             ),
-            vec![error(
+            vec![warning(
                 codes::DUPLICATE_VALUE,
                 "/spiritExtension/secretSlots/1/key",
             )],
         ),
+        // Secret keys follow the tool-name pattern: the app refuses others.
+        (
+            set(seed(), &format!("{s}/key"), json!("API_TOKEN")),
+            vec![error(codes::INVALID_IDENTIFIER, &format!("{s}/key"))],
+        ),
+        (
+            set(seed(), &format!("{s}/key"), json!("api.token-v2")),
+            vec![],
+        ),
+        // An empty wrong-typed list is ignored; one with content loses the slots.
         (
             set(seed(), "/spiritExtension/secretSlots", json!({})),
-            vec![error(codes::INVALID_TYPE, "/spiritExtension/secretSlots")],
+            vec![
+                warning(
+                    codes::UNUSED_CAPABILITY,
+                    "/spiritExtension/requestedCapabilities/4",
+                ),
+                warning(codes::IGNORED_VALUE, "/spiritExtension/secretSlots"),
+            ],
+        ),
+        (
+            set(
+                seed(),
+                "/spiritExtension/secretSlots",
+                json!({"api_token": {"key": "api_token", "title": "T"}}),
+            ),
+            vec![
+                warning(
+                    codes::UNUSED_CAPABILITY,
+                    "/spiritExtension/requestedCapabilities/4",
+                ),
+                error(codes::IGNORED_DECLARATION, "/spiritExtension/secretSlots"),
+            ],
         ),
     ];
     for (value, expected) in cases {
@@ -990,12 +1341,30 @@ fn registry_strict_mode_needs_members_written_out() {
         found_with(&remove(minimal(), "/spiritExtension/displayName"), &strict),
         [error(codes::MISSING_KEY, "/spiritExtension/displayName")]
     );
-    // Without the mode, both may be left out.
+    // The marketplace reader needs a description, npm a SemVer version.
+    for description in [None, Some(json!("")), Some(json!(" "))] {
+        assert_eq!(
+            found_with(&edit(minimal(), "/description", description), &strict),
+            [error(codes::REGISTRY_REQUIRED, "/description")]
+        );
+    }
+    assert_eq!(
+        found_with(&set(minimal(), "/version", json!("1.0")), &strict),
+        [error(codes::REGISTRY_REQUIRED, "/version")]
+    );
+    // Without the mode, all may be left out (a non-SemVer version is advice).
     let lax = remove(
-        remove(minimal(), "/spiritExtension/schemaVersion"),
-        "/spiritExtension/requestedCapabilities",
+        remove(
+            remove(minimal(), "/spiritExtension/schemaVersion"),
+            "/spiritExtension/requestedCapabilities",
+        ),
+        "/description",
     );
     assert_eq!(found(&lax), []);
+    assert_eq!(
+        found(&set(lax, "/version", json!("1.0"))),
+        [warning(codes::INVALID_VERSION, "/version")]
+    );
 }
 
 #[test]
