@@ -919,6 +919,16 @@ fn installed(
 /// written only when it changes. Each listed package's [`InstalledPackage::entry`] is
 /// the entry written.
 pub fn sync_index(data_dir: &Path, host: Host) -> Result<Vec<InstalledPackage>, InstallError> {
+    sync(data_dir, host, false)
+}
+
+/// [`sync_index`]; `always` writes the index even when it does not change (the app's
+/// removal does).
+fn sync(
+    data_dir: &Path,
+    host: Host,
+    always: bool,
+) -> Result<Vec<InstalledPackage>, InstallError> {
     let dir = host_dir(data_dir, host);
     let file = dir.join(INDEX_FILE);
     let current = read_index(&file);
@@ -944,7 +954,7 @@ pub fn sync_index(data_dir: &Path, host: Host) -> Result<Vec<InstalledPackage>, 
     }
     // As the app: written when the text changes (no file reads as no entry).
     let text = index_text(next);
-    if dir.is_dir() && index_text(current) != text {
+    if dir.is_dir() && (always || index_text(current) != text) {
         write_atomic(&file, text.as_bytes())?;
     }
     Ok(packages)
@@ -1014,7 +1024,7 @@ pub fn remove(data_dir: &Path, host: Host, id: &str) -> Result<Vec<PathBuf>, Ins
     trash
         .close()
         .map_err(io_error("delete the removed package in", &trash_path))?;
-    sync_index(data_dir, host)?;
+    sync(data_dir, host, true)?;
     Ok(removed)
 }
 
