@@ -455,7 +455,7 @@ fn install(args: &InstallArgs) -> anyhow::Result<ExitCode> {
     };
     write_report(&refusal, args.format)?;
     eprintln!(
-        "error: `{}` was not installed; nothing was written",
+        "error: `{}` was not installed",
         args.archive.display()
     );
     Ok(ExitCode::from(1))
