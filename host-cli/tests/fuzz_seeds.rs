@@ -231,8 +231,8 @@ fn spirit_install_names_seeds() {
 fn the_install_names_seeds_are_what_they_are_named() {
     use spirit_manifest::archive::{Format, entry_name};
     let names = |seed: &str| -> Vec<String> {
-        let text = fs::read_to_string(root().join("fuzz/seeds/spirit_install_names").join(seed))
-            .unwrap();
+        let text =
+            fs::read_to_string(root().join("fuzz/seeds/spirit_install_names").join(seed)).unwrap();
         text.lines()
             .map(|line| line.split('\t').next().unwrap()[1..].to_owned())
             .collect()

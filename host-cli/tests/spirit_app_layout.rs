@@ -94,9 +94,7 @@ fn mtime_ms(path: &Path) -> u64 {
 /// and `<unix-ms: folder mtime>` for the modification time of the entry's folder.
 fn same_json(expected: &Value, actual: &Value, host_dir: &Path) -> bool {
     match (expected, actual) {
-        (Value::String(placeholder), Value::Number(n)) if placeholder == "<unix-ms>" => {
-            n.is_u64()
-        }
+        (Value::String(placeholder), Value::Number(n)) if placeholder == "<unix-ms>" => n.is_u64(),
         (Value::Object(e), Value::Object(a)) => {
             e.len() == a.len()
                 && e.iter().all(|(key, value)| {
@@ -111,11 +109,7 @@ fn same_json(expected: &Value, actual: &Value, host_dir: &Path) -> bool {
                 })
         }
         (Value::Array(e), Value::Array(a)) => {
-            e.len() == a.len()
-                && e
-                    .iter()
-                    .zip(a)
-                    .all(|(e, a)| same_json(e, a, host_dir))
+            e.len() == a.len() && e.iter().zip(a).all(|(e, a)| same_json(e, a, host_dir))
         }
         _ => expected == actual,
     }
@@ -137,8 +131,8 @@ fn assert_files(data: &Path, host: &str, files: &Value, what: &str) {
 
 /// The conformance folder, or `None` (after saying so) when it is missing.
 fn conformance() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/conformance/spirit-app/install");
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/spirit-app/install");
     if dir.join("cases.json").is_file() {
         Some(dir)
     } else {
@@ -162,7 +156,15 @@ fn cases(dir: &Path) -> Vec<Value> {
 fn app_items(work: &Path, host: &str) -> Vec<Value> {
     let run = spirit(
         work,
-        &["list", "--data-dir", "data", "--host", host, "--format", "json"],
+        &[
+            "list",
+            "--data-dir",
+            "data",
+            "--host",
+            host,
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(run.code, Some(0), "{run:?}");
     json_of(&run)["packages"]
@@ -258,18 +260,11 @@ fn check_sequence_case(conformance: &Path, case: &Value) {
             }
             "remove" => {
                 let id = step["id"].as_str().unwrap();
-                let run = spirit(
-                    work,
-                    &["remove", id, "--data-dir", "data", "--host", host],
-                );
+                let run = spirit(work, &["remove", id, "--data-dir", "data", "--host", host]);
                 assert_eq!(run.code == Some(0), ok, "{what}: {run:?}");
             }
             "list" => {
-                assert_eq!(
-                    Value::Array(app_items(work, host)),
-                    real["items"],
-                    "{what}"
-                );
+                assert_eq!(Value::Array(app_items(work, host)), real["items"], "{what}");
             }
             "settings" => {
                 let id = step["id"].as_str().unwrap();
@@ -366,10 +361,7 @@ fn check_layout_case(conformance: &Path, case: &Value) {
         }
         "remove" => {
             let id = case["id"].as_str().unwrap();
-            let run = spirit(
-                work,
-                &["remove", id, "--data-dir", "data", "--host", host],
-            );
+            let run = spirit(work, &["remove", id, "--data-dir", "data", "--host", host]);
             assert_eq!(run.code == Some(0), real["ok"] == true, "{what}: {run:?}");
         }
         other => panic!("{what}: a kind this test does not know: {other}"),
@@ -530,12 +522,23 @@ fn a_data_folder_the_app_laid_out_is_listed_run_and_removed() {
     // The stored settings are the app's.
     let get = spirit(
         work,
-        &["settings", "get", "@acme/echo", "--data-dir", "data", "--host", "cli"],
+        &[
+            "settings",
+            "get",
+            "@acme/echo",
+            "--data-dir",
+            "data",
+            "--host",
+            "cli",
+        ],
     );
     assert_eq!(get.code, Some(0), "{get:?}");
     assert_eq!(json_of(&get), json!({"prefix": "#"}));
 
-    if fakes::tool_or_skip("node", "`a_data_folder_the_app_laid_out_is_listed_run_and_removed`") {
+    if fakes::tool_or_skip(
+        "node",
+        "`a_data_folder_the_app_laid_out_is_listed_run_and_removed`",
+    ) {
         let run = spirit(
             work,
             &[
@@ -554,7 +557,14 @@ fn a_data_folder_the_app_laid_out_is_listed_run_and_removed() {
 
     let removed = spirit(
         work,
-        &["remove", "@acme/echo", "--data-dir", "data", "--host", "cli"],
+        &[
+            "remove",
+            "@acme/echo",
+            "--data-dir",
+            "data",
+            "--host",
+            "cli",
+        ],
     );
     assert_eq!(removed.code, Some(0), "{removed:?}");
     assert_eq!(
@@ -599,7 +609,10 @@ fn read_as_the_app(host_dir: &Path) -> BTreeMap<String, (String, Value)> {
         let folder = entry.file_name().to_string_lossy().into_owned();
         assert!(
             found
-                .insert(id.clone(), (folder, entries.get(&id).cloned().unwrap_or_default()))
+                .insert(
+                    id.clone(),
+                    (folder, entries.get(&id).cloned().unwrap_or_default())
+                )
                 .is_none(),
             "two folders hold `{id}`"
         );
@@ -627,7 +640,14 @@ fn what_we_install_the_app_reads() {
     zip.finish().unwrap();
     let run = spirit(
         work,
-        &["install", "hello.zip", "--data-dir", "data", "--host", "cli"],
+        &[
+            "install",
+            "hello.zip",
+            "--data-dir",
+            "data",
+            "--host",
+            "cli",
+        ],
     );
     assert_eq!(run.code, Some(0), "{run:?}");
 
@@ -641,12 +661,14 @@ fn what_we_install_the_app_reads() {
     assert_eq!(entry["archiveFileName"], "hello.zip");
     assert!(entry["installedAtUnixMs"].is_u64());
     assert_eq!(
-        fs::read_to_string(data.join("extensions/cli/pkg-QGFjbWUvaGVsbG8/dist/index.js"))
-            .unwrap(),
+        fs::read_to_string(data.join("extensions/cli/pkg-QGFjbWUvaGVsbG8/dist/index.js")).unwrap(),
         "export function activate() {}\n"
     );
     // The app's own entry is kept as it was.
-    assert_eq!(seen["@acme/echo"].1["installedAtUnixMs"], 1_796_152_871_236_u64);
+    assert_eq!(
+        seen["@acme/echo"].1["installedAtUnixMs"],
+        1_796_152_871_236_u64
+    );
     // A second ZIP of the app's package is refused, as the app refuses it.
     let echo = work.join("echo.zip");
     let mut zip = zip::ZipWriter::new(fs::File::create(&echo).unwrap());
@@ -660,7 +682,11 @@ fn what_we_install_the_app_reads() {
         &["install", "echo.zip", "--data-dir", "data", "--host", "cli"],
     );
     assert_eq!(again.code, Some(1), "{again:?}");
-    assert!(again.stderr.contains("already installed"), "{}", again.stderr);
+    assert!(
+        again.stderr.contains("already installed"),
+        "{}",
+        again.stderr
+    );
 }
 
 #[test]
@@ -687,7 +713,11 @@ fn settings_set_checks_the_schema_and_writes_the_apps_file() {
         let run = set(key, value);
         assert_eq!(run.code, Some(1), "{run:?}");
         assert!(run.stderr.starts_with("error: setting `"), "{}", run.stderr);
-        assert!(run.stderr.ends_with("error: nothing was stored\n"), "{}", run.stderr);
+        assert!(
+            run.stderr.ends_with("error: nothing was stored\n"),
+            "{}",
+            run.stderr
+        );
     }
     let stored: Value = serde_json::from_str(&fs::read_to_string(&state).unwrap()).unwrap();
     assert_eq!(stored, json!({"prefix": "->"}));

@@ -922,7 +922,13 @@ fn install_a_tgz_for_each_host() {
             b"",
         );
         assert_eq!(again.code, Some(0), "{host}: {again:?}");
-        assert!(again.stdout.ends_with("(marketplace) (the previous copy was replaced)\n"), "{}", again.stdout);
+        assert!(
+            again
+                .stdout
+                .ends_with("(marketplace) (the previous copy was replaced)\n"),
+            "{}",
+            again.stdout
+        );
     }
 }
 
@@ -937,7 +943,10 @@ fn assert_nothing_installed(data: &Path, host: &str) {
         "{}: {names:?}",
         host_dir.display()
     );
-    assert_eq!(names_in(&host_dir.join("extension-state")), Vec::<String>::new());
+    assert_eq!(
+        names_in(&host_dir.join("extension-state")),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -961,10 +970,7 @@ fn install_an_invalid_package_or_archive_exits_1_and_leaves_nothing() {
         b"",
     );
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert_eq!(
-        run.stderr,
-        "error: `broken.zip` was not installed\n"
-    );
+    assert_eq!(run.stderr, "error: `broken.zip` was not installed\n");
     assert!(
         run.stdout
             .starts_with("error[spirit/missing-file]: `main` `dist/index.js` does not exist in the package\n --> broken.zip:package.json:7:11\n"),
@@ -1034,10 +1040,7 @@ fn install_an_invalid_package_or_archive_exits_1_and_leaves_nothing() {
         report["diagnostics"][0]["file"],
         "cli-only.zip:package.json"
     );
-    assert_eq!(
-        host.stderr,
-        "error: `cli-only.zip` was not installed\n"
-    );
+    assert_eq!(host.stderr, "error: `cli-only.zip` was not installed\n");
     assert_nothing_installed(&data, "desktop");
 
     // An archive refused as a whole.
@@ -1068,10 +1071,7 @@ fn install_an_invalid_package_or_archive_exits_1_and_leaves_nothing() {
     assert_eq!(report["errors"], 1);
     assert_eq!(report["diagnostics"][0]["code"], "spirit/archive-layout");
     assert_eq!(report["diagnostics"][0]["file"], "two.zip");
-    assert_eq!(
-        two.stderr,
-        "error: `two.zip` was not installed\n"
-    );
+    assert_eq!(two.stderr, "error: `two.zip` was not installed\n");
     assert_nothing_installed(&data, "cli");
 
     // Not an archive at all.
@@ -1093,10 +1093,7 @@ fn install_an_invalid_package_or_archive_exits_1_and_leaves_nothing() {
         "{}",
         not.stdout
     );
-    assert_eq!(
-        not.stderr,
-        "error: `pkg/package.json` was not installed\n"
-    );
+    assert_eq!(not.stderr, "error: `pkg/package.json` was not installed\n");
     assert_nothing_installed(&data, "cli");
 
     // Nothing for the other host either, and no stray file at the top.
@@ -1261,7 +1258,10 @@ fn list_human_and_json() {
     );
     assert_eq!(packages[2]["host"], "desktop");
     assert_eq!(packages[2]["id"], ID);
-    assert_eq!(packages[2]["path"], format!("data/extensions/desktop/{DIR}"));
+    assert_eq!(
+        packages[2]["path"],
+        format!("data/extensions/desktop/{DIR}")
+    );
     assert_eq!(packages[2]["valid"], true);
 
     // Temporary folders (names starting with `.`) are never packages.

@@ -301,8 +301,7 @@ pub fn index_file(data_dir: &Path, host: Host) -> PathBuf {
 
 /// `base64url(id)` without padding, as the app names folders and state files.
 fn base64url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let b = [
@@ -365,7 +364,9 @@ pub fn is_valid_id(id: &str) -> bool {
 fn now_unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
 }
 
 fn mtime_unix_ms(path: &Path) -> u64 {
@@ -373,7 +374,9 @@ fn mtime_unix_ms(path: &Path) -> u64 {
         .and_then(|meta| meta.modified())
         .ok()
         .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |since| u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+        .map_or(0, |since| {
+            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+        })
 }
 
 /// Installs the package in `archive` for `options.host`; see the module documentation
@@ -924,11 +927,7 @@ pub fn sync_index(data_dir: &Path, host: Host) -> Result<Vec<InstalledPackage>, 
 
 /// [`sync_index`]; `always` writes the index even when it does not change (the app's
 /// removal does).
-fn sync(
-    data_dir: &Path,
-    host: Host,
-    always: bool,
-) -> Result<Vec<InstalledPackage>, InstallError> {
+fn sync(data_dir: &Path, host: Host, always: bool) -> Result<Vec<InstalledPackage>, InstallError> {
     let dir = host_dir(data_dir, host);
     let file = dir.join(INDEX_FILE);
     let current = read_index(&file);
@@ -1098,10 +1097,7 @@ pub fn read_settings(
         Ok(Value::Object(values)) => Ok(values),
         Ok(other) => Err(InstallError::BadSettingsFile {
             path,
-            detail: format!(
-                "it holds {}",
-                curupira_diagnostics::json::type_name(&other)
-            ),
+            detail: format!("it holds {}", curupira_diagnostics::json::type_name(&other)),
         }),
         Err(error) => Err(InstallError::BadSettingsFile {
             path,

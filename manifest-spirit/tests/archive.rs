@@ -248,7 +248,12 @@ fn tgz_entry_outside_package_is_ignored_as_the_app_ignores_it() {
     let archive = open(&path).unwrap();
     let paths: Vec<(&str, bool)> = archive.paths().collect();
     assert_eq!(paths, [("package.json", false)]);
-    assert!(check_archive(&path, &Options::default()).unwrap().package.is_some());
+    assert!(
+        check_archive(&path, &Options::default())
+            .unwrap()
+            .package
+            .is_some()
+    );
     // Its name is still checked.
     let path = tgz(
         dir.path(),

@@ -238,7 +238,6 @@ fn install_from_tgz_keeps_exec_bit_and_drops_setuid_and_world_write() {
     );
 }
 
-
 #[test]
 fn a_zip_never_replaces_an_installed_id() {
     let work = tempfile::tempdir().unwrap();
@@ -507,7 +506,11 @@ fn a_zip_symlink_becomes_a_file_holding_its_text_and_is_never_followed() {
         fs::read_to_string(&link).unwrap(),
         outside.display().to_string()
     );
-    assert!(fs::symlink_metadata(installed.path.join("up")).unwrap().is_file());
+    assert!(
+        fs::symlink_metadata(installed.path.join("up"))
+            .unwrap()
+            .is_file()
+    );
     assert_eq!(fs::read_to_string(installed.path.join("up")).unwrap(), "..");
     assert_eq!(fs::read_to_string(&outside).unwrap(), "secret");
 }
@@ -633,8 +636,18 @@ fn list_reads_what_the_app_wrote_and_our_old_layout() {
     assert!(list(data.path(), None).unwrap().is_empty());
     let host = host_dir(data.path(), Host::Cli);
     // The app's: a `pkg-…` folder with its entry, and a folder of any name.
-    put_package(data.path(), Host::Cli, HELLO_DIR, &with_main("@acme/hello", "1.0.0"));
-    put_package(data.path(), Host::Cli, "renamed-by-hand", &with_main("plain", "0.2.0"));
+    put_package(
+        data.path(),
+        Host::Cli,
+        HELLO_DIR,
+        &with_main("@acme/hello", "1.0.0"),
+    );
+    put_package(
+        data.path(),
+        Host::Cli,
+        "renamed-by-hand",
+        &with_main("plain", "0.2.0"),
+    );
     fs::create_dir_all(host.join(STATE_DIR)).unwrap();
     fs::write(host.join(STATE_DIR).join("ext-x.json"), "{}").unwrap();
     fs::write(
@@ -645,8 +658,18 @@ fn list_reads_what_the_app_wrote_and_our_old_layout() {
     )
     .unwrap();
     // Our old layout: `@scope/name/` (the app does not see it) and `<name>/`.
-    put_package(data.path(), Host::Cli, "@acme/old", &with_main("@acme/old", "0.1.0"));
-    put_package(data.path(), Host::Cli, "older", &with_main("older", "0.1.0"));
+    put_package(
+        data.path(),
+        Host::Cli,
+        "@acme/old",
+        &with_main("@acme/old", "0.1.0"),
+    );
+    put_package(
+        data.path(),
+        Host::Cli,
+        "older",
+        &with_main("older", "0.1.0"),
+    );
     // Not packages: a folder without package.json, leftovers, a stray file.
     fs::create_dir_all(host.join("empty")).unwrap();
     fs::create_dir_all(host.join(".spirit-install-x/package")).unwrap();
@@ -692,7 +715,10 @@ fn list_reads_what_the_app_wrote_and_our_old_layout() {
         ["@acme/hello", "older", "plain"]
     );
     let written = index(data.path(), Host::Cli);
-    assert_eq!(written["entries"][0]["installedAtUnixMs"], 1_796_152_871_236_u64);
+    assert_eq!(
+        written["entries"][0]["installedAtUnixMs"],
+        1_796_152_871_236_u64
+    );
     assert_eq!(written["entries"][0]["installSource"], "archive");
     let plain = written["entries"][2].as_object().unwrap();
     assert_eq!(plain["directoryName"], "renamed-by-hand");
@@ -700,17 +726,28 @@ fn list_reads_what_the_app_wrote_and_our_old_layout() {
     assert!(!plain.contains_key("installSource"));
     assert!(!plain.contains_key("archiveFileName"));
     // Unchanged: not written again.
-    let before = fs::metadata(host.join("extensions.json")).unwrap().modified().unwrap();
+    let before = fs::metadata(host.join("extensions.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
     sync_index(data.path(), Host::Cli).unwrap();
-    let after = fs::metadata(host.join("extensions.json")).unwrap().modified().unwrap();
+    let after = fs::metadata(host.join("extensions.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
     assert_eq!(before, after);
 }
 
 #[test]
 fn list_reports_broken_packages_and_two_folders_with_one_id() {
     let data = tempfile::tempdir().unwrap();
-    let broken = put_package(data.path(), Host::Cli, &directory_name("broken"), &with_main("broken", "0.1.0"));
+    let broken = put_package(
+        data.path(),
+        Host::Cli,
+        &directory_name("broken"),
+        &with_main("broken", "0.1.0"),
+    );
     fs::remove_file(broken.join("dist/index.js")).unwrap();
     put_package(data.path(), Host::Cli, "not-json", "{");
     put_package(data.path(), Host::Cli, HELLO_DIR, HELLO);
@@ -726,7 +763,11 @@ fn list_reports_broken_packages_and_two_folders_with_one_id() {
             ("not-json", false),
         ]
     );
-    assert!(all[0].problems[0].contains("hello-copy"), "{:?}", all[0].problems);
+    assert!(
+        all[0].problems[0].contains("hello-copy"),
+        "{:?}",
+        all[0].problems
+    );
     assert!(all[2].package().is_none());
     assert!(
         all[2]
@@ -746,11 +787,20 @@ fn find_prefers_the_apps_folder() {
     let data = tempfile::tempdir().unwrap();
     assert_eq!(find(data.path(), Host::Cli, "@acme/hello").unwrap(), None);
     let old = put_package(data.path(), Host::Cli, "@acme/hello", HELLO);
-    assert_eq!(find(data.path(), Host::Cli, "@acme/hello").unwrap(), Some(old));
+    assert_eq!(
+        find(data.path(), Host::Cli, "@acme/hello").unwrap(),
+        Some(old)
+    );
     let other = put_package(data.path(), Host::Cli, "by-hand", HELLO);
-    assert_eq!(find(data.path(), Host::Cli, "@acme/hello").unwrap(), Some(other));
+    assert_eq!(
+        find(data.path(), Host::Cli, "@acme/hello").unwrap(),
+        Some(other)
+    );
     let app = put_package(data.path(), Host::Cli, HELLO_DIR, HELLO);
-    assert_eq!(find(data.path(), Host::Cli, "@acme/hello").unwrap(), Some(app));
+    assert_eq!(
+        find(data.path(), Host::Cli, "@acme/hello").unwrap(),
+        Some(app)
+    );
     assert!(matches!(
         find(data.path(), Host::Cli, "../x"),
         Err(InstallError::InvalidId { .. })
@@ -766,7 +816,11 @@ fn remove_deletes_every_folder_of_the_id_and_keeps_its_settings() {
         &options(data.path(), Host::Cli),
     )
     .unwrap();
-    install(&plain_tgz(work.path(), "plain"), &options(data.path(), Host::Cli)).unwrap();
+    install(
+        &plain_tgz(work.path(), "plain"),
+        &options(data.path(), Host::Cli),
+    )
+    .unwrap();
     let old = put_package(data.path(), Host::Cli, "@acme/hello", HELLO);
     let mut values = serde_json::Map::new();
     values.insert("region".to_owned(), "eu".into());
@@ -802,7 +856,10 @@ fn remove_deletes_every_folder_of_the_id_and_keeps_its_settings() {
 
     remove(data.path(), Host::Cli, "plain").unwrap();
     assert_nothing_installed_but_index(data.path(), Host::Cli);
-    assert_eq!(index(data.path(), Host::Cli), serde_json::json!({"entries": []}));
+    assert_eq!(
+        index(data.path(), Host::Cli),
+        serde_json::json!({"entries": []})
+    );
 }
 
 fn assert_nothing_installed_but_index(data_dir: &Path, host: Host) {
@@ -818,26 +875,69 @@ fn remove_finds_an_app_install_in_a_folder_of_any_name() {
     let folder = put_package(data.path(), Host::Desktop, "whatever", HELLO);
     let removed = remove(data.path(), Host::Desktop, "@acme/hello").unwrap();
     assert_eq!(removed, [folder]);
-    assert_eq!(index(data.path(), Host::Desktop), serde_json::json!({"entries": []}));
+    assert_eq!(
+        index(data.path(), Host::Desktop),
+        serde_json::json!({"entries": []})
+    );
 }
 
 #[test]
 fn migrate_moves_the_old_layout_into_the_apps() {
     let data = tempfile::tempdir().unwrap();
     let host = host_dir(data.path(), Host::Cli);
-    let scoped = put_package(data.path(), Host::Cli, "@acme/hello", &with_main("@acme/hello", "1.0.0"));
-    put_package(data.path(), Host::Cli, "plain", &with_main("plain", "0.2.0"));
-    put_package(data.path(), Host::Desktop, "plain", &with_main("plain", "0.2.0"));
+    let scoped = put_package(
+        data.path(),
+        Host::Cli,
+        "@acme/hello",
+        &with_main("@acme/hello", "1.0.0"),
+    );
+    put_package(
+        data.path(),
+        Host::Cli,
+        "plain",
+        &with_main("plain", "0.2.0"),
+    );
+    put_package(
+        data.path(),
+        Host::Desktop,
+        "plain",
+        &with_main("plain", "0.2.0"),
+    );
     // Taken: the app's folder for `taken` exists already.
-    put_package(data.path(), Host::Cli, "taken", &with_main("taken", "0.1.0"));
-    put_package(data.path(), Host::Cli, &directory_name("taken"), &with_main("taken", "0.2.0"));
+    put_package(
+        data.path(),
+        Host::Cli,
+        "taken",
+        &with_main("taken", "0.1.0"),
+    );
+    put_package(
+        data.path(),
+        Host::Cli,
+        &directory_name("taken"),
+        &with_main("taken", "0.2.0"),
+    );
 
     let report = migrate(data.path(), Some(Host::Cli)).unwrap();
-    let summary: Vec<(&str, bool)> = report.iter().map(|m| (m.id.as_str(), m.to.is_some())).collect();
-    assert_eq!(summary, [("@acme/hello", true), ("plain", true), ("taken", false)]);
+    let summary: Vec<(&str, bool)> = report
+        .iter()
+        .map(|m| (m.id.as_str(), m.to.is_some()))
+        .collect();
+    assert_eq!(
+        summary,
+        [("@acme/hello", true), ("plain", true), ("taken", false)]
+    );
     assert_eq!(report[0].from, scoped);
-    assert_eq!(report[0].to.as_deref(), Some(host.join(HELLO_DIR).as_path()));
-    assert!(report[2].skipped.as_deref().unwrap().contains("already holds"));
+    assert_eq!(
+        report[0].to.as_deref(),
+        Some(host.join(HELLO_DIR).as_path())
+    );
+    assert!(
+        report[2]
+            .skipped
+            .as_deref()
+            .unwrap()
+            .contains("already holds")
+    );
     assert_eq!(
         names_in(&host),
         [
@@ -870,14 +970,22 @@ fn migrate_moves_the_old_layout_into_the_apps() {
     // The desktop was not asked for; then it is, and again there is nothing to do.
     assert!(host_dir(data.path(), Host::Desktop).join("plain").exists());
     assert_eq!(migrate(data.path(), None).unwrap().len(), 2);
-    assert!(host_dir(data.path(), Host::Desktop).join(directory_name("plain")).exists());
+    assert!(
+        host_dir(data.path(), Host::Desktop)
+            .join(directory_name("plain"))
+            .exists()
+    );
     assert_eq!(migrate(data.path(), Some(Host::Desktop)).unwrap(), []);
 }
 
 #[test]
 fn settings_live_in_the_apps_state_file() {
     let data = tempfile::tempdir().unwrap();
-    assert!(read_settings(data.path(), Host::Cli, "@acme/hello").unwrap().is_empty());
+    assert!(
+        read_settings(data.path(), Host::Cli, "@acme/hello")
+            .unwrap()
+            .is_empty()
+    );
     let mut values = serde_json::Map::new();
     values.insert("region".to_owned(), "eu".into());
     values.insert("limit".to_owned(), 3.into());
@@ -887,7 +995,10 @@ fn settings_live_in_the_apps_state_file() {
         data.path()
             .join("extensions/cli/extension-state/ext-QGFjbWUvaGVsbG8.json")
     );
-    assert_eq!(read_settings(data.path(), Host::Cli, "@acme/hello").unwrap(), values);
+    assert_eq!(
+        read_settings(data.path(), Host::Cli, "@acme/hello").unwrap(),
+        values
+    );
     fs::write(&path, "[1]").unwrap();
     match read_settings(data.path(), Host::Cli, "@acme/hello") {
         Err(error @ InstallError::BadSettingsFile { .. }) => {

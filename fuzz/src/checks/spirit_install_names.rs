@@ -97,7 +97,8 @@ fn check_name(name: &str) {
             let text = path.as_str();
             assert!(!text.contains('\\'), "{name:?} -> {text:?}");
             assert!(
-                text.split('/').all(|s| !s.is_empty() && s != "." && s != ".."),
+                text.split('/')
+                    .all(|s| !s.is_empty() && s != "." && s != ".."),
                 "{name:?} -> {text:?}"
             );
             let again = entry_name(text, Format::Zip).expect("a normalised name reads again");
@@ -177,8 +178,8 @@ pub fn check(data: &[u8]) {
 
     // The ZIP.
     let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Stored);
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     zip.start_file("package.json", options)
         .expect("a plain name");
     zip.write_all(PACKAGE_JSON.as_bytes()).expect("in memory");
@@ -248,7 +249,8 @@ pub fn check(data: &[u8]) {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert!(
-        top.iter().all(|n| ["outside", "names.zip", "data"].contains(&n.as_str())),
+        top.iter()
+            .all(|n| ["outside", "names.zip", "data"].contains(&n.as_str())),
         "{top:?}"
     );
     let (written, link) = walk(&data);

@@ -454,10 +454,7 @@ fn install(args: &InstallArgs) -> anyhow::Result<ExitCode> {
         Err(error) => return Err(error.into()),
     };
     write_report(&refusal, args.format)?;
-    eprintln!(
-        "error: `{}` was not installed",
-        args.archive.display()
-    );
+    eprintln!("error: `{}` was not installed", args.archive.display());
     Ok(ExitCode::from(1))
 }
 
