@@ -8,7 +8,9 @@
 //! refuses the whole archive for:
 //! - a name that could write outside the package: absolute (`/x`, `\\host\x`), with a
 //!   drive letter (`C:x`), with a `..` segment anywhere (even `a/../b`, as the app
-//!   refuses it), with a NUL, or (tar) not UTF-8 or holding a backslash;
+//!   refuses it), with a NUL, or (tar) not UTF-8 or holding a backslash; and, as the app
+//!   refuses them, a ZIP file of the package with an empty or `.` segment (`a//b`,
+//!   `a/./b`; one leading `./` is fine);
 //! - in a `.tgz`, a symbolic or hard link, a character or block device, a FIFO, or any
 //!   other entry that is neither a regular file nor a folder. A ZIP entry's Unix file
 //!   type is not read, as the app does not read it: an entry is a folder when its name
@@ -282,6 +284,15 @@ pub enum ArchiveError {
         /// The entry as named in the archive.
         entry: String,
     },
+    /// A ZIP file entry of the package whose name has an empty or `.` segment (`a//b`,
+    /// `a/./b`, `././x`), which the app refuses.
+    #[error(
+        "entry `{entry}` is refused because it has an empty or `.` segment; the Spirit app refuses such a name (only one leading `./` is allowed)"
+    )]
+    DotSegment {
+        /// The entry as named in the archive.
+        entry: String,
+    },
 }
 
 impl ArchiveError {
@@ -312,6 +323,7 @@ impl ArchiveError {
             ArchiveError::UnsafeName { .. }
             | ArchiveError::NotUtf8 { .. }
             | ArchiveError::ParentSegment { .. }
+            | ArchiveError::DotSegment { .. }
             | ArchiveError::Link { .. }
             | ArchiveError::Special { .. }
             | ArchiveError::Duplicate { .. }
@@ -1317,6 +1329,15 @@ fn layout(
         };
         if relative.is_empty() {
             continue;
+        }
+        // The app takes a ZIP file's name as it is, after `\` -> `/` and one leading `./`:
+        // an empty or `.` segment in it is refused there, so here too.
+        if format == Format::Zip && !item.folder {
+            let slashed = item.name.replace('\\', "/");
+            let app = slashed.strip_prefix("./").unwrap_or(&slashed);
+            if app != path {
+                return Err(ArchiveError::DotSegment { entry: item.name });
+            }
         }
         let mut parent = relative;
         while let Some((up, _)) = parent.rsplit_once('/') {

@@ -344,7 +344,7 @@ fn zip_backslash_names_are_folders_as_the_app_reads_them() {
         &[
             file("ext\\package.json", with_main("@acme/hello", "1.0.0")),
             file("ext\\dist\\index.js", INDEX_JS),
-            file(".\\ext/./assets//icon.svg", "<svg/>"),
+            file(".\\ext\\assets/icon.svg", "<svg/>"),
             file("other\\README.md", "outside"),
         ],
     );
@@ -364,6 +364,39 @@ fn zip_backslash_names_are_folders_as_the_app_reads_them() {
     // `check` finds `main` through the backslash name.
     let checked = check_archive(&path, &Options::default()).unwrap();
     assert!(checked.package.is_some(), "{:?}", checked.diagnostics());
+}
+
+#[test]
+fn zip_files_with_empty_or_dot_segments_are_refused_as_the_app_refuses_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (index, name) in ["a//b", "a/./b", "././b", "a\\\\b", ".\\.\\b", "a/b/."]
+        .into_iter()
+        .enumerate()
+    {
+        let path = zip(
+            tmp.path(),
+            &format!("dots{index}.zip"),
+            &[file("package.json", HELLO), file(name, "x")],
+        );
+        match open(&path) {
+            Err(ArchiveError::DotSegment { entry }) => assert_eq!(entry, name),
+            other => panic!("{name}: {other:?}"),
+        }
+        assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
+    }
+    // Outside the package root the app skips them, and so do we; folders are fine.
+    let path = zip(
+        tmp.path(),
+        "outside.zip",
+        &[
+            file("ext/package.json", HELLO),
+            file("junk//x", "x"),
+            dir_item("ext/./assets/"),
+        ],
+    );
+    let archive = open(&path).unwrap();
+    let paths: Vec<(&str, bool)> = archive.paths().collect();
+    assert_eq!(paths, [("assets", true), ("package.json", false)]);
 }
 
 #[test]

@@ -1066,3 +1066,34 @@ fn errors_read_as_one_sentence() {
         "`@acme/hello` is already installed for cli in `/data/extensions/cli/pkg-QGFjbWUvaGVsbG8`; it was left as it is (remove it first, or install with `--replace`)"
     );
 }
+
+#[test]
+fn zip_file_names_with_empty_or_dot_segments_are_refused_and_leave_the_state_folder() {
+    let work = tempfile::tempdir().unwrap();
+    for (index, name) in ["dist//index.js", "dist/./index.js", "././x"]
+        .into_iter()
+        .enumerate()
+    {
+        let data = tempfile::tempdir().unwrap();
+        let archive = zip(
+            work.path(),
+            &format!("dots{index}.zip"),
+            &[file("package.json", HELLO), file(name, "x")],
+        );
+        match install(&archive, &options(data.path(), Host::Cli)) {
+            Err(InstallError::Archive {
+                source: ArchiveError::DotSegment { entry },
+                ..
+            }) => assert_eq!(entry, name),
+            other => panic!("{name}: {other:?}"),
+        }
+        assert_eq!(
+            snapshot(data.path()),
+            [
+                ("extensions/".to_owned(), Vec::new()),
+                ("extensions/cli/".to_owned(), Vec::new()),
+                ("extensions/cli/extension-state/".to_owned(), Vec::new()),
+            ]
+        );
+    }
+}
