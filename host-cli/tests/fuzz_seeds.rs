@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use checks::{
     frame_decode, jcs_canonicalize, json_spans, jsonrpc_message, manifest_parse, registry_entry,
-    spirit_archive_listing, spirit_package_json, template_render,
+    spirit_archive_listing, spirit_install_names, spirit_package_json, template_render,
 };
 
 /// The seeds of the `spirit_package_json` target (also read by `json_spans`).
@@ -72,6 +72,10 @@ const TARGETS: &[(&str, &[&str])] = &[
         "spirit_archive_listing",
         &["fuzz/seeds/spirit_archive_listing/*"],
     ),
+    (
+        "spirit_install_names",
+        &["fuzz/seeds/spirit_install_names/*.txt"],
+    ),
     ("spirit_package_json", &PACKAGE_JSON_SEEDS),
     ("template_render", &["fuzz/seeds/template_render/*.bin"]),
 ];
@@ -92,6 +96,7 @@ fn check_of(target: &str) -> fn(&[u8]) {
         "manifest_parse" => manifest_parse::check,
         "registry_entry" => registry_entry::check,
         "spirit_archive_listing" => spirit_archive_listing::check,
+        "spirit_install_names" => spirit_install_names::check,
         "spirit_package_json" => spirit_package_json::check,
         "template_render" => |data| template_render::check(input(data)),
         other => panic!("no check for the fuzz target `{other}`"),
@@ -167,6 +172,9 @@ fn run(target: &str) {
         // The check's scratch file (the fuzzer leaves it behind; a test need not).
         let _ = fs::remove_file(spirit_archive_listing::scratch());
     }
+    if target == "spirit_install_names" {
+        let _ = fs::remove_dir_all(spirit_install_names::scratch());
+    }
     assert!(
         panicked.is_empty(),
         "the `{target}` fuzz checks panicked on {} of its {} seeds (each panic is printed \
@@ -209,6 +217,46 @@ fn registry_entry_seeds() {
 #[test]
 fn spirit_archive_listing_seeds() {
     run("spirit_archive_listing");
+}
+
+#[test]
+fn spirit_install_names_seeds() {
+    run("spirit_install_names");
+}
+
+/// The install-names seeds are the cases their names say: the names of the first
+/// three all read (so their installs take the success path of the check), every other
+/// seed has a name the reader refuses or a name given twice.
+#[test]
+fn the_install_names_seeds_are_what_they_are_named() {
+    use spirit_manifest::archive::{Format, entry_name};
+    let names = |seed: &str| -> Vec<String> {
+        let text =
+            fs::read_to_string(root().join("fuzz/seeds/spirit_install_names").join(seed)).unwrap();
+        text.lines()
+            .map(|line| line.split('\t').next().unwrap()[1..].to_owned())
+            .collect()
+    };
+    for seed in ["backslashes.txt", "dot-segments.txt", "links.txt"] {
+        for name in names(seed) {
+            assert!(entry_name(&name, Format::Zip).is_ok(), "{seed}: {name:?}");
+        }
+    }
+    for seed in [
+        "absolute.txt",
+        "dotdot.txt",
+        "dotdot-backslash.txt",
+        "dotdot-inside.txt",
+    ] {
+        for name in names(seed) {
+            assert!(entry_name(&name, Format::Zip).is_err(), "{seed}: {name:?}");
+        }
+    }
+    let same: Vec<_> = names("same-name.txt")
+        .iter()
+        .map(|name| entry_name(name, Format::Zip).unwrap())
+        .collect();
+    assert_eq!(same[0], same[1]);
 }
 
 #[test]

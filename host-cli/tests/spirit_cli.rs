@@ -21,6 +21,8 @@ use zip::write::SimpleFileOptions;
 /// The seed package's id (its npm name) and the invocation name of its one tool.
 const ID: &str = "@example/spirit-extension";
 const INVOCATION: &str = "extension__example_spirit_e__lookup_item__8b3b40e0";
+/// The Spirit app's folder for [`ID`]: `pkg-<base64url(id)>`.
+const DIR: &str = "pkg-QGV4YW1wbGUvc3Bpcml0LWV4dGVuc2lvbg";
 
 /// A package that supports the terminal app only and requests no capability.
 const CLI_ONLY: &str = r#"{"name":"hello","version":"1.0.0","spiritExtension":{"schemaVersion":1,"displayName":"Hello","supportedHosts":["cli"]}}"#;
@@ -824,8 +826,9 @@ fn install_then_again_refuses_and_replace_replaces() {
     zip_folder(&seed(), &tmp.path().join("seed.zip"));
     let v2 = seed_v2(tmp.path());
     zip_folder(&v2, &tmp.path().join("v2.zip"));
-    let installed_at = tmp.path().join("data/extensions/cli").join(ID);
+    let installed_at = tmp.path().join("data/extensions/cli").join(DIR);
     let host_dir = tmp.path().join("data/extensions/cli");
+    let app_layout = ["extension-state", "extensions.json", DIR];
 
     let first = spirit(
         tmp.path(),
@@ -835,11 +838,11 @@ fn install_then_again_refuses_and_replace_replaces() {
     assert_eq!(first.code, Some(0), "{first:?}");
     assert_eq!(
         first.stdout,
-        format!("installed `{ID}` 0.1.0 for cli in data/extensions/cli/{ID}\n")
+        format!("installed `{ID}` 0.1.0 for cli in data/extensions/cli/{DIR} (archive)\n")
     );
     assert_eq!(first.stderr, "");
     assert_eq!(snapshot(&installed_at), snapshot(&seed()));
-    assert_eq!(names_in(&host_dir), ["@example"]);
+    assert_eq!(names_in(&host_dir), app_layout);
 
     let again = spirit(
         tmp.path(),
@@ -851,13 +854,12 @@ fn install_then_again_refuses_and_replace_replaces() {
     assert_eq!(
         again.stderr,
         format!(
-            "error: `{ID}` is already installed for cli in `data/extensions/cli/{ID}`; it was left as it is (replace it to install over it: `--replace` on the command line)\n"
+            "error: `{ID}` is already installed for cli in `data/extensions/cli/{DIR}`; it was left as it is (remove it first, or install with `--replace`)\n"
         )
     );
     // Byte for byte the first install, and no temporary folder left behind.
     assert_eq!(snapshot(&installed_at), snapshot(&seed()));
-    assert_eq!(names_in(&host_dir), ["@example"]);
-    assert_eq!(names_in(&host_dir.join("@example")), ["spirit-extension"]);
+    assert_eq!(names_in(&host_dir), app_layout);
 
     let replaced = spirit(
         tmp.path(),
@@ -876,13 +878,12 @@ fn install_then_again_refuses_and_replace_replaces() {
     assert_eq!(
         replaced.stdout,
         format!(
-            "installed `{ID}` 0.2.0 for cli in data/extensions/cli/{ID} (the previous copy was replaced)\n"
+            "installed `{ID}` 0.2.0 for cli in data/extensions/cli/{DIR} (archive) (the previous copy was replaced)\n"
         )
     );
     assert_eq!(replaced.stderr, "");
     assert_eq!(snapshot(&installed_at), snapshot(&v2));
-    assert_eq!(names_in(&host_dir), ["@example"]);
-    assert_eq!(names_in(&host_dir.join("@example")), ["spirit-extension"]);
+    assert_eq!(names_in(&host_dir), app_layout);
 
     // `--replace` with nothing installed is a plain install.
     let desktop = spirit(
@@ -901,7 +902,7 @@ fn install_then_again_refuses_and_replace_replaces() {
     assert_eq!(desktop.code, Some(0), "{desktop:?}");
     assert_eq!(
         desktop.stdout,
-        format!("installed `{ID}` 0.2.0 for desktop in data/extensions/desktop/{ID}\n")
+        format!("installed `{ID}` 0.2.0 for desktop in data/extensions/desktop/{DIR} (archive)\n")
     );
 }
 
@@ -918,25 +919,44 @@ fn install_a_tgz_for_each_host() {
         assert_eq!(run.code, Some(0), "{host}: {run:?}");
         assert_eq!(
             run.stdout,
-            format!("installed `{ID}` 0.1.0 for {host} in data/extensions/{host}/{ID}\n")
+            format!(
+                "installed `{ID}` 0.1.0 for {host} in data/extensions/{host}/{DIR} (marketplace)\n"
+            )
         );
-        let installed_at = tmp.path().join("data/extensions").join(host).join(ID);
+        let installed_at = tmp.path().join("data/extensions").join(host).join(DIR);
         assert_eq!(snapshot(&installed_at), snapshot(&seed()), "{host}");
+        // A marketplace tarball replaces without being asked, as in the app.
+        let again = spirit(
+            tmp.path(),
+            &["install", "seed.tgz", "--data-dir", "data", "--host", host],
+            b"",
+        );
+        assert_eq!(again.code, Some(0), "{host}: {again:?}");
+        assert!(
+            again
+                .stdout
+                .ends_with("(marketplace) (the previous copy was replaced)\n"),
+            "{}",
+            again.stdout
+        );
     }
 }
 
-/// Asserts that nothing is installed and nothing was left: a refused install removes
-/// even the folders it had to create, so a data folder that did not exist still does
-/// not.
+/// Asserts that nothing is installed and nothing was left but what the Spirit app
+/// leaves after a refused ZIP: `extensions/<host>/extension-state/`, empty (or, for an
+/// archive refused before it was recognised, nothing at all).
 fn assert_nothing_installed(data: &Path, host: &str) {
     let host_dir = data.join("extensions").join(host);
-    assert_eq!(
-        names_in(&host_dir),
-        Vec::<String>::new(),
-        "{}",
+    let names = names_in(&host_dir);
+    assert!(
+        names.is_empty() || names == ["extension-state"],
+        "{}: {names:?}",
         host_dir.display()
     );
-    assert!(!data.exists(), "{} was left behind", data.display());
+    assert_eq!(
+        names_in(&host_dir.join("extension-state")),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -960,10 +980,7 @@ fn install_an_invalid_package_or_archive_exits_1_and_leaves_nothing() {
         b"",
     );
     assert_eq!(run.code, Some(1), "{run:?}");
-    assert_eq!(
-        run.stderr,
-        "error: `broken.zip` was not installed; nothing was written\n"
-    );
+    assert_eq!(run.stderr, "error: `broken.zip` was not installed\n");
     assert!(
         run.stdout
             .starts_with("error[spirit/missing-file]: `main` `dist/index.js` does not exist in the package\n --> broken.zip:package.json:7:11\n"),
@@ -1033,10 +1050,7 @@ fn install_an_invalid_package_or_archive_exits_1_and_leaves_nothing() {
         report["diagnostics"][0]["file"],
         "cli-only.zip:package.json"
     );
-    assert_eq!(
-        host.stderr,
-        "error: `cli-only.zip` was not installed; nothing was written\n"
-    );
+    assert_eq!(host.stderr, "error: `cli-only.zip` was not installed\n");
     assert_nothing_installed(&data, "desktop");
 
     // An archive refused as a whole.
@@ -1067,10 +1081,7 @@ fn install_an_invalid_package_or_archive_exits_1_and_leaves_nothing() {
     assert_eq!(report["errors"], 1);
     assert_eq!(report["diagnostics"][0]["code"], "spirit/archive-layout");
     assert_eq!(report["diagnostics"][0]["file"], "two.zip");
-    assert_eq!(
-        two.stderr,
-        "error: `two.zip` was not installed; nothing was written\n"
-    );
+    assert_eq!(two.stderr, "error: `two.zip` was not installed\n");
     assert_nothing_installed(&data, "cli");
 
     // Not an archive at all.
@@ -1092,10 +1103,7 @@ fn install_an_invalid_package_or_archive_exits_1_and_leaves_nothing() {
         "{}",
         not.stdout
     );
-    assert_eq!(
-        not.stderr,
-        "error: `pkg/package.json` was not installed; nothing was written\n"
-    );
+    assert_eq!(not.stderr, "error: `pkg/package.json` was not installed\n");
     assert_nothing_installed(&data, "cli");
 
     // Nothing for the other host either, and no stray file at the top.
@@ -1182,6 +1190,18 @@ fn list_human_and_json() {
              desktop  {ID} 0.1.0  \"Example extension\"  supports cli, desktop\n"
         )
     );
+    // The listing rewrote nothing: the index was already the app's.
+    let index: Value = serde_json::from_str(
+        &fs::read_to_string(tmp.path().join("data/extensions/cli/extensions.json")).unwrap(),
+    )
+    .unwrap();
+    let ids: Vec<&str> = index["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [ID, "hello"]);
     let desktop = spirit(
         tmp.path(),
         &["list", "--data-dir", "data", "--host", "desktop"],
@@ -1200,17 +1220,27 @@ fn list_human_and_json() {
     );
     assert_eq!(json.code, Some(0), "{json:?}");
     let list = json_of(&json);
-    let packages = list["packages"].as_array().unwrap();
+    let mut packages = list["packages"].as_array().unwrap().clone();
     assert_eq!(packages.len(), 3);
+    for package in &mut packages {
+        let at = package["installed_at_unix_ms"].take();
+        assert!(at.as_u64().unwrap() > 1_600_000_000_000, "{at}");
+    }
     assert_eq!(
         packages[0],
         json!({
             "id": ID,
             "host": "cli",
-            "path": format!("data/extensions/cli/{ID}"),
+            "path": format!("data/extensions/cli/{DIR}"),
+            "directory_name": DIR,
+            "layout": "app",
+            "seen_by_app": true,
             "version": "0.1.0",
             "display_name": "Example extension",
             "supported_hosts": ["cli", "desktop"],
+            "installed_at_unix_ms": null,
+            "install_source": "archive",
+            "archive_file_name": "seed.zip",
             "valid": true,
             "problems": [],
             "diagnostics": [],
@@ -1221,10 +1251,16 @@ fn list_human_and_json() {
         json!({
             "id": "hello",
             "host": "cli",
-            "path": "data/extensions/cli/hello",
+            "path": "data/extensions/cli/pkg-aGVsbG8",
+            "directory_name": "pkg-aGVsbG8",
+            "layout": "app",
+            "seen_by_app": true,
             "version": "1.0.0",
             "display_name": "Hello",
             "supported_hosts": ["cli"],
+            "installed_at_unix_ms": null,
+            "install_source": "archive",
+            "archive_file_name": "hello.zip",
             "valid": true,
             "problems": [],
             "diagnostics": [],
@@ -1232,7 +1268,10 @@ fn list_human_and_json() {
     );
     assert_eq!(packages[2]["host"], "desktop");
     assert_eq!(packages[2]["id"], ID);
-    assert_eq!(packages[2]["path"], format!("data/extensions/desktop/{ID}"));
+    assert_eq!(
+        packages[2]["path"],
+        format!("data/extensions/desktop/{DIR}")
+    );
     assert_eq!(packages[2]["valid"], true);
 
     // Temporary folders (names starting with `.`) are never packages.
@@ -1265,7 +1304,7 @@ fn list_shows_a_package_edited_after_install_as_invalid_and_exits_1() {
     let manifest = tmp
         .path()
         .join("data/extensions/cli")
-        .join(ID)
+        .join(DIR)
         .join("package.json");
     let edited = fs::read_to_string(&manifest)
         .unwrap()
@@ -1276,7 +1315,7 @@ fn list_shows_a_package_edited_after_install_as_invalid_and_exits_1() {
     let human = spirit(tmp.path(), &["list", "--data-dir", "data"], b"");
     assert_eq!(human.code, Some(1), "{human:?}");
     assert_eq!(human.stderr, "");
-    let path = format!("data/extensions/cli/{ID}");
+    let path = format!("data/extensions/cli/{DIR}");
     assert!(
         human.stdout.starts_with(&format!(
             "cli      {ID}  INVALID: {path}\n\
@@ -1343,18 +1382,19 @@ fn list_shows_a_package_edited_after_install_as_invalid_and_exits_1() {
 }
 
 #[test]
-fn list_reports_a_folder_whose_name_is_not_the_package_name() {
+fn list_keys_a_folder_by_its_package_name_as_the_app_does() {
     let tmp = TempDir::new().unwrap();
+    // A folder of any name is the package its package.json names (the app lists it),
+    // in our old layout until it is migrated.
     copy_dir(&seed(), &tmp.path().join("data/extensions/cli/renamed"));
     let human = spirit(tmp.path(), &["list", "--data-dir", "data"], b"");
-    assert_eq!(human.code, Some(1), "{human:?}");
+    assert_eq!(human.code, Some(0), "{human:?}");
     assert_eq!(
         human.stdout,
         format!(
-            "cli      renamed  INVALID: data/extensions/cli/renamed\n\
+            "cli      {ID} 0.1.0  \"Example extension\"  supports cli, desktop  (old layout: `renamed/`)\n\
              \n\
-             `renamed` (cli) no longer validates:\n  \
-             the folder is named `renamed` but its package.json `name` is `{ID}`; reinstall the package\n"
+             1 install(s) in the old layout; move them into the Spirit app's with `curupira spirit migrate --data-dir data`\n"
         )
     );
     let json = json_of(&spirit(
@@ -1363,16 +1403,25 @@ fn list_reports_a_folder_whose_name_is_not_the_package_name() {
         b"",
     ));
     let package = &json["packages"][0];
-    assert_eq!(package["valid"], false);
+    assert_eq!(package["id"], ID);
+    assert_eq!(package["valid"], true);
+    assert_eq!(package["layout"], "legacy");
+    assert_eq!(package["seen_by_app"], true);
+    assert_eq!(package["directory_name"], "renamed");
+    assert_eq!(package["install_source"], Value::Null);
+    // The listing wrote the app's index: the folder's mtime and no source.
+    let index: Value = serde_json::from_str(
+        &fs::read_to_string(tmp.path().join("data/extensions/cli/extensions.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(index["entries"].as_array().unwrap().len(), 1);
+    assert_eq!(index["entries"][0]["id"], ID);
+    assert_eq!(index["entries"][0]["directoryName"], "renamed");
+    assert_eq!(index["entries"][0].as_object().unwrap().len(), 3);
     assert_eq!(
-        package["problems"],
-        json!([format!(
-            "the folder is named `renamed` but its package.json `name` is `{ID}`; reinstall the package"
-        )])
+        package["installed_at_unix_ms"],
+        index["entries"][0]["installedAtUnixMs"]
     );
-    // The package itself checks fine, so its details are there.
-    assert_eq!(package["version"], "0.1.0");
-    assert_eq!(package["diagnostics"], json!([]));
 }
 
 #[test]
@@ -1417,7 +1466,7 @@ fn remove_deletes_the_folder_and_refuses_bad_or_unknown_ids() {
     assert_eq!(unknown.stdout, "");
     assert_eq!(
         unknown.stderr,
-        "error: `hello` is not installed for cli: there is no folder `data/extensions/cli/hello`\n"
+        "error: `hello` is not installed for cli: no folder in `data/extensions/cli` holds a package.json named `hello`\n"
     );
 
     let removed = spirit(
@@ -1428,18 +1477,22 @@ fn remove_deletes_the_folder_and_refuses_bad_or_unknown_ids() {
     assert_eq!(removed.code, Some(0), "{removed:?}");
     assert_eq!(
         removed.stdout,
-        format!("removed `{ID}` for cli from data/extensions/cli/{ID}\n")
+        format!("removed `{ID}` for cli from data/extensions/cli/{DIR}\n")
     );
     assert_eq!(removed.stderr, "");
-    assert!(!tmp.path().join("data/extensions/cli").join(ID).exists());
-    // The emptied scope folder goes too, and no temporary folder is left.
+    assert!(!tmp.path().join("data/extensions/cli").join(DIR).exists());
+    // No temporary folder is left; the index is the app's, empty.
     assert_eq!(
         names_in(&tmp.path().join("data/extensions/cli")),
-        Vec::<String>::new()
+        ["extension-state", "extensions.json"]
+    );
+    assert_eq!(
+        fs::read_to_string(tmp.path().join("data/extensions/cli/extensions.json")).unwrap(),
+        "{\n  \"entries\": []\n}\n"
     );
     // The desktop copy is untouched.
     assert_eq!(
-        snapshot(&tmp.path().join("data/extensions/desktop").join(ID)),
+        snapshot(&tmp.path().join("data/extensions/desktop").join(DIR)),
         snapshot(&seed())
     );
 
@@ -1453,7 +1506,7 @@ fn remove_deletes_the_folder_and_refuses_bad_or_unknown_ids() {
     assert_eq!(
         again.stderr,
         format!(
-            "error: `{ID}` is not installed for cli: there is no folder `data/extensions/cli/{ID}`\n"
+            "error: `{ID}` is not installed for cli: no folder in `data/extensions/cli` holds a package.json named `{ID}`\n"
         )
     );
 

@@ -2,14 +2,23 @@
 //! is read or written, then read in place (to check the package) or unpacked (to install
 //! it) within [`Limits`].
 //!
-//! [`Archive::open`] lists every entry first and refuses the whole archive for:
-//! - a name that could write outside the package: absolute (`/x`), with a drive letter
-//!   (`C:\x`), with a backslash, with a `..` that escapes, with a NUL, or (tar) not UTF-8
-//!   — the rule of [`RelativePath::parse`];
-//! - a symbolic or hard link, a character or block device, a FIFO, a socket, or any other
-//!   entry that is neither a regular file nor a folder;
-//! - a name given twice (after normalisation: `a/b`, `./a/b` and `a//b` are one name), or
-//!   a name that is both a file and the folder of another entry;
+//! Entry names are read as the Spirit app reads them ([`entry_name`]): in a ZIP a
+//! backslash is a folder separator (`dist\index.js` is `dist/index.js`), and a leading
+//! `./` is dropped in both formats. [`Archive::open`] lists every entry first and
+//! refuses the whole archive for:
+//! - a name that could write outside the package: absolute (`/x`, `\\host\x`), with a
+//!   drive letter (`C:x`), with a `..` segment anywhere (even `a/../b`, as the app
+//!   refuses it), with a NUL, or (tar) not UTF-8 or holding a backslash; and, as the app
+//!   refuses them, a ZIP file of the package with an empty or `.` segment (`a//b`,
+//!   `a/./b`; one leading `./` is fine);
+//! - in a `.tgz`, a symbolic or hard link, a character or block device, a FIFO, or any
+//!   other entry that is neither a regular file nor a folder. A ZIP entry's Unix file
+//!   type is not read, as the app does not read it: an entry is a folder when its name
+//!   ends in `/` (or its mode says folder), otherwise a regular file holding the entry's
+//!   bytes — so a symbolic-link entry becomes a file whose content is the link's text,
+//!   and no link is ever created or followed;
+//! - a name given twice (after normalisation: `a/b`, `./a/b`, `a//b` and, in a ZIP,
+//!   `a\b` are one name), or a name that is both a file and the folder of another entry;
 //! - more than [`Limits::max_entries`] entries, or more than
 //!   [`Limits::max_unpacked_bytes`] unpacked: for a `.tgz` the bytes that actually come
 //!   out of the gzip decoder are counted (tar headers included) and reading stops past
@@ -18,7 +27,8 @@
 //! - a layout that is not a package: a ZIP must have exactly one file named
 //!   `package.json`, whose folder is the package root (entries outside it, such as
 //!   `__MACOSX/`, are not part of the package and are never unpacked); a `.tgz` must
-//!   keep everything in a `package/` folder holding `package.json`.
+//!   keep the package in a `package/` folder holding `package.json` (other top-level
+//!   entries are ignored, as the app ignores them, and never unpacked).
 //!
 //! Decisions the format leaves open:
 //! - the format comes from the first bytes (`PK\x03\x04` or `PK\x05\x06` for ZIP,
@@ -265,14 +275,23 @@ pub enum ArchiveError {
         /// Every such entry, as named in the archive.
         entries: Vec<String>,
     },
-    /// A `.tgz` with entries outside `package/`.
+    /// An entry name with a `..` segment (the app refuses every one, even one that
+    /// stays inside).
     #[error(
-        "the archive has {} entries outside the `package/` folder ({}); a marketplace tarball keeps everything in `package/`",
-        .entries.len(), name_list(.entries)
+        "entry `{entry}` is refused because it has a `..` segment; every entry must be a relative path without `..`"
     )]
-    OutsidePackage {
-        /// Every such entry, as named in the archive.
-        entries: Vec<String>,
+    ParentSegment {
+        /// The entry as named in the archive.
+        entry: String,
+    },
+    /// A ZIP file entry of the package whose name has an empty or `.` segment (`a//b`,
+    /// `a/./b`, `././x`), which the app refuses.
+    #[error(
+        "entry `{entry}` is refused because it has an empty or `.` segment; the Spirit app refuses such a name (only one leading `./` is allowed)"
+    )]
+    DotSegment {
+        /// The entry as named in the archive.
+        entry: String,
     },
 }
 
@@ -303,6 +322,8 @@ impl ArchiveError {
             | ArchiveError::Unsupported { .. } => Some(codes::ARCHIVE_CORRUPT),
             ArchiveError::UnsafeName { .. }
             | ArchiveError::NotUtf8 { .. }
+            | ArchiveError::ParentSegment { .. }
+            | ArchiveError::DotSegment { .. }
             | ArchiveError::Link { .. }
             | ArchiveError::Special { .. }
             | ArchiveError::Duplicate { .. }
@@ -310,9 +331,9 @@ impl ArchiveError {
             ArchiveError::TooManyEntries { .. } | ArchiveError::TooLarge { .. } => {
                 Some(codes::ARCHIVE_LIMIT)
             }
-            ArchiveError::NoPackageJson { .. }
-            | ArchiveError::SeveralPackageJson { .. }
-            | ArchiveError::OutsidePackage { .. } => Some(codes::ARCHIVE_LAYOUT),
+            ArchiveError::NoPackageJson { .. } | ArchiveError::SeveralPackageJson { .. } => {
+                Some(codes::ARCHIVE_LAYOUT)
+            }
         }
     }
 }
@@ -836,7 +857,6 @@ fn zip_error(
 const S_IFMT: u32 = 0o170_000;
 const S_IFREG: u32 = 0o100_000;
 const S_IFDIR: u32 = 0o040_000;
-const S_IFLNK: u32 = 0o120_000;
 const S_IFCHR: u32 = 0o020_000;
 const S_IFBLK: u32 = 0o060_000;
 const S_IFIFO: u32 = 0o010_000;
@@ -894,25 +914,16 @@ fn list_zip(
             .map_err(|error| zip_error(error, file_error, path))?;
         let name = entry.name().to_owned();
         let mode = entry.unix_mode();
-        let by_name = name.ends_with('/');
-        let folder = match mode.map(|mode| mode & S_IFMT) {
-            None | Some(0) | Some(S_IFREG) => by_name,
-            Some(S_IFDIR) => true,
-            Some(S_IFLNK) => {
-                return Err(ArchiveError::Link {
-                    entry: name,
-                    hard: false,
-                    target: None,
-                });
-            }
-            Some(kind) => {
-                return Err(ArchiveError::Special {
-                    entry: name,
-                    kind: special_kind(kind),
-                });
-            }
+        // Only a folder is told apart: the app does not read the Unix file type, so a
+        // link, device or FIFO entry is a regular file holding the entry's bytes.
+        let by_name = name.ends_with('/') || name.ends_with('\\');
+        let kind = mode.map(|mode| mode & S_IFMT);
+        let folder = by_name || kind == Some(S_IFDIR);
+        let mode = match kind {
+            None | Some(0) | Some(S_IFREG) | Some(S_IFDIR) => mode,
+            Some(_) => None,
         };
-        let path = entry_path(&name, folder)?;
+        let path = entry_path(&name, folder, Format::Zip)?;
         if !folder {
             if entry.encrypted() {
                 return Err(ArchiveError::Unsupported {
@@ -999,14 +1010,61 @@ fn special_kind(kind: u32) -> String {
     }
 }
 
-/// The normalised path of an entry, `None` for a folder naming the archive root.
-fn entry_path(name: &str, folder: bool) -> Result<Option<RelativePath>, ArchiveError> {
-    match RelativePath::parse(name) {
-        Ok(path) => Ok(Some(path)),
-        Err(PathProblem::Empty) if folder && !name.starts_with('/') => Ok(None),
-        Err(problem) => Err(ArchiveError::UnsafeName {
+/// An entry name read as the Spirit app reads it, normalised: in a ZIP every backslash
+/// is a `/`; a leading `./` (repeated) is dropped; empty and `.` segments are dropped.
+/// `Ok(None)` for a name that names the archive root itself (`./`, `/` after `.`); a
+/// name that is absolute, has a drive letter, a NUL, a `..` segment or (tar) a
+/// backslash is refused. The result never leaves the folder it is joined to.
+///
+/// ```
+/// use spirit_manifest::archive::{Format, entry_name};
+///
+/// let zip = |name| entry_name(name, Format::Zip).map(|path| path.map(|p| p.to_string()));
+/// assert_eq!(zip("dist\\index.js").unwrap().as_deref(), Some("dist/index.js"));
+/// assert_eq!(zip("./package.json").unwrap().as_deref(), Some("package.json"));
+/// assert_eq!(zip("./").unwrap(), None);
+/// assert!(zip("../evil.txt").is_err());
+/// assert!(zip("a/../b").is_err());
+/// assert!(zip("..\\evil.txt").is_err());
+/// assert!(entry_name("dist\\index.js", Format::TarGz).is_err());
+/// ```
+pub fn entry_name(name: &str, format: Format) -> Result<Option<RelativePath>, ArchiveError> {
+    let normalised = match format {
+        Format::Zip => name.replace('\\', "/"),
+        Format::TarGz => name.to_owned(),
+    };
+    let unsafe_name = |problem| ArchiveError::UnsafeName {
+        entry: name.to_owned(),
+        problem,
+    };
+    if normalised.split('/').any(|segment| segment == "..") {
+        // Checked before anything else: `..` is refused wherever it is.
+        if normalised.contains('\0') {
+            return Err(unsafe_name(PathProblem::Nul));
+        }
+        return Err(ArchiveError::ParentSegment {
             entry: name.to_owned(),
-            problem,
+        });
+    }
+    match RelativePath::parse(&normalised) {
+        Ok(path) => Ok(Some(path)),
+        Err(PathProblem::Empty) if !normalised.starts_with('/') => Ok(None),
+        Err(problem) => Err(unsafe_name(problem)),
+    }
+}
+
+/// The normalised path of an entry, `None` for a folder naming the archive root.
+fn entry_path(
+    name: &str,
+    folder: bool,
+    format: Format,
+) -> Result<Option<RelativePath>, ArchiveError> {
+    match entry_name(name, format)? {
+        Some(path) => Ok(Some(path)),
+        None if folder => Ok(None),
+        None => Err(ArchiveError::UnsafeName {
+            entry: name.to_owned(),
+            problem: PathProblem::Empty,
         }),
     }
 }
@@ -1163,7 +1221,7 @@ fn list_tar(
                     }));
                 }
             };
-            let path = entry_path(&name, folder).map_err(Walk::Archive)?;
+            let path = entry_path(&name, folder, Format::TarGz).map_err(Walk::Archive)?;
             if !folder && entry.size() > limits.max_unpacked_bytes {
                 return Err(Walk::Archive(ArchiveError::TooLarge {
                     limit: limits.max_unpacked_bytes,
@@ -1254,14 +1312,6 @@ fn layout(
             }
         }
         Format::TarGz => {
-            let outside: Vec<String> = all
-                .iter()
-                .filter(|(path, _)| path.split('/').next() != Some("package"))
-                .map(|(_, item)| item.name.clone())
-                .collect();
-            if !outside.is_empty() {
-                return Err(ArchiveError::OutsidePackage { entries: outside });
-            }
             if all
                 .get("package/package.json")
                 .is_none_or(|item| item.folder)
@@ -1279,6 +1329,15 @@ fn layout(
         };
         if relative.is_empty() {
             continue;
+        }
+        // The app takes a ZIP file's name as it is, after `\` -> `/` and one leading `./`:
+        // an empty or `.` segment in it is refused there, so here too.
+        if format == Format::Zip && !item.folder {
+            let slashed = item.name.replace('\\', "/");
+            let app = slashed.strip_prefix("./").unwrap_or(&slashed);
+            if app != path {
+                return Err(ArchiveError::DotSegment { entry: item.name });
+            }
         }
         let mut parent = relative;
         while let Some((up, _)) = parent.rsplit_once('/') {

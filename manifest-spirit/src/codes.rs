@@ -139,10 +139,10 @@ curupira_diagnostics::codes! {
         "Registry: registry-strict mode (`--registry`) only. `spiritExtension.schemaVersion`, `displayName`, `supportedHosts` or `requestedCapabilities` is not written out explicitly, `version` is not SemVer (npm publishes nothing else), or `description` is missing or empty (the marketplace reader rejects a catalog item without one).";
     /// An archive whose layout is not a package.
     ARCHIVE_LAYOUT = "spirit/archive-layout", Error,
-        "Archive (`check_archive`, `spirit install`): The archive is not a package: a ZIP with no `package.json` or several, a `.tgz` without `package/package.json` or with entries outside `package/`.";
+        "Archive (`check_archive`, `spirit install`): The archive is not a package: a ZIP with no `package.json` or several, a `.tgz` without `package/package.json` (entries beside `package/` are ignored, as the Spirit app ignores them).";
     /// An archive entry that could write outside the package.
     ARCHIVE_ENTRY = "spirit/archive-entry", Error,
-        "Archive (`check_archive`, `spirit install`): An archive entry is refused before anything is written: an absolute or drive-letter name, a backslash, a `..` that escapes, a symlink or hard link, a device or FIFO, or a name given twice.";
+        "Archive (`check_archive`, `spirit install`): An archive entry is refused before anything is written: an absolute or drive-letter name, a `..` segment, a backslash in a `.tgz` (in a ZIP it is a folder separator), an empty or `.` segment in a ZIP file of the package (as the Spirit app refuses it), a link, device or FIFO in a `.tgz` (a ZIP link entry is a file holding its text), or a name given twice.";
     /// An archive over the limits.
     ARCHIVE_LIMIT = "spirit/archive-limit", Error,
         "Archive (`check_archive`, `spirit install`): The archive has more than 10,000 entries or unpacks to more than 256 MiB (the bytes actually decompressed are counted; declared sizes are not trusted).";

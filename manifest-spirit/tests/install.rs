@@ -1,4 +1,5 @@
-//! Install, list and remove (feature `install`).
+//! Install, list, remove, settings and migration in the Spirit app's layout (feature
+//! `install`).
 
 #![cfg(feature = "install")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -11,12 +12,17 @@ use std::path::{Path, PathBuf};
 
 use spirit_manifest::archive::{ArchiveError, Limits};
 use spirit_manifest::install::{
-    InstallError, InstallOptions, host_dir, install, is_valid_id, list, remove,
+    InstallError, InstallOptions, Layout, STATE_DIR, directory_name, find, host_dir, install,
+    is_valid_id, list, migrate, read_entries, read_settings, remove, settings_file, sync_index,
+    write_settings,
 };
 use spirit_manifest::{Host, codes};
 use support::*;
 
 const MIB: u64 = 1024 * 1024;
+
+/// `pkg-<base64url("@acme/hello")>`.
+const HELLO_DIR: &str = "pkg-QGFjbWUvaGVsbG8";
 
 fn options(data_dir: &Path, host: Host) -> InstallOptions {
     InstallOptions::new(data_dir, host)
@@ -35,9 +41,79 @@ fn hello_zip(dir: &Path, name: &str, version: &str) -> PathBuf {
     )
 }
 
-/// The host folder holds nothing (or does not exist).
+fn hello_tgz(dir: &Path, name: &str, version: &str) -> PathBuf {
+    tgz(
+        dir,
+        name,
+        &[
+            file("package/package.json", with_main("@acme/hello", version)),
+            file("package/dist/index.js", INDEX_JS),
+        ],
+    )
+}
+
+fn plain_tgz(dir: &Path, name: &str) -> PathBuf {
+    tgz(
+        dir,
+        &format!("{name}.tgz"),
+        &[
+            file("package/package.json", with_main(name, "0.2.0")),
+            file("package/dist/index.js", INDEX_JS),
+        ],
+    )
+}
+
+/// The host folder holds nothing but the app's `extension-state/` (or does not exist).
 fn assert_nothing_installed(data_dir: &Path, host: Host) {
-    assert_eq!(names_in(&host_dir(data_dir, host)), Vec::<String>::new());
+    let names = names_in(&host_dir(data_dir, host));
+    assert!(
+        names.is_empty() || names == [STATE_DIR.to_owned()],
+        "{names:?}"
+    );
+}
+
+/// `extensions.json` parsed.
+fn index(data_dir: &Path, host: Host) -> serde_json::Value {
+    let text = fs::read_to_string(host_dir(data_dir, host).join("extensions.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn index_ids(data_dir: &Path, host: Host) -> Vec<String> {
+    index(data_dir, host)["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Writes a package folder `folder` (relative to the host folder) as another program
+/// (the app, or our old layout) left it.
+fn put_package(data_dir: &Path, host: Host, folder: &str, manifest: &str) -> PathBuf {
+    let path = host_dir(data_dir, host).join(folder);
+    fs::create_dir_all(path.join("dist")).unwrap();
+    fs::write(path.join("package.json"), manifest).unwrap();
+    fs::write(path.join("dist/index.js"), INDEX_JS).unwrap();
+    path
+}
+
+#[test]
+fn folder_names_are_the_apps() {
+    assert_eq!(directory_name("@acme/hello"), HELLO_DIR);
+    assert_eq!(
+        directory_name("@example/spirit-extension"),
+        "pkg-QGV4YW1wbGUvc3Bpcml0LWV4dGVuc2lvbg"
+    );
+    // Every length modulo 3, no padding, the URL-safe alphabet.
+    assert_eq!(directory_name("a"), "pkg-YQ");
+    assert_eq!(directory_name("ab"), "pkg-YWI");
+    assert_eq!(directory_name("abc"), "pkg-YWJj");
+    assert_eq!(directory_name("a~~"), "pkg-YX5-");
+    assert_eq!(directory_name("a??"), "pkg-YT8_");
+    assert_eq!(
+        settings_file(Path::new("/d"), Host::Desktop, "abc"),
+        Path::new("/d/extensions/desktop/extension-state/ext-YWJj.json")
+    );
 }
 
 #[test]
@@ -46,7 +122,7 @@ fn install_from_zip_puts_the_package_in_place() {
     let data = tempfile::tempdir().unwrap();
     let archive = hello_zip(work.path(), "hello.zip", "1.0.0");
     let installed = install(&archive, &options(data.path(), Host::Cli)).unwrap();
-    let target = data.path().join("extensions/cli/@acme/hello");
+    let target = data.path().join("extensions/cli").join(HELLO_DIR);
     assert_eq!(installed.id, "@acme/hello");
     assert_eq!(installed.version, "1.0.0");
     assert_eq!(installed.path, target);
@@ -59,6 +135,7 @@ fn install_from_zip_puts_the_package_in_place() {
         fs::read_to_string(target.join("dist/index.js")).unwrap(),
         INDEX_JS
     );
+    // Only the package root: `__MACOSX/` is outside it.
     assert_eq!(
         names_in(&target),
         [
@@ -67,10 +144,27 @@ fn install_from_zip_puts_the_package_in_place() {
             "package.json".to_owned()
         ]
     );
-    // No temporary folder left, only the scope.
+    // No temporary folder left: the package, the index and the state folder.
     assert_eq!(
         names_in(&host_dir(data.path(), Host::Cli)),
-        ["@acme".to_owned()]
+        [
+            "extension-state".to_owned(),
+            "extensions.json".to_owned(),
+            HELLO_DIR.to_owned()
+        ]
+    );
+    let written = index(data.path(), Host::Cli);
+    assert_eq!(written["entries"].as_array().unwrap().len(), 1);
+    let entry = &written["entries"][0];
+    assert_eq!(entry["id"], "@acme/hello");
+    assert_eq!(entry["directoryName"], HELLO_DIR);
+    assert_eq!(entry["archiveFileName"], "hello.zip");
+    assert_eq!(entry["installSource"], "archive");
+    assert!(entry["installedAtUnixMs"].as_u64().unwrap() > 1_600_000_000_000);
+    assert_eq!(entry.as_object().unwrap().len(), 5);
+    assert_eq!(
+        serde_json::json!(installed.entry.installed_at_unix_ms),
+        entry["installedAtUnixMs"]
     );
     #[cfg(unix)]
     {
@@ -81,6 +175,36 @@ fn install_from_zip_puts_the_package_in_place() {
     }
 }
 
+#[test]
+fn index_is_sorted_by_id_and_written_as_the_app_writes_it() {
+    let work = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    install(
+        &plain_tgz(work.path(), "plain"),
+        &options(data.path(), Host::Cli),
+    )
+    .unwrap();
+    install(
+        &hello_zip(work.path(), "hello.zip", "1.0.0"),
+        &options(data.path(), Host::Cli),
+    )
+    .unwrap();
+    let text =
+        fs::read_to_string(host_dir(data.path(), Host::Cli).join("extensions.json")).unwrap();
+    assert!(
+        text.starts_with(
+            "{\n  \"entries\": [\n    {\n      \"id\": \"@acme/hello\",\n      \"directoryName\": \"pkg-QGFjbWUvaGVsbG8\",\n      \"installedAtUnixMs\": "
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("\n  ]\n}\n"), "{text}");
+    assert_eq!(index_ids(data.path(), Host::Cli), ["@acme/hello", "plain"]);
+    let entries = read_entries(data.path(), Host::Cli);
+    let plain = &entries["plain"];
+    assert_eq!(plain.install_source.as_deref(), Some("marketplace"));
+    assert_eq!(plain.archive_file_name.as_deref(), Some("plain.tgz"));
+    assert_eq!(plain.directory_name, directory_name("plain"));
+}
 #[cfg(unix)]
 #[test]
 fn install_from_tgz_keeps_exec_bit_and_drops_setuid_and_world_write() {
@@ -97,7 +221,10 @@ fn install_from_tgz_keeps_exec_bit_and_drops_setuid_and_world_write() {
         ],
     );
     let installed = install(&archive, &options(data.path(), Host::Desktop)).unwrap();
-    let target = data.path().join("extensions/desktop/plain-hello");
+    let target = data
+        .path()
+        .join("extensions/desktop")
+        .join(directory_name("plain-hello"));
     assert_eq!(installed.path, target);
     let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o7777;
     let script = mode(&target.join("dist/index.js"));
@@ -112,13 +239,13 @@ fn install_from_tgz_keeps_exec_bit_and_drops_setuid_and_world_write() {
 }
 
 #[test]
-fn second_install_without_replace_leaves_the_first_untouched() {
+fn a_zip_never_replaces_an_installed_id() {
     let work = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let first = hello_zip(work.path(), "v1.zip", "1.0.0");
     let second = hello_zip(work.path(), "v2.zip", "2.0.0");
     let installed = install(&first, &options(data.path(), Host::Cli)).unwrap();
-    let before = snapshot(&installed.path);
+    let before = snapshot(&host_dir(data.path(), Host::Cli));
     match install(&second, &options(data.path(), Host::Cli)) {
         Err(InstallError::AlreadyInstalled { id, host, path }) => {
             assert_eq!(id, "@acme/hello");
@@ -127,15 +254,8 @@ fn second_install_without_replace_leaves_the_first_untouched() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(snapshot(&installed.path), before);
-    assert_eq!(
-        names_in(&host_dir(data.path(), Host::Cli)),
-        ["@acme".to_owned()]
-    );
-    assert_eq!(
-        names_in(installed.path.parent().unwrap()),
-        ["hello".to_owned()]
-    );
+    // Nothing changed, the index included.
+    assert_eq!(snapshot(&host_dir(data.path(), Host::Cli)), before);
 
     // A package.json with a byte-order mark, which the Spirit app refuses, is
     // refused as invalid; the installed copy is left untouched.
@@ -158,32 +278,40 @@ fn second_install_without_replace_leaves_the_first_untouched() {
                 .any(|d| d.code == spirit_manifest::codes::BYTE_ORDER_MARK) => {}
         other => panic!("{other:?}"),
     }
-    assert_eq!(snapshot(&installed.path), before);
-    assert_eq!(
-        names_in(&host_dir(data.path(), Host::Cli)),
-        ["@acme".to_owned()]
-    );
+    assert_eq!(snapshot(&host_dir(data.path(), Host::Cli)), before);
+
+    // The id in a folder of another name (the app reads it by its package.json name),
+    // or only in the index, is installed too.
+    let other = tempfile::tempdir().unwrap();
+    let host = put_package(other.path(), Host::Cli, "hello", HELLO)
+        .parent()
+        .unwrap()
+        .to_owned();
+    match install(&first, &options(other.path(), Host::Cli)) {
+        Err(InstallError::AlreadyInstalled { path, .. }) => assert_eq!(path, host.join("hello")),
+        other => panic!("{other:?}"),
+    }
+    fs::remove_dir_all(host.join("hello")).unwrap();
+    fs::write(
+        host.join("extensions.json"),
+        r#"{"entries":[{"id":"@acme/hello","directoryName":"gone","installedAtUnixMs":1}]}"#,
+    )
+    .unwrap();
+    assert!(matches!(
+        install(&first, &options(other.path(), Host::Cli)),
+        Err(InstallError::AlreadyInstalled { .. })
+    ));
 }
 
 #[test]
-fn replace_installs_the_new_version_in_place() {
+fn a_tgz_replaces_and_so_does_a_zip_with_replace() {
     let work = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let first = hello_zip(work.path(), "v1.zip", "1.0.0");
-    let second = tgz(
-        work.path(),
-        "v2.tgz",
-        &[
-            file("package/package.json", with_main("@acme/hello", "2.0.0")),
-            file("package/dist/index.js", INDEX_JS),
-        ],
-    );
+    let second = hello_tgz(work.path(), "v2.tgz", "2.0.0");
     install(&first, &options(data.path(), Host::Cli)).unwrap();
-    let replace = InstallOptions {
-        replace: true,
-        ..options(data.path(), Host::Cli)
-    };
-    let installed = install(&second, &replace).unwrap();
+    // No `replace` needed for a marketplace tarball.
+    let installed = install(&second, &options(data.path(), Host::Cli)).unwrap();
     assert!(installed.replaced);
     assert_eq!(installed.version, "2.0.0");
     assert_eq!(
@@ -194,36 +322,50 @@ fn replace_installs_the_new_version_in_place() {
     assert!(!installed.path.join("README.md").exists());
     assert_eq!(
         names_in(&host_dir(data.path(), Host::Cli)),
-        ["@acme".to_owned()]
+        [
+            "extension-state".to_owned(),
+            "extensions.json".to_owned(),
+            HELLO_DIR.to_owned()
+        ]
     );
-    assert_eq!(
-        names_in(installed.path.parent().unwrap()),
-        ["hello".to_owned()]
-    );
+    let entry = &index(data.path(), Host::Cli)["entries"][0];
+    assert_eq!(entry["installSource"], "marketplace");
+    assert_eq!(entry["archiveFileName"], "v2.tgz");
 
-    // Replace on a fresh data dir is a plain install.
+    // A ZIP over it with `replace`.
+    let replace = InstallOptions {
+        replace: true,
+        ..options(data.path(), Host::Cli)
+    };
+    let installed = install(&first, &replace).unwrap();
+    assert!(installed.replaced);
+    assert_eq!(installed.version, "1.0.0");
+    let written = index(data.path(), Host::Cli);
+    assert_eq!(written["entries"][0]["installSource"], "archive");
+    assert_eq!(written["entries"].as_array().unwrap().len(), 1);
+
+    // Another folder the app reads as the same id goes too: one id, one folder.
+    let other = put_package(data.path(), Host::Cli, "hello", HELLO);
+    install(&second, &options(data.path(), Host::Cli)).unwrap();
+    assert!(!other.exists());
+    assert_eq!(list(data.path(), Some(Host::Cli)).unwrap().len(), 1);
+
+    // On a fresh data dir it is a plain install.
     let fresh = tempfile::tempdir().unwrap();
-    let installed = install(
-        &second,
-        &InstallOptions {
-            replace: true,
-            ..options(fresh.path(), Host::Cli)
-        },
-    )
-    .unwrap();
+    let installed = install(&second, &options(fresh.path(), Host::Cli)).unwrap();
     assert!(!installed.replaced);
 }
 
 #[test]
-fn install_that_fails_validation_leaves_nothing() {
+fn a_refused_zip_leaves_the_state_folder_and_a_refused_tgz_nothing() {
     let work = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
     let desktop_only = r#"{"name":"@acme/desk","version":"1.0.0","spiritExtension":{"displayName":"Desk","supportedHosts":["desktop"]}}"#;
     let archive = zip(
         work.path(),
         "desk.zip",
         &[file("package.json", desktop_only)],
     );
+    let data = tempfile::tempdir().unwrap();
     match install(&archive, &options(data.path(), Host::Cli)) {
         Err(InstallError::Invalid { report, host, .. }) => {
             assert_eq!(host, Host::Cli);
@@ -239,19 +381,46 @@ fn install_that_fails_validation_leaves_nothing() {
         }
         other => panic!("{other:?}"),
     }
-    assert_nothing_installed(data.path(), Host::Cli);
-    // Not even the folders the install had to create are left.
-    assert_eq!(names_in(data.path()), Vec::<String>::new());
+    // What the app leaves: `extensions/cli/extension-state/`, empty.
+    assert_eq!(
+        snapshot(data.path()),
+        [
+            ("extensions/".to_owned(), Vec::new()),
+            ("extensions/cli/".to_owned(), Vec::new()),
+            ("extensions/cli/extension-state/".to_owned(), Vec::new()),
+        ]
+    );
     // The same package installs for the desktop.
     install(&archive, &options(data.path(), Host::Desktop)).unwrap();
+
+    // A tarball refused before it is unpacked leaves nothing at all.
+    let data = tempfile::tempdir().unwrap();
+    let no_package = tgz(work.path(), "bad.tgz", &[file("other/package.json", HELLO)]);
+    assert!(matches!(
+        install(&no_package, &options(data.path(), Host::Cli)),
+        Err(InstallError::Archive {
+            source: ArchiveError::NoPackageJson { .. },
+            ..
+        })
+    ));
+    assert_eq!(names_in(data.path()), Vec::<String>::new());
 }
 
 #[test]
-fn zip_slip_is_refused_before_anything_is_written() {
+fn zip_entry_names_are_read_as_the_app_reads_them() {
     let work = tempfile::tempdir().unwrap();
-    for (index, name) in ["../evil.txt", "/abs", "C:\\x", "a\\b"]
-        .into_iter()
-        .enumerate()
+    // Refused: whatever climbs, wherever it is, with `/` or `\`.
+    for (index, name) in [
+        "../evil.txt",
+        "..\\evil.txt",
+        "a/../b",
+        "dist\\..\\..\\x",
+        "/abs",
+        "\\\\host\\share\\x",
+        "C:\\x",
+    ]
+    .into_iter()
+    .enumerate()
     {
         let data = tempfile::tempdir().unwrap();
         let archive = zip(
@@ -261,14 +430,128 @@ fn zip_slip_is_refused_before_anything_is_written() {
         );
         match install(&archive, &options(data.path(), Host::Cli)) {
             Err(InstallError::Archive {
-                source: ArchiveError::UnsafeName { entry, .. },
+                source:
+                    ArchiveError::UnsafeName { entry, .. } | ArchiveError::ParentSegment { entry },
                 ..
             }) => assert_eq!(entry, name),
             other => panic!("{name}: {other:?}"),
         }
-        assert_eq!(names_in(data.path()), Vec::<String>::new(), "{name}");
+        assert_nothing_installed(data.path(), Host::Cli);
     }
     assert!(!work.path().parent().unwrap().join("evil.txt").exists());
+
+    // Backslashes are folder separators, `./` is dropped.
+    let data = tempfile::tempdir().unwrap();
+    let archive = zip(
+        work.path(),
+        "windows.zip",
+        &[
+            file(".\\package.json", with_main("@acme/hello", "1.0.0")),
+            file("dist\\index.js", INDEX_JS),
+            file("./assets\\deep/icon.svg", "<svg/>"),
+        ],
+    );
+    let installed = install(&archive, &options(data.path(), Host::Cli)).unwrap();
+    assert_eq!(
+        snapshot(&installed.path),
+        [
+            ("assets/".to_owned(), Vec::new()),
+            ("assets/deep/".to_owned(), Vec::new()),
+            ("assets/deep/icon.svg".to_owned(), b"<svg/>".to_vec()),
+            ("dist/".to_owned(), Vec::new()),
+            ("dist/index.js".to_owned(), INDEX_JS.as_bytes().to_vec()),
+            (
+                "package.json".to_owned(),
+                with_main("@acme/hello", "1.0.0").into_bytes()
+            ),
+        ]
+    );
+
+    // `a/b` and `a\b` are one name.
+    let twice = zip(
+        work.path(),
+        "twice.zip",
+        &[
+            file("package.json", HELLO),
+            file("a/b", "1"),
+            file("a\\b", "2"),
+        ],
+    );
+    let data = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        install(&twice, &options(data.path(), Host::Cli)),
+        Err(InstallError::Archive {
+            source: ArchiveError::Duplicate { .. },
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_zip_symlink_becomes_a_file_holding_its_text_and_is_never_followed() {
+    let work = tempfile::tempdir().unwrap();
+    let outside = work.path().join("outside.txt");
+    fs::write(&outside, "secret").unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let archive = zip(
+        work.path(),
+        "link.zip",
+        &[
+            file("package.json", HELLO),
+            Item::Symlink("assets/link.svg".to_owned(), outside.display().to_string()),
+            Item::Symlink("up".to_owned(), "..".to_owned()),
+        ],
+    );
+    let installed = install(&archive, &options(data.path(), Host::Cli)).unwrap();
+    let link = installed.path.join("assets/link.svg");
+    let meta = fs::symlink_metadata(&link).unwrap();
+    assert!(meta.file_type().is_file(), "{meta:?}");
+    assert_eq!(
+        fs::read_to_string(&link).unwrap(),
+        outside.display().to_string()
+    );
+    assert!(
+        fs::symlink_metadata(installed.path.join("up"))
+            .unwrap()
+            .is_file()
+    );
+    assert_eq!(fs::read_to_string(installed.path.join("up")).unwrap(), "..");
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "secret");
+}
+
+#[test]
+fn a_tgz_ignores_what_is_beside_package() {
+    let work = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let archive = tgz(
+        work.path(),
+        "extra.tgz",
+        &[
+            file("package/package.json", HELLO),
+            file("EXTRA.txt", "beside"),
+            file("other/package.json", "{}"),
+        ],
+    );
+    let installed = install(&archive, &options(data.path(), Host::Cli)).unwrap();
+    assert_eq!(names_in(&installed.path), ["package.json".to_owned()]);
+    // A link beside `package/` is still refused: no link is unpacked or followed.
+    let linked = tgz(
+        work.path(),
+        "extra-link.tgz",
+        &[
+            file("package/package.json", HELLO),
+            Item::Symlink("escape".to_owned(), "/".to_owned()),
+        ],
+    );
+    let data = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        install(&linked, &options(data.path(), Host::Cli)),
+        Err(InstallError::Archive {
+            source: ArchiveError::Link { .. },
+            ..
+        })
+    ));
+    assert_eq!(names_in(data.path()), Vec::<String>::new());
 }
 
 #[test]
@@ -352,116 +635,216 @@ fn gzip_bomb_stops_with_nothing_left_on_disk() {
 }
 
 #[test]
-fn list_shows_installed_packages_and_their_problems() {
-    let work = tempfile::tempdir().unwrap();
+fn list_reads_what_the_app_wrote_and_our_old_layout() {
     let data = tempfile::tempdir().unwrap();
     assert!(list(data.path(), None).unwrap().is_empty());
-
-    let scoped = hello_zip(work.path(), "hello.zip", "1.0.0");
-    let plain = tgz(
-        work.path(),
-        "plain.tgz",
-        &[
-            file("package/package.json", with_main("plain", "0.2.0")),
-            file("package/dist/index.js", INDEX_JS),
-        ],
+    let host = host_dir(data.path(), Host::Cli);
+    // The app's: a `pkg-…` folder with its entry, and a folder of any name.
+    put_package(
+        data.path(),
+        Host::Cli,
+        HELLO_DIR,
+        &with_main("@acme/hello", "1.0.0"),
     );
-    let broken = tgz(
-        work.path(),
-        "broken.tgz",
-        &[
-            file("package/package.json", with_main("broken", "0.1.0")),
-            file("package/dist/index.js", INDEX_JS),
-        ],
+    put_package(
+        data.path(),
+        Host::Cli,
+        "renamed-by-hand",
+        &with_main("plain", "0.2.0"),
     );
-    install(&scoped, &options(data.path(), Host::Cli)).unwrap();
-    install(&plain, &options(data.path(), Host::Cli)).unwrap();
-    install(&plain, &options(data.path(), Host::Desktop)).unwrap();
-    let broken_at = install(&broken, &options(data.path(), Host::Cli))
-        .unwrap()
-        .path;
-    // Broken after install: another name, and `main` gone.
+    fs::create_dir_all(host.join(STATE_DIR)).unwrap();
+    fs::write(host.join(STATE_DIR).join("ext-x.json"), "{}").unwrap();
     fs::write(
-        broken_at.join("package.json"),
-        with_main("renamed", "0.1.0"),
+        host.join("extensions.json"),
+        format!(
+            r#"{{"entries":[{{"id":"@acme/hello","directoryName":"{HELLO_DIR}","installedAtUnixMs":1796152871236,"archiveFileName":"hello.zip","installSource":"archive"}},{{"id":"stale","directoryName":"pkg-c3RhbGU","installedAtUnixMs":5}}]}}"#
+        ),
     )
     .unwrap();
-    fs::remove_file(broken_at.join("dist/index.js")).unwrap();
-    // Leftovers that are not packages.
-    fs::create_dir_all(host_dir(data.path(), Host::Cli).join(".spirit-install-x")).unwrap();
-    fs::write(host_dir(data.path(), Host::Cli).join("stray.txt"), "x").unwrap();
+    // Our old layout: `@scope/name/` (the app does not see it) and `<name>/`.
+    put_package(
+        data.path(),
+        Host::Cli,
+        "@acme/old",
+        &with_main("@acme/old", "0.1.0"),
+    );
+    put_package(
+        data.path(),
+        Host::Cli,
+        "older",
+        &with_main("older", "0.1.0"),
+    );
+    // Not packages: a folder without package.json, leftovers, a stray file.
+    fs::create_dir_all(host.join("empty")).unwrap();
+    fs::create_dir_all(host.join(".spirit-install-x/package")).unwrap();
+    fs::write(host.join(".spirit-install-x/package/package.json"), HELLO).unwrap();
+    fs::write(host.join("stray.txt"), "x").unwrap();
 
     let all = list(data.path(), None).unwrap();
-    let summary: Vec<(Host, &str, bool)> = all
+    let summary: Vec<(&str, &str, Layout, bool, bool)> = all
         .iter()
-        .map(|p| (p.host, p.id.as_str(), p.is_valid()))
+        .map(|p| {
+            (
+                p.id.as_str(),
+                p.directory_name.as_str(),
+                p.layout,
+                p.seen_by_app,
+                p.is_valid(),
+            )
+        })
         .collect();
     assert_eq!(
         summary,
         [
-            (Host::Cli, "@acme/hello", true),
-            (Host::Cli, "broken", false),
-            (Host::Cli, "plain", true),
-            (Host::Desktop, "plain", true),
+            ("@acme/hello", HELLO_DIR, Layout::App, true, true),
+            ("@acme/old", "@acme/old", Layout::Legacy, false, true),
+            ("older", "older", Layout::Legacy, true, true),
+            ("plain", "renamed-by-hand", Layout::Legacy, true, true),
         ]
     );
     let hello = &all[0];
     assert_eq!(hello.package().unwrap().version, "1.0.0");
+    let entry = hello.entry.as_ref().unwrap();
+    assert_eq!(entry.installed_at_unix_ms, 1_796_152_871_236);
+    assert_eq!(entry.install_source.as_deref(), Some("archive"));
+    // `list` writes nothing.
+    assert_eq!(index_ids(data.path(), Host::Cli), ["@acme/hello", "stale"]);
+
+    // `sync_index` rewrites the index as the app's listing does: what the app sees,
+    // the known entry kept, the others with the folder's mtime, the stale one dropped.
+    let synced = sync_index(data.path(), Host::Cli).unwrap();
+    assert_eq!(synced.len(), 4);
     assert_eq!(
-        hello.package().unwrap().spirit_extension.display_name,
-        "Hello"
+        index_ids(data.path(), Host::Cli),
+        ["@acme/hello", "older", "plain"]
     );
-    assert_eq!(hello.path, data.path().join("extensions/cli/@acme/hello"));
-    let broken = &all[1];
-    assert!(broken.package().is_none());
+    let written = index(data.path(), Host::Cli);
+    assert_eq!(
+        written["entries"][0]["installedAtUnixMs"],
+        1_796_152_871_236_u64
+    );
+    assert_eq!(written["entries"][0]["installSource"], "archive");
+    let plain = written["entries"][2].as_object().unwrap();
+    assert_eq!(plain["directoryName"], "renamed-by-hand");
+    assert!(plain["installedAtUnixMs"].as_u64().unwrap() > 1_600_000_000_000);
+    assert!(!plain.contains_key("installSource"));
+    assert!(!plain.contains_key("archiveFileName"));
+    // Unchanged: not written again.
+    let before = fs::metadata(host.join("extensions.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    sync_index(data.path(), Host::Cli).unwrap();
+    let after = fs::metadata(host.join("extensions.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn list_reports_broken_packages_and_two_folders_with_one_id() {
+    let data = tempfile::tempdir().unwrap();
+    let broken = put_package(
+        data.path(),
+        Host::Cli,
+        &directory_name("broken"),
+        &with_main("broken", "0.1.0"),
+    );
+    fs::remove_file(broken.join("dist/index.js")).unwrap();
+    put_package(data.path(), Host::Cli, "not-json", "{");
+    put_package(data.path(), Host::Cli, HELLO_DIR, HELLO);
+    put_package(data.path(), Host::Cli, "hello-copy", HELLO);
+    let all = list(data.path(), Some(Host::Cli)).unwrap();
+    let summary: Vec<(&str, bool)> = all.iter().map(|p| (p.id.as_str(), p.is_valid())).collect();
+    assert_eq!(
+        summary,
+        [
+            ("@acme/hello", false),
+            ("@acme/hello", false),
+            ("broken", false),
+            ("not-json", false),
+        ]
+    );
     assert!(
-        broken
+        all[0].problems[0].contains("hello-copy"),
+        "{:?}",
+        all[0].problems
+    );
+    assert!(all[2].package().is_none());
+    assert!(
+        all[2]
             .checked
             .diagnostics()
             .iter()
             .any(|d| d.code == codes::MISSING_FILE),
         "{:?}",
-        broken.checked.diagnostics()
+        all[2].checked.diagnostics()
     );
-
-    // Only the name differs: the package validates but the folder is a problem.
-    fs::write(broken_at.join("package.json"), HELLO).unwrap();
-    let cli = list(data.path(), Some(Host::Cli)).unwrap();
-    assert_eq!(cli.len(), 3);
-    let broken = cli.iter().find(|p| p.id == "broken").unwrap();
-    assert!(broken.package().is_some());
-    assert_eq!(broken.problems.len(), 1, "{:?}", broken.problems);
-    assert!(
-        broken.problems[0].contains("@acme/hello"),
-        "{:?}",
-        broken.problems
-    );
-    assert!(!broken.is_valid());
+    assert!(!all[3].seen_by_app);
+    assert!(all[3].problems[0].contains("name"), "{:?}", all[3].problems);
 }
 
 #[test]
-fn remove_deletes_the_folder_and_an_empty_scope() {
+fn find_prefers_the_apps_folder() {
+    let data = tempfile::tempdir().unwrap();
+    assert_eq!(find(data.path(), Host::Cli, "@acme/hello").unwrap(), None);
+    let old = put_package(data.path(), Host::Cli, "@acme/hello", HELLO);
+    assert_eq!(
+        find(data.path(), Host::Cli, "@acme/hello").unwrap(),
+        Some(old)
+    );
+    let other = put_package(data.path(), Host::Cli, "by-hand", HELLO);
+    assert_eq!(
+        find(data.path(), Host::Cli, "@acme/hello").unwrap(),
+        Some(other)
+    );
+    let app = put_package(data.path(), Host::Cli, HELLO_DIR, HELLO);
+    assert_eq!(
+        find(data.path(), Host::Cli, "@acme/hello").unwrap(),
+        Some(app)
+    );
+    assert!(matches!(
+        find(data.path(), Host::Cli, "../x"),
+        Err(InstallError::InvalidId { .. })
+    ));
+}
+
+#[test]
+fn remove_deletes_every_folder_of_the_id_and_keeps_its_settings() {
     let work = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
-    let scoped = hello_zip(work.path(), "hello.zip", "1.0.0");
-    let plain = tgz(
-        work.path(),
-        "plain.tgz",
-        &[
-            file("package/package.json", with_main("plain", "0.2.0")),
-            file("package/dist/index.js", INDEX_JS),
-        ],
-    );
-    let hello = install(&scoped, &options(data.path(), Host::Cli)).unwrap();
-    install(&plain, &options(data.path(), Host::Cli)).unwrap();
+    let hello = install(
+        &hello_zip(work.path(), "hello.zip", "1.0.0"),
+        &options(data.path(), Host::Cli),
+    )
+    .unwrap();
+    install(
+        &plain_tgz(work.path(), "plain"),
+        &options(data.path(), Host::Cli),
+    )
+    .unwrap();
+    let old = put_package(data.path(), Host::Cli, "@acme/hello", HELLO);
+    let mut values = serde_json::Map::new();
+    values.insert("region".to_owned(), "eu".into());
+    let state = write_settings(data.path(), Host::Cli, "@acme/hello", &values).unwrap();
 
     let removed = remove(data.path(), Host::Cli, "@acme/hello").unwrap();
-    assert_eq!(removed, hello.path);
-    assert!(!removed.exists());
+    assert_eq!(removed, [old.clone(), hello.path.clone()]);
+    assert!(!hello.path.exists());
+    assert!(!old.exists());
+    // The empty scope folder goes too; the settings stay.
     assert_eq!(
         names_in(&host_dir(data.path(), Host::Cli)),
-        ["plain".to_owned()]
+        [
+            "extension-state".to_owned(),
+            "extensions.json".to_owned(),
+            directory_name("plain")
+        ]
     );
+    assert!(state.exists());
+    assert_eq!(index_ids(data.path(), Host::Cli), ["plain"]);
 
     match remove(data.path(), Host::Cli, "@acme/hello") {
         Err(InstallError::NotInstalled { id, host, .. }) => {
@@ -476,7 +859,157 @@ fn remove_deletes_the_folder_and_an_empty_scope() {
     ));
 
     remove(data.path(), Host::Cli, "plain").unwrap();
-    assert_nothing_installed(data.path(), Host::Cli);
+    assert_nothing_installed_but_index(data.path(), Host::Cli);
+    assert_eq!(
+        index(data.path(), Host::Cli),
+        serde_json::json!({"entries": []})
+    );
+}
+
+fn assert_nothing_installed_but_index(data_dir: &Path, host: Host) {
+    assert_eq!(
+        names_in(&host_dir(data_dir, host)),
+        ["extension-state".to_owned(), "extensions.json".to_owned()]
+    );
+}
+
+#[test]
+fn remove_finds_an_app_install_in_a_folder_of_any_name() {
+    let data = tempfile::tempdir().unwrap();
+    let folder = put_package(data.path(), Host::Desktop, "whatever", HELLO);
+    let removed = remove(data.path(), Host::Desktop, "@acme/hello").unwrap();
+    assert_eq!(removed, [folder]);
+    assert_eq!(
+        index(data.path(), Host::Desktop),
+        serde_json::json!({"entries": []})
+    );
+}
+
+#[test]
+fn migrate_moves_the_old_layout_into_the_apps() {
+    let data = tempfile::tempdir().unwrap();
+    let host = host_dir(data.path(), Host::Cli);
+    let scoped = put_package(
+        data.path(),
+        Host::Cli,
+        "@acme/hello",
+        &with_main("@acme/hello", "1.0.0"),
+    );
+    put_package(
+        data.path(),
+        Host::Cli,
+        "plain",
+        &with_main("plain", "0.2.0"),
+    );
+    put_package(
+        data.path(),
+        Host::Desktop,
+        "plain",
+        &with_main("plain", "0.2.0"),
+    );
+    // Taken: the app's folder for `taken` exists already.
+    put_package(
+        data.path(),
+        Host::Cli,
+        "taken",
+        &with_main("taken", "0.1.0"),
+    );
+    put_package(
+        data.path(),
+        Host::Cli,
+        &directory_name("taken"),
+        &with_main("taken", "0.2.0"),
+    );
+
+    let report = migrate(data.path(), Some(Host::Cli)).unwrap();
+    let summary: Vec<(&str, bool)> = report
+        .iter()
+        .map(|m| (m.id.as_str(), m.to.is_some()))
+        .collect();
+    assert_eq!(
+        summary,
+        [("@acme/hello", true), ("plain", true), ("taken", false)]
+    );
+    assert_eq!(report[0].from, scoped);
+    assert_eq!(
+        report[0].to.as_deref(),
+        Some(host.join(HELLO_DIR).as_path())
+    );
+    assert!(
+        report[2]
+            .skipped
+            .as_deref()
+            .unwrap()
+            .contains("already holds")
+    );
+    assert_eq!(
+        names_in(&host),
+        [
+            "extension-state".to_owned(),
+            "extensions.json".to_owned(),
+            HELLO_DIR.to_owned(),
+            directory_name("plain"),
+            directory_name("taken"),
+            "taken".to_owned(),
+        ]
+    );
+    assert_eq!(
+        index_ids(data.path(), Host::Cli),
+        ["@acme/hello", "plain", "taken", "taken"]
+    );
+    let layouts: Vec<(String, Layout)> = list(data.path(), Some(Host::Cli))
+        .unwrap()
+        .into_iter()
+        .map(|p| (p.directory_name, p.layout))
+        .collect();
+    assert_eq!(
+        layouts,
+        [
+            (HELLO_DIR.to_owned(), Layout::App),
+            (directory_name("plain"), Layout::App),
+            (directory_name("taken"), Layout::App),
+            ("taken".to_owned(), Layout::Legacy),
+        ]
+    );
+    // The desktop was not asked for; then it is, and again there is nothing to do.
+    assert!(host_dir(data.path(), Host::Desktop).join("plain").exists());
+    assert_eq!(migrate(data.path(), None).unwrap().len(), 2);
+    assert!(
+        host_dir(data.path(), Host::Desktop)
+            .join(directory_name("plain"))
+            .exists()
+    );
+    assert_eq!(migrate(data.path(), Some(Host::Desktop)).unwrap(), []);
+}
+
+#[test]
+fn settings_live_in_the_apps_state_file() {
+    let data = tempfile::tempdir().unwrap();
+    assert!(
+        read_settings(data.path(), Host::Cli, "@acme/hello")
+            .unwrap()
+            .is_empty()
+    );
+    let mut values = serde_json::Map::new();
+    values.insert("region".to_owned(), "eu".into());
+    values.insert("limit".to_owned(), 3.into());
+    let path = write_settings(data.path(), Host::Cli, "@acme/hello", &values).unwrap();
+    assert_eq!(
+        path,
+        data.path()
+            .join("extensions/cli/extension-state/ext-QGFjbWUvaGVsbG8.json")
+    );
+    assert_eq!(
+        read_settings(data.path(), Host::Cli, "@acme/hello").unwrap(),
+        values
+    );
+    fs::write(&path, "[1]").unwrap();
+    match read_settings(data.path(), Host::Cli, "@acme/hello") {
+        Err(error @ InstallError::BadSettingsFile { .. }) => {
+            assert!(error.to_string().contains("not a JSON object"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -530,10 +1063,41 @@ fn errors_read_as_one_sentence() {
     let error = InstallError::AlreadyInstalled {
         id: "@acme/hello".to_owned(),
         host: Host::Cli,
-        path: PathBuf::from("/data/extensions/cli/@acme/hello"),
+        path: PathBuf::from("/data/extensions/cli/pkg-QGFjbWUvaGVsbG8"),
     };
     assert_eq!(
         error.to_string(),
-        "`@acme/hello` is already installed for cli in `/data/extensions/cli/@acme/hello`; it was left as it is (replace it to install over it: `--replace` on the command line)"
+        "`@acme/hello` is already installed for cli in `/data/extensions/cli/pkg-QGFjbWUvaGVsbG8`; it was left as it is (remove it first, or install with `--replace`)"
     );
+}
+
+#[test]
+fn zip_file_names_with_empty_or_dot_segments_are_refused_and_leave_the_state_folder() {
+    let work = tempfile::tempdir().unwrap();
+    for (index, name) in ["dist//index.js", "dist/./index.js", "././x"]
+        .into_iter()
+        .enumerate()
+    {
+        let data = tempfile::tempdir().unwrap();
+        let archive = zip(
+            work.path(),
+            &format!("dots{index}.zip"),
+            &[file("package.json", HELLO), file(name, "x")],
+        );
+        match install(&archive, &options(data.path(), Host::Cli)) {
+            Err(InstallError::Archive {
+                source: ArchiveError::DotSegment { entry },
+                ..
+            }) => assert_eq!(entry, name),
+            other => panic!("{name}: {other:?}"),
+        }
+        assert_eq!(
+            snapshot(data.path()),
+            [
+                ("extensions/".to_owned(), Vec::new()),
+                ("extensions/cli/".to_owned(), Vec::new()),
+                ("extensions/cli/extension-state/".to_owned(), Vec::new()),
+            ]
+        );
+    }
 }

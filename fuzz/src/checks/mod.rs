@@ -18,6 +18,7 @@ pub mod jsonrpc_message;
 pub mod manifest_parse;
 pub mod registry_entry;
 pub mod spirit_archive_listing;
+pub mod spirit_install_names;
 pub mod spirit_package_json;
 pub mod template_render;
 

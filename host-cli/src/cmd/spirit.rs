@@ -7,13 +7,21 @@
 //!   `.tgz` (recognised by their first bytes, checked without unpacking), a
 //!   `package.json` file or `-` for standard input (structure rules only: give the
 //!   folder to check the files too). Exit 0 no error, 1 errors, 2 unreadable.
-//! - `install ARCHIVE --data-dir DIR --host H [--replace]`: unpacks into
-//!   `DIR/extensions/H/<package name>/`, or refuses with the reason and leaves nothing.
-//!   Exit 0 installed, 1 refused (invalid package or archive, already installed),
-//!   2 I/O.
-//! - `list --data-dir DIR [--host H] [--format human|json]`: every installed package,
-//!   and which no longer validate (exit 1 when one does not).
+//! - `install ARCHIVE --data-dir DIR --host H [--replace]`: unpacks into the Spirit
+//!   app's layout, `DIR/extensions/H/pkg-<base64url(id)>/` with its `extensions.json`
+//!   entry, or refuses with the reason and leaves nothing but the app's
+//!   `extension-state/` folder. A ZIP never replaces an installed id unless `--replace`;
+//!   a marketplace `.tgz` always does. Exit 0 installed, 1 refused (invalid package or
+//!   archive, already installed), 2 I/O.
+//! - `list --data-dir DIR [--host H] [--format human|json]`: every installed package as
+//!   the app reads them (and old-layout installs), which no longer validate (exit 1
+//!   when one does not); rewrites `extensions.json` as the app's listing does.
 //! - `remove ID --data-dir DIR --host H`: exit 0 removed, 2 not installed or a bad id.
+//! - `settings get ID [KEY] | set ID KEY VALUE --data-dir DIR --host H`: the app's
+//!   stored settings of an installed extension (`extension-state/ext-….json`). Exit 0,
+//!   1 a key or value its `settingsSchema` refuses, 2 not installed or I/O.
+//! - `migrate --data-dir DIR [--host H]`: moves installs of the old `<name>/` and
+//!   `@scope/name/` layout into the app's. Exit 0, 1 when one had to be left.
 //! - `tools PATH [--format human|json]`: each tool as the model sees it: invocation
 //!   name (as the Spirit app builds it), description, input schema (JSON: `{"package",
 //!   "tools": [{"name", "tool", "description", "input_schema", "output_schema"?}],
@@ -40,7 +48,7 @@ use curupira_host::format::Format;
 use curupira_host::spirit_run::{self, Call, Failure, Invocation, Outcome, Produced, Stores};
 use spirit_manifest::archive::Format as ArchiveFormat;
 use spirit_manifest::files::MAX_JSON_BYTES;
-use spirit_manifest::install::{self, InstallError, InstallOptions, InstalledPackage};
+use spirit_manifest::install::{self, InstallError, InstallOptions, InstalledPackage, Layout};
 use spirit_manifest::{Capability, Checked, Host, Options, PackageJson, codes};
 
 use super::{
@@ -59,6 +67,11 @@ pub enum Command {
     List(ListArgs),
     /// Remove an installed package.
     Remove(RemoveArgs),
+    /// Read or write an installed extension's stored settings, where the Spirit app keeps them.
+    #[command(subcommand)]
+    Settings(SettingsCommand),
+    /// Move installs of the old `<name>/` and `@scope/name/` layout into the Spirit app's.
+    Migrate(MigrateArgs),
     /// Show each tool as the model sees it: invocation name, description, input schema.
     Tools(ToolsArgs),
     /// Run one tool of a package in Node.js, as the Spirit app does, and print its result.
@@ -146,6 +159,60 @@ pub struct RemoveArgs {
     /// The host it is installed for.
     #[arg(long, value_enum)]
     host: HostArg,
+}
+
+/// `spirit settings get|set`.
+#[derive(clap::Subcommand)]
+pub enum SettingsCommand {
+    /// Print the stored settings (with declared defaults) as a JSON object, or one value.
+    Get(SettingsGetArgs),
+    /// Store one setting value (checked against `settingsSchema`), then print them all.
+    Set(SettingsSetArgs),
+}
+
+/// Where an installed extension is.
+#[derive(clap::Args)]
+pub struct InstalledArgs {
+    /// The extension id (its npm package name).
+    #[arg(value_name = "ID")]
+    id: String,
+    /// The Spirit data folder.
+    #[arg(long, value_name = "DIR")]
+    data_dir: PathBuf,
+    /// The host it is installed for.
+    #[arg(long, value_enum)]
+    host: HostArg,
+}
+
+#[derive(clap::Args)]
+pub struct SettingsGetArgs {
+    #[command(flatten)]
+    installed: InstalledArgs,
+    /// One setting's key (its value is printed, `null` when it has none).
+    #[arg(value_name = "KEY")]
+    key: Option<String>,
+}
+
+#[derive(clap::Args)]
+pub struct SettingsSetArgs {
+    #[command(flatten)]
+    installed: InstalledArgs,
+    /// The setting's key.
+    #[arg(value_name = "KEY")]
+    key: String,
+    /// The value: a JSON text (`true`, `3`, `"x"`, `null` to clear), or else taken as a string.
+    #[arg(value_name = "VALUE", allow_hyphen_values = true)]
+    value: String,
+}
+
+#[derive(clap::Args)]
+pub struct MigrateArgs {
+    /// The Spirit data folder.
+    #[arg(long, value_name = "DIR")]
+    data_dir: PathBuf,
+    /// Only this host's packages.
+    #[arg(long, value_enum)]
+    host: Option<HostArg>,
 }
 
 #[derive(clap::Args)]
@@ -249,6 +316,8 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Install(args) => install(&args),
         Command::List(args) => list(&args),
         Command::Remove(args) => remove(&args),
+        Command::Settings(command) => settings(&command),
+        Command::Migrate(args) => migrate(&args),
         Command::Tools(args) => tools(&args),
         Command::RunTool(args) => run_tool(&args),
         Command::SystemPrompt(args) => system_prompt(&args),
@@ -516,11 +585,16 @@ fn install(args: &InstallArgs) -> anyhow::Result<ExitCode> {
                 ""
             };
             write_stdout(&format!(
-                "installed `{}` {} for {} in {}{replaced}\n",
+                "installed `{}` {} for {} in {} ({}){replaced}\n",
                 installed.id,
                 installed.version,
                 options.host,
-                installed.path.display()
+                installed.path.display(),
+                installed
+                    .entry
+                    .install_source
+                    .as_deref()
+                    .unwrap_or("archive")
             ))
             .context("could not write to standard output")?;
             return Ok(ExitCode::SUCCESS);
@@ -537,18 +611,22 @@ fn install(args: &InstallArgs) -> anyhow::Result<ExitCode> {
         Err(error) => return Err(error.into()),
     };
     write_report(&refusal, args.format)?;
-    eprintln!(
-        "error: `{}` was not installed; nothing was written",
-        args.archive.display()
-    );
+    eprintln!("error: `{}` was not installed", args.archive.display());
     Ok(ExitCode::from(1))
 }
 
 fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
-    let packages = install::list(&args.data_dir, args.host.map(Host::from))?;
+    let hosts = args
+        .host
+        .map_or_else(|| Host::ALL.to_vec(), |host| vec![Host::from(host)]);
+    let mut packages = Vec::new();
+    for host in hosts {
+        // Lists as the app does, and rewrites `extensions.json` as its listing does.
+        packages.extend(install::sync_index(&args.data_dir, host)?);
+    }
     let output = match args.format {
         Format::Json => list_json(&packages),
-        Format::Human => list_human(&packages),
+        Format::Human => list_human(&packages, &args.data_dir),
     };
     write_stdout(&output).context("could not write the list to standard output")?;
     let all_valid = packages.iter().all(InstalledPackage::is_valid);
@@ -562,9 +640,15 @@ struct Listed<'a> {
     id: &'a str,
     host: &'static str,
     path: String,
+    directory_name: &'a str,
+    layout: &'static str,
+    seen_by_app: bool,
     version: Option<&'a str>,
     display_name: Option<&'a str>,
     supported_hosts: Option<Vec<&'static str>>,
+    installed_at_unix_ms: Option<u64>,
+    install_source: Option<&'a str>,
+    archive_file_name: Option<&'a str>,
     valid: bool,
     problems: &'a [String],
     diagnostics: &'a [curupira_diagnostics::Diagnostic],
@@ -575,10 +659,17 @@ fn list_json(packages: &[InstalledPackage]) -> String {
         .iter()
         .map(|installed| {
             let package = installed.package();
+            let entry = installed.entry.as_ref();
             Listed {
                 id: &installed.id,
                 host: installed.host.as_str(),
                 path: installed.path.display().to_string(),
+                directory_name: &installed.directory_name,
+                layout: match installed.layout {
+                    Layout::App => "app",
+                    Layout::Legacy => "legacy",
+                },
+                seen_by_app: installed.seen_by_app,
                 version: package.map(|p| p.version.as_str()),
                 display_name: package.map(|p| p.spirit_extension.display_name.as_str()),
                 supported_hosts: package.map(|p| {
@@ -588,6 +679,9 @@ fn list_json(packages: &[InstalledPackage]) -> String {
                         .map(|h| h.as_str())
                         .collect()
                 }),
+                installed_at_unix_ms: entry.map(|e| e.installed_at_unix_ms),
+                install_source: entry.and_then(|e| e.install_source.as_deref()),
+                archive_file_name: entry.and_then(|e| e.archive_file_name.as_deref()),
                 valid: installed.is_valid(),
                 problems: &installed.problems,
                 diagnostics: installed.checked.diagnostics(),
@@ -602,7 +696,7 @@ fn list_json(packages: &[InstalledPackage]) -> String {
     serde_json::to_string(&List { packages }).unwrap_or_default() + "\n"
 }
 
-fn list_human(packages: &[InstalledPackage]) -> String {
+fn list_human(packages: &[InstalledPackage], data_dir: &Path) -> String {
     let mut out = String::new();
     if packages.is_empty() {
         out.push_str("no Spirit extension is installed\n");
@@ -610,6 +704,18 @@ fn list_human(packages: &[InstalledPackage]) -> String {
     }
     let mut invalid = Vec::new();
     for installed in packages {
+        let legacy = if installed.layout == Layout::Legacy {
+            if installed.seen_by_app {
+                format!("  (old layout: `{}/`)", installed.directory_name)
+            } else {
+                format!(
+                    "  (old layout: `{}/`, which the Spirit app does not see)",
+                    installed.directory_name
+                )
+            }
+        } else {
+            String::new()
+        };
         match installed.package().filter(|_| installed.is_valid()) {
             Some(package) => {
                 let hosts: Vec<&str> = package
@@ -620,7 +726,7 @@ fn list_human(packages: &[InstalledPackage]) -> String {
                     .collect();
                 let _ = writeln!(
                     out,
-                    "{:<8} {} {}  \"{}\"  supports {}",
+                    "{:<8} {} {}  \"{}\"  supports {}{legacy}",
                     installed.host.as_str(),
                     installed.id,
                     package.version,
@@ -631,7 +737,7 @@ fn list_human(packages: &[InstalledPackage]) -> String {
             None => {
                 let _ = writeln!(
                     out,
-                    "{:<8} {}  INVALID: {}",
+                    "{:<8} {}  INVALID: {}{legacy}",
                     installed.host.as_str(),
                     installed.id,
                     installed.path.display()
@@ -639,6 +745,17 @@ fn list_human(packages: &[InstalledPackage]) -> String {
                 invalid.push(installed);
             }
         }
+    }
+    let legacy = packages
+        .iter()
+        .filter(|p| p.layout == Layout::Legacy)
+        .count();
+    if legacy > 0 {
+        let _ = writeln!(
+            out,
+            "\n{legacy} install(s) in the old layout; move them into the Spirit app's with `curupira spirit migrate --data-dir {}`",
+            data_dir.display()
+        );
     }
     for installed in invalid {
         out.push('\n');
@@ -659,14 +776,137 @@ fn list_human(packages: &[InstalledPackage]) -> String {
 
 fn remove(args: &RemoveArgs) -> anyhow::Result<ExitCode> {
     let host = Host::from(args.host);
-    let path = install::remove(&args.data_dir, host, &args.id)?;
-    write_stdout(&format!(
-        "removed `{}` for {host} from {}\n",
-        args.id,
-        path.display()
-    ))
-    .context("could not write to standard output")?;
+    let removed = install::remove(&args.data_dir, host, &args.id)?;
+    let mut out = String::new();
+    for path in removed {
+        let _ = writeln!(
+            out,
+            "removed `{}` for {host} from {}",
+            args.id,
+            path.display()
+        );
+    }
+    write_stdout(&out).context("could not write to standard output")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The installed package `args` names, checked for its host.
+fn installed_package(args: &InstalledArgs) -> anyhow::Result<PackageJson> {
+    let host = Host::from(args.host);
+    let Some(dir) = install::find(&args.data_dir, host, &args.id)? else {
+        anyhow::bail!(
+            "no extension `{}` is installed for {host} in `{}`; see `curupira spirit list --data-dir {}`",
+            args.id,
+            args.data_dir.display(),
+            args.data_dir.display()
+        );
+    };
+    let checked = spirit_manifest::check_folder(
+        &dir,
+        &Options {
+            registry_strict: false,
+            host: Some(host),
+        },
+    )?;
+    checked.package.ok_or_else(|| {
+        anyhow::anyhow!(
+            "the extension `{}` in `{}` no longer validates ({} error(s)); see `curupira spirit check {}`",
+            args.id,
+            dir.display(),
+            checked.report.errors(),
+            dir.display()
+        )
+    })
+}
+
+fn settings(command: &SettingsCommand) -> anyhow::Result<ExitCode> {
+    use spirit_manifest::settings::{Values, check_setting_key, check_update, with_defaults};
+    match command {
+        SettingsCommand::Get(args) => {
+            let at = &args.installed;
+            let package = installed_package(at)?;
+            let schema = &package.spirit_extension.settings_schema;
+            let stored = install::read_settings(&at.data_dir, at.host.into(), &at.id)?;
+            let all = with_defaults(schema, &stored);
+            let value = match &args.key {
+                Some(key) => {
+                    if let Err(error) = check_setting_key(schema, key) {
+                        eprintln!("error: {error}");
+                        return Ok(ExitCode::from(1));
+                    }
+                    all.get(key).cloned().unwrap_or(serde_json::Value::Null)
+                }
+                None => serde_json::Value::Object(all),
+            };
+            write_stdout(&format!("{}\n", serde_json::to_string_pretty(&value)?))
+                .context("could not write to standard output")?;
+            Ok(ExitCode::SUCCESS)
+        }
+        SettingsCommand::Set(args) => {
+            let at = &args.installed;
+            let host = Host::from(at.host);
+            let package = installed_package(at)?;
+            let schema = &package.spirit_extension.settings_schema;
+            let value = serde_json::from_str(&args.value)
+                .unwrap_or_else(|_| serde_json::Value::String(args.value.clone()));
+            let mut change = Values::new();
+            change.insert(args.key.clone(), value.clone());
+            if let Err(errors) = check_update(schema, &change) {
+                for error in errors {
+                    eprintln!("error: {error}");
+                }
+                eprintln!("error: nothing was stored");
+                return Ok(ExitCode::from(1));
+            }
+            let mut stored = install::read_settings(&at.data_dir, host, &at.id)?;
+            if value.is_null() {
+                stored.remove(&args.key);
+            } else {
+                stored.insert(args.key.clone(), value);
+            }
+            install::write_settings(&at.data_dir, host, &at.id, &stored)?;
+            let all = serde_json::Value::Object(with_defaults(schema, &stored));
+            write_stdout(&format!("{}\n", serde_json::to_string_pretty(&all)?))
+                .context("could not write to standard output")?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
+    let report = install::migrate(&args.data_dir, args.host.map(Host::from))?;
+    let mut out = String::new();
+    if report.is_empty() {
+        out.push_str("nothing to migrate: every install is in the Spirit app's layout\n");
+    }
+    let mut left = 0;
+    for item in &report {
+        match (&item.to, &item.skipped) {
+            (Some(to), _) => {
+                let _ = writeln!(
+                    out,
+                    "moved `{}` for {} from {} to {}",
+                    item.id,
+                    item.host,
+                    item.from.display(),
+                    to.display()
+                );
+            }
+            (None, reason) => {
+                left += 1;
+                let _ = writeln!(
+                    out,
+                    "left `{}` for {} in {}: {}",
+                    item.id,
+                    item.host,
+                    item.from.display(),
+                    reason.as_deref().unwrap_or("it could not be moved")
+                );
+            }
+        }
+    }
+    write_stdout(&out).context("could not write to standard output")?;
+    Ok(ExitCode::from(if left == 0 { 0 } else { 1 }))
 }
 
 /// A package that passed `spirit check` for the host it is run as.
@@ -697,19 +937,21 @@ fn prepare(
     let dir = match &options.data_dir {
         Some(data_dir) => {
             let id = package.to_str().unwrap_or_default();
-            let dir = spirit_run::installed_dir(data_dir, host, id).ok_or_else(|| {
-                anyhow::anyhow!(
+            if !install::is_valid_id(id) {
+                anyhow::bail!(
                     "`{}` is not an extension id (an npm package name); with `--data-dir`, PKG is the id of an installed extension",
                     package.display()
-                )
-            })?;
-            if !dir.is_dir() {
+                );
+            }
+            // Where the app keeps it (`pkg-<base64url(id)>/`, or any direct folder whose
+            // package.json names it), else our old layout.
+            let Some(dir) = install::find(data_dir, host, id)? else {
                 anyhow::bail!(
                     "no extension `{id}` is installed for {host} in `{}`; see `curupira spirit list --data-dir {}`",
                     data_dir.display(),
                     data_dir.display()
                 );
-            }
+            };
             dir
         }
         None => {

@@ -883,10 +883,18 @@ fn done(message: &Value) -> Report {
     (produced, notes)
 }
 
-/// The package folder of an installed extension: `<data_dir>/extensions/<host>/<id>`.
+/// The package folder of an installed extension, found as the Spirit app finds it
+/// (`spirit_manifest::install::find`: its `pkg-<base64url(id)>` folder, any direct
+/// folder whose `package.json` names it, an old `@scope/name` folder), or, when none
+/// is there, where it would be installed; `None` when `id` is not a package name.
 pub fn installed_dir(data_dir: &Path, host: Host, id: &str) -> Option<PathBuf> {
-    if !spirit_manifest::install::is_valid_id(id) {
+    use spirit_manifest::install;
+    if !install::is_valid_id(id) {
         return None;
     }
-    Some(spirit_manifest::install::host_dir(data_dir, host).join(id))
+    let found = install::find(data_dir, host, id).ok().flatten();
+    Some(
+        found
+            .unwrap_or_else(|| install::host_dir(data_dir, host).join(install::directory_name(id))),
+    )
 }
