@@ -827,7 +827,16 @@ fn settings(command: &SettingsCommand) -> anyhow::Result<ExitCode> {
             let package = installed_package(at)?;
             let schema = &package.spirit_extension.settings_schema;
             let stored = install::read_settings(&at.data_dir, at.host.into(), &at.id)?;
-            let all = with_defaults(schema, &stored);
+            let all = match with_defaults(schema, &stored) {
+                Ok(all) => all,
+                Err(error) => {
+                    eprintln!(
+                        "error: the stored settings of `{}` cannot be read as the app reads them: {error}",
+                        at.id
+                    );
+                    return Ok(ExitCode::from(1));
+                }
+            };
             let value = match &args.key {
                 Some(key) => {
                     if let Err(error) = check_setting_key(schema, key) {
@@ -865,7 +874,16 @@ fn settings(command: &SettingsCommand) -> anyhow::Result<ExitCode> {
                 stored.insert(args.key.clone(), value);
             }
             install::write_settings(&at.data_dir, host, &at.id, &stored)?;
-            let all = serde_json::Value::Object(with_defaults(schema, &stored));
+            let all = match with_defaults(schema, &stored) {
+                Ok(all) => serde_json::Value::Object(all),
+                Err(error) => {
+                    eprintln!(
+                        "error: `{}` was stored, but another stored setting of `{}` breaks its declaration, so the app cannot read them: {error}",
+                        args.key, at.id
+                    );
+                    return Ok(ExitCode::from(1));
+                }
+            };
             write_stdout(&format!("{}\n", serde_json::to_string_pretty(&all)?))
                 .context("could not write to standard output")?;
             Ok(ExitCode::SUCCESS)
