@@ -120,8 +120,8 @@ curupira_diagnostics::codes! {
     MISSING_FILE = "spirit/missing-file", Error,
         "Refused: the app will not install it. `main` or the hooks `path` names nothing in the package folder or archive (a dangling symlink included), or there is no `package.json`.";
     /// An icon or style sheet that is not in the package.
-    MISSING_ASSET = "spirit/missing-asset", Error,
-        "Breaks at run time: the app installs it, but it cannot work as declared. `icon` or a css `path` names no regular file in the package: the app does not check it at install, so no icon is shown or the style sheet is never applied.";
+    MISSING_ASSET = "spirit/missing-asset", Warning,
+        "Advice: the app installs and runs it. `icon` or a css `path` names no regular file in the package: the app does not check it at install, so no icon is shown or the style sheet is never applied (in registry-strict mode a missing icon is also `spirit/registry-required`).";
     /// `main` is not a regular file.
     MAIN_NOT_A_FILE = "spirit/main-not-a-file", Error,
         "Breaks at run time: the app installs it, but it cannot work as declared. `main` names a folder or another non-regular file: the app installs it, but loading it fails whenever the extension is activated.";

@@ -165,7 +165,9 @@ fn check_text_with(
         // Each path's kind is asked once; the hooks file is read only when it is a file.
         let mut hooks_path = None;
         for (kind, path, pointer) in &paths {
-            if check_file(files, &mut checker.out, *kind, path, pointer) && *kind == PathKind::Hooks
+            let strict = options.registry_strict;
+            if check_file(files, &mut checker.out, strict, *kind, path, pointer)
+                && *kind == PathKind::Hooks
             {
                 hooks_path = Some(path);
             }
@@ -327,16 +329,33 @@ fn read_hooks(
 
 /// Checks that the file a manifest path names is what the app needs there; true when
 /// it can be read (a regular file, possibly through a link out of the package).
+///
+/// An icon or style sheet the package lacks is advice (the app installs and runs the
+/// package, without the icon or the style); in registry-strict mode a declared icon
+/// must be there as well (`spirit/registry-required`), since the marketplace shows it.
 fn check_file(
     files: &dyn PackageFiles,
     out: &mut Deferred,
+    registry_strict: bool,
     kind: PathKind,
     path: &RelativePath,
     pointer: &JsonPointer,
 ) -> bool {
     let what = kind.what();
     let asset = matches!(kind, PathKind::Icon | PathKind::Css);
-    let (code, message) = match files.kind(path) {
+    let found = files.kind(path);
+    if registry_strict && kind == PathKind::Icon && found != FileKind::File {
+        out.push_at(
+            Severity::Error,
+            codes::REGISTRY_REQUIRED,
+            pointer.clone(),
+            Anchor::Value,
+            format!(
+                "registry-strict mode needs the declared icon `{path}` in the package, as a regular file; the marketplace shows it"
+            ),
+        );
+    }
+    let (code, message) = match found {
         FileKind::File => return true,
         FileKind::Missing if asset => (
             codes::MISSING_ASSET,
@@ -383,7 +402,7 @@ fn check_file(
                     (false, _, false) => (codes::MISSING_FILE, "missing"),
                 };
                 out.push_at(
-                    Severity::Error,
+                    severity_of(code),
                     code,
                     pointer.clone(),
                     Anchor::Value,
@@ -397,14 +416,16 @@ fn check_file(
             return true;
         }
     };
-    out.push_at(
-        Severity::Error,
-        code,
-        pointer.clone(),
-        Anchor::Value,
-        message,
-    );
+    out.push_at(severity_of(code), code, pointer.clone(), Anchor::Value, message);
     false
+}
+
+/// The severity `code` is declared with in [`codes`] (an error for a code it lacks).
+fn severity_of(code: &str) -> Severity {
+    codes::ALL
+        .iter()
+        .find(|c| c.code == code)
+        .map_or(Severity::Error, |c| c.severity)
 }
 
 // ----- the checker ------------------------------------------------------------------

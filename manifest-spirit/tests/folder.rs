@@ -8,6 +8,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use spirit_manifest::curupira_diagnostics::Severity;
 use spirit_manifest::{Options, Slot, check_folder, codes};
 use tempfile::TempDir;
 
@@ -83,7 +84,8 @@ fn a_missing_file_and_a_folder_where_a_file_should_be() {
     assert_eq!(
         found(tmp.path()),
         [
-            // The app does not check assets: installed, but broken at run time.
+            // The app does not check assets: it installs and runs the package without
+            // its icon or style: advice.
             (
                 codes::MISSING_ASSET.to_owned(),
                 "package.json".to_owned(),
@@ -95,6 +97,25 @@ fn a_missing_file_and_a_folder_where_a_file_should_be() {
                 "/spiritExtension/contributes/desktop/css/0/path".to_owned()
             ),
         ]
+    );
+    let checked = check_folder(tmp.path(), &Options::default()).unwrap();
+    assert_eq!(checked.report.errors(), 0, "{:?}", checked.diagnostics());
+    assert!(checked.package.is_some());
+    // A registry shows the icon: registry-strict mode needs it in the package.
+    let strict = check_folder(
+        tmp.path(),
+        &Options {
+            registry_strict: true,
+            host: None,
+        },
+    )
+    .unwrap();
+    assert!(
+        strict.diagnostics().iter().any(|d| d.code == codes::REGISTRY_REQUIRED
+            && d.path.as_str() == "/spiritExtension/icon"
+            && d.severity == Severity::Error),
+        "{:?}",
+        strict.diagnostics()
     );
     // A `main` that is missing is refused; one that is a folder breaks at run time.
     fs::remove_file(tmp.path().join("dist/index.js")).unwrap();
