@@ -441,7 +441,8 @@ cases! {
 /// `pkg-<base64url("@acme/echo")>`.
 const ECHO_DIR: &str = "pkg-QGFjbWUvZWNobw";
 
-/// A tiny package with one tool that echoes its `text` argument.
+/// A tiny package with two tools: `echo` echoes its `text` argument after the stored
+/// `prefix` setting, `remember` stores a new `prefix`.
 const ECHO_PACKAGE: &str = r#"{
   "name": "@acme/echo",
   "version": "1.2.0",
@@ -456,14 +457,26 @@ const ECHO_PACKAGE: &str = r#"{
     ],
     "contributes": {
       "tools": [
-        {"name": "echo", "description": "Echoes its text.", "inputSchema": {"type": "object"}}
+        {"name": "echo", "description": "Echoes its text.", "inputSchema": {"type": "object"}},
+        {"name": "remember", "description": "Stores a prefix.", "inputSchema": {"type": "object"}}
       ]
     }
   }
 }
 "#;
 
-const ECHO_SCRIPT: &str = "export function activate() {\n  return { tools: { echo: ({ arguments: args }) => `echo: ${args.text}` } };\n}\n";
+const ECHO_SCRIPT: &str = r#"export function activate(ctx) {
+  return {
+    tools: {
+      echo: async ({ arguments: args }) => `${await ctx.settings.get("prefix")} echo: ${args.text}`,
+      remember: async ({ arguments: args }) => {
+        await ctx.settings.set("prefix", args.prefix);
+        return "stored";
+      },
+    },
+  };
+}
+"#;
 
 /// The tree the app records after importing the echo package: its folder, its index
 /// entry, its state folder with the settings it stored.
@@ -552,7 +565,44 @@ fn a_data_folder_the_app_laid_out_is_listed_run_and_removed() {
             ],
         );
         assert_eq!(run.code, Some(0), "{run:?}");
-        assert_eq!(run.stdout, "echo: hi\n");
+        // The settings the app stored for it are what `ctx.settings` reads.
+        assert_eq!(run.stdout, "# echo: hi\n");
+        // What the tool stores goes where the app keeps it.
+        let run = spirit(
+            work,
+            &[
+                "run-tool",
+                "@acme/echo",
+                "remember",
+                "--arguments",
+                r#"{"prefix":"~"}"#,
+                "--data-dir",
+                "data",
+            ],
+        );
+        assert_eq!(run.code, Some(0), "{run:?}");
+        let state = data.join("extensions/cli/extension-state/ext-QGFjbWUvZWNobw.json");
+        let stored: Value = serde_json::from_str(&fs::read_to_string(&state).unwrap()).unwrap();
+        assert_eq!(stored, json!({"prefix": "~"}));
+        // With nothing stored yet (no state file), the default is read and nothing is
+        // written by a call that stores nothing.
+        fs::remove_file(&state).unwrap();
+        let run = spirit(
+            work,
+            &[
+                "run-tool",
+                "@acme/echo",
+                "echo",
+                "--arguments",
+                r#"{"text":"hi"}"#,
+                "--data-dir",
+                "data",
+            ],
+        );
+        assert_eq!(run.code, Some(0), "{run:?}");
+        assert_eq!(run.stdout, "> echo: hi\n");
+        assert!(!state.exists());
+        fs::write(&state, "{\n  \"prefix\": \"#\"\n}").unwrap();
     }
 
     let removed = spirit(

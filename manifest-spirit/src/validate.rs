@@ -416,7 +416,13 @@ fn check_file(
             return true;
         }
     };
-    out.push_at(severity_of(code), code, pointer.clone(), Anchor::Value, message);
+    out.push_at(
+        severity_of(code),
+        code,
+        pointer.clone(),
+        Anchor::Value,
+        message,
+    );
     false
 }
 

@@ -111,9 +111,12 @@ fn a_missing_file_and_a_folder_where_a_file_should_be() {
     )
     .unwrap();
     assert!(
-        strict.diagnostics().iter().any(|d| d.code == codes::REGISTRY_REQUIRED
-            && d.path.as_str() == "/spiritExtension/icon"
-            && d.severity == Severity::Error),
+        strict
+            .diagnostics()
+            .iter()
+            .any(|d| d.code == codes::REGISTRY_REQUIRED
+                && d.path.as_str() == "/spiritExtension/icon"
+                && d.severity == Severity::Error),
         "{:?}",
         strict.diagnostics()
     );

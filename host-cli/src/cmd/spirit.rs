@@ -277,7 +277,10 @@ pub struct RunOptions {
     /// The Spirit data folder: PKG is then the id of an extension installed there.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    /// A JSON object of stored setting values: `ctx.settings` reads it, and changes are written back.
+    /// A JSON object of stored setting values: `ctx.settings` reads it, and changes are
+    /// written back. With `--data-dir` it defaults to the installed extension's own
+    /// (`extensions/<host>/extension-state/ext-<base64url(id)>.json`, where the app keeps
+    /// them).
     #[arg(long, value_name = "FILE")]
     settings: Option<PathBuf>,
     /// A JSON object of secret strings, the desktop keyring (trimmed): `ctx.secrets` reads
@@ -1073,10 +1076,17 @@ fn load_stores(
 ) -> anyhow::Result<Stores> {
     let package = &prepared.package;
     let host = Host::from(options.host);
+    // With `--data-dir` and no `--settings`, the settings are the installed
+    // extension's, where the app keeps them.
+    let installed = match (&options.settings, &options.data_dir) {
+        (None, Some(data_dir)) => Some(install::settings_file(data_dir, host, &package.name)),
+        _ => None,
+    };
     let stores = Stores::load(
         package,
         host,
-        options.settings.as_deref(),
+        options.settings.as_deref().or(installed.as_deref()),
+        installed.is_some(),
         options.secrets.as_deref(),
     )?;
     let schema = &package.spirit_extension.settings_schema;

@@ -75,14 +75,21 @@ impl Stores {
     /// empty, changes kept in memory only). The settings are kept as stored; the
     /// secrets must be strings of declared slots. For [`Host::Cli`] the secrets file
     /// is neither read nor written: that host has no secret storage.
+    ///
+    /// With `installed`, the settings file is an installed extension's
+    /// `extension-state/ext-….json` in a Spirit data folder: absent until something is
+    /// stored, so a missing file reads as no stored values (and is written when the
+    /// extension stores one), as the app's accessors do.
     pub fn load(
         package: &PackageJson,
         host: Host,
         settings_file: Option<&Path>,
+        installed: bool,
         secrets_file: Option<&Path>,
     ) -> Result<Self, StoreError> {
         let extension = &package.spirit_extension;
         let settings_values = match settings_file {
+            Some(path) if installed && !path.exists() => serde_json::Map::new(),
             Some(path) => read_object(path, "a JSON object of setting values")?,
             None => serde_json::Map::new(),
         };
