@@ -878,3 +878,72 @@ fn migrate_moves_our_old_layout_into_the_apps() {
     );
     assert!(old.exists());
 }
+
+/// The app lists a package it installed even when it cannot work as declared (tools
+/// without `tool-definitions`: never offered to the model); `spirit list` says so as
+/// `BROKEN`, and keeps `INVALID` for what the app would not have installed at all.
+#[test]
+fn list_tells_a_broken_install_from_an_invalid_one() {
+    let tmp = TempDir::new().unwrap();
+    let work = tmp.path();
+    let host = work.join("data/extensions/cli");
+    let broken = host.join("pkg-YnJva2Vu");
+    fs::create_dir_all(&broken).unwrap();
+    fs::write(
+        broken.join("package.json"),
+        r#"{"name": "broken", "version": "1.0.0", "main": "index.mjs",
+  "spiritExtension": {"schemaVersion": 1, "displayName": "Broken", "supportedHosts": ["cli"],
+    "requestedCapabilities": ["tool-execution"],
+    "contributes": {"tools": [{"name": "t", "description": "A tool.", "inputSchema": {"type": "object"}}]}}}"#,
+    )
+    .unwrap();
+    fs::write(broken.join("index.mjs"), "export function activate() {}\n").unwrap();
+    let invalid = host.join("pkg-aW52YWxpZA");
+    fs::create_dir_all(&invalid).unwrap();
+    fs::write(
+        invalid.join("package.json"),
+        r#"{"name": "invalid", "version": "1.0.0", "spiritExtension": {"schemaVersion": 1, "displayName": "Invalid", "supportedHosts": ["cli", "web"]}}"#,
+    )
+    .unwrap();
+
+    let list = spirit(work, &["list", "--data-dir", "data", "--host", "cli"]);
+    assert_eq!(list.code, Some(1), "{list:?}");
+    let lines: Vec<&str> = list.stdout.lines().take(2).collect();
+    assert_eq!(
+        lines,
+        [
+            "cli      broken  BROKEN (the Spirit app lists it, but it cannot work as declared): data/extensions/cli/pkg-YnJva2Vu",
+            "cli      invalid  INVALID: data/extensions/cli/pkg-aW52YWxpZA",
+        ]
+    );
+    assert!(
+        list.stdout
+            .contains("`broken` (cli) is installed, but cannot work as declared:"),
+        "{}",
+        list.stdout
+    );
+    assert!(
+        list.stdout.contains("`invalid` (cli) no longer validates:"),
+        "{}",
+        list.stdout
+    );
+    let json = json_of(&spirit(
+        work,
+        &[
+            "list",
+            "--data-dir",
+            "data",
+            "--host",
+            "cli",
+            "--format",
+            "json",
+        ],
+    ));
+    let states: Vec<(&str, &str)> = json["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(states, [("broken", "broken"), ("invalid", "invalid")]);
+}

@@ -653,8 +653,38 @@ struct Listed<'a> {
     install_source: Option<&'a str>,
     archive_file_name: Option<&'a str>,
     valid: bool,
+    state: &'static str,
     problems: &'a [String],
     diagnostics: &'a [curupira_diagnostics::Diagnostic],
+}
+
+/// Whether an installed package that does not validate is one the Spirit app still
+/// lists and runs: every error is of the "breaks at run time" level (tools never
+/// offered, a `main` that cannot be loaded…), nothing else is wrong with it.
+fn only_breaks_at_run_time(installed: &InstalledPackage) -> bool {
+    let errors: Vec<_> = installed
+        .checked
+        .diagnostics()
+        .iter()
+        .filter(|d| d.severity == curupira_diagnostics::Severity::Error)
+        .collect();
+    installed.problems.is_empty()
+        && !errors.is_empty()
+        && errors
+            .iter()
+            .all(|d| codes::level(&d.code) == Some(codes::Level::BreaksAtRunTime))
+}
+
+/// `valid`, `broken` (the app lists and runs it, but it cannot work as declared) or
+/// `invalid`.
+fn state_of(installed: &InstalledPackage) -> &'static str {
+    if installed.is_valid() {
+        "valid"
+    } else if only_breaks_at_run_time(installed) {
+        "broken"
+    } else {
+        "invalid"
+    }
 }
 
 fn list_json(packages: &[InstalledPackage]) -> String {
@@ -686,6 +716,7 @@ fn list_json(packages: &[InstalledPackage]) -> String {
                 install_source: entry.and_then(|e| e.install_source.as_deref()),
                 archive_file_name: entry.and_then(|e| e.archive_file_name.as_deref()),
                 valid: installed.is_valid(),
+                state: state_of(installed),
                 problems: &installed.problems,
                 diagnostics: installed.checked.diagnostics(),
             }
@@ -738,9 +769,14 @@ fn list_human(packages: &[InstalledPackage], data_dir: &Path) -> String {
                 );
             }
             None => {
+                let label = if only_breaks_at_run_time(installed) {
+                    "BROKEN (the Spirit app lists it, but it cannot work as declared)"
+                } else {
+                    "INVALID"
+                };
                 let _ = writeln!(
                     out,
-                    "{:<8} {}  INVALID: {}{legacy}",
+                    "{:<8} {}  {label}: {}{legacy}",
                     installed.host.as_str(),
                     installed.id,
                     installed.path.display()
@@ -762,11 +798,12 @@ fn list_human(packages: &[InstalledPackage], data_dir: &Path) -> String {
     }
     for installed in invalid {
         out.push('\n');
-        let _ = writeln!(
-            out,
-            "`{}` ({}) no longer validates:",
-            installed.id, installed.host
-        );
+        let what = if only_breaks_at_run_time(installed) {
+            "is installed, but cannot work as declared"
+        } else {
+            "no longer validates"
+        };
+        let _ = writeln!(out, "`{}` ({}) {what}:", installed.id, installed.host);
         for problem in &installed.problems {
             let _ = writeln!(out, "  {problem}");
         }
