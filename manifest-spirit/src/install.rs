@@ -679,7 +679,8 @@ fn entry_object(entry: &IndexEntry) -> Map<String, Value> {
     }
 }
 
-/// The index text the app writes: entries sorted by id, two-space indent, newline;
+/// The index text the app writes: entries sorted by id as the app sorts them
+/// ([`crate::compare_ids`]), two-space indent, newline;
 /// within an entry the app's members first, in the app's order, then any others.
 fn index_text(mut entries: Vec<Map<String, Value>>) -> String {
     #[derive(serde::Serialize)]
@@ -709,7 +710,8 @@ fn index_text(mut entries: Vec<Map<String, Value>>) -> String {
             .unwrap_or_default()
             .to_owned()
     };
-    entries.sort_by_key(id);
+    // As the app sorts them: `localeCompare(other, "en")`, not bytes.
+    entries.sort_by(|a, b| crate::compare_ids(&id(a), &id(b)));
     let entries = entries
         .into_iter()
         .map(|mut rest| Ordered {

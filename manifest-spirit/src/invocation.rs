@@ -139,6 +139,24 @@ pub fn installed_order(a: &PackageJson, b: &PackageJson) -> Ordering {
     .then_with(|| collate::ids(&a.name, &b.name))
 }
 
+/// Two extension ids in the Spirit app's order: `localeCompare(other, "en")`, the order
+/// of its installed list among equal display names and of `extensions.json`'s entries.
+///
+/// ICU's with the `collation` feature; without it exact for ids of ASCII characters
+/// (every valid id), as [`installed_order`] says.
+///
+/// ```
+/// use std::cmp::Ordering;
+/// use spirit_manifest::compare_ids;
+///
+/// // ICU puts punctuation before digits and `_` before `-`; bytes do the opposite.
+/// assert_eq!(compare_ids("@acme/x", "1x"), Ordering::Less);
+/// assert_eq!(compare_ids("a_b", "a-b"), Ordering::Less);
+/// ```
+pub fn compare_ids(a: &str, b: &str) -> Ordering {
+    collate::ids(a, b)
+}
+
 /// Every tool the Spirit app offers to the model when `installed` are the installed
 /// extensions of one host, in the app's order, each with its name.
 ///

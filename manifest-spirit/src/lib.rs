@@ -103,7 +103,7 @@ use curupira_diagnostics::{Diagnostic, Report};
 
 pub use files::{FileKind, Folder, PackageFiles};
 pub use invocation::{
-    MAX_INVOCATION_NAME, OfferedTool, installed_order, invocation_name, offered_tools,
+    MAX_INVOCATION_NAME, OfferedTool, compare_ids, installed_order, invocation_name, offered_tools,
     offered_tools_in_order, offers_tools,
 };
 pub use model::{

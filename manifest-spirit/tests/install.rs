@@ -205,6 +205,31 @@ fn index_is_sorted_by_id_and_written_as_the_app_writes_it() {
     assert_eq!(plain.archive_file_name.as_deref(), Some("plain.tgz"));
     assert_eq!(plain.directory_name, directory_name("plain"));
 }
+
+/// The app sorts the index with `localeCompare(other, "en")`: punctuation before digits
+/// before letters, `_` before `-` — not byte order, which would give the reverse of
+/// each of those.
+#[test]
+fn index_entries_follow_the_apps_collation_not_bytes() {
+    let work = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    for name in ["a-b", "1x", "a_b"] {
+        install(
+            &plain_tgz(work.path(), name),
+            &options(data.path(), Host::Cli),
+        )
+        .unwrap();
+    }
+    install(
+        &hello_zip(work.path(), "hello.zip", "1.0.0"),
+        &options(data.path(), Host::Cli),
+    )
+    .unwrap();
+    assert_eq!(
+        index_ids(data.path(), Host::Cli),
+        ["@acme/hello", "1x", "a_b", "a-b"]
+    );
+}
 #[cfg(unix)]
 #[test]
 fn install_from_tgz_keeps_exec_bit_and_drops_setuid_and_world_write() {
