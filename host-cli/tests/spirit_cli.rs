@@ -1242,6 +1242,7 @@ fn list_human_and_json() {
             "install_source": "archive",
             "archive_file_name": "seed.zip",
             "valid": true,
+            "state": "valid",
             "problems": [],
             "diagnostics": [],
         })
@@ -1262,6 +1263,7 @@ fn list_human_and_json() {
             "install_source": "archive",
             "archive_file_name": "hello.zip",
             "valid": true,
+            "state": "valid",
             "problems": [],
             "diagnostics": [],
         })
@@ -1273,6 +1275,7 @@ fn list_human_and_json() {
         format!("data/extensions/desktop/{DIR}")
     );
     assert_eq!(packages[2]["valid"], true);
+    assert_eq!(packages[2]["state"], "valid");
 
     // Temporary folders (names starting with `.`) are never packages.
     fs::create_dir_all(
