@@ -669,10 +669,8 @@ impl Archive {
         for (path, entry) in &self.entries {
             if let Some((target, _)) = &entry.symlink {
                 let link = dest.join(path);
-                make_symlink(target, &link).map_err(|source| ArchiveError::Write {
-                    path: link,
-                    source,
-                })?;
+                make_symlink(target, &link)
+                    .map_err(|source| ArchiveError::Write { path: link, source })?;
             }
         }
         Ok(written)

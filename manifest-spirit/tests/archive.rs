@@ -9,7 +9,7 @@ mod support;
 use std::path::Path;
 use std::time::Instant;
 
-use spirit_manifest::archive::{Archive, ArchiveError, Format, LinkProblem, Limits, MAX_ENTRIES};
+use spirit_manifest::archive::{Archive, ArchiveError, Format, Limits, LinkProblem, MAX_ENTRIES};
 use spirit_manifest::{FileKind, Options, PackageFiles, RelativePath, check_archive, codes};
 use support::*;
 
@@ -517,10 +517,17 @@ fn tgz_relative_symlinks_inside_the_package_are_unpacked_as_links() {
     ] {
         let at = out.path().join(link);
         assert!(
-            std::fs::symlink_metadata(&at).unwrap().file_type().is_symlink(),
+            std::fs::symlink_metadata(&at)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
             "{link}"
         );
-        assert_eq!(std::fs::read_link(&at).unwrap(), Path::new(target), "{link}");
+        assert_eq!(
+            std::fs::read_link(&at).unwrap(),
+            Path::new(target),
+            "{link}"
+        );
     }
     assert_eq!(
         std::fs::read_to_string(out.path().join("lib/main.js")).unwrap(),
@@ -568,10 +575,8 @@ fn tgz_symlink_leaving_the_archive_is_refused_wherever_it_is() {
         // Beside `package/`, never unpacked, but the app refuses it too.
         ("other", "../x"),
     ] {
-        let (entry, _, _, problem, message) = link_refusal(&[
-            file("package/package.json", HELLO),
-            symlink(name, target),
-        ]);
+        let (entry, _, _, problem, message) =
+            link_refusal(&[file("package/package.json", HELLO), symlink(name, target)]);
         assert_eq!(entry, name);
         assert_eq!(problem, LinkProblem::LeavesArchive, "{name} -> {target}");
         assert!(message.contains("leaves the archive"), "{message}");
@@ -580,7 +585,11 @@ fn tgz_symlink_leaving_the_archive_is_refused_wherever_it_is() {
 
 #[test]
 fn tgz_symlink_leaving_the_package_is_refused_although_the_app_accepts_it() {
-    for (target, resolved) in [("../other/x", "other/x"), ("..", ""), ("../package2", "package2")] {
+    for (target, resolved) in [
+        ("../other/x", "other/x"),
+        ("..", ""),
+        ("../package2", "package2"),
+    ] {
         let (entry, _, _, problem, message) = link_refusal(&[
             file("package/package.json", HELLO),
             file("other/x", "beside"),
@@ -668,7 +677,11 @@ fn tgz_hard_link_to_an_earlier_file_is_a_copy_of_its_bytes() {
         ],
     );
     let archive = open(&path).unwrap();
-    let read = |p: &str| archive.read(&RelativePath::parse(p).unwrap(), 1000).unwrap();
+    let read = |p: &str| {
+        archive
+            .read(&RelativePath::parse(p).unwrap(), 1000)
+            .unwrap()
+    };
     assert_eq!(read("copy.json"), HELLO.as_bytes());
     assert_eq!(read("notes.txt"), b"beside the package");
     let out = tempfile::tempdir().unwrap();
