@@ -416,8 +416,9 @@ pub enum LinkProblem {
     },
     /// A hard link whose target has a `..` segment (the app refuses it).
     HardParent,
-    /// A hard link whose target is not a regular file listed before it (the app cannot
-    /// create it).
+    /// A hard link whose target is not a regular file (or a hard link to one) listed
+    /// before it: the app cannot create it (or, for a symbolic link, would make a
+    /// second link whose relative target reads from another folder).
     HardTarget,
 }
 
@@ -1529,17 +1530,28 @@ fn layout(
         .collect();
     // Hard links, everywhere in the archive (the app unpacks every entry): the entry
     // whose bytes each one holds (normalised path, index, mode).
+    // In archive order, so that a hard link to an earlier hard link is that one's file.
     let mut hard: BTreeMap<String, (String, usize, Option<u32>)> = BTreeMap::new();
-    for (path, item) in &all {
-        let Some(ListedLink::Hard(target)) = &item.link else {
-            continue;
-        };
+    let mut hard_links: Vec<(&String, &Listed, &String)> = all
+        .iter()
+        .filter_map(|(path, item)| match &item.link {
+            Some(ListedLink::Hard(target)) => Some((path, item, target)),
+            _ => None,
+        })
+        .collect();
+    hard_links.sort_by_key(|(_, item, _)| item.index);
+    for (path, item, target) in hard_links {
         let source = entry_name(target, Format::TarGz)
             .ok()
             .flatten()
             .and_then(|target| all.get_key_value(target.as_str()))
-            .filter(|(_, file)| !file.folder && file.link.is_none() && file.index < item.index);
-        let Some((source, file)) = source else {
+            .filter(|(_, file)| !file.folder && file.index < item.index)
+            .and_then(|(source, file)| match &file.link {
+                None => Some((source.clone(), file.index, file.mode)),
+                Some(ListedLink::Hard(_)) => hard.get(source).cloned(),
+                Some(ListedLink::Symbolic(_)) => None,
+            });
+        let Some(source) = source else {
             return Err(ArchiveError::Link {
                 entry: item.name.clone(),
                 hard: true,
@@ -1547,7 +1559,7 @@ fn layout(
                 problem: LinkProblem::HardTarget,
             });
         };
-        hard.insert(path.clone(), (source.clone(), file.index, file.mode));
+        hard.insert(path.clone(), source);
     }
     for (path, item) in &all {
         let mut parent = path.as_str();

@@ -674,6 +674,11 @@ fn tgz_hard_link_to_an_earlier_file_is_a_copy_of_its_bytes() {
                 "package/notes.txt".to_owned(),
                 "./beside/notes.txt".to_owned(),
             ),
+            // A hard link to a hard link holds the first file's bytes too.
+            Item::HardLink(
+                "package/again.json".to_owned(),
+                "package/copy.json".to_owned(),
+            ),
         ],
     );
     let archive = open(&path).unwrap();
@@ -686,7 +691,9 @@ fn tgz_hard_link_to_an_earlier_file_is_a_copy_of_its_bytes() {
     assert_eq!(read("notes.txt"), b"beside the package");
     let out = tempfile::tempdir().unwrap();
     archive.extract(out.path()).unwrap();
+    assert_eq!(read("again.json"), HELLO.as_bytes());
     for (name, bytes) in [
+        ("again.json", HELLO.as_bytes()),
         ("copy.json", HELLO.as_bytes()),
         ("notes.txt", b"beside the package".as_slice()),
         ("package.json", HELLO.as_bytes()),
@@ -706,11 +713,13 @@ fn tgz_hard_links_the_app_refuses_are_refused() {
         ("package/missing.json", LinkProblem::HardTarget),
         ("package/later.json", LinkProblem::HardTarget),
         ("package/dist", LinkProblem::HardTarget),
+        ("package/sym", LinkProblem::HardTarget),
         ("", LinkProblem::Empty),
     ] {
         let (entry, hard, _, problem, message) = link_refusal(&[
             file("package/package.json", HELLO),
             dir("package/dist"),
+            symlink("package/sym", "package.json"),
             Item::HardLink("package/copy.json".to_owned(), target.to_owned()),
             file("package/later.json", "{}"),
         ]);

@@ -568,10 +568,19 @@ fn a_tgz_relative_symlink_inside_the_package_is_installed_as_that_link() {
             file("package/dist/index.js", INDEX_JS),
             Item::Symlink("package/lib".to_owned(), "dist".to_owned()),
             Item::Symlink("package/dist/alias.js".to_owned(), "./index.js".to_owned()),
+            // A link to the package root and two links to each other: nothing loops.
+            Item::Symlink("package/root".to_owned(), ".".to_owned()),
+            Item::Symlink("package/ping".to_owned(), "pong".to_owned()),
+            Item::Symlink("package/pong".to_owned(), "ping".to_owned()),
         ],
     );
     let installed = install(&archive, &options(data.path(), Host::Cli)).unwrap();
-    for (link, target) in [("lib", "dist"), ("dist/alias.js", "./index.js")] {
+    for (link, target) in [
+        ("lib", "dist"),
+        ("dist/alias.js", "./index.js"),
+        ("root", "."),
+        ("ping", "pong"),
+    ] {
         let at = installed.path.join(link);
         assert!(fs::symlink_metadata(&at).unwrap().file_type().is_symlink());
         assert_eq!(fs::read_link(&at).unwrap(), Path::new(target));
