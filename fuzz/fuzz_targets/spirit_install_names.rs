@@ -1,5 +1,6 @@
 //! Fuzzes how the install path of `spirit-manifest` (features `archive` and `install`)
-//! reads ZIP entry names: backslashes, `.` and `..` segments, absolute names, links.
+//! reads ZIP entry names: backslashes, `.` and `..` segments, absolute names, links; and
+//! the same entries in a marketplace `.tgz`, where symbolic and hard links are unpacked.
 //! What each run checks is documented, and done, in
 //! `curupira_fuzz::checks::spirit_install_names` (`src/checks/spirit_install_names.rs`),
 //! which CI also runs on this target's seeds (`host-cli/tests/fuzz_seeds.rs`).

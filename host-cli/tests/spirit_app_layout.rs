@@ -947,3 +947,88 @@ fn list_tells_a_broken_install_from_an_invalid_one() {
         .collect();
     assert_eq!(states, [("broken", "broken"), ("invalid", "invalid")]);
 }
+
+/// A marketplace `.tgz` of `package/package.json` (a package with `main`
+/// `lib/index.js`), `package/dist/index.js` and the symbolic links `links` (name under
+/// `package/`, target), at `path`.
+fn tgz_with_links(path: &Path, links: &[(&str, &str)]) {
+    let manifest = br#"{"name":"@acme/linked","version":"1.0.0","main":"lib/index.js","spiritExtension":{"displayName":"Linked","supportedHosts":["cli"]}}"#;
+    let script = b"export function activate() {}\n";
+    let gz =
+        flate2::write::GzEncoder::new(fs::File::create(path).unwrap(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    for (name, bytes) in [
+        ("package/package.json", manifest.as_slice()),
+        ("package/dist/index.js", script.as_slice()),
+    ] {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, name, bytes).unwrap();
+    }
+    for (name, target) in links {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Symlink);
+        header.set_size(0);
+        header.set_mode(0o777);
+        tar.append_link(&mut header, format!("package/{name}"), target)
+            .unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap();
+}
+
+#[test]
+fn a_tgz_relative_link_is_installed_as_a_link_and_an_escaping_one_refused() {
+    let tmp = TempDir::new().unwrap();
+    let work = tmp.path();
+    tgz_with_links(&work.join("linked.tgz"), &[("lib", "dist")]);
+    let run = spirit(
+        work,
+        &[
+            "install",
+            "linked.tgz",
+            "--data-dir",
+            "data",
+            "--host",
+            "cli",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let package = work.join("data/extensions/cli/pkg-QGFjbWUvbGlua2Vk");
+    assert_eq!(
+        fs::read_link(package.join("lib")).unwrap(),
+        Path::new("dist")
+    );
+    assert_eq!(
+        fs::read_to_string(package.join("lib/index.js")).unwrap(),
+        "export function activate() {}\n"
+    );
+
+    // A link leading out of `package/` (which the app would accept) is refused, and
+    // so is `check` of that archive; nothing is installed.
+    tgz_with_links(&work.join("escaping.tgz"), &[("lib", "../../outside")]);
+    let data = work.join("fresh");
+    let run = spirit(
+        work,
+        &[
+            "install",
+            "escaping.tgz",
+            "--data-dir",
+            "fresh",
+            "--host",
+            "cli",
+        ],
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(all.contains("spirit/archive-entry"), "{run:?}");
+    assert!(all.contains("package/lib"), "{run:?}");
+    assert!(!data.join("extensions").exists());
+    tgz_with_links(&work.join("inside-out.tgz"), &[("lib", "../other")]);
+    let run = spirit(work, &["check", "inside-out.tgz"]);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(all.contains("spirit/archive-entry"), "{run:?}");
+    assert!(all.contains("outside the package folder"), "{all}");
+}

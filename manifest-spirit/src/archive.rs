@@ -11,12 +11,33 @@
 //!   refuses it), with a NUL, or (tar) not UTF-8 or holding a backslash; and, as the app
 //!   refuses them, a ZIP file of the package with an empty or `.` segment (`a//b`,
 //!   `a/./b`; one leading `./` is fine);
-//! - in a `.tgz`, a symbolic or hard link, a character or block device, a FIFO, or any
-//!   other entry that is neither a regular file nor a folder. A ZIP entry's Unix file
+//! - in a `.tgz`, a character or block device, a FIFO, or any other entry that is
+//!   neither a regular file, a folder nor a link, and the links the app refuses or that
+//!   could lead out of the package (see [`LinkProblem`]). A ZIP entry's Unix file
 //!   type is not read, as the app does not read it: an entry is a folder when its name
 //!   ends in `/` (or its mode says folder), otherwise a regular file holding the entry's
 //!   bytes — so a symbolic-link entry becomes a file whose content is the link's text,
 //!   and no link is ever created or followed;
+//! - in a `.tgz`, an entry under a symbolic-link entry (`package/l` a link, then
+//!   `package/l/x`): it would be written through the link, which the app refuses.
+//!
+//! Links in a `.tgz`, as the app unpacks them (node-tar, strict, paths not preserved)
+//! and then copies the package: a **symbolic link** whose target is relative and stays
+//! inside the package is unpacked as that symbolic link, with the target text as
+//! given (the app's copy makes it an absolute link into its temporary folder, which it
+//! then deletes; ours keeps the relative link, which still works), and reading the
+//! package follows it (`main` may be such a link, to a file or a folder). A **hard
+//! link** to a regular file listed before it becomes a regular file with that file's
+//! bytes (which is what the app's copy of a hard link is). Refused, as the app refuses
+//! them: a target that is empty or absolute, a symbolic link whose target leaves the
+//! archive, a hard link whose target has a `..` segment or is not a regular file listed
+//! before it. Refused although the app accepts them — so that no link we create points
+//! outside the install folder and nothing is ever written through one: a symbolic link
+//! of the package whose target leaves the package (`../other`, which the app would leave
+//! dangling into its deleted temporary folder) or goes through another symbolic-link
+//! entry (`l/../x` with `l` a link, whose real target is not the one it reads as).
+//! Symbolic links are created last, after every file and folder, so no entry is ever
+//! written through one.
 //! - a name given twice (after normalisation: `a/b`, `./a/b`, `a//b` and, in a ZIP,
 //!   `a\b` are one name), or a name that is both a file and the folder of another entry;
 //! - more than [`Limits::max_entries`] entries, or more than
@@ -187,9 +208,9 @@ pub enum ArchiveError {
         /// The name, with invalid bytes replaced.
         entry: String,
     },
-    /// A symbolic or hard link entry.
+    /// A `.tgz` link entry that is refused (see [`LinkProblem`]).
     #[error(
-        "entry `{entry}` is refused because it is a {}{}; only regular files and folders are accepted, since a link can point outside the package",
+        "entry `{entry}` is refused because it is a {}{} and {problem}",
         if *.hard { "hard link" } else { "symbolic link" },
         .target.as_ref().map(|target| format!(" to `{target}`")).unwrap_or_default()
     )]
@@ -198,8 +219,21 @@ pub enum ArchiveError {
         entry: String,
         /// A hard link (tar) rather than a symbolic link.
         hard: bool,
-        /// Where it points, when the archive says so without reading the entry's data.
+        /// Where it points, as the archive says (`None` when it is not UTF-8).
         target: Option<String>,
+        /// Why it is refused.
+        problem: LinkProblem,
+    },
+    /// A `.tgz` entry under a symbolic-link entry: unpacking it would write through the
+    /// link, which the app refuses.
+    #[error(
+        "entry `{entry}` is refused because it would be written through the symbolic link `{link}`; the Spirit app refuses an entry inside a link"
+    )]
+    ThroughLink {
+        /// The entry as named in the archive.
+        entry: String,
+        /// The link entry, as named in the archive.
+        link: String,
     },
     /// A device, FIFO, socket or other special entry.
     #[error(
@@ -325,6 +359,7 @@ impl ArchiveError {
             | ArchiveError::ParentSegment { .. }
             | ArchiveError::DotSegment { .. }
             | ArchiveError::Link { .. }
+            | ArchiveError::ThroughLink { .. }
             | ArchiveError::Special { .. }
             | ArchiveError::Duplicate { .. }
             | ArchiveError::FileAndFolder { .. } => Some(codes::ARCHIVE_ENTRY),
@@ -353,11 +388,127 @@ fn name_list(names: &[String]) -> String {
     text
 }
 
+/// Why a `.tgz` link entry is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LinkProblem {
+    /// The target is empty (the app cannot create the link).
+    Empty,
+    /// The target is not UTF-8.
+    NotUtf8,
+    /// The target is absolute or has a drive letter (the app refuses it).
+    Absolute,
+    /// A symbolic link whose target, read from the link's folder, leaves the archive
+    /// (the app refuses it).
+    LeavesArchive,
+    /// A symbolic link of the package whose target leaves the package folder. The app
+    /// accepts it (the installed link then points into its deleted temporary folder);
+    /// we refuse it so that no link we create points outside the install folder.
+    LeavesPackage {
+        /// Where the target leads, from the archive root (`""` for the root).
+        resolved: String,
+    },
+    /// A symbolic link of the package whose target goes through another symbolic-link
+    /// entry, so that where it really leads is not where it reads as leading.
+    ThroughLink {
+        /// The other link, as named in the archive.
+        link: String,
+    },
+    /// A hard link whose target has a `..` segment (the app refuses it).
+    HardParent,
+    /// A hard link whose target is not a regular file (or a hard link to one) listed
+    /// before it: the app cannot create it (or, for a symbolic link, would make a
+    /// second link whose relative target reads from another folder).
+    HardTarget,
+}
+
+impl fmt::Display for LinkProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinkProblem::Empty => f.write_str("its target is empty; a link needs a target"),
+            LinkProblem::NotUtf8 => {
+                f.write_str("its target is not UTF-8; a link target must be UTF-8")
+            }
+            LinkProblem::Absolute => f.write_str(
+                "its target is absolute; the Spirit app refuses a link with an absolute target",
+            ),
+            LinkProblem::LeavesArchive => f.write_str(
+                "its target leaves the archive; the Spirit app refuses a link that leads outside the folder it unpacks to",
+            ),
+            LinkProblem::LeavesPackage { resolved } => write!(
+                f,
+                "its target leads to `{}`, outside the package folder `package/`; a link must stay inside the package (the Spirit app would install a link that leads nowhere, so this is refused)",
+                if resolved.is_empty() { "." } else { resolved }
+            ),
+            LinkProblem::ThroughLink { link } => write!(
+                f,
+                "its target goes through the symbolic link `{link}`; a link target must not go through another link"
+            ),
+            LinkProblem::HardParent => f.write_str(
+                "its target has a `..` segment; the Spirit app refuses a hard link with `..`",
+            ),
+            LinkProblem::HardTarget => f.write_str(
+                "its target is not a regular file listed before it in the archive; a hard link must name an earlier file",
+            ),
+        }
+    }
+}
+
+/// Whether a link target is absolute as the app's tar reader sees it (a leading `/` or
+/// `\`, or a drive letter).
+fn absolute_target(target: &str) -> bool {
+    let bytes = target.as_bytes();
+    target.starts_with('/')
+        || target.starts_with('\\')
+        || (bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':')
+}
+
+/// Where a symbolic link at `link` (normalised, from the archive root) with the
+/// relative `target` leads, from the archive root, read segment by segment (`/` and
+/// `\\` both separate, as the app checks them). `symlinks` are the archive's symbolic
+/// links: going through one (not as the last segment) is refused.
+fn resolve_symlink(
+    link: &str,
+    target: &str,
+    symlinks: &BTreeMap<String, String>,
+) -> Result<String, LinkProblem> {
+    let mut at: Vec<&str> = link.split('/').collect();
+    at.pop();
+    let segments: Vec<&str> = target
+        .split(['/', '\\'])
+        .filter(|segment| !segment.is_empty() && *segment != ".")
+        .collect();
+    for (position, segment) in segments.iter().enumerate() {
+        if *segment == ".." {
+            if at.pop().is_none() {
+                return Err(LinkProblem::LeavesArchive);
+            }
+            continue;
+        }
+        at.push(segment);
+        if position + 1 < segments.len()
+            && let Some(name) = symlinks.get(&at.join("/"))
+        {
+            return Err(LinkProblem::ThroughLink { link: name.clone() });
+        }
+    }
+    Ok(at.join("/"))
+}
+
+/// The most symbolic links followed one after the other when reading a path.
+const MAX_LINK_HOPS: usize = 40;
+
 /// One entry of the package (its path relative to the package root).
 #[derive(Debug, Clone)]
 struct Entry {
     /// A folder (explicit or implied by a file inside it) rather than a regular file.
     folder: bool,
+    /// A symbolic link: its target as written in the archive, and where it leads
+    /// relative to the package root (`""` for the root).
+    symlink: Option<(String, String)>,
+    /// The normalised archive path of the entry whose bytes this file holds: its own,
+    /// or a hard link's target. Empty for a folder or symbolic link.
+    source: String,
     /// The name in the archive (empty for an implied folder).
     name: String,
     /// Position in the archive: the ZIP index, or the tar entry's ordinal (every header
@@ -373,8 +524,16 @@ struct Listed {
     /// `None`: the archive root itself (`./`), ignored.
     path: Option<RelativePath>,
     folder: bool,
+    /// A `.tgz` link and its target.
+    link: Option<ListedLink>,
     index: usize,
     mode: Option<u32>,
+}
+
+/// A `.tgz` link entry's target, as written in the archive.
+enum ListedLink {
+    Symbolic(String),
+    Hard(String),
 }
 
 /// The open archive file: every read goes through [`Tracked`] so an I/O error of the
@@ -471,7 +630,8 @@ impl Archive {
     }
 
     /// The package's files and folders (implied folders included), relative to the
-    /// package root, in path order; `true` for a folder.
+    /// package root, in path order; `true` for a folder (a symbolic link is `false`,
+    /// whatever it leads to).
     pub fn paths(&self) -> impl Iterator<Item = (&str, bool)> {
         self.entries
             .iter()
@@ -486,7 +646,8 @@ impl Archive {
     /// (whatever the archive declares). On an error, what was written so far stays in
     /// `dest`: unpack into a temporary folder and drop it. Files get the archive's mode
     /// `& 0o775 | 0o600` (no setuid, setgid, sticky or world-writable bit; always
-    /// readable and writable by the owner), `0o644` without one; folders `0o755`.
+    /// readable and writable by the owner), `0o644` without one; folders `0o755`. The
+    /// symbolic links of a `.tgz` are created last, with their target as written.
     pub fn extract(&self, dest: &Path) -> Result<u64, ArchiveError> {
         for (path, entry) in &self.entries {
             if entry.folder {
@@ -499,10 +660,51 @@ impl Archive {
                     })?;
             }
         }
-        let mut source = self.source.lock().unwrap_or_else(PoisonError::into_inner);
-        match &mut *source {
-            Source::Zip(zip) => self.extract_zip(zip, dest),
-            Source::TarGz(file) => self.extract_tar(file, dest),
+        let written = {
+            let mut source = self.source.lock().unwrap_or_else(PoisonError::into_inner);
+            match &mut *source {
+                Source::Zip(zip) => self.extract_zip(zip, dest),
+                Source::TarGz(file) => self.extract_tar(file, dest),
+            }
+        }?;
+        for (path, entry) in &self.entries {
+            if let Some((target, _)) = &entry.symlink {
+                let link = dest.join(path);
+                make_symlink(target, &link)
+                    .map_err(|source| ArchiveError::Write { path: link, source })?;
+            }
+        }
+        Ok(written)
+    }
+
+    /// The entry at `path` (relative to the package root) once the symbolic links on
+    /// the way and at its end are followed: `Ok(None)` for the package root, `Err(())`
+    /// for nothing there (or too many links in a row).
+    fn resolve(&self, path: &str) -> Result<Option<&Entry>, ()> {
+        let mut hops = 0;
+        let mut at = String::new();
+        for segment in path.split('/') {
+            let mut next = if at.is_empty() {
+                segment.to_owned()
+            } else {
+                format!("{at}/{segment}")
+            };
+            while let Some((_, resolved)) = &self.entries.get(&next).ok_or(())?.symlink {
+                hops += 1;
+                if hops > MAX_LINK_HOPS {
+                    return Err(());
+                }
+                next.clone_from(resolved);
+                if next.is_empty() {
+                    break;
+                }
+            }
+            at = next;
+        }
+        if at.is_empty() {
+            Ok(None)
+        } else {
+            self.entries.get(&at).map(Some).ok_or(())
         }
     }
 
@@ -510,7 +712,7 @@ impl Archive {
         let limit = self.limits.max_unpacked_bytes;
         let mut written = 0u64;
         for (path, entry) in &self.entries {
-            let (false, Some(index)) = (entry.folder, entry.index) else {
+            let (false, None, Some(index)) = (entry.folder, &entry.symlink, entry.index) else {
                 continue;
             };
             let mut reader = zip.by_index(index).map_err(|error| self.zip_error(error))?;
@@ -526,12 +728,15 @@ impl Archive {
 
     fn extract_tar(&self, file: &mut Tracked, dest: &Path) -> Result<u64, ArchiveError> {
         let limit = self.limits.max_unpacked_bytes;
-        let wanted: BTreeMap<usize, (&String, &Entry)> = self
-            .entries
-            .iter()
-            .filter(|(_, entry)| !entry.folder)
-            .filter_map(|(path, entry)| entry.index.map(|index| (index, (path, entry))))
-            .collect();
+        // By the index of the tar entry holding the bytes: a file and the hard links
+        // to it share one.
+        let mut wanted: BTreeMap<usize, Vec<(&String, &Entry)>> = BTreeMap::new();
+        for (path, entry) in &self.entries {
+            if let (false, None, Some(index)) = (entry.folder, &entry.symlink, entry.index) {
+                wanted.entry(index).or_default().push((path, entry));
+            }
+        }
+        let files: usize = wanted.values().map(Vec::len).sum();
         let Some(last) = wanted.keys().next_back().copied() else {
             return Ok(0);
         };
@@ -543,51 +748,60 @@ impl Archive {
             &self.file_error,
             &self.path,
             |index, tar_entry| {
-                let Some((path, entry)) = wanted.get(&index) else {
+                let Some(targets) = wanted.get(&index) else {
                     return Ok(index < last);
                 };
-                unpacked += 1;
-                self.same_entry(tar_entry, path)?;
-                let target = dest.join(path.as_str());
-                let mut out = create_file(&target).map_err(Walk::Archive)?;
-                let remaining = limit - written;
-                written +=
-                    copy_limited(tar_entry, &mut out, remaining).map_err(|error| match error {
+                let Some((first, first_entry)) = targets.first() else {
+                    return Ok(index < last);
+                };
+                self.same_entry(tar_entry, &first_entry.source)?;
+                let first_target = dest.join(first.as_str());
+                for (path, entry) in targets {
+                    unpacked += 1;
+                    let target = dest.join(path.as_str());
+                    let mut out = create_file(&target).map_err(Walk::Archive)?;
+                    let remaining = limit - written;
+                    let copied = if std::ptr::eq(*path, *first) {
+                        copy_limited(tar_entry, &mut out, remaining)
+                    } else {
+                        // A hard link: the bytes of the file just written.
+                        File::open(&first_target)
+                            .map_err(CopyError::Write)
+                            .and_then(|mut from| copy_limited(&mut from, &mut out, remaining))
+                    };
+                    written += copied.map_err(|error| match error {
                         CopyError::Read(error) => Walk::Io(error),
                         other => Walk::Archive(self.copy_error(other, &target, &entry.name)),
                     })?;
-                finish_file(out, &target, entry.mode).map_err(Walk::Archive)?;
+                    finish_file(out, &target, entry.mode).map_err(Walk::Archive)?;
+                }
                 Ok(index < last)
             },
         )?;
-        if unpacked < wanted.len() {
+        if unpacked < files {
             return Err(ArchiveError::Corrupt {
                 format: Format::TarGz,
                 detail: format!(
-                    "it ended after {unpacked} of its {} files: the file changed while it was being read",
-                    wanted.len()
+                    "it ended after {unpacked} of its {files} files: the file changed while it was being read"
                 ),
             });
         }
         Ok(written)
     }
 
-    /// Checks that the tar entry met when streaming again is the one listed at `path`
-    /// (the file could have changed since it was listed).
-    fn same_entry(&self, tar_entry: &tar::Entry<'_, impl Read>, path: &str) -> Result<(), Walk> {
+    /// Checks that the tar entry met when streaming again is the one listed as
+    /// `source` (its normalised archive path; the file could have changed since it was
+    /// listed).
+    fn same_entry(&self, tar_entry: &tar::Entry<'_, impl Read>, source: &str) -> Result<(), Walk> {
         let name = String::from_utf8_lossy(&tar_entry.path_bytes()).into_owned();
-        let same = RelativePath::parse(&name)
-            .ok()
-            .and_then(|full| full.as_str().strip_prefix(&self.root).map(str::to_owned))
-            .is_some_and(|relative| relative == path);
+        let same = RelativePath::parse(&name).is_ok_and(|full| full.as_str() == source);
         if same {
             Ok(())
         } else {
             Err(Walk::Archive(ArchiveError::Corrupt {
                 format: Format::TarGz,
                 detail: format!(
-                    "entry `{name}` is not the one listed as `{}{path}`: the file changed while it was being read",
-                    self.root
+                    "entry `{name}` is not the one listed as `{source}`: the file changed while it was being read"
                 ),
             }))
         }
@@ -630,7 +844,7 @@ impl Archive {
 
     /// The bytes of the file at `path` (relative to the package root), at most `limit`.
     fn read_entry(&self, path: &RelativePath, limit: u64) -> Result<Vec<u8>, ArchiveError> {
-        let Some(entry) = self.entries.get(path.as_str()) else {
+        let Ok(Some(entry)) = self.resolve(path.as_str()) else {
             return Err(ArchiveError::Read {
                 path: self.path.clone(),
                 source: io::Error::new(
@@ -671,7 +885,7 @@ impl Archive {
                         if at < index {
                             return Ok(true);
                         }
-                        self.same_entry(tar_entry, path.as_str())?;
+                        self.same_entry(tar_entry, &entry.source)?;
                         tar_entry
                             .take(limit.saturating_add(1))
                             .read_to_end(&mut bytes)
@@ -706,10 +920,11 @@ impl Archive {
 
 impl PackageFiles for Archive {
     fn kind(&self, path: &RelativePath) -> FileKind {
-        match self.entries.get(path.as_str()) {
-            Some(entry) if entry.folder => FileKind::Folder,
-            Some(_) => FileKind::File,
-            None => FileKind::Missing,
+        match self.resolve(path.as_str()) {
+            Ok(None) => FileKind::Folder,
+            Ok(Some(entry)) if entry.folder => FileKind::Folder,
+            Ok(Some(_)) => FileKind::File,
+            Err(()) => FileKind::Missing,
         }
     }
 
@@ -955,6 +1170,7 @@ fn list_zip(
             name,
             path,
             folder,
+            link: None,
             index,
             mode: mode.filter(|mode| mode & 0o7777 != 0),
         });
@@ -1190,19 +1406,54 @@ fn list_tar(
                 }
             };
             let header = entry.header();
+            let mut link = None;
             let folder = match header.entry_type() {
                 EntryType::Regular | EntryType::Continuous => false,
                 EntryType::Directory => true,
                 EntryType::XGlobalHeader => return Ok(true),
                 kind @ (EntryType::Symlink | EntryType::Link) => {
-                    let target = entry
-                        .link_name_bytes()
-                        .map(|target| String::from_utf8_lossy(&target).into_owned());
-                    return Err(Walk::Archive(ArchiveError::Link {
-                        entry: name,
-                        hard: kind == EntryType::Link,
-                        target,
-                    }));
+                    let hard = kind == EntryType::Link;
+                    let target = entry.link_name_bytes().map(|target| target.into_owned());
+                    let refuse = |target: Option<String>, problem| {
+                        Walk::Archive(ArchiveError::Link {
+                            entry: name.clone(),
+                            hard,
+                            target,
+                            problem,
+                        })
+                    };
+                    let target = match target.map(String::from_utf8) {
+                        None => return Err(refuse(Some(String::new()), LinkProblem::Empty)),
+                        Some(Err(_)) => return Err(refuse(None, LinkProblem::NotUtf8)),
+                        Some(Ok(target)) => target,
+                    };
+                    let problem = if target.is_empty() {
+                        Some(LinkProblem::Empty)
+                    } else if absolute_target(&target) {
+                        Some(LinkProblem::Absolute)
+                    } else if hard {
+                        target
+                            .split(['/', '\\'])
+                            .any(|segment| segment == "..")
+                            .then_some(LinkProblem::HardParent)
+                    } else {
+                        // Read from the link's folder as named (checked below).
+                        let at = entry_name(&name, Format::TarGz)
+                            .ok()
+                            .flatten()
+                            .map(|path| path.as_str().to_owned())
+                            .unwrap_or_default();
+                        resolve_symlink(&at, &target, &BTreeMap::new()).err()
+                    };
+                    if let Some(problem) = problem {
+                        return Err(refuse(Some(target), problem));
+                    }
+                    link = Some(if hard {
+                        ListedLink::Hard(target)
+                    } else {
+                        ListedLink::Symbolic(target)
+                    });
+                    false
                 }
                 EntryType::Char => return Err(special(name, S_IFCHR)),
                 EntryType::Block => return Err(special(name, S_IFBLK)),
@@ -1233,6 +1484,7 @@ fn list_tar(
                 name,
                 path,
                 folder,
+                link,
                 index,
                 mode,
             });
@@ -1271,9 +1523,53 @@ fn layout(
         }
         all.insert(key, item);
     }
+    let symlinks: BTreeMap<String, String> = all
+        .iter()
+        .filter(|(_, item)| matches!(item.link, Some(ListedLink::Symbolic(_))))
+        .map(|(path, item)| (path.clone(), item.name.clone()))
+        .collect();
+    // Hard links, everywhere in the archive (the app unpacks every entry): the entry
+    // whose bytes each one holds (normalised path, index, mode).
+    // In archive order, so that a hard link to an earlier hard link is that one's file.
+    let mut hard: BTreeMap<String, (String, usize, Option<u32>)> = BTreeMap::new();
+    let mut hard_links: Vec<(&String, &Listed, &String)> = all
+        .iter()
+        .filter_map(|(path, item)| match &item.link {
+            Some(ListedLink::Hard(target)) => Some((path, item, target)),
+            _ => None,
+        })
+        .collect();
+    hard_links.sort_by_key(|(_, item, _)| item.index);
+    for (path, item, target) in hard_links {
+        let source = entry_name(target, Format::TarGz)
+            .ok()
+            .flatten()
+            .and_then(|target| all.get_key_value(target.as_str()))
+            .filter(|(_, file)| !file.folder && file.index < item.index)
+            .and_then(|(source, file)| match &file.link {
+                None => Some((source.clone(), file.index, file.mode)),
+                Some(ListedLink::Hard(_)) => hard.get(source).cloned(),
+                Some(ListedLink::Symbolic(_)) => None,
+            });
+        let Some(source) = source else {
+            return Err(ArchiveError::Link {
+                entry: item.name.clone(),
+                hard: true,
+                target: Some(target.clone()),
+                problem: LinkProblem::HardTarget,
+            });
+        };
+        hard.insert(path.clone(), source);
+    }
     for (path, item) in &all {
         let mut parent = path.as_str();
         while let Some((up, _)) = parent.rsplit_once('/') {
+            if let Some(link) = symlinks.get(up) {
+                return Err(ArchiveError::ThroughLink {
+                    entry: item.name.clone(),
+                    link: link.clone(),
+                });
+            }
             if all.get(up).is_some_and(|file| !file.folder) {
                 return Err(ArchiveError::FileAndFolder {
                     entry: item.name.clone(),
@@ -1343,19 +1639,53 @@ fn layout(
         while let Some((up, _)) = parent.rsplit_once('/') {
             entries.entry(up.to_owned()).or_insert(Entry {
                 folder: true,
+                symlink: None,
+                source: String::new(),
                 name: String::new(),
                 index: None,
                 mode: None,
             });
             parent = up;
         }
+        let (symlink, source, index, mode) = match &item.link {
+            Some(ListedLink::Symbolic(target)) => {
+                let refuse = |problem| ArchiveError::Link {
+                    entry: item.name.clone(),
+                    hard: false,
+                    target: Some(target.clone()),
+                    problem,
+                };
+                let resolved = resolve_symlink(&path, target, &symlinks).map_err(refuse)?;
+                let inside = if resolved == root.trim_end_matches('/') {
+                    Some("")
+                } else {
+                    resolved.strip_prefix(root.as_str())
+                };
+                let Some(inside) = inside else {
+                    return Err(refuse(LinkProblem::LeavesPackage { resolved }));
+                };
+                (
+                    Some((target.clone(), inside.to_owned())),
+                    String::new(),
+                    item.index,
+                    None,
+                )
+            }
+            Some(ListedLink::Hard(_)) => match hard.get(&path) {
+                Some((source, index, mode)) => (None, source.clone(), *index, *mode),
+                None => (None, path.clone(), item.index, item.mode),
+            },
+            None => (None, path.clone(), item.index, item.mode),
+        };
         entries.insert(
             relative.to_owned(),
             Entry {
                 folder: item.folder,
+                symlink,
+                source,
                 name: item.name,
-                index: Some(item.index),
-                mode: item.mode,
+                index: Some(index),
+                mode,
             },
         );
     }
@@ -1422,6 +1752,21 @@ fn finish_file(out: File, target: &Path, mode: Option<u32>) -> Result<(), Archiv
         path: target.to_owned(),
         source,
     })
+}
+
+/// A new symbolic link at `link` to `target` (never replacing anything).
+#[cfg(unix)]
+fn make_symlink(target: &str, link: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+/// Symbolic links are only created on Unix.
+#[cfg(not(unix))]
+fn make_symlink(_target: &str, _link: &Path) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "symbolic links in a package are only unpacked on Unix",
+    ))
 }
 
 #[cfg(unix)]

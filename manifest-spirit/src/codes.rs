@@ -140,9 +140,9 @@ curupira_diagnostics::codes! {
     /// An archive whose layout is not a package.
     ARCHIVE_LAYOUT = "spirit/archive-layout", Error,
         "Archive (`check_archive`, `spirit install`): The archive is not a package: a ZIP with no `package.json` or several, a `.tgz` without `package/package.json` (entries beside `package/` are ignored, as the Spirit app ignores them).";
-    /// An archive entry that could write outside the package.
+    /// An archive entry that could write outside the package, or a link the app refuses.
     ARCHIVE_ENTRY = "spirit/archive-entry", Error,
-        "Archive (`check_archive`, `spirit install`): An archive entry is refused before anything is written: an absolute or drive-letter name, a `..` segment, a backslash in a `.tgz` (in a ZIP it is a folder separator), an empty or `.` segment in a ZIP file of the package (as the Spirit app refuses it), a link, device or FIFO in a `.tgz` (a ZIP link entry is a file holding its text), or a name given twice.";
+        "Archive (`check_archive`, `spirit install`): An archive entry is refused before anything is written: an absolute or drive-letter name, a `..` segment, a backslash in a `.tgz` (in a ZIP it is a folder separator), an empty or `.` segment in a ZIP file of the package (as the Spirit app refuses it), a device or FIFO in a `.tgz`, a name given twice, or a `.tgz` link the app refuses (an empty or absolute target, a symbolic link leading out of the archive, a hard link with `..` or not to an earlier file) or that we refuse so that no link leads out of the install folder (a symbolic link of the package leading out of `package/` or through another link) and nothing is written through one (an entry inside a symbolic link). A relative symbolic link inside the package is unpacked as that link; a ZIP link entry is a file holding its text.";
     /// An archive over the limits.
     ARCHIVE_LIMIT = "spirit/archive-limit", Error,
         "Archive (`check_archive`, `spirit install`): The archive has more than 10,000 entries or unpacks to more than 256 MiB (the bytes actually decompressed are counted; declared sizes are not trusted).";

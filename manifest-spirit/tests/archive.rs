@@ -9,7 +9,7 @@ mod support;
 use std::path::Path;
 use std::time::Instant;
 
-use spirit_manifest::archive::{Archive, ArchiveError, Format, Limits, MAX_ENTRIES};
+use spirit_manifest::archive::{Archive, ArchiveError, Format, Limits, LinkProblem, MAX_ENTRIES};
 use spirit_manifest::{FileKind, Options, PackageFiles, RelativePath, check_archive, codes};
 use support::*;
 
@@ -464,54 +464,270 @@ fn zip_symlink_is_a_file_holding_the_link_text() {
     assert!(checked.package.is_some(), "{:?}", checked.diagnostics());
 }
 
+/// A package.json with `main`.
+fn main_at(main: &str) -> String {
+    format!(
+        r#"{{"name":"@acme/hello","version":"1.0.0","main":"{main}","spiritExtension":{{"displayName":"Hello","supportedHosts":["cli","desktop"],"activationEvents":["onStartup"]}}}}"#
+    )
+}
+
+fn symlink(name: &str, target: &str) -> Item {
+    Item::Symlink(name.to_owned(), target.to_owned())
+}
+
 #[test]
-fn tgz_symlink_is_refused() {
+fn tgz_relative_symlinks_inside_the_package_are_unpacked_as_links() {
     let dir = tempfile::tempdir().unwrap();
     let path = tgz(
         dir.path(),
         "link.tgz",
         &[
-            file("package/package.json", HELLO),
-            Item::Symlink("package/index.js".to_owned(), "../../etc/passwd".to_owned()),
+            file("package/package.json", main_at("lib/main.js")),
+            file("package/dist/index.js", INDEX_JS),
+            // To a file, to a folder, to the package root, and a link to a link.
+            symlink("package/dist/main.js", "index.js"),
+            symlink("package/lib", "./dist"),
+            symlink("package/root", "."),
+            symlink("package/again", "dist/main.js"),
+            symlink("package/dangling", "nothing-here"),
         ],
     );
+    let archive = open(&path).unwrap();
+    let kind = |p: &str| archive.kind(&RelativePath::parse(p).unwrap());
+    assert_eq!(kind("lib"), FileKind::Folder);
+    assert_eq!(kind("lib/main.js"), FileKind::File);
+    assert_eq!(kind("root/lib/index.js"), FileKind::File);
+    assert_eq!(kind("again"), FileKind::File);
+    assert_eq!(kind("dangling"), FileKind::Missing);
+    assert_eq!(kind("lib/nothing.js"), FileKind::Missing);
+    let read = |p: &str| archive.read(&RelativePath::parse(p).unwrap(), 100).unwrap();
+    assert_eq!(read("lib/main.js"), INDEX_JS.as_bytes());
+    // `check` follows them as the app does: `main` through a folder link is found.
+    let checked = check_archive(&path, &Options::default()).unwrap();
+    assert!(checked.package.is_some(), "{:?}", checked.diagnostics());
+    assert_eq!(checked.report.errors(), 0, "{:?}", checked.diagnostics());
+
+    let out = tempfile::tempdir().unwrap();
+    archive.extract(out.path()).unwrap();
+    for (link, target) in [
+        ("dist/main.js", "index.js"),
+        ("lib", "./dist"),
+        ("root", "."),
+        ("dangling", "nothing-here"),
+    ] {
+        let at = out.path().join(link);
+        assert!(
+            std::fs::symlink_metadata(&at)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{link}"
+        );
+        assert_eq!(
+            std::fs::read_link(&at).unwrap(),
+            Path::new(target),
+            "{link}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("lib/main.js")).unwrap(),
+        INDEX_JS
+    );
+}
+
+/// The one `Link` refusal of opening `items` as a `.tgz`: entry, target, problem.
+fn link_refusal(items: &[Item]) -> (String, bool, Option<String>, LinkProblem, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tgz(dir.path(), "link.tgz", items);
+    let message = assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
     match open(&path) {
         Err(ArchiveError::Link {
             entry,
-            hard: false,
+            hard,
             target,
-        }) => {
-            assert_eq!(entry, "package/index.js");
-            assert_eq!(target.as_deref(), Some("../../etc/passwd"));
-        }
+            problem,
+        }) => (entry, hard, target, problem, message),
         other => panic!("{other:?}"),
     }
-    let message = assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
-    assert!(message.contains("symbolic link"), "{message}");
 }
 
 #[test]
-fn tgz_hard_link_is_refused() {
+fn tgz_symlink_with_an_absolute_target_is_refused() {
+    for target in ["/etc/passwd", "/", "C:x", "\\\\host\\x"] {
+        let (entry, hard, got, problem, message) = link_refusal(&[
+            file("package/package.json", HELLO),
+            symlink("package/index.js", target),
+        ]);
+        assert_eq!(entry, "package/index.js");
+        assert!(!hard);
+        assert_eq!(got.as_deref(), Some(target));
+        assert_eq!(problem, LinkProblem::Absolute, "{target}");
+        assert!(message.contains("symbolic link"), "{message}");
+        assert!(message.contains("absolute"), "{message}");
+    }
+}
+
+#[test]
+fn tgz_symlink_leaving_the_archive_is_refused_wherever_it_is() {
+    for (name, target) in [
+        ("package/index.js", "../../etc/passwd"),
+        ("package/a/b", "../../../x"),
+        // Beside `package/`, never unpacked, but the app refuses it too.
+        ("other", "../x"),
+    ] {
+        let (entry, _, _, problem, message) =
+            link_refusal(&[file("package/package.json", HELLO), symlink(name, target)]);
+        assert_eq!(entry, name);
+        assert_eq!(problem, LinkProblem::LeavesArchive, "{name} -> {target}");
+        assert!(message.contains("leaves the archive"), "{message}");
+    }
+}
+
+#[test]
+fn tgz_symlink_leaving_the_package_is_refused_although_the_app_accepts_it() {
+    for (target, resolved) in [
+        ("../other/x", "other/x"),
+        ("..", ""),
+        ("../package2", "package2"),
+    ] {
+        let (entry, _, _, problem, message) = link_refusal(&[
+            file("package/package.json", HELLO),
+            file("other/x", "beside"),
+            symlink("package/up", target),
+        ]);
+        assert_eq!(entry, "package/up");
+        assert_eq!(
+            problem,
+            LinkProblem::LeavesPackage {
+                resolved: resolved.to_owned()
+            },
+            "{target}"
+        );
+        assert!(message.contains("outside the package folder"), "{message}");
+    }
+}
+
+#[test]
+fn tgz_symlink_whose_target_goes_through_another_link_is_refused() {
+    // `l/../..` reads as the archive root, but `l` leads to `dist/deep`, so on disk it
+    // would lead to `package/`: what a link says must be where it leads.
+    let (entry, _, _, problem, message) = link_refusal(&[
+        file("package/package.json", HELLO),
+        dir("package/dist/deep"),
+        symlink("package/l", "dist/deep"),
+        symlink("package/m", "l/../.."),
+    ]);
+    assert_eq!(entry, "package/m");
+    assert_eq!(
+        problem,
+        LinkProblem::ThroughLink {
+            link: "package/l".to_owned()
+        }
+    );
+    assert!(message.contains("through the symbolic link"), "{message}");
+}
+
+#[test]
+fn tgz_entry_written_through_a_link_is_refused_in_either_order() {
+    for items in [
+        vec![
+            file("package/package.json", HELLO),
+            dir("package/dist"),
+            symlink("package/lnk", "dist"),
+            file("package/lnk/evil.js", "evil"),
+        ],
+        vec![
+            file("package/package.json", HELLO),
+            dir("package/dist"),
+            file("package/lnk/evil.js", "evil"),
+            symlink("package/lnk", "dist"),
+        ],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = tgz(dir.path(), "through.tgz", &items);
+        match open(&path) {
+            Err(ArchiveError::ThroughLink { entry, link }) => {
+                assert_eq!(entry, "package/lnk/evil.js");
+                assert_eq!(link, "package/lnk");
+            }
+            other => panic!("{other:?}"),
+        }
+        let message = assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
+        assert!(message.contains("written through"), "{message}");
+    }
+}
+
+#[test]
+fn tgz_hard_link_to_an_earlier_file_is_a_copy_of_its_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let path = tgz(
         dir.path(),
         "hard.tgz",
         &[
             file("package/package.json", HELLO),
+            file("beside/notes.txt", "beside the package"),
             Item::HardLink(
                 "package/copy.json".to_owned(),
                 "package/package.json".to_owned(),
             ),
+            Item::HardLink(
+                "package/notes.txt".to_owned(),
+                "./beside/notes.txt".to_owned(),
+            ),
+            // A hard link to a hard link holds the first file's bytes too.
+            Item::HardLink(
+                "package/again.json".to_owned(),
+                "package/copy.json".to_owned(),
+            ),
         ],
     );
-    match open(&path) {
-        Err(ArchiveError::Link {
-            entry, hard: true, ..
-        }) => assert_eq!(entry, "package/copy.json"),
-        other => panic!("{other:?}"),
+    let archive = open(&path).unwrap();
+    let read = |p: &str| {
+        archive
+            .read(&RelativePath::parse(p).unwrap(), 1000)
+            .unwrap()
+    };
+    assert_eq!(read("copy.json"), HELLO.as_bytes());
+    assert_eq!(read("notes.txt"), b"beside the package");
+    let out = tempfile::tempdir().unwrap();
+    archive.extract(out.path()).unwrap();
+    assert_eq!(read("again.json"), HELLO.as_bytes());
+    for (name, bytes) in [
+        ("again.json", HELLO.as_bytes()),
+        ("copy.json", HELLO.as_bytes()),
+        ("notes.txt", b"beside the package".as_slice()),
+        ("package.json", HELLO.as_bytes()),
+    ] {
+        let at = out.path().join(name);
+        assert!(std::fs::symlink_metadata(&at).unwrap().is_file(), "{name}");
+        assert_eq!(std::fs::read(&at).unwrap(), bytes, "{name}");
     }
-    let message = assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
-    assert!(message.contains("hard link"), "{message}");
+    assert!(!out.path().join("beside").exists());
+}
+
+#[test]
+fn tgz_hard_links_the_app_refuses_are_refused() {
+    for (target, expected) in [
+        ("package/../package/package.json", LinkProblem::HardParent),
+        ("/package/package.json", LinkProblem::Absolute),
+        ("package/missing.json", LinkProblem::HardTarget),
+        ("package/later.json", LinkProblem::HardTarget),
+        ("package/dist", LinkProblem::HardTarget),
+        ("package/sym", LinkProblem::HardTarget),
+        ("", LinkProblem::Empty),
+    ] {
+        let (entry, hard, _, problem, message) = link_refusal(&[
+            file("package/package.json", HELLO),
+            dir("package/dist"),
+            symlink("package/sym", "package.json"),
+            Item::HardLink("package/copy.json".to_owned(), target.to_owned()),
+            file("package/later.json", "{}"),
+        ]);
+        assert_eq!(entry, "package/copy.json");
+        assert!(hard);
+        assert_eq!(problem, expected, "{target}");
+        assert!(message.contains("hard link"), "{message}");
+    }
 }
 
 #[test]

@@ -559,7 +559,8 @@ fn a_tgz_ignores_what_is_beside_package() {
     );
     let installed = install(&archive, &options(data.path(), Host::Cli)).unwrap();
     assert_eq!(names_in(&installed.path), ["package.json".to_owned()]);
-    // A link beside `package/` is still refused: no link is unpacked or followed.
+    // A link beside `package/` with an absolute target is still refused, as the app
+    // refuses it.
     let linked = tgz(
         work.path(),
         "extra-link.tgz",
@@ -577,6 +578,93 @@ fn a_tgz_ignores_what_is_beside_package() {
         })
     ));
     assert_eq!(names_in(data.path()), Vec::<String>::new());
+}
+
+#[test]
+fn a_tgz_relative_symlink_inside_the_package_is_installed_as_that_link() {
+    let work = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let main = r#"{"name":"@acme/hello","version":"1.0.0","main":"lib/index.js","spiritExtension":{"displayName":"Hello","supportedHosts":["cli","desktop"],"activationEvents":["onStartup"]}}"#;
+    let archive = tgz(
+        work.path(),
+        "link.tgz",
+        &[
+            file("package/package.json", main),
+            file("package/dist/index.js", INDEX_JS),
+            Item::Symlink("package/lib".to_owned(), "dist".to_owned()),
+            Item::Symlink("package/dist/alias.js".to_owned(), "./index.js".to_owned()),
+            // A link to the package root and two links to each other: nothing loops.
+            Item::Symlink("package/root".to_owned(), ".".to_owned()),
+            Item::Symlink("package/ping".to_owned(), "pong".to_owned()),
+            Item::Symlink("package/pong".to_owned(), "ping".to_owned()),
+        ],
+    );
+    let installed = install(&archive, &options(data.path(), Host::Cli)).unwrap();
+    for (link, target) in [
+        ("lib", "dist"),
+        ("dist/alias.js", "./index.js"),
+        ("root", "."),
+        ("ping", "pong"),
+    ] {
+        let at = installed.path.join(link);
+        assert!(fs::symlink_metadata(&at).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read_link(&at).unwrap(), Path::new(target));
+    }
+    // The links work where the package was installed.
+    assert_eq!(
+        fs::read_to_string(installed.path.join("lib/alias.js")).unwrap(),
+        INDEX_JS
+    );
+}
+
+#[test]
+fn tgz_links_leading_out_of_the_package_or_written_through_leave_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    let sentinel = work.path().join("sentinel");
+    fs::create_dir(&sentinel).unwrap();
+    for (name, items) in [
+        (
+            "escaping.tgz",
+            vec![
+                file("package/package.json", HELLO),
+                file("beside/x", "x"),
+                Item::Symlink("package/up".to_owned(), "../beside".to_owned()),
+            ],
+        ),
+        (
+            "through.tgz",
+            vec![
+                file("package/package.json", HELLO),
+                dir("package/dist"),
+                Item::Symlink("package/lnk".to_owned(), "dist".to_owned()),
+                file("package/lnk/evil.txt", "evil"),
+            ],
+        ),
+        (
+            "relative-up.tgz",
+            vec![
+                file("package/package.json", HELLO),
+                Item::Symlink("package/up".to_owned(), "../../sentinel".to_owned()),
+                file("package/up/evil.txt", "evil"),
+            ],
+        ),
+    ] {
+        let data = tempfile::tempdir().unwrap();
+        let archive = tgz(work.path(), name, &items);
+        let result = install(&archive, &options(data.path(), Host::Cli));
+        assert!(
+            matches!(
+                result,
+                Err(InstallError::Archive {
+                    source: ArchiveError::Link { .. } | ArchiveError::ThroughLink { .. },
+                    ..
+                })
+            ),
+            "{name}: {result:?}"
+        );
+        assert_eq!(names_in(data.path()), Vec::<String>::new(), "{name}");
+        assert_eq!(names_in(&sentinel), Vec::<String>::new(), "{name}");
+    }
 }
 
 #[test]

@@ -9,9 +9,10 @@
 //!   on host `cli` without review acknowledgement), accept or refuse as the app did.
 //!   What cannot be reproduced offline is emulated from the vector folder: the
 //!   registry is served from memory at `https://registry.test/registry/`, a tarball is
-//!   read from `accepted/tarballs/` by its URL's last segment and its `integrity`
-//!   (sha256/384/512) checked against the bytes; a `shasum` is checked for its form
-//!   only (no SHA-1 implementation among this crate's dependencies);
+//!   read from `accepted/tarballs/` by its URL's last segment and checked as the app
+//!   checks a download: its `integrity` (one of the SRI sha256/384/512 entries must
+//!   match) and its `shasum` (SHA-1 hex, any case), each one that is present — neither
+//!   wins over the other, both must match;
 //! - `registry-strict`: a registry listing the package without `description` does not
 //!   build.
 //!
@@ -28,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 use serde_json::{Value, json};
+use sha1::Sha1;
 use sha2::{Digest, Sha256, Sha384, Sha512};
 use spirit_registry::reader::{self, Location};
 use spirit_registry::{FolderSource, build, check};
@@ -303,10 +305,49 @@ fn accepted_reader_output(dir: &Path) {
     )
     .unwrap();
     let tampered = Served {
+        catalog: served.catalog.clone(),
+        detail: served.detail.clone(),
         tarballs: tmp.path().to_owned(),
-        ..served
     };
     assert!(calls(&tampered, true)["install"].is_err());
+
+    // `shasum` is checked against the bytes too, whether or not `integrity` is there.
+    let tarball = fs::read(served.tarballs.join("spirit-extension-0.1.0.tgz")).unwrap();
+    let sha1_hex = |bytes: &[u8]| -> String {
+        Sha1::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let with_version = |tarballs: &Path, integrity: bool, shasum: &str| {
+        let mut detail = served.detail.clone();
+        let version = detail["versions"][0].as_object_mut().unwrap();
+        if !integrity {
+            version.remove("integrity");
+        }
+        version.insert("shasum".to_owned(), json!(shasum));
+        let served = Served {
+            catalog: served.catalog.clone(),
+            detail,
+            tarballs: tarballs.to_owned(),
+        };
+        calls(&served, true).remove("install").unwrap()
+    };
+    let good = sha1_hex(&tarball);
+    let other = sha1_hex(b"other bytes");
+    // The right digest passes, in either case, alone or beside `integrity`.
+    assert_eq!(with_version(&served.tarballs, false, &good), Ok(()));
+    assert_eq!(
+        with_version(&served.tarballs, false, &good.to_ascii_uppercase()),
+        Ok(())
+    );
+    assert_eq!(with_version(&served.tarballs, true, &good), Ok(()));
+    // A tampered tarball fails on `shasum` when it is the only digest.
+    let refused = with_version(tmp.path(), false, &good).unwrap_err();
+    assert!(refused.starts_with("shasum "), "{refused}");
+    // A matching `integrity` does not excuse a `shasum` that does not match.
+    let refused = with_version(&served.tarballs, true, &other).unwrap_err();
+    assert!(refused.starts_with("shasum "), "{refused}");
 }
 
 // --- reader-cases.json -----------------------------------------------------------------
@@ -474,6 +515,11 @@ fn calls(served: &Served, install: bool) -> BTreeMap<&'static str, Result<(), St
             {
                 return Err(format!("integrity {integrity} does not match"));
             }
+            if let Some(shasum) = &version.shasum
+                && !shasum_matches(shasum, &bytes)
+            {
+                return Err(format!("shasum {shasum} does not match"));
+            }
             Ok(())
         });
         out.insert("install", installed);
@@ -495,6 +541,15 @@ fn integrity_matches(integrity: &str, bytes: &[u8]) -> bool {
         };
         base64(&actual) == digest
     })
+}
+
+/// Whether `shasum` is the SHA-1 of `bytes` in hexadecimal (any case), as the app checks it.
+fn shasum_matches(shasum: &str, bytes: &[u8]) -> bool {
+    let actual: String = Sha1::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    actual.eq_ignore_ascii_case(shasum)
 }
 
 /// Standard padded base64.

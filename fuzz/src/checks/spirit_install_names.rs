@@ -16,9 +16,22 @@
 //! that succeeds puts exactly the archive's listing in `extensions/cli/pkg-…/`, every
 //! link entry as a regular file holding the link's text.
 //!
+//! Then the same entries go into a marketplace `.tgz`, each name under `package/` (an
+//! empty name, or a name or target longer than a tar header holds, is left out), hard
+//! links too, and that
+//! is installed into another fresh data folder. Whatever happens: nothing outside that
+//! data folder changes, a symbolic link is created only inside the installed package,
+//! with a relative target that leads (read from its folder, and on disk when it leads
+//! anywhere) inside the package; a link entry of the package with an absolute target
+//! refuses the archive; a refused install leaves at most the empty
+//! `extensions/cli/extension-state/`, and an install puts exactly the archive's listing
+//! in the package folder.
+//!
 //! The input is text (invalid UTF-8 read as U+FFFD), one entry a line (at most 16):
 //! `f<name>\t<content>` a file, `d<name>` a folder, `l<name>\t<target>` a symbolic
-//! link; a line starting with anything else is a file named by the whole line.
+//! link, `h<name>\t<target>` a hard link (in the `.tgz` only; `<target>` is taken as
+//! is, not put under `package/`); a line starting with anything else is a file named
+//! by the whole line.
 //!
 //! The files are under `<temp dir>/spirit_install_names-<pid>/`, rewritten each run.
 
@@ -41,6 +54,8 @@ enum Entry {
     Folder(String),
     /// A symbolic-link entry to this target.
     Symlink(String, String),
+    /// A hard-link entry (tar only) to this archive path.
+    HardLink(String, String),
 }
 
 /// The entries the input's lines give (see the module documentation).
@@ -54,6 +69,7 @@ fn entries(data: &[u8]) -> Vec<Entry> {
                 (Some('f'), Some(name)) => Entry::File(name.to_owned(), rest.as_bytes().to_vec()),
                 (Some('d'), Some(name)) => Entry::Folder(name.to_owned()),
                 (Some('l'), Some(name)) => Entry::Symlink(name.to_owned(), rest.to_owned()),
+                (Some('h'), Some(name)) => Entry::HardLink(name.to_owned(), rest.to_owned()),
                 _ => Entry::File(line.to_owned(), Vec::new()),
             }
         })
@@ -172,7 +188,10 @@ fn walk(dir: &Path) -> (BTreeSet<String>, bool) {
 pub fn check(data: &[u8]) {
     let entries = entries(data);
     for entry in &entries {
-        let (Entry::File(name, _) | Entry::Folder(name) | Entry::Symlink(name, _)) = entry;
+        let (Entry::File(name, _)
+        | Entry::Folder(name)
+        | Entry::Symlink(name, _)
+        | Entry::HardLink(name, _)) = entry;
         check_name(name);
     }
 
@@ -203,6 +222,7 @@ pub fn check(data: &[u8]) {
                     links.push((name.clone(), target.clone()));
                 }
             }
+            Entry::HardLink(..) => {}
         }
     }
     let Ok(bytes) = zip.finish().map(Cursor::into_inner) else {
@@ -281,6 +301,204 @@ pub fn check(data: &[u8]) {
             .map(str::to_owned)
             .collect();
             assert!(written.is_subset(&allowed), "{written:?}");
+        }
+    }
+
+    check_tgz(&entries);
+}
+
+/// The states a refused install may leave in its data folder.
+fn refused_leaves() -> BTreeSet<String> {
+    [
+        "extensions/",
+        "extensions/cli/",
+        "extensions/cli/extension-state/",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect()
+}
+
+/// A tar header with `name` written as is (GNU format), or `None` when it does not fit.
+fn raw_header(name: &str, kind: tar::EntryType, size: u64, mode: u32) -> Option<tar::Header> {
+    let mut header = tar::Header::new_gnu();
+    let bytes = name.as_bytes();
+    header
+        .as_old_mut()
+        .name
+        .get_mut(..bytes.len())?
+        .copy_from_slice(bytes);
+    header.set_entry_type(kind);
+    header.set_size(size);
+    header.set_mode(mode);
+    header.set_mtime(0);
+    header.set_cksum();
+    Some(header)
+}
+
+/// Where the relative link `target` at `link` (relative to a root) leads, read segment
+/// by segment from the link's folder; `None` when it leaves the root.
+fn lexical(link: &str, target: &str) -> Option<String> {
+    let mut at: Vec<&str> = link.split('/').collect();
+    at.pop();
+    for segment in target.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                at.pop()?;
+            }
+            other => at.push(other),
+        }
+    }
+    Some(at.join("/"))
+}
+
+/// The `.tgz` pass (see the module documentation).
+fn check_tgz(entries: &[Entry]) {
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    let manifest = raw_header(
+        "package/package.json",
+        tar::EntryType::Regular,
+        PACKAGE_JSON.len() as u64,
+        0o644,
+    )
+    .expect("a short name");
+    builder
+        .append(&manifest, PACKAGE_JSON.as_bytes())
+        .expect("in memory");
+    let mut absolute_link = false;
+    for entry in entries {
+        let (Entry::File(name, _)
+        | Entry::Folder(name)
+        | Entry::Symlink(name, _)
+        | Entry::HardLink(name, _)) = entry;
+        if name.is_empty() {
+            continue;
+        }
+        let appended = match entry {
+            Entry::File(name, content) => raw_header(
+                &format!("package/{name}"),
+                tar::EntryType::Regular,
+                content.len() as u64,
+                0o644,
+            )
+            .map(|header| builder.append(&header, content.as_slice())),
+            Entry::Folder(name) => raw_header(
+                &format!("package/{name}"),
+                tar::EntryType::Directory,
+                0,
+                0o755,
+            )
+            .map(|header| builder.append(&header, std::io::empty())),
+            Entry::Symlink(name, target) | Entry::HardLink(name, target) => {
+                let kind = if matches!(entry, Entry::Symlink(..)) {
+                    tar::EntryType::Symlink
+                } else {
+                    tar::EntryType::Link
+                };
+                raw_header(&format!("package/{name}"), kind, 0, 0o777).and_then(|mut header| {
+                    header.set_link_name_literal(target.as_bytes()).ok()?;
+                    header.set_cksum();
+                    if target.starts_with('/')
+                        && entry_name(&format!("package/{name}"), Format::TarGz).is_ok()
+                    {
+                        absolute_link = true;
+                    }
+                    Some(builder.append(&header, std::io::empty()))
+                })
+            }
+        };
+        if let Some(appended) = appended {
+            appended.expect("in memory");
+        }
+    }
+    let Ok(bytes) = builder.into_inner().and_then(|gz| gz.finish()) else {
+        return;
+    };
+
+    let root = scratch();
+    let sentinel = root.join("outside");
+    let archive = root.join("names.tgz");
+    fs::write(&archive, &bytes).expect("writable");
+    let data = root.join("data-tgz");
+    let _ = fs::remove_dir_all(&data);
+    let outside_before = walk(&sentinel);
+
+    let opened = Archive::open(&archive, LIMITS);
+    if absolute_link {
+        assert!(
+            opened.is_err(),
+            "a link with an absolute target was accepted"
+        );
+    }
+    let listing: Option<BTreeSet<String>> = opened.ok().map(|opened| {
+        opened
+            .paths()
+            .map(|(path, folder)| {
+                if folder {
+                    format!("{path}/")
+                } else {
+                    path.to_owned()
+                }
+            })
+            .collect()
+    });
+    let options = InstallOptions {
+        limits: LIMITS,
+        ..InstallOptions::new(&data, Host::Cli)
+    };
+    let result = install(&archive, &options);
+
+    assert_eq!(
+        walk(&sentinel),
+        outside_before,
+        "outside the data folder (tgz)"
+    );
+    match result {
+        Ok(installed) => {
+            let listing = listing.expect("an installed archive opens");
+            let (package, _) = walk(&installed.path);
+            assert_eq!(package, listing);
+            let canonical_package = fs::canonicalize(&installed.path).expect("installed");
+            for path in &package {
+                let at = installed.path.join(path);
+                let Ok(target) = fs::read_link(&at) else {
+                    continue;
+                };
+                let text = target.to_string_lossy();
+                assert!(!target.is_absolute(), "{path} -> {text}");
+                assert!(
+                    lexical(path, &text).is_some(),
+                    "{path} -> {text} leaves the package"
+                );
+                if let Ok(real) = fs::canonicalize(&at) {
+                    assert!(
+                        real.starts_with(&canonical_package),
+                        "{path} -> {text} leads to {real:?}"
+                    );
+                }
+            }
+            // No link anywhere else under the data folder.
+            let (all, _) = walk(&data);
+            let prefix = installed
+                .path
+                .strip_prefix(&data)
+                .expect("under the data folder")
+                .to_string_lossy()
+                .into_owned();
+            for path in all {
+                if !path.starts_with(&prefix) {
+                    let meta = fs::symlink_metadata(data.join(&path)).expect("listed");
+                    assert!(!meta.file_type().is_symlink(), "{path}");
+                }
+            }
+        }
+        Err(_) => {
+            let (written, _) = walk(&data);
+            assert!(written.is_subset(&refused_leaves()), "{written:?}");
         }
     }
 }
