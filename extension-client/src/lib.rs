@@ -179,6 +179,8 @@ mod error;
 mod launch;
 pub mod memory;
 mod options;
+#[cfg(feature = "probe")]
+pub mod probe;
 mod process;
 mod stderr;
 mod wire;

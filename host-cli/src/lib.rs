@@ -16,7 +16,6 @@
 pub mod agent;
 pub mod builtin;
 pub mod config;
-pub mod defaults;
 pub mod dispatch;
 pub mod events;
 pub mod extensions;
@@ -27,7 +26,6 @@ pub mod ledger;
 pub mod logging;
 pub mod plugins;
 pub mod preflight;
-pub mod probe;
 pub mod resolve;
 pub mod runner;
 pub mod spirit_run;

@@ -266,7 +266,7 @@ pub fn configuration(preparing: &Preparing<'_>, schema: &TriggerSchema) -> Confi
         ..
     } = *preparing;
     let mut configuration = automation.arguments.clone();
-    crate::defaults::apply_defaults(&schema.schema, &mut configuration);
+    curupira_protocol::apply_defaults(&schema.schema, &mut configuration);
     // A parameter named like a core key cannot be told apart from it: the host's
     // value is the one an extension reads (the config check warns about it).
     configuration.retain(|key, _| !is_core_key(key));

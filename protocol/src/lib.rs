@@ -5,7 +5,9 @@
 //! and their params and result types ([`method`]), the protocol version and the one
 //! compatibility rule ([`ProtocolVersion`], [`check_compatible`]), the item rules every
 //! polled item obeys ([`check_item`], [`RESERVED_KEYS`]), the host's core keys of an
-//! automation's table ([`CORE_KEYS`], [`parameters`]), and the problems a validation
+//! automation's table ([`CORE_KEYS`], [`parameters`]), the schema `default`s a host
+//! fills into an automation's arguments before `trigger/validate`
+//! ([`apply_defaults`]), and the problems a validation
 //! reports ([`ValidationError`]). Every type reads strictly ([`Wire::read`]), with a
 //! [`ShapeError`] that names the offending member by its JSON Pointer.
 //!
@@ -64,6 +66,7 @@
 //! 0.4.0 sends and accepts and what the official Python SDK `curupira-sdk` 0.1.0
 //! answers ([`docs/PROTOCOL.md`](https://example.invalid/curupira/blob/main/docs/PROTOCOL.md)).
 
+pub mod defaults;
 mod item;
 mod messages;
 pub mod method;
@@ -72,6 +75,7 @@ mod validation;
 mod version;
 
 pub use curupira_task_identity::Pair;
+pub use defaults::apply_defaults;
 pub use item::{ItemError, ItemProblem, RESERVED_KEYS, check_item, is_reserved};
 pub use messages::{
     Ack, Arguments, CORE_KEYS, Configuration, DescribeResult, InitializeParams, InitializeResult,

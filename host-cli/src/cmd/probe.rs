@@ -1,7 +1,7 @@
 //! `curupira probe [--trigger T] [--arguments JSON] [--timeout S] [--max-frame-bytes N]
 //! [--format human|json] [-q|-v|-vv] -- CMD ARGS…`: drives any extension through every protocol
 //! step and reports each step's conformance (the rules are in
-//! `curupira_host::probe`).
+//! `curupira_client::probe`).
 //!
 //! Output, one line per step as soon as it ends: `pass initialize (protocol 2, name
 //! local-queue, version 0.1.0)`, `fail trigger/poll: timeout (-32004): no reply within
@@ -9,7 +9,7 @@
 //! one object per line: `{"step": s, "status": "pass"|"fail"|"skip", "detail": s}`.
 //! Then the verdict, always the last line: `the extension conforms: …`, or with
 //! `--format json` `{"verdict": "pass"|"fail", "passed": n, "failed": n, "skipped": n}`
-//! (`curupira_host::probe::Verdict`; the fields are documented in `docs/HOST.md`).
+//! (`curupira_client::probe::Verdict`; the fields are documented in `docs/HOST.md`).
 //!
 //! Exit codes: 0 every step that ran passed, 1 any step failed, 2 bad arguments.
 
@@ -18,9 +18,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use curupira_client::probe::{ProbeOptions, Step, Tally, probe};
 use curupira_client::{LaunchCommand, Limits, Options, Timeouts};
+use curupira_host::extensions::host_info;
 use curupira_host::format::Format;
-use curupira_host::probe::{ProbeOptions, Step, Tally, probe};
 use serde_json::{Map, Value};
 
 use super::Verbosity;
@@ -74,8 +75,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("give the extension's command after `--`");
     };
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let launch = LaunchCommand::new(program, cwd).args(rest);
     let options = ProbeOptions {
-        launch: LaunchCommand::new(program, cwd).args(rest),
         trigger: args.trigger,
         arguments,
         client: Options {
@@ -85,12 +86,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 ..Limits::default()
             },
         },
+        client_info: host_info(),
     };
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut write_error = None;
     let mut tally = Tally::default();
-    let passed = probe(&options, |step: &Step| {
+    let passed = probe(&launch, &options, |step: &Step| {
         tally.count(step);
         let line = match args.format {
             Format::Human => step.to_string(),

@@ -21,7 +21,7 @@
 //!   nothing.
 //!
 //! ```
-//! use curupira_host::defaults::apply_defaults;
+//! use curupira_protocol::apply_defaults;
 //! use serde_json::{json, Map};
 //!
 //! let schema = json!({

@@ -1,9 +1,10 @@
-//! `curupira probe`: drives any extension through every protocol step once and says
-//! which steps conform. The tool an extension author runs first.
+//! The conformance walk behind `curupira probe`, as a library: drive an extension
+//! through every protocol step once and say which steps conform — from an extension
+//! author's own `cargo test` as well as from the command line.
 //!
 //! Steps, in order: `initialize`, `describe`, `trigger/schema`, `trigger/validate`,
 //! `trigger/poll`, `trigger/onStarted`, `trigger/onFinished`, `shutdown`. Each ends as
-//! `pass` (with what was learnt), `fail` (with the reason, the same sentence `run`
+//! `pass` (with what was learnt), `fail` (with the reason, the same sentence a host
 //! would report), or `skip`:
 //!
 //! - After a failure the remaining steps are skipped, except `shutdown`, which is
@@ -11,20 +12,72 @@
 //! - `trigger/onStarted` and `trigger/onFinished` run only when the poll returned an
 //!   item; they receive exactly that item's pairs. They act for real: an extension
 //!   that records finished work (like `local-queue`) records the probed item.
-//! - The trigger is `--trigger`, else the first one `describe` lists; a `--trigger`
-//!   that `describe` does not list fails `describe`.
-//! - The arguments are `--arguments` (a JSON object, default `{}`) with the schema's
-//!   `default`s applied, exactly as `run` does.
+//! - The trigger is [`ProbeOptions::trigger`], else the first one `describe` lists; a
+//!   trigger that `describe` does not list fails `describe`.
+//! - The arguments are [`ProbeOptions::arguments`] with the schema's `default`s applied
+//!   ([`curupira_protocol::apply_defaults`]), exactly as the host's `run` does.
 //! - `shutdown` fails when there is no reply (or an error reply), or when the process
 //!   does not exit within the timeout after its stdin is closed.
-//! - The extension runs in the current directory; every call has the same timeout.
+//! - [`probe`] starts the extension ([`LaunchCommand`]: its working directory is the
+//!   command's); [`probe_client`] probes one already connected, e.g. in memory.
+//!
+//! ```
+//! use std::io::BufReader;
+//! use std::thread;
+//!
+//! use curupira_client::curupira_protocol::PeerInfo;
+//! use curupira_client::probe::{ProbeOptions, Status, Tally, probe_client};
+//! use curupira_client::serde_json::json;
+//! use curupira_client::{Options, memory};
+//! use curupira_extension_sdk::{
+//!     Arguments, Pair, ServeOptions, Trigger, TriggerDescription, TriggerError,
+//!     TriggerSchema, ValidateError, serve,
+//! };
+//!
+//! /// One item, then nothing.
+//! struct Once(bool);
+//!
+//! impl Trigger for Once {
+//!     fn describe(&self) -> Vec<TriggerDescription> {
+//!         vec![TriggerDescription::new("once", ["n"])]
+//!     }
+//!     fn schema(&self, _: &str) -> Result<TriggerSchema, TriggerError> {
+//!         Ok(TriggerSchema::new(json!({"type": "object"}), ["n"]))
+//!     }
+//!     fn validate(&self, _: &str, _: &Arguments) -> Result<(), ValidateError> {
+//!         Ok(())
+//!     }
+//!     fn poll(&mut self, _: &str, _: &Arguments) -> Result<Option<Vec<Pair>>, TriggerError> {
+//!         let first = std::mem::replace(&mut self.0, false);
+//!         Ok(first.then(|| vec![Pair::new("n", "1")]))
+//!     }
+//! }
+//!
+//! let (client, extension) = memory::duplex("once", Options::default());
+//! let server = thread::spawn(move || {
+//!     let (reader, writer) = extension.split();
+//!     serve(&mut Once(true), BufReader::new(reader), writer, &ServeOptions::new("once", "1.0.0"))
+//! });
+//!
+//! let mut tally = Tally::default();
+//! let mut failures = Vec::new();
+//! let options = ProbeOptions::new(PeerInfo::new("my-tests", "0.1.0"));
+//! let conforms = probe_client(client, &options, |step| {
+//!     tally.count(step);
+//!     if step.status == Status::Fail {
+//!         failures.push(step.to_string());
+//!     }
+//! });
+//! assert!(conforms, "{failures:?}");
+//! assert_eq!((tally.passed, tally.failed, tally.skipped), (8, 0, 0));
+//! server.join().expect("the server thread").expect("serve");
+//! ```
 
-use curupira_client::{CallError, Client, Ending, LaunchCommand, Options};
-use curupira_protocol::{Arguments, PollParams, ValidateResult};
+use curupira_protocol::{Arguments, PeerInfo, PollParams, ValidateResult};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::extensions::host_info;
+use crate::{CallError, Client, Ending, LaunchCommand, Options};
 
 /// The steps, in order: every method of the protocol, in the order of its table.
 pub const STEPS: &[&str] = curupira_protocol::method::ALL;
@@ -142,11 +195,9 @@ pub struct Verdict {
     pub skipped: usize,
 }
 
-/// What to probe.
+/// How to probe: which trigger, with which arguments, under which limits.
 #[derive(Debug, Clone)]
 pub struct ProbeOptions {
-    /// The extension's command line and working directory.
-    pub launch: LaunchCommand,
     /// The trigger type to exercise; the first one listed when `None`.
     pub trigger: Option<String>,
     /// The arguments before defaults.
@@ -154,11 +205,59 @@ pub struct ProbeOptions {
     /// The timeout of every call and the grace period after `shutdown`, and the
     /// largest frame body accepted.
     pub client: Options,
+    /// What the prober says it is in `initialize` (`client_info`).
+    pub client_info: PeerInfo,
 }
 
-/// Runs every step, handing each outcome to `report` as soon as it is known. Returns
-/// whether every step that ran passed.
-pub fn probe(options: &ProbeOptions, mut report: impl FnMut(&Step)) -> bool {
+impl ProbeOptions {
+    /// The first trigger listed, no arguments, the client's default limits, and
+    /// `client_info` as given.
+    pub fn new(client_info: PeerInfo) -> Self {
+        Self {
+            trigger: None,
+            arguments: Arguments::new(),
+            client: Options::default(),
+            client_info,
+        }
+    }
+}
+
+/// Starts the extension `launch` names and runs every step, handing each outcome to
+/// `report` as soon as it is known. Returns whether every step that ran passed. The
+/// process is always reaped: shut down when it is alive at the end, killed when a step
+/// found it broken.
+pub fn probe(
+    launch: &LaunchCommand,
+    options: &ProbeOptions,
+    mut report: impl FnMut(&Step),
+) -> bool {
+    match Client::spawn("probe", launch, options.client) {
+        Ok(client) => probe_client(client, options, report),
+        Err(error) => {
+            report(&Step {
+                step: "initialize",
+                status: Status::Fail,
+                detail: reason(&error),
+            });
+            skip_rest(&mut report, 1, "the extension could not be started");
+            report(&Step {
+                step: "shutdown",
+                status: Status::Skip,
+                detail: "the extension could not be started".to_owned(),
+            });
+            false
+        }
+    }
+}
+
+/// Runs every step on an extension already connected (a [`Client::spawn`]ed process,
+/// or one in this process through [`memory::duplex`](crate::memory::duplex)), as
+/// [`probe`] does after starting it; the conversation ends with `shutdown`.
+pub fn probe_client(
+    mut client: Client,
+    options: &ProbeOptions,
+    mut report: impl FnMut(&Step),
+) -> bool {
     let mut all_passed = true;
     let mut emit = |step: &'static str, outcome: Result<String, String>| {
         let (status, detail) = match outcome {
@@ -174,20 +273,6 @@ pub fn probe(options: &ProbeOptions, mut report: impl FnMut(&Step)) -> bool {
             detail,
         });
     };
-    let mut client = match Client::spawn("probe", &options.launch, options.client) {
-        Ok(client) => client,
-        Err(error) => {
-            emit("initialize", Err(reason(&error)));
-            skip_rest(&mut report, 1, "the extension could not be started");
-            report(&Step {
-                step: "shutdown",
-                status: Status::Skip,
-                detail: "the extension could not be started".to_owned(),
-            });
-            return false;
-        }
-    };
-
     let done = steps(&mut client, options, &mut emit);
     if let Some((next, why)) = done {
         skip_rest(&mut report, next, why);
@@ -242,7 +327,7 @@ fn steps(
     emit: &mut impl FnMut(&'static str, Result<String, String>),
 ) -> Option<(usize, &'static str)> {
     const AFTER_FAILURE: &str = "an earlier step failed";
-    match client.initialize(host_info()) {
+    match client.initialize(options.client_info.clone()) {
         Ok(hello) => {
             let detail = format!(
                 "protocol {}, server {} {}",
@@ -298,7 +383,7 @@ fn steps(
         }
     };
     let mut arguments = options.arguments.clone();
-    crate::defaults::apply_defaults(&schema.schema, &mut arguments);
+    curupira_protocol::apply_defaults(&schema.schema, &mut arguments);
     let defaulted: Vec<&str> = arguments
         .keys()
         .filter(|key| !options.arguments.contains_key(*key))
