@@ -18,10 +18,10 @@ use curupira_protocol::{
 use serde_json::Value;
 
 use crate::memory::{PipeReader, PipeWriter};
-use crate::process::{ProcessGuard, describe_status};
 use crate::stderr::{StderrSink, drain, log_stderr_line};
 use crate::wire::{MemoryWire, Received, TimedOut, Wire};
 use crate::{CallError, LaunchCommand, Options};
+use curupira_process::{ProcessGuard, describe_status};
 
 /// How long to wait for the I/O threads to end once the process is gone.
 const THREAD_GRACE: Duration = Duration::from_millis(500);

@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::process::own_process_group;
+use curupira_process::own_process_group;
 
 /// How to start an extension: a program, its arguments, its working directory and the
 /// variables added to the environment it inherits.

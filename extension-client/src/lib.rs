@@ -181,15 +181,14 @@ pub mod memory;
 mod options;
 #[cfg(feature = "probe")]
 pub mod probe;
-mod process;
 mod stderr;
 mod wire;
 
 pub use client::{Client, Ending};
+pub use curupira_process::{ProcessGuard, describe_status};
 pub use error::CallError;
 pub use launch::LaunchCommand;
 pub use options::{Limits, Options, Timeouts};
-pub use process::{ProcessGuard, describe_status};
 pub use stderr::{STDERR_TARGET, StderrLevel, StderrSink, log_stderr_line, stderr_line_level};
 
 /// The `curupira-protocol` crate, whose types the calls take and return

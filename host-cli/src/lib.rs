@@ -28,7 +28,6 @@ pub mod plugins;
 pub mod preflight;
 pub mod resolve;
 pub mod runner;
-pub mod spirit_run;
 pub mod state;
 pub mod stderr;
 pub mod stop;

@@ -31,7 +31,7 @@
 //!   `cli`), named together as the app names them (collision suffixes in its order);
 //!   exit 1 when an installed package no longer validates (it is left out).
 //! - `run-tool PKG TOOL [--arguments JSON|@FILE] …` and `system-prompt PKG …`: run the
-//!   extension's code in Node.js (`curupira_host::spirit_run`) as the Spirit app does
+//!   extension's code in Node.js (`spirit_runtime`) as the Spirit app does
 //!   and print what it would pass on; what the app lets pass silently (schema
 //!   mismatches, ignored exports, stored settings it fails on, secrets the host cannot
 //!   keep) are warnings. Exit 0 done (also: no system prompt, or an error collecting
@@ -45,11 +45,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use curupira_host::format::Format;
-use curupira_host::spirit_run::{self, Call, Failure, Invocation, Outcome, Produced, Stores};
 use spirit_manifest::archive::Format as ArchiveFormat;
 use spirit_manifest::files::MAX_JSON_BYTES;
 use spirit_manifest::install::{self, InstallError, InstallOptions, InstalledPackage, Layout};
 use spirit_manifest::{Capability, Checked, Host, Options, PackageJson, codes};
+use spirit_runtime::{self as spirit_run, Call, Failure, Invocation, Outcome, Produced, Stores};
 
 use super::{
     ReportFormat, STDIN_NAME, finish_report, read_if_stdin, report_output, write_report,

@@ -4,10 +4,10 @@
 //! never change the outcome. The schema rules are `spirit_manifest::runtime`'s; this
 //! module points their problems into the text the user (or Node) wrote.
 
-use curupira_diagnostics::json::parse;
-use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Report};
 use serde_json::Value;
 use spirit_manifest::codes::{DUPLICATE_KEY, INVALID_ARGUMENTS, INVALID_RESULT, SYNTAX};
+use spirit_manifest::curupira_diagnostics::json::parse;
+use spirit_manifest::curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Report};
 use spirit_manifest::runtime::{InstanceProblem, check_instance};
 use spirit_manifest::{ActivationEvent, PackageJson, Tool};
 
@@ -18,7 +18,7 @@ pub fn find_tool<'p>(package: &'p PackageJson, name: &str) -> Result<&'p Tool, S
         return Ok(tool);
     }
     let names = tools.iter().map(|tool| tool.name.as_str());
-    let hint = match curupira_diagnostics::did_you_mean(name, names.clone()) {
+    let hint = match spirit_manifest::curupira_diagnostics::did_you_mean(name, names.clone()) {
         Some(suggestion) => format!("did you mean `{suggestion}`?"),
         None if tools.is_empty() => "it contributes no tool".to_owned(),
         None => format!(
@@ -49,11 +49,16 @@ pub fn event_to_deliver(
         return Ok(Ok(None));
     };
     let event = ActivationEvent::from_name(text).ok_or_else(|| {
-        let hint = match curupira_diagnostics::did_you_mean(text, ActivationEvent::names()) {
+        let hint = match spirit_manifest::curupira_diagnostics::did_you_mean(
+            text,
+            ActivationEvent::names(),
+        ) {
             Some(suggestion) => format!("did you mean `{suggestion}`?"),
             None => format!(
                 "expected {}",
-                curupira_diagnostics::one_of(ActivationEvent::names().map(|n| format!("`{n}`")))
+                spirit_manifest::curupira_diagnostics::one_of(
+                    ActivationEvent::names().map(|n| format!("`{n}`"))
+                )
             ),
         };
         format!(

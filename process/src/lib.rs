@@ -1,4 +1,27 @@
 //! A child process that is always killed and reaped: [`ProcessGuard`].
+//!
+//! The one process rule every Curupira crate that starts a child follows: the child
+//! leads a process group of its own (on Unix), a bounded wait or a graceful
+//! [`terminate`](ProcessGuard::terminate) (SIGTERM, a grace period, then SIGKILL of the
+//! whole group) ends it, and `Drop` kills the group and reaps the child whatever
+//! happened, panics included. `curupira-client` starts extensions with it and
+//! `spirit-runtime` starts Node.js with it; nothing here knows either. Linux and macOS
+//! do the group handling through `rustix`; elsewhere only the child itself is killed.
+//!
+//! ```
+//! # #[cfg(unix)] {
+//! use std::process::Command;
+//! use std::time::Duration;
+//! use curupira_process::{ProcessGuard, describe_status};
+//!
+//! let mut done = ProcessGuard::spawn(&mut Command::new("true"))?;
+//! let status = done.wait_for(Duration::from_secs(5)).expect("true exits at once");
+//! assert_eq!(describe_status(status), "exited with status 0");
+//! # }
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 use std::io;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus};
@@ -29,7 +52,7 @@ const FIRST_STEP: Duration = Duration::from_micros(100);
 /// # #[cfg(unix)] {
 /// use std::process::Command;
 /// use std::time::Duration;
-/// use curupira_client::ProcessGuard;
+/// use curupira_process::ProcessGuard;
 ///
 /// let mut sleeper = ProcessGuard::spawn(Command::new("sleep").arg("30"))?;
 /// assert_eq!(sleeper.wait_for(Duration::from_millis(20)), None);
@@ -103,11 +126,11 @@ impl ProcessGuard {
     /// # #[cfg(unix)] {
     /// use std::process::Command;
     /// use std::time::Duration;
-    /// use curupira_client::ProcessGuard;
+    /// use curupira_process::ProcessGuard;
     ///
     /// let mut sleeper = ProcessGuard::spawn(Command::new("sleep").arg("30"))?;
     /// let status = sleeper.terminate(Duration::from_secs(5))?;
-    /// assert_eq!(curupira_client::describe_status(status), "was killed by signal 15");
+    /// assert_eq!(curupira_process::describe_status(status), "was killed by signal 15");
     /// # }
     /// # Ok::<(), std::io::Error>(())
     /// ```
@@ -180,8 +203,9 @@ impl Drop for ProcessGuard {
     }
 }
 
-/// Puts a command's child in a new process group (Unix).
-pub(crate) fn own_process_group(command: &mut Command) {
+/// Puts a command's child in a new process group (Unix); [`ProcessGuard::spawn`] does
+/// it itself, this is for a caller that spawns the command another way.
+pub fn own_process_group(command: &mut Command) {
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
@@ -455,3 +479,8 @@ mod tests {
         );
     }
 }
+
+/// The README's example, run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -1,13 +1,58 @@
 //! Runs one call of a Spirit extension in Node.js, as the Spirit app's extension host
-//! does: a tool (`curupira spirit run-tool`) or the system prompt (`curupira spirit
-//! system-prompt`).
+//! does: a tool or the system prompt (what `curupira spirit run-tool` and `curupira
+//! spirit system-prompt` do), on `spirit-manifest`'s rules. Node.js 18 or later must be
+//! on `PATH`.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use spirit_manifest::{Host, Options, check_folder};
+//! use spirit_runtime::{Call, Invocation, Produced, Stores, run};
+//!
+//! // A package with one tool, written where a test keeps its fixtures.
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(dir.path().join("package.json"), r#"{
+//!   "name": "greeter", "version": "1.0.0", "main": "index.mjs",
+//!   "spiritExtension": {"displayName": "Greeter", "supportedHosts": ["cli"],
+//!     "requestedCapabilities": ["tool-definitions", "tool-execution"],
+//!     "contributes": {"tools": [{"name": "greet", "description": "Says hello.",
+//!       "inputSchema": {"type": "object"}}]}}}"#)?;
+//! std::fs::write(
+//!     dir.path().join("index.mjs"),
+//!     "export function activate() {\n  return { tools: { greet: ({ arguments: a }) => `hello, ${a.who}` } };\n}\n",
+//! )?;
+//! let package = check_folder(dir.path(), &Options::default())?.package.expect("valid");
+//!
+//! let mut stores = Stores::load(&package, Host::Cli, None, false, None)?;
+//! let invocation = Invocation {
+//!     package: &package,
+//!     dir: dir.path(),
+//!     host: Host::Cli,
+//!     event: None,
+//!     call: Call::Tool {
+//!         name: "greet".into(),
+//!         arguments: serde_json::json!({"who": "Spirit"}),
+//!         tool_call_id: None,
+//!         questions_result: None,
+//!     },
+//!     timeout: Duration::from_secs(30),
+//!     message_box_response: None,
+//! };
+//! # if std::process::Command::new("node").arg("--version").output().is_err() {
+//! #     return Ok(()); // no Node.js here: nothing to run
+//! # }
+//! let outcome = run(&invocation, &mut stores, &mut std::io::sink())?;
+//! let Ok(Produced::Text { text, .. }) = outcome.result else { panic!("{:?}", outcome.result) };
+//! assert_eq!(text, "hello, Spirit");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! **This is a test harness, not a sandbox**: the extension's code runs with the
 //! user's rights, in the package folder, with the user's environment.
 //!
 //! # How it runs
 //!
-//! A small ES module, the *loader* (`loader.mjs`, shipped inside the binary), is
+//! A small ES module, the *loader* (`loader.mjs`, shipped inside this crate), is
 //! written to a private temporary folder and run with `node` from `PATH` (version
 //! [`node::MIN_MAJOR`] or later). It imports the package's `main` by file URL,
 //! finds `activate` (`export function activate`, a default export of that function,
@@ -59,18 +104,20 @@
 //! [`MAX_LINE_BYTES`]. After `done`, Node is given [`EXIT_GRACE`] to exit before its
 //! group is stopped the same way.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod checks;
 mod message_box;
 pub mod node;
 mod stores;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use curupira_client::{ProcessGuard, describe_status};
+use curupira_process::{ProcessGuard, describe_status};
 use serde::Serialize;
 use serde_json::{Value, json};
 use spirit_manifest::codes;
@@ -662,7 +709,10 @@ impl Session<'_, '_> {
                 Some(Value::String(key)) => Ok(key),
                 other => Err(format!(
                     "{method} takes a string key, found {}",
-                    other.map_or("undefined", curupira_diagnostics::json::type_name)
+                    other.map_or(
+                        "undefined",
+                        spirit_manifest::curupira_diagnostics::json::type_name
+                    )
                 )),
             }
         };
@@ -708,7 +758,10 @@ impl Session<'_, '_> {
                         other => {
                             return Err(format!(
                                 "settings.setAll takes an object of values, found {}",
-                                other.map_or("undefined", curupira_diagnostics::json::type_name)
+                                other.map_or(
+                                    "undefined",
+                                    spirit_manifest::curupira_diagnostics::json::type_name
+                                )
                             ));
                         }
                     }
@@ -883,18 +936,7 @@ fn done(message: &Value) -> Report {
     (produced, notes)
 }
 
-/// The package folder of an installed extension, found as the Spirit app finds it
-/// (`spirit_manifest::install::find`: its `pkg-<base64url(id)>` folder, any direct
-/// folder whose `package.json` names it, an old `@scope/name` folder), or, when none
-/// is there, where it would be installed; `None` when `id` is not a package name.
-pub fn installed_dir(data_dir: &Path, host: Host, id: &str) -> Option<PathBuf> {
-    use spirit_manifest::install;
-    if !install::is_valid_id(id) {
-        return None;
-    }
-    let found = install::find(data_dir, host, id).ok().flatten();
-    Some(
-        found
-            .unwrap_or_else(|| install::host_dir(data_dir, host).join(install::directory_name(id))),
-    )
-}
+/// The README's example, compiled as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -25,7 +25,7 @@ pub fn check(options: &Value) -> Vec<String> {
     let Some(map) = options.as_object() else {
         return vec![format!(
             "showMessageBox takes an options object, found {}",
-            curupira_diagnostics::json::type_name(options)
+            spirit_manifest::curupira_diagnostics::json::type_name(options)
         )];
     };
     let mut problems = Vec::new();
@@ -50,7 +50,7 @@ pub fn check(options: &Value) -> Vec<String> {
                 .map(|_| ())
                 .ok_or("one of \"none\", \"info\", \"error\", \"question\", \"warning\""),
             _ => {
-                let hint = match curupira_diagnostics::did_you_mean(key, OPTIONS) {
+                let hint = match spirit_manifest::curupira_diagnostics::did_you_mean(key, OPTIONS) {
                     Some(suggestion) => format!("did you mean `{suggestion}`?"),
                     None => format!("expected one of `{}`", OPTIONS.join("`, `")),
                 };
@@ -64,7 +64,7 @@ pub fn check(options: &Value) -> Vec<String> {
         if let Err(expected) = expected {
             problems.push(format!(
                 "showMessageBox option `{key}` must be {expected}, found {}",
-                curupira_diagnostics::json::type_name(value)
+                spirit_manifest::curupira_diagnostics::json::type_name(value)
             ));
         }
     }

@@ -3,7 +3,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use curupira_client::ProcessGuard;
+use curupira_process::ProcessGuard;
 
 use super::RunError;
 

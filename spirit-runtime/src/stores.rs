@@ -169,7 +169,7 @@ fn read_object(
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(shape(format!(
             "found {}",
-            curupira_diagnostics::json::type_name(&other)
+            spirit_manifest::curupira_diagnostics::json::type_name(&other)
         ))),
         Err(error) => Err(shape(format!("invalid JSON: {error}"))),
     }
