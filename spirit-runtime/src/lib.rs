@@ -125,6 +125,13 @@ use spirit_manifest::{ActivationEvent, Host, PackageJson};
 
 pub use stores::{StoreError, Stores};
 
+/// The JSON values a call takes (a tool's arguments) and returns.
+pub use serde_json;
+/// The crate whose rules and types ([`PackageJson`], [`Host`], the settings and
+/// secrets stores) every run uses, re-exported so that a caller needs no second
+/// dependency to check a package and run it.
+pub use spirit_manifest;
+
 use spirit_manifest::runtime::SecretStorage;
 
 /// The loader module, written to a temporary file for each run.
