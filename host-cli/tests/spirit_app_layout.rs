@@ -552,34 +552,27 @@ fn a_data_folder_the_app_laid_out_is_listed_run_and_removed() {
         "node",
         "`a_data_folder_the_app_laid_out_is_listed_run_and_removed`",
     ) {
-        let run = spirit(
-            work,
-            &[
-                "run-tool",
-                "@acme/echo",
-                "echo",
-                "--arguments",
-                r#"{"text":"hi"}"#,
-                "--data-dir",
-                "data",
-            ],
-        );
+        // One tool of the installed echo package, run by its id in the data folder.
+        let run_tool = |tool: &str, arguments: &str| {
+            spirit(
+                work,
+                &[
+                    "run-tool",
+                    "@acme/echo",
+                    tool,
+                    "--arguments",
+                    arguments,
+                    "--data-dir",
+                    "data",
+                ],
+            )
+        };
+        let run = run_tool("echo", r#"{"text":"hi"}"#);
         assert_eq!(run.code, Some(0), "{run:?}");
         // The settings the app stored for it are what `ctx.settings` reads.
         assert_eq!(run.stdout, "# echo: hi\n");
         // What the tool stores goes where the app keeps it.
-        let run = spirit(
-            work,
-            &[
-                "run-tool",
-                "@acme/echo",
-                "remember",
-                "--arguments",
-                r#"{"prefix":"~"}"#,
-                "--data-dir",
-                "data",
-            ],
-        );
+        let run = run_tool("remember", r#"{"prefix":"~"}"#);
         assert_eq!(run.code, Some(0), "{run:?}");
         let state = data.join("extensions/cli/extension-state/ext-QGFjbWUvZWNobw.json");
         let stored: Value = serde_json::from_str(&fs::read_to_string(&state).unwrap()).unwrap();
@@ -587,18 +580,7 @@ fn a_data_folder_the_app_laid_out_is_listed_run_and_removed() {
         // With nothing stored yet (no state file), the default is read and nothing is
         // written by a call that stores nothing.
         fs::remove_file(&state).unwrap();
-        let run = spirit(
-            work,
-            &[
-                "run-tool",
-                "@acme/echo",
-                "echo",
-                "--arguments",
-                r#"{"text":"hi"}"#,
-                "--data-dir",
-                "data",
-            ],
-        );
+        let run = run_tool("echo", r#"{"text":"hi"}"#);
         assert_eq!(run.code, Some(0), "{run:?}");
         assert_eq!(run.stdout, "> echo: hi\n");
         assert!(!state.exists());
