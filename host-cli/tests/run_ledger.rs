@@ -1023,12 +1023,20 @@ fn a_stopped_watchdog_does_not_hold_the_run_up() {
         "the host started no watchdog"
     );
     let dog = dog.unwrap();
-    signal(dog, "STOP");
     let done = || {
         fs::read_to_string(project.path().join("done.jsonl"))
             .map(|text| text.lines().count())
             .unwrap_or(0)
     };
+    // Stop it only once it said `ready` (the host dispatches nothing before): a
+    // watchdog stopped before that is one the host rightly waits for. The first
+    // finished task says the host is past it, with thousands of lines still to come.
+    assert!(
+        wait_until(Duration::from_secs(60), || done() > 0),
+        "no task finished with the watchdog running"
+    );
+    signal(dog, "STOP");
+    assert!(done() < ITEMS / 4, "the run went too far before the watchdog stopped");
     let finished_all = wait_until(Duration::from_secs(120), || done() == ITEMS);
     // Let it go whatever happened, so nothing is left stopped.
     signal(dog, "CONT");
