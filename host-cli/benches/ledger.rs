@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use curupira_host::agent::{AgentLimits, AgentRun, run_attempt};
 use curupira_host::ledger::{AgentProcess, Change, Filter, Ledger, Status, WriterThread};
-use curupira_host::stop::Stop;
+use curupira_process::stop::Stop;
 
 /// The number in the environment variable `name`, or `default`.
 fn count(name: &str, default: usize) -> usize {

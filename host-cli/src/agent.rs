@@ -22,7 +22,7 @@
 //!   worktree's branch). Without a branch, `CURUPIRA_BRANCH` is removed from the
 //!   inherited environment, so an agent never sees the branch of an outer run. With
 //!   an observer that has one ([`AgentObserver::run_label`]), [`RUN_VAR`] is the
-//!   watchdog's label of the attempt (`crate::watchdog`).
+//!   watchdog's label of the attempt (`curupira_process::watchdog`).
 //! - stdout and stderr are pipes the host reads and forwards to its own stderr, so
 //!   the host's stdout carries only events. Each line goes out whole, behind the task's
 //!   name: `[<automation> <first 12 digits of the task id>] ` (as an extension's stderr
@@ -102,14 +102,13 @@ use std::time::{Duration, Instant};
 
 use curupira_client::{LaunchCommand, ProcessGuard};
 
-use self::lines::Forward;
-use self::pipes::{Chunk, FIRST_STEP, Pipes, STEP, Stream, drain, forward_in_background};
 use crate::events::short_id;
-use crate::stop::Stop;
-use crate::watchdog::{RUN_VAR, SpawnWindow};
-
-pub(crate) mod lines;
-pub(crate) mod pipes;
+use curupira_process::lines::{self, Forward};
+use curupira_process::pipes::{
+    Chunk, FIRST_STEP, Pipes, STEP, Stream, drain, forward_in_background,
+};
+use curupira_process::stop::Stop;
+use curupira_process::watchdog::{RUN_VAR, SpawnWindow};
 
 /// The grace between SIGTERM and SIGKILL when nothing else is configured.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(10);
@@ -308,7 +307,7 @@ fn seconds(duration: Duration) -> String {
 /// watchdog and ledger learn its pid (which is also its process group id).
 pub trait AgentObserver: fmt::Debug + Sync {
     /// What the agent's environment sets [`RUN_VAR`] to: the run's watchdog finds what
-    /// the agent leaves outside its group by it ([`crate::watchdog`]). `None` leaves
+    /// the agent leaves outside its group by it ([`curupira_process::watchdog`]). `None` leaves
     /// the variable as the host has it.
     fn run_label(&self) -> Option<&str> {
         None

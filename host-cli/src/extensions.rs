@@ -32,7 +32,7 @@ use curupira_jsonrpc::ErrorCode;
 use curupira_protocol::{PeerInfo, TriggerDescription};
 
 use crate::resolve::{Plan, PlannedExtension};
-use crate::watchdog::{Label, RUN_VAR, Watch};
+use curupira_process::watchdog::{Label, RUN_VAR, Watch};
 
 /// What the host tells an extension about itself in `initialize` (`client_info`).
 pub fn host_info() -> PeerInfo {
@@ -107,7 +107,7 @@ impl<'p> Extensions<'p> {
     }
 
     /// The same extensions, each started with a label of the run's watchdog in its
-    /// environment ([`crate::watchdog::RUN_VAR`]): what one leaves running, detached
+    /// environment ([`curupira_process::watchdog::RUN_VAR`]): what one leaves running, detached
     /// from its process group, is stopped when the run ends or the host dies.
     pub fn with_watch(mut self, watch: Option<Watch>) -> Self {
         self.watch = watch;

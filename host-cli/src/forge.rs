@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 
 use curupira_client::{ProcessGuard, describe_status};
 
-use crate::agent::pipes::{self, Chunk, Stream};
+use curupira_process::pipes::{self, Chunk, Stream};
 
 /// Why no repository identity could be derived.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -29,9 +29,6 @@ pub mod preflight;
 pub mod resolve;
 pub mod runner;
 pub mod state;
-pub mod stderr;
-pub mod stop;
-pub mod watchdog;
 pub mod workspace;
 
 /// The README's example, compiled and run as a doctest.

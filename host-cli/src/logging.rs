@@ -1,5 +1,5 @@
 //! The host's log: `tracing` events on stderr, never on stdout (stdout carries events
-//! and reports), through [`crate::stderr`], so no thread waits for a stderr nobody
+//! and reports), through [`curupira_process::stderr`], so no thread waits for a stderr nobody
 //! reads.
 //!
 //! The level is `RUST_LOG` when set (any `tracing-subscriber` filter, e.g.
@@ -74,8 +74,21 @@ pub fn init_level(level: Level) {
     let color = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(crate::stderr::MakeStderr)
+        .with_writer(MakeStderr)
         .with_ansi(color)
         .with_target(false)
         .try_init();
+}
+
+/// A `tracing-subscriber` writer for the host's log: each log line goes whole to
+/// [`curupira_process::stderr::write`], which never waits for stderr's reader.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MakeStderr;
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for MakeStderr {
+    type Writer = curupira_process::stderr::LineWriter;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        curupira_process::stderr::LineWriter::new()
+    }
 }

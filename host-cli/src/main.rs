@@ -96,7 +96,7 @@ fn main() -> ExitCode {
     };
     // The log and agent output that still wait for stderr go first (for a bounded
     // time: a stderr nobody reads does not keep the process alive).
-    curupira_host::stderr::flush(std::time::Duration::from_secs(2));
+    curupira_process::stderr::flush(std::time::Duration::from_secs(2));
     match result {
         Ok(code) => code,
         Err(err) => {

@@ -107,12 +107,12 @@ use crate::events::{Event, EventWriter, short_id};
 use crate::journal::Journal;
 use crate::ledger::{self, AgentProcess, Change, Decision, LedgerError, Status, Writer};
 use crate::resolve::{Plan, PlannedAutomation, resolve};
-use crate::stop::Stop;
-use crate::watchdog::{Label, SpawnWindow, Watch};
 use crate::workspace::{
     ExpectedAdd, Finished, HookError, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode,
     WorkspaceSpec, Workspaces, expect_add,
 };
+use curupira_process::stop::Stop;
+use curupira_process::watchdog::{Label, SpawnWindow, Watch};
 
 /// How to run.
 #[derive(Debug, Clone, Default)]
@@ -127,7 +127,7 @@ pub struct RunOptions {
     /// polled task, written at every change of a task's state (read only in a dry
     /// run). `None`: identities are kept for this process only.
     pub ledger: Option<RunLedger>,
-    /// The run's watchdog ([`crate::watchdog`]): told about every agent's process
+    /// The run's watchdog ([`curupira_process::watchdog`]): told about every agent's process
     /// group, so none outlives a host that died.
     pub watch: Option<Watch>,
 }

@@ -2,7 +2,7 @@
 //!
 //! - **The state folder** is `<config folder>/.curupira/` by default: it holds the
 //!   task ledger (`ledger.sqlite`, [`crate::ledger`]), `run.lock`, `watchdog.lock`
-//!   ([`crate::watchdog`]) and the worktrees (`worktrees/`, [`crate::workspace`]).
+//!   ([`curupira_process::watchdog`]) and the worktrees (`worktrees/`, [`crate::workspace`]).
 //!   [`host_folder`] creates it with a `.gitignore` of `*`, so Git and code-search
 //!   tools ignore everything in it. With `[settings.ledger] path` elsewhere, the state
 //!   folder is the ledger's folder (two configs sharing one ledger share one lock).
@@ -31,6 +31,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Seek, Write};
 use std::path::{Path, PathBuf};
+
+use curupira_process::lock::try_lock;
 
 /// The name of the host's folder in the config's folder.
 pub const HOST_FOLDER: &str = ".curupira";
@@ -169,46 +171,6 @@ fn read_pid(file: &mut File) -> Option<u32> {
     file.rewind().ok()?;
     file.take(32).read_to_string(&mut text).ok()?;
     text.trim().parse().ok()
-}
-
-/// Tries to take an exclusive `flock` on `file`: `false` when another open file holds
-/// one.
-#[cfg(unix)]
-pub(crate) fn try_lock(file: &File) -> io::Result<bool> {
-    use rustix::fs::{FlockOperation, flock};
-    match flock(file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(true),
-        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
-        Err(err) => Err(err.into()),
-    }
-}
-
-/// Takes an exclusive `flock` on `file`, waiting as long as another holds it.
-#[cfg(unix)]
-pub(crate) fn lock_blocking(file: &File) -> io::Result<()> {
-    use rustix::fs::{FlockOperation, flock};
-    loop {
-        match flock(file, FlockOperation::LockExclusive) {
-            Err(rustix::io::Errno::INTR) => {}
-            other => return other.map_err(Into::into),
-        }
-    }
-}
-
-/// Elsewhere than Unix: `std`'s file locks.
-#[cfg(not(unix))]
-pub(crate) fn try_lock(file: &File) -> io::Result<bool> {
-    match file.try_lock() {
-        Ok(()) => Ok(true),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
-        Err(std::fs::TryLockError::Error(err)) => Err(err),
-    }
-}
-
-/// Elsewhere than Unix: `std`'s file locks.
-#[cfg(not(unix))]
-pub(crate) fn lock_blocking(file: &File) -> io::Result<()> {
-    file.lock()
 }
 
 #[cfg(test)]

@@ -95,7 +95,7 @@
 //! host's second stop signal ([`Workspaces::with_stop`], the rule the agent follows),
 //! and whatever it leaves running in its group is killed when it exits; what it
 //! detached from its group (`setsid`) is stopped by the run's watchdog shortly after
-//! (`crate::watchdog`). Start services through a service manager, not with `&`.
+//! (`curupira_process::watchdog`). Start services through a service manager, not with `&`.
 //!
 //! | hook | when | on failure |
 //! |---|---|---|
@@ -150,8 +150,8 @@ use curupira_client::{ProcessGuard, describe_status};
 pub use self::git::{ExpectedAdd, expect_add};
 use self::git::{GitOutput, Listed};
 use crate::state::HOST_FOLDER;
-use crate::stop::Stop;
-use crate::watchdog::{RUN_VAR, Watch};
+use curupira_process::stop::Stop;
+use curupira_process::watchdog::{RUN_VAR, Watch};
 
 /// The hook timeout when the config sets none.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -482,7 +482,7 @@ impl Workspaces {
 
     /// The same workspaces, whose hooks the run's watchdog knows about while they
     /// run, as it knows the agents: a host that dies (SIGKILL included) leaves no
-    /// hook running ([`crate::watchdog`]; SIGTERM, [`HOOK_KILL_GRACE`], SIGKILL).
+    /// hook running ([`curupira_process::watchdog`]; SIGTERM, [`HOOK_KILL_GRACE`], SIGKILL).
     pub fn with_watch(mut self, watch: Option<Watch>) -> Self {
         self.watch = watch;
         self
@@ -717,15 +717,15 @@ impl Workspace {
     /// request (the same rule as the agent's); says which cut it short, if either did.
     /// Its stdout and stderr are read meanwhile and go to the host's stderr as they
     /// come, line by line behind `[<automation> <short task id> <hook>] `, through
-    /// [`crate::stderr`]: a host stderr nobody reads never holds the hook up until its
+    /// [`curupira_process::stderr`]: a host stderr nobody reads never holds the hook up until its
     /// timeout.
     fn wait_hook(
         &self,
         hook: &mut ProcessGuard,
         kind: HookKind,
     ) -> (io::Result<ExitStatus>, Option<CutShort>) {
-        use crate::agent::lines::{Forward, hook_prefix};
-        use crate::agent::pipes::{self, Chunk, Pipes, Stream};
+        use curupira_process::lines::{Forward, hook_prefix};
+        use curupira_process::pipes::{self, Chunk, Pipes, Stream};
         let deadline = Instant::now().checked_add(self.spec.hook_timeout);
         let signals_at_start = self.stop.as_ref().map(Stop::count);
         let mut forward = Forward::new(&hook_prefix(&self.automation, &self.task_id, kind.name()));

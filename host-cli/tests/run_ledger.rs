@@ -1036,7 +1036,10 @@ fn a_stopped_watchdog_does_not_hold_the_run_up() {
         "no task finished with the watchdog running"
     );
     signal(dog, "STOP");
-    assert!(done() < ITEMS / 4, "the run went too far before the watchdog stopped");
+    assert!(
+        done() < ITEMS / 4,
+        "the run went too far before the watchdog stopped"
+    );
     let finished_all = wait_until(Duration::from_secs(120), || done() == ITEMS);
     // Let it go whatever happened, so nothing is left stopped.
     signal(dog, "CONT");

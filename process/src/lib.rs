@@ -8,6 +8,14 @@
 //! `spirit-runtime` starts Node.js with it; nothing here knows either. Linux and macOS
 //! do the group handling through `rustix`; elsewhere only the child itself is killed.
 //!
+//! Beside the guard, what every part of a host that supervises children shares:
+//! [`lock`] (advisory file locks that die with their process) and [`stop`] (counted
+//! stop requests) always; with the `supervise` feature, `pipes` (a child's three pipes
+//! driven in one `poll`), `lines` (its output forwarded as prefixed lines), `stderr`
+//! (a stderr that never blocks its writer) and `watchdog` (the process that stops what
+//! a dead host left running); with `signals`, SIGINT and SIGTERM counted as stop
+//! requests.
+//!
 //! ```
 //! # #[cfg(unix)] {
 //! use std::process::Command;
@@ -22,6 +30,18 @@
 //! ```
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod lock;
+pub mod stop;
+
+#[cfg(feature = "supervise")]
+pub mod lines;
+#[cfg(feature = "supervise")]
+pub mod pipes;
+#[cfg(feature = "supervise")]
+pub mod stderr;
+#[cfg(feature = "supervise")]
+pub mod watchdog;
 
 use std::io;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus};

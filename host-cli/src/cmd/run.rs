@@ -18,7 +18,7 @@
 //! - Before the first poll (not in a dry run): the state folder is made, `run.lock`
 //!   taken (a second `run` on the same state exits 2), the ledger opened (a damaged
 //!   one is an error naming it, exit 2) and the watchdog started
-//!   (`curupira_host::state`, `curupira_host::ledger`, `curupira_host::watchdog`). A
+//!   (`curupira_host::state`, `curupira_host::ledger`, `curupira_process::watchdog`). A
 //!   dry run only reads the ledger, when there is one.
 
 use std::io;
@@ -35,8 +35,8 @@ use curupira_host::ledger::{self, Ledger, WriterThread};
 use curupira_host::resolve::Plan;
 use curupira_host::runner::{self, RunLedger, RunOptions};
 use curupira_host::state::{self, RUN_LOCK, RunLock};
-use curupira_host::stop::Stop;
-use curupira_host::watchdog::{self, StartingWatchdog, Watchdog};
+use curupira_process::stop::Stop;
+use curupira_process::watchdog::{self, StartingWatchdog, Watchdog};
 
 use super::{ConfigArg, Verbosity, load_config};
 
@@ -78,7 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
 
     let stop = Stop::new();
-    stop.install_signal_handlers()
+    stop.count_signals(say_stop)
         .context("cannot install the SIGINT/SIGTERM handlers")?;
     let settings = &config.settings.ledger;
     let mut held = None;
@@ -226,5 +226,22 @@ fn plan(
             Ok(Some((config, plan)))
         }
         _ => Ok(None),
+    }
+}
+
+/// What the first, the second and any later stop signal mean to a run, in its log.
+fn say_stop(name: &'static str, seen: usize) {
+    match seen {
+        1 => tracing::warn!(
+            "received {name}: no new task or retry starts; the running agents are waited \
+             for, then the extensions are shut down; a task waiting for a retry, or failing \
+             from now on with retries left, is interrupted, not finished: a later run hands \
+             it over again (send {name} again to stop the agents)"
+        ),
+        2 => tracing::warn!(
+            "received {name} again: stopping the running agents (SIGTERM to each one's \
+             process group, SIGKILL after its grace)"
+        ),
+        _ => tracing::warn!("received {name} again; the agents are stopping"),
     }
 }

@@ -1,5 +1,5 @@
 //! `curupira watchdog --lock FILE [--run TAG]` (hidden): the watchdog a `curupira run` starts to
-//! stop its agents if it dies (`curupira_host::watchdog`). Reads `add`/`remove` lines
+//! stop its agents if it dies (`curupira_process::watchdog`). Reads `add`/`remove` lines
 //! on stdin, says `ready` on stdout once it holds the lock.
 
 use std::io;
@@ -22,7 +22,7 @@ pub struct Args {
 
 /// Runs the watchdog until its stdin ends.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    curupira_host::watchdog::serve(
+    curupira_process::watchdog::serve(
         &args.lock,
         args.run.as_deref(),
         io::stdin().lock(),

@@ -298,9 +298,9 @@ pub struct AgentProcess {
 impl AgentProcess {
     /// Whether the agent's process group still has a live process (not a zombie)
     /// and, on Linux, its leader, if still there, is the same process (same start
-    /// time): see [`crate::watchdog::group_alive`].
+    /// time): see [`curupira_process::watchdog::group_alive`].
     pub fn is_alive(&self) -> bool {
-        crate::watchdog::group_alive(self.pid, self.start)
+        curupira_process::watchdog::group_alive(self.pid, self.start)
     }
 }
 
@@ -1413,7 +1413,7 @@ mod tests {
             .unwrap();
         let agent = AgentProcess {
             pid: child.id(),
-            start: crate::watchdog::process_start(child.id()),
+            start: curupira_process::watchdog::process_start(child.id()),
         };
         (child, agent)
     }

@@ -22,7 +22,7 @@
 //! What a crash can lose: the changes of the last [`LINGER`] (plus a commit). The
 //! next run treats such a task as the rules of [`crate::ledger`] say for the row it
 //! finds: no row, or a `running` row without an agent, is dispatched again; the
-//! run's watchdog (`crate::watchdog`) has stopped its agent by then.
+//! run's watchdog (`curupira_process::watchdog`) has stopped its agent by then.
 //!
 //! ```
 //! use curupira_host::ledger::{Change, Decision, Ledger, Status, TicketState, WriterThread};

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use curupira_client::{ProcessGuard, describe_status};
 
-use crate::agent::pipes::{self, Chunk, Stream, TimedOut};
+use curupira_process::pipes::{self, Chunk, Stream, TimedOut};
 
 /// Variables that would point git (or a hook's git) at another repository than the
 /// folder it runs in. The host always means the config's folder.

@@ -9,11 +9,11 @@ use std::io;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use curupira_client::ProcessGuard;
+use crate::ProcessGuard;
 
 /// Which output a chunk came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stream {
+pub enum Stream {
     /// The child's stdout.
     Stdout,
     /// The child's stderr.
@@ -21,11 +21,11 @@ pub(crate) enum Stream {
 }
 
 /// What happened on the pipes, for the caller's bookkeeping.
-pub(crate) type Sink<'s> = dyn FnMut(Stream, Chunk<'_>) + 's;
+pub type Sink<'s> = dyn FnMut(Stream, Chunk<'_>) + 's;
 
 /// A piece of output, or the end of a stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Chunk<'a> {
+pub enum Chunk<'a> {
     /// Bytes, as one read returned them.
     Bytes(&'a [u8]),
     /// The stream ended (or broke): nothing more comes from it.
@@ -41,9 +41,9 @@ const READ_CHUNK: usize = 16 * 1024;
 const READS_PER_WAKE: usize = 8;
 
 #[cfg(unix)]
-pub(crate) use self::polled::Pipes;
+pub use self::polled::Pipes;
 #[cfg(not(unix))]
-pub(crate) use self::threaded::Pipes;
+pub use self::threaded::Pipes;
 
 #[cfg(unix)]
 mod polled {
@@ -56,10 +56,10 @@ mod polled {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
     use super::{Chunk, READ_CHUNK, READS_PER_WAKE, Sink, Stream};
-    use curupira_client::ProcessGuard;
+    use crate::ProcessGuard;
 
     /// The pipes of one child (see the module documentation).
-    pub(crate) struct Pipes<'a> {
+    pub struct Pipes<'a> {
         stdin: Option<ChildStdin>,
         /// What is still to be written to stdin.
         input: &'a [u8],
@@ -75,7 +75,7 @@ mod polled {
         /// Takes the child's pipes (those that were piped), makes our ends
         /// non-blocking, and writes what of `input` the pipe takes at once; stdin is
         /// closed when all of it is written (at once when it is empty).
-        pub(crate) fn new(child: &mut ProcessGuard, input: &'a [u8]) -> io::Result<Self> {
+        pub fn new(child: &mut ProcessGuard, input: &'a [u8]) -> io::Result<Self> {
             let output = |fd: Option<OwnedFd>| -> io::Result<Option<File>> {
                 fd.map(|fd| {
                     rustix::io::ioctl_fionbio(&fd, true)?;
@@ -102,19 +102,19 @@ mod polled {
 
         /// Whether the child's exit wakes [`wait`](Self::wait) (a pidfd); without it
         /// the caller must not wait long before it looks again.
-        pub(crate) fn sees_exit(&self) -> bool {
+        pub fn sees_exit(&self) -> bool {
             self.exit.is_some()
         }
 
         /// Whether stdout or stderr is still open.
-        pub(crate) fn outputs_open(&self) -> bool {
+        pub fn outputs_open(&self) -> bool {
             self.outputs.iter().any(Option::is_some)
         }
 
         /// Waits at most `timeout` (`None`: until something happens) for output, room
         /// in stdin, or (with `watch_exit`) the child's exit; then hands what the
         /// outputs have to `sink` and writes what stdin takes.
-        pub(crate) fn wait(
+        pub fn wait(
             &mut self,
             timeout: Option<Duration>,
             watch_exit: bool,
@@ -205,13 +205,13 @@ mod polled {
         }
 
         /// Stops writing stdin (closing it) and keeps only the outputs.
-        pub(crate) fn close_input(&mut self) {
+        pub fn close_input(&mut self) {
             self.stdin = None;
             self.input = &[];
         }
 
         /// The outputs alone, owned, for [`super::forward_in_background`].
-        pub(crate) fn into_outputs(mut self) -> Pipes<'static> {
+        pub fn into_outputs(mut self) -> Pipes<'static> {
             self.close_input();
             Pipes {
                 stdin: None,
@@ -248,17 +248,17 @@ mod threaded {
     use std::time::Duration;
 
     use super::{Chunk, READ_CHUNK, Sink, Stream};
-    use curupira_client::ProcessGuard;
+    use crate::ProcessGuard;
 
     /// The pipes of one child, each served by a thread of its own.
-    pub(crate) struct Pipes<'a> {
+    pub struct Pipes<'a> {
         events: mpsc::Receiver<(Stream, Option<Vec<u8>>)>,
         open: usize,
         _input: std::marker::PhantomData<&'a [u8]>,
     }
 
     impl<'a> Pipes<'a> {
-        pub(crate) fn new(child: &mut ProcessGuard, input: &'a [u8]) -> io::Result<Self> {
+        pub fn new(child: &mut ProcessGuard, input: &'a [u8]) -> io::Result<Self> {
             let (sender, events) = mpsc::channel();
             let mut open = 0;
             let mut read = |stream, mut pipe: Box<dyn Read + Send>| -> io::Result<()> {
@@ -301,15 +301,15 @@ mod threaded {
             })
         }
 
-        pub(crate) fn sees_exit(&self) -> bool {
+        pub fn sees_exit(&self) -> bool {
             false
         }
 
-        pub(crate) fn outputs_open(&self) -> bool {
+        pub fn outputs_open(&self) -> bool {
             self.open > 0
         }
 
-        pub(crate) fn wait(
+        pub fn wait(
             &mut self,
             timeout: Option<Duration>,
             _watch_exit: bool,
@@ -336,9 +336,9 @@ mod threaded {
             Ok(())
         }
 
-        pub(crate) fn close_input(&mut self) {}
+        pub fn close_input(&mut self) {}
 
-        pub(crate) fn into_outputs(self) -> Pipes<'static> {
+        pub fn into_outputs(self) -> Pipes<'static> {
             Pipes {
                 events: self.events,
                 open: self.open,
@@ -351,7 +351,7 @@ mod threaded {
 /// Keeps forwarding what is left of `pipes`' outputs to `sink` on a thread of its
 /// own, until both end: for a child reaped while something it started outside its
 /// process group still holds a pipe.
-pub(crate) fn forward_in_background(
+pub fn forward_in_background(
     pipes: Pipes<'_>,
     mut sink: Box<dyn FnMut(Stream, Chunk<'_>) + Send>,
 ) -> io::Result<()> {
@@ -373,7 +373,7 @@ pub(crate) fn forward_in_background(
 /// either way). For short-lived helpers such as `git`. Output still open after the
 /// child was reaped (held by something that left its process group) is read for at
 /// most [`DRAIN_LIMIT`] more, then dropped.
-pub(crate) fn run_to_end(
+pub fn run_to_end(
     child: &mut ProcessGuard,
     limit: Duration,
     sink: &mut Sink<'_>,
@@ -401,7 +401,7 @@ pub(crate) fn run_to_end(
 
 /// Reads the outputs of a reaped child until both end or [`DRAIN_LIMIT`] passed;
 /// whether they ended.
-pub(crate) fn drain(pipes: &mut Pipes<'_>, sink: &mut Sink<'_>) -> io::Result<bool> {
+pub fn drain(pipes: &mut Pipes<'_>, sink: &mut Sink<'_>) -> io::Result<bool> {
     pipes.close_input();
     let deadline = Instant::now() + DRAIN_LIMIT;
     while pipes.outputs_open() {
@@ -417,17 +417,17 @@ pub(crate) fn drain(pipes: &mut Pipes<'_>, sink: &mut Sink<'_>) -> io::Result<bo
 /// How long the outputs of a reaped child are read before they are given up (or
 /// handed to a thread): its process group is dead then, so only a process that left
 /// the group can still hold them.
-pub(crate) const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 
 /// [`run_to_end`]'s child ran past its limit and was killed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TimedOut;
+pub struct TimedOut;
 
 /// The longest a wait sleeps before the caller looks at the clock (and at a child
 /// whose exit it cannot see coming).
-pub(crate) const STEP: Duration = Duration::from_millis(10);
+pub const STEP: Duration = Duration::from_millis(10);
 
 /// The first wait for a child whose exit does not wake the wait: each next one
 /// doubles, up to [`STEP`], so a quick child is seen to end within a fraction of a
 /// millisecond.
-pub(crate) const FIRST_STEP: Duration = Duration::from_micros(250);
+pub const FIRST_STEP: Duration = Duration::from_micros(250);

@@ -1,7 +1,7 @@
 //! The watchdog: agents and hooks never run unsupervised after their host died.
 //!
-//! `curupira run` starts one watchdog per run: its own executable with the hidden
-//! subcommand `watchdog`, in a process group of its own (a terminal's Ctrl-C or a
+//! A host (`curupira run`) starts one watchdog per run: its own executable with the
+//! hidden subcommand `watchdog`, which calls [`serve`], in a process group of its own (a terminal's Ctrl-C or a
 //! kill of the host's group does not reach it). The host tells it, on a pipe, each
 //! process group it starts (an agent, a hook) and each it reaped:
 //!
@@ -22,7 +22,7 @@
 //! `<state folder>/watchdog.lock`, and only then answers `ready`: the host dispatches
 //! nothing before that answer. So a host started while an earlier host's watchdog
 //! still stops that host's agents waits until they are gone. The ledger's check of a
-//! `running` task's agent ([`crate::ledger::AgentProcess::is_alive`]) covers what is
+//! `running` task's agent (through [`group_alive`]) covers what is
 //! left: a watchdog killed with its host.
 //!
 //! **What leaves its group** (`setsid`, a daemon's double fork) is found by its
@@ -64,7 +64,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use curupira_client::ProcessGuard;
+use crate::ProcessGuard;
 
 /// The name of the watchdog's lock file in the state folder.
 pub const LOCK_FILE: &str = "watchdog.lock";
@@ -550,7 +550,7 @@ pub fn serve(
         .create(true)
         .truncate(false)
         .open(lock)?;
-    crate::state::lock_blocking(&file)?;
+    crate::lock::lock_blocking(&file)?;
     writeln!(ready, "{READY}")?;
     ready.flush()?;
     drop(ready);

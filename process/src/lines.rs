@@ -1,30 +1,44 @@
 //! The output of a task's processes (its agent, its workspace hooks) as the host
 //! forwards it: whole lines, each behind the name of the task that wrote it (and of the
 //! hook), so that the output of concurrent tasks stays readable.
+//!
+//! ```
+//! use curupira_process::lines::{Lines, prefix};
+//!
+//! let mut lines = Lines::new(&prefix("triage", &"ab".repeat(32)));
+//! let mut out = Vec::new();
+//! lines.push(b"one\ntw", &mut out);
+//! lines.finish(&mut out);
+//! assert_eq!(out, b"[triage abababababab] one\n[triage abababababab] tw\n");
+//! ```
 
-use super::pipes::{Chunk, Stream};
-use crate::events::short_id;
+use crate::pipes::{Chunk, Stream};
+
+/// The first 12 characters of a task id, as lines and events name a task.
+fn short_id(task_id: &str) -> &str {
+    task_id.get(..12).unwrap_or(task_id)
+}
 
 /// The longest line held back waiting for its end: a longer one is forwarded in
 /// pieces of this many bytes, each on a line of its own.
-pub(crate) const MAX_LINE: usize = 64 * 1024;
+pub const MAX_LINE: usize = 64 * 1024;
 
 /// `[<automation> <first 12 characters of the task id>] `, what every forwarded line
 /// of a task's agent starts with.
-pub(crate) fn prefix(automation: &str, task_id: &str) -> String {
+pub fn prefix(automation: &str, task_id: &str) -> String {
     format!("[{automation} {}] ", short_id(task_id))
 }
 
 /// `[<automation> <first 12 characters of the task id> <hook>] `, what every forwarded
 /// line of a task's workspace hook starts with.
-pub(crate) fn hook_prefix(automation: &str, task_id: &str, hook: &str) -> String {
+pub fn hook_prefix(automation: &str, task_id: &str, hook: &str) -> String {
     format!("[{automation} {} {hook}] ", short_id(task_id))
 }
 
 /// A process's stdout and stderr on their way to the host's stderr
 /// ([`crate::stderr::write`]): each cut into lines behind one prefix.
 #[derive(Debug)]
-pub(crate) struct Forward {
+pub struct Forward {
     /// stdout's lines, then stderr's.
     lines: [Lines; 2],
     /// Lines ready to be written, in one `write`.
@@ -33,7 +47,7 @@ pub(crate) struct Forward {
 
 impl Forward {
     /// Both streams behind `prefix`.
-    pub(crate) fn new(prefix: &str) -> Self {
+    pub fn new(prefix: &str) -> Self {
         Forward {
             lines: [Lines::new(prefix), Lines::new(prefix)],
             ready: Vec::new(),
@@ -42,7 +56,7 @@ impl Forward {
 
     /// Takes what a pipe gave and forwards the lines it completes (the last line of a
     /// stream that ended, with a line end added when it had none).
-    pub(crate) fn take(&mut self, stream: Stream, chunk: Chunk<'_>) {
+    pub fn take(&mut self, stream: Stream, chunk: Chunk<'_>) {
         let lines = &mut self.lines[match stream {
             Stream::Stdout => 0,
             Stream::Stderr => 1,
@@ -68,7 +82,7 @@ impl Forward {
 /// a line end added after a piece of an over-long line and after a last line that had
 /// none. At most [`MAX_LINE`] bytes of a line are held.
 #[derive(Debug)]
-pub(crate) struct Lines {
+pub struct Lines {
     prefix: Vec<u8>,
     /// The start of a line whose end has not arrived.
     partial: Vec<u8>,
@@ -77,7 +91,7 @@ pub(crate) struct Lines {
 
 impl Lines {
     /// Lines behind `prefix`, held back up to [`MAX_LINE`] bytes.
-    pub(crate) fn new(prefix: &str) -> Self {
+    pub fn new(prefix: &str) -> Self {
         Self::with_max_line(prefix, MAX_LINE)
     }
 
@@ -91,7 +105,7 @@ impl Lines {
 
     /// Takes the next bytes of the stream and appends the lines they complete to `out`,
     /// each with its prefix and its `\n`.
-    pub(crate) fn push(&mut self, mut bytes: &[u8], out: &mut Vec<u8>) {
+    pub fn push(&mut self, mut bytes: &[u8], out: &mut Vec<u8>) {
         while !bytes.is_empty() {
             let room = self.max_line - self.partial.len();
             let end = bytes.iter().position(|&byte| byte == b'\n');
@@ -121,7 +135,7 @@ impl Lines {
     }
 
     /// The stream ended: appends a last line that had no end, with one.
-    pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
         if self.partial.is_empty() {
             return;
         }

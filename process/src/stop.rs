@@ -1,8 +1,19 @@
-//! Stopping a run: [`Stop`] counts SIGINT/SIGTERM (or programmatic requests), so
-//! that the run loop ([`crate::runner`]) and the agent ([`crate::agent`]) each decide
-//! what a first and a second request mean to them.
+//! Stopping a run: [`Stop`] counts SIGINT/SIGTERM (with the `signals` feature) or
+//! programmatic requests, so that each part of a host (its run loop, its agents' and
+//! hooks' supervisors) decides what a first and a second request mean to it: the first
+//! starts nothing new, the second ([`Stop::forced`]) stops what runs.
+//!
+//! ```
+//! use curupira_process::stop::Stop;
+//!
+//! let stop = Stop::new();
+//! let seen_by_a_worker = stop.clone();
+//! stop.request();
+//! assert!(seen_by_a_worker.requested() && !seen_by_a_worker.forced());
+//! stop.request();
+//! assert!(seen_by_a_worker.forced());
+//! ```
 
-use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
@@ -20,8 +31,14 @@ impl Stop {
         Self::default()
     }
 
-    /// Counts SIGINT and SIGTERM from now on (instead of dying on them).
-    pub fn install_signal_handlers(&self) -> io::Result<()> {
+    /// Counts SIGINT and SIGTERM from now on, instead of dying on them, and calls
+    /// `on_signal` with each one's name (`"SIGINT"`, `"SIGTERM"`) and the count it made
+    /// (1 for the first), on a thread of its own: the caller says what each means.
+    #[cfg(feature = "signals")]
+    pub fn count_signals(
+        &self,
+        on_signal: impl Fn(&'static str, usize) + Send + 'static,
+    ) -> std::io::Result<()> {
         #[cfg(unix)]
         {
             use signal_hook::consts::{SIGINT, SIGTERM};
@@ -37,23 +54,12 @@ impl Stop {
                         } else {
                             "SIGTERM"
                         };
-                        match seen {
-                            1 => tracing::warn!(
-                                "received {name}: no new task or retry starts; the running \
-                                 agents are waited for, then the extensions are shut down; a \
-                                 task waiting for a retry, or failing from now on with retries \
-                                 left, is interrupted, not finished: a later run hands it over \
-                                 again (send {name} again to stop the agents)"
-                            ),
-                            2 => tracing::warn!(
-                                "received {name} again: stopping the running agents (SIGTERM \
-                                 to each one's process group, SIGKILL after its grace)"
-                            ),
-                            _ => tracing::warn!("received {name} again; the agents are stopping"),
-                        }
+                        on_signal(name, seen);
                     }
                 })?;
         }
+        #[cfg(not(unix))]
+        let _ = on_signal;
         Ok(())
     }
 

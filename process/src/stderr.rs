@@ -1,6 +1,6 @@
-//! The host's stderr for the threads that must never wait for it: the log
-//! ([`MakeStderr`], what `logging` installs) and the agents' output, which the thread
-//! supervising each agent forwards.
+//! This process's stderr for the threads that must never wait for it: a host's log
+//! (through [`LineWriter`]) and the output of the children it supervises, which the
+//! thread supervising each child forwards ([`crate::lines::Forward`]).
 //!
 //! A reader that stops reading the host's stderr (`curupira run 2>&1 | less`, a stalled
 //! log collector) fills its pipe, and a plain `write` then waits for as long as it
@@ -15,8 +15,8 @@
 //! exits.
 //!
 //! ```
-//! curupira_host::stderr::write(b"");
-//! assert!(curupira_host::stderr::flush(std::time::Duration::from_secs(1)));
+//! curupira_process::stderr::write(b"");
+//! assert!(curupira_process::stderr::flush(std::time::Duration::from_secs(1)));
 //! ```
 
 use std::io::{self, Write};
@@ -46,22 +46,17 @@ pub fn flush(limit: Duration) -> bool {
     outbox().flush(limit)
 }
 
-/// A `tracing-subscriber` writer for the host's log: each log line goes to
-/// [`write()`] whole.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct MakeStderr;
+/// A writer that gathers one message (e.g. one log event) and hands it to [`write()`]
+/// whole when dropped, so lines of two threads never interleave.
+#[derive(Debug, Default)]
+pub struct LineWriter(Vec<u8>);
 
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for MakeStderr {
-    type Writer = LineWriter;
-
-    fn make_writer(&'a self) -> Self::Writer {
-        LineWriter(Vec::new())
+impl LineWriter {
+    /// An empty message.
+    pub fn new() -> Self {
+        Self::default()
     }
 }
-
-/// One log event's bytes, handed to [`write()`] when dropped.
-#[derive(Debug)]
-pub struct LineWriter(Vec<u8>);
 
 impl Write for LineWriter {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
