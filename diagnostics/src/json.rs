@@ -28,7 +28,9 @@
 //! element, no pointer strings); [`JsonDocument::source_map`] builds the
 //! [`SourceMap`], with its pointers, only when a validator has something to report.
 
-pub use crate::deferred::{Deferred, Place, type_name};
+mod deferred;
+
+pub use self::deferred::{Deferred, Place, type_name};
 
 use std::borrow::Cow;
 use std::collections::HashMap;

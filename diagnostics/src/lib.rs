@@ -60,7 +60,6 @@
 mod closed_set;
 mod code;
 #[cfg(feature = "json")]
-mod deferred;
 mod diagnostic;
 #[cfg(feature = "json")]
 pub mod json;

@@ -29,15 +29,10 @@
 
 use curupira_client::{CallError, Client, Ending, Options};
 use curupira_jsonrpc::ErrorCode;
-use curupira_protocol::{PeerInfo, TriggerDescription};
+use curupira_protocol::TriggerDescription;
 
 use crate::resolve::{Plan, PlannedExtension};
 use curupira_process::watchdog::{Label, RUN_VAR, Watch};
-
-/// What the host tells an extension about itself in `initialize` (`client_info`).
-pub fn host_info() -> PeerInfo {
-    PeerInfo::new("curupira", env!("CARGO_PKG_VERSION"))
-}
 
 /// Which process of an extension a round uses (see [`Extensions::join_round`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -351,7 +346,7 @@ fn start(
         None => planned.launch.clone(),
     };
     let mut client = Client::spawn(&planned.name, &launch, options)?;
-    let described = client.initialize(host_info()).and_then(|hello| {
+    let described = client.initialize(crate::host_info()).and_then(|hello| {
         tracing::debug!(
             "[{}] initialized (process {}, pid {}): protocol {}, name {}, version {}",
             planned.name,

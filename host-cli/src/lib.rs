@@ -31,6 +31,12 @@ pub mod runner;
 pub mod state;
 pub mod workspace;
 
+/// What the host tells an extension about itself in `initialize` (`client_info`):
+/// `curupira` and this crate's version.
+pub fn host_info() -> curupira_protocol::PeerInfo {
+    curupira_protocol::PeerInfo::new("curupira", env!("CARGO_PKG_VERSION"))
+}
+
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

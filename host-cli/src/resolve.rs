@@ -412,12 +412,10 @@ fn describe_plugin(
     options: Options,
 ) -> Result<Described, CallError> {
     let mut client = Client::spawn(&plugin.name, launch, options)?;
-    let said = client
-        .initialize(crate::extensions::host_info())
-        .and_then(|hello| {
-            let described = client.describe()?;
-            Ok((hello, described.triggers))
-        });
+    let said = client.initialize(crate::host_info()).and_then(|hello| {
+        let described = client.describe()?;
+        Ok((hello, described.triggers))
+    });
     match said {
         Ok((hello, triggers)) => {
             let shutdown = match client.shutdown() {

@@ -190,7 +190,8 @@ pub fn plan_run(config: &Config, host_exe: &Path, options: &RunOptions) -> (Opti
 }
 
 use crate::extensions::Generation;
-pub use crate::extensions::{Extensions, Ready, host_info};
+pub use crate::extensions::{Extensions, Ready};
+pub use crate::host_info;
 
 /// The extension process of `round`, joined on its first use.
 fn round_process<'e>(

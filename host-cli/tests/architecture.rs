@@ -1,7 +1,8 @@
 //! ARCHITECTURE.md's two tables hold: the crate map matches every crate's
 //! `Cargo.toml` (the crates of ours it depends on, exactly; nothing it must never
-//! depend on, directly or through a crate of ours), and each rule's owner exists where
-//! the table says.
+//! depend on, directly, through a crate of ours, or through any crate as `cargo tree`
+//! resolves it), and each rule's owner exists where the table says. And no two
+//! sibling modules of a crate import each other.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -110,6 +111,15 @@ fn the_crate_map_matches_every_cargo_toml() {
             "`{member}` is not on the crate map"
         );
     }
+    // "Never", as Cargo resolves it: through any crate, third-party ones included.
+    for (package, (_, never)) in &crates {
+        let resolved = resolved_dependencies(package);
+        let bad: Vec<_> = never.intersection(&resolved).collect();
+        assert!(
+            bad.is_empty(),
+            "`cargo tree -p {package} -e normal` reaches {bad:?}, which it must never depend on"
+        );
+    }
     // "Never", directly or through a crate of ours.
     for (package, (_, never)) in &crates {
         let mut reached = BTreeSet::new();
@@ -130,6 +140,155 @@ fn the_crate_map_matches_every_cargo_toml() {
             "`{package}` reaches {bad:?}, which it must never depend on"
         );
     }
+}
+
+/// Every package `cargo tree -p package -e normal` shows (the package itself left out):
+/// its normal dependencies, transitively, with the features the package enables.
+fn resolved_dependencies(package: &str) -> BTreeSet<String> {
+    let output = std::process::Command::new(env!("CARGO"))
+        .current_dir(root())
+        .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
+        .args(["--format", "{p}", "-p", package])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "cargo tree -p {package}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let tree = String::from_utf8(output.stdout).unwrap();
+    let resolved: BTreeSet<String> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != package)
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        !resolved.is_empty(),
+        "cargo tree -p {package} printed no dependency:\n{tree}"
+    );
+    resolved
+}
+
+/// The modules a source file names through `crate::…` (imports and paths, comments
+/// left out), by the module path each name starts with, among `modules`.
+fn named_modules(text: &str, own: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let code: String = text
+        .split("#[cfg(test)]\nmod tests")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut named = BTreeSet::new();
+    let mut add = |path: &str| {
+        let parts: Vec<&str> = path.split("::").collect();
+        for len in (1..=parts.len()).rev() {
+            let module = parts[..len].join("::");
+            if modules.contains(&module) {
+                if module != own && !own.starts_with(&format!("{module}::")) {
+                    named.insert(module);
+                }
+                return;
+            }
+        }
+    };
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // `use crate::{a, b::c, …}`: each item's first segments.
+            let group = group.split('}').next().unwrap_or_default();
+            for item in group.split(',') {
+                add(item.trim());
+            }
+            continue;
+        }
+        let path: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        add(path.trim_end_matches(':'));
+    }
+    named
+}
+
+#[test]
+fn no_two_sibling_modules_of_a_crate_import_each_other() {
+    let mut circles = Vec::new();
+    let mut checked = 0;
+    for row in table("## The crate map") {
+        let folder = names(&row[0]).into_iter().next().unwrap();
+        let src = root().join(&folder).join("src");
+        if folder == "fuzz" || !src.is_dir() {
+            continue;
+        }
+        // Module path → its file (tests files and the crate roots left out).
+        let mut files = BTreeMap::new();
+        let mut todo = vec![src.clone()];
+        while let Some(dir) = todo.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    todo.push(path);
+                    continue;
+                }
+                let relative = path
+                    .strip_prefix(&src)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                let Some(module) = relative.strip_suffix(".rs") else {
+                    continue;
+                };
+                let module = module.trim_end_matches("/mod").replace('/', "::");
+                if ["lib", "main", "tests"].contains(&module.as_str())
+                    || module.ends_with("::tests")
+                {
+                    continue;
+                }
+                files.insert(module, path);
+            }
+        }
+        let modules: BTreeSet<String> = files.keys().cloned().collect();
+        let mut edges = BTreeSet::new();
+        for (module, path) in &files {
+            let text = fs::read_to_string(path).unwrap();
+            for named in named_modules(&text, module, &modules) {
+                edges.insert((module.clone(), named));
+            }
+        }
+        checked += files.len();
+        for (from, to) in &edges {
+            if from < to && edges.contains(&(to.clone(), from.clone())) {
+                circles.push(format!("{folder}: `{from}` ⇄ `{to}`"));
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} modules were looked at");
+    assert!(
+        circles.is_empty(),
+        "modules that import each other (move what both need to one of them, or to a third): {circles:#?}"
+    );
+}
+
+#[test]
+fn the_circle_check_sees_a_circle() {
+    let modules: BTreeSet<String> = ["model", "json_schema", "model::wire"]
+        .map(str::to_owned)
+        .into();
+    let model = "use crate::json_schema::SEMVER;\n// crate::ignored\n";
+    let schema = "use crate::{model::wire::Wire, other};\nfn f() { crate::model::x() }";
+    assert_eq!(
+        named_modules(model, "model", &modules),
+        BTreeSet::from(["json_schema".to_owned()])
+    );
+    assert_eq!(
+        named_modules(schema, "json_schema", &modules),
+        BTreeSet::from(["model::wire".to_owned(), "model".to_owned()])
+    );
+    // A child naming its parent is not a sibling circle.
+    assert!(named_modules("use crate::model::Thing;", "model::wire", &modules).is_empty());
 }
 
 #[test]

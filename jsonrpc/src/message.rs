@@ -404,9 +404,55 @@ impl<'de> Deserialize<'de> for Params {
 /// integer `code`, a string `message` and optionally `data`; other members are ignored.
 impl<'de> Deserialize<'de> for ErrorObject {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        crate::parse::error_object(Value::deserialize(deserializer)?)
-            .map_err(serde::de::Error::custom)
+        error_object(Value::deserialize(deserializer)?).map_err(serde::de::Error::custom)
     }
+}
+
+/// Reads an error object: integer `code`, string `message`, optional `data`; other
+/// members are ignored. What `parse` reads a response's `error` member with, and
+/// [`ErrorObject`]'s `Deserialize`.
+pub(crate) fn error_object(value: Value) -> Result<ErrorObject, String> {
+    let Value::Object(mut map) = value else {
+        return Err(format!(
+            "member `error` must be an object, found {}",
+            describe(&value)
+        ));
+    };
+    let code = match map.get("code") {
+        Some(Value::Number(n)) => match (n.as_i64(), n.as_u64()) {
+            (Some(code), _) => ErrorCode::new(code),
+            (None, Some(_)) => {
+                return Err(format!(
+                    "member `error.code` must fit in a signed 64-bit integer, found {n}"
+                ));
+            }
+            (None, None) => {
+                return Err(format!("member `error.code` must be an integer, found {n}"));
+            }
+        },
+        Some(other) => {
+            return Err(format!(
+                "member `error.code` must be an integer, found {}",
+                describe(other)
+            ));
+        }
+        None => return Err("member `error.code` is missing".to_owned()),
+    };
+    let message = match map.remove("message") {
+        Some(Value::String(message)) => message,
+        Some(other) => {
+            return Err(format!(
+                "member `error.message` must be a string, found {}",
+                describe(&other)
+            ));
+        }
+        None => return Err("member `error.message` is missing".to_owned()),
+    };
+    Ok(ErrorObject {
+        code,
+        message,
+        data: map.remove("data"),
+    })
 }
 
 #[cfg(test)]

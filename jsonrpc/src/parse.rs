@@ -7,8 +7,9 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde::{Deserialize, de};
 use serde_json::Value;
 
+use crate::describe;
+use crate::message::{ParamsNotStructured, error_object};
 use crate::{ErrorCode, ErrorObject, Id, Message, Notification, Params, Request, Response};
-use crate::{describe, message::ParamsNotStructured};
 
 /// What one frame body holds: a single message or a batch.
 #[derive(Debug, Clone, PartialEq)]
@@ -289,52 +290,6 @@ fn classify(members: Members) -> Result<Message, ParseFailure> {
 
 fn bad_id(found: &str) -> String {
     format!("member `id` must be an integer, a string or null, found {found}")
-}
-
-/// Reads an error object: integer `code`, string `message`, optional `data`; other
-/// members are ignored.
-pub(crate) fn error_object(value: Value) -> Result<ErrorObject, String> {
-    let Value::Object(mut map) = value else {
-        return Err(format!(
-            "member `error` must be an object, found {}",
-            describe(&value)
-        ));
-    };
-    let code = match map.get("code") {
-        Some(Value::Number(n)) => match (n.as_i64(), n.as_u64()) {
-            (Some(code), _) => ErrorCode::new(code),
-            (None, Some(_)) => {
-                return Err(format!(
-                    "member `error.code` must fit in a signed 64-bit integer, found {n}"
-                ));
-            }
-            (None, None) => {
-                return Err(format!("member `error.code` must be an integer, found {n}"));
-            }
-        },
-        Some(other) => {
-            return Err(format!(
-                "member `error.code` must be an integer, found {}",
-                describe(other)
-            ));
-        }
-        None => return Err("member `error.code` is missing".to_owned()),
-    };
-    let message = match map.remove("message") {
-        Some(Value::String(message)) => message,
-        Some(other) => {
-            return Err(format!(
-                "member `error.message` must be a string, found {}",
-                describe(&other)
-            ));
-        }
-        None => return Err("member `error.message` is missing".to_owned()),
-    };
-    Ok(ErrorObject {
-        code,
-        message,
-        data: map.remove("data"),
-    })
 }
 
 /// Reads a single message with the same rules as [`parse_message`]; the error is the

@@ -1,10 +1,9 @@
-//! `JsonSchema` for `curupira-extension.toml` (feature `schema`): the file's layout is
-//! the model's serialized form, so the schema is derived from that layout, with the
-//! patterns and sets of the validator's rules, for editors.
+//! The patterns and shapes of the validator's rules that the `JsonSchema` of
+//! `curupira-extension.toml` (feature `schema`) is built from, for editors. The schema
+//! itself is derived in [`crate::model`] from the file's layout (the model's serialized
+//! form); this module knows nothing of the model, so the dependency goes one way.
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-
-use crate::model::{Manifest, PackageSource, Runtime};
+use schemars::{Schema, SchemaGenerator, json_schema};
 
 /// Extension names: `^[a-z0-9][a-z0-9._-]*$`.
 pub(crate) const NAME: &str = r"^[a-z0-9][a-z0-9._-]*$";
@@ -29,19 +28,20 @@ pub(crate) fn protocol_version(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
-/// `runtime`: a known runtime, or any other name (a warning when checked).
-pub(crate) fn runtime(_: &mut SchemaGenerator) -> Schema {
+/// A string that is one of `known`, or any other name (a warning when checked): the
+/// shape of `runtime` and `package.source`.
+pub(crate) fn open_set(known: &[&str]) -> Schema {
     json_schema!({
         "anyOf": [
-            { "type": "string", "enum": Runtime::KNOWN },
+            { "type": "string", "enum": known },
             { "type": "string", "minLength": 1 },
         ],
     })
 }
 
-/// `kind`: format 1 has one.
-pub(crate) fn kind(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({ "type": "string", "enum": [crate::model::Kind::Trigger.as_str()] })
+/// A string that is one of `values`: the shape of `kind`.
+pub(crate) fn closed_set(values: &[&str]) -> Schema {
+    json_schema!({ "type": "string", "enum": values })
 }
 
 /// `trigger_types`: a non-empty list of distinct trigger types.
@@ -61,25 +61,4 @@ pub(crate) fn agent_providers(_: &mut SchemaGenerator) -> Schema {
         "maxItems": 0,
         "items": { "type": "string" },
     })
-}
-
-/// `package.source`: a known registry, or any other name (a warning when checked).
-pub(crate) fn package_source(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "anyOf": [
-            { "type": "string", "enum": PackageSource::KNOWN },
-            { "type": "string", "minLength": 1 },
-        ],
-    })
-}
-
-/// The manifest's schema is the schema of its TOML layout.
-impl JsonSchema for Manifest {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "CurupiraExtensionManifest".into()
-    }
-
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        crate::model::wire_schema(generator)
-    }
 }

@@ -522,13 +522,10 @@ struct Wire<'a> {
     protocol_version: ProtocolVersion,
     /// What it runs on: `node`, `python`, `deno`, `bun` or `native` (another name is a
     /// warning).
-    #[cfg_attr(
-        feature = "schema",
-        schemars(schema_with = "crate::json_schema::runtime")
-    )]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "runtime_schema"))]
     runtime: &'a str,
     /// What kind of extension it is: `trigger` (the reference host refuses `agent`).
-    #[cfg_attr(feature = "schema", schemars(schema_with = "crate::json_schema::kind"))]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "kind_schema"))]
     kind: &'static str,
     /// The triggers it offers, by local name (`github-issue`): at least one, no repeats.
     #[cfg_attr(
@@ -623,10 +620,7 @@ enum WireLaunch<'a> {
 #[cfg_attr(feature = "schema", schemars(deny_unknown_fields))]
 struct WirePackage<'a> {
     /// The registry it is installed from: `pip` or `npm` (another name is a warning).
-    #[cfg_attr(
-        feature = "schema",
-        schemars(schema_with = "crate::json_schema::package_source")
-    )]
+    #[cfg_attr(feature = "schema", schemars(schema_with = "package_source_schema"))]
     source: &'a str,
     /// The package's name in that registry.
     #[cfg_attr(feature = "schema", schemars(length(min = 1)))]
@@ -648,10 +642,34 @@ struct WireCapabilities<'a> {
     permissions: &'a [String],
 }
 
-/// The schema of the TOML layout ([`Manifest`]'s `JsonSchema`).
+/// The manifest's schema is the schema of its TOML layout.
 #[cfg(feature = "schema")]
-pub(crate) fn wire_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    <Wire<'static> as schemars::JsonSchema>::json_schema(generator)
+impl schemars::JsonSchema for Manifest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CurupiraExtensionManifest".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        <Wire<'static> as schemars::JsonSchema>::json_schema(generator)
+    }
+}
+
+/// `runtime`: a known runtime, or any other name (a warning when checked).
+#[cfg(feature = "schema")]
+fn runtime_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    crate::json_schema::open_set(&Runtime::KNOWN)
+}
+
+/// `kind`: format 1 has one.
+#[cfg(feature = "schema")]
+fn kind_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    crate::json_schema::closed_set(&[Kind::Trigger.as_str()])
+}
+
+/// `package.source`: a known registry, or any other name (a warning when checked).
+#[cfg(feature = "schema")]
+fn package_source_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    crate::json_schema::open_set(&PackageSource::KNOWN)
 }
 
 /// Serializes as the manifest's TOML layout (so `serde_json` gives the same keys).

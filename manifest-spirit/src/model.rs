@@ -786,3 +786,16 @@ impl Others {
         }
     }
 }
+
+#[cfg(feature = "schema")]
+crate::json_schema::closed_set_schemas!(
+    Host,
+    ActivationEvent,
+    Capability,
+    ApprovalMode,
+    ExecutionMode,
+    SettingType,
+    Slot,
+    Variant,
+    TokenRole,
+);

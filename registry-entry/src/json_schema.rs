@@ -1,5 +1,6 @@
-//! `JsonSchema` for the `entry.json` model (feature `schema`): the closed sets' values
-//! and the patterns of the checks in [`crate::check_entry_str`], for editors.
+//! The pieces of the `entry.json` model's `JsonSchema` (feature `schema`): the patterns
+//! of the checks in [`crate::check_entry_str`] and the shape of the closed sets, for
+//! editors. The model ([`crate::model`]) uses them; this module knows nothing of it.
 
 /// `extensionId`: two or more `.`-separated segments of lowercase letters and digits,
 /// a hyphen only between two of them.
@@ -11,10 +12,11 @@ pub(crate) const NPM_NAME: &str = r"^(?:@[a-z0-9-*~][a-z0-9-*._~]*/)?[a-z0-9-~][
 /// A SemVer 2.0.0 version (semver.org's pattern).
 pub(crate) const SEMVER: &str = r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$";
 
-/// `JsonSchema` for closed sets: a string, one of the set's values.
+/// `JsonSchema` for closed sets: a string, one of the set's values. Called where the
+/// types live ([`crate::model`]), so this module knows nothing of the model.
 macro_rules! closed_set_schemas {
     ($($ty:ident),* $(,)?) => {$(
-        impl schemars::JsonSchema for crate::model::$ty {
+        impl schemars::JsonSchema for $ty {
             fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($ty).into()
             }
@@ -22,11 +24,11 @@ macro_rules! closed_set_schemas {
             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
                 schemars::json_schema!({
                     "type": "string",
-                    "enum": crate::model::$ty::names().collect::<Vec<_>>(),
+                    "enum": $ty::names().collect::<Vec<_>>(),
                 })
             }
         }
     )*};
 }
 
-closed_set_schemas!(Status, Channel, ReviewStatus);
+pub(crate) use closed_set_schemas;

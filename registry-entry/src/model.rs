@@ -287,3 +287,6 @@ pub struct PackageDocument {
     #[serde(default)]
     pub time: BTreeMap<String, String>,
 }
+
+#[cfg(feature = "schema")]
+crate::json_schema::closed_set_schemas!(Status, Channel, ReviewStatus);

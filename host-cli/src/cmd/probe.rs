@@ -20,8 +20,8 @@ use std::time::Duration;
 use anyhow::Context;
 use curupira_client::probe::{ProbeOptions, Step, Tally, probe};
 use curupira_client::{LaunchCommand, Limits, Options, Timeouts};
-use curupira_host::extensions::host_info;
 use curupira_host::format::Format;
+use curupira_host::host_info;
 use serde_json::{Map, Value};
 
 use super::Verbosity;

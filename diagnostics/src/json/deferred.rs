@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use crate::json::JsonDocument;
+use super::JsonDocument;
 use serde_json::{Map, Value};
 
 use crate::{Anchor, Collector, Diagnostic, JsonPointer, Severity, all_of, did_you_mean, one_of};
