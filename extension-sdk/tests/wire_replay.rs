@@ -36,7 +36,7 @@ use libtest_mimic::{Arguments, Completion, Trial};
 use serde_json::{Value, json};
 
 fn folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/curupira-wire")
+    curupira_test_support::conformance::folder("curupira-wire")
 }
 
 fn main() {

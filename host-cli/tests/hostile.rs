@@ -26,9 +26,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use curupira_test_support::fakes;
 use serde_json::{Value, json};
-
-mod fakes;
 
 /// `[settings.timeouts]` of every generated config, in seconds.
 const INITIALIZE_TIMEOUT: u64 = 2;

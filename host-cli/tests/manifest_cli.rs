@@ -206,8 +206,7 @@ fn colour_only_when_forced_and_never_with_no_color() {
 /// fix.
 #[test]
 fn the_official_manifest_passes_and_a_command_launch_names_the_fix() {
-    let manifests = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/conformance/curupira-wire/manifests");
+    let manifests = curupira_test_support::conformance::folder("curupira-wire/manifests");
     if !manifests.is_dir() {
         eprintln!("skipped: {} is missing", manifests.display());
         return;

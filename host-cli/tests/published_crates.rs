@@ -19,9 +19,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "fakes/mod.rs"]
-mod fakes;
-
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::fs;
@@ -29,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use curupira_test_support::fakes;
 use serde_json::Value;
 
 /// curupira-host's `src/` is left out of the link check, its README is not: most of

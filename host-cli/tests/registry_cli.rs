@@ -8,21 +8,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use curupira_test_support::fs::copy_dir;
+
 fn sample() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../registry-entry/tests/sample")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// A copy of the sample registry (its `registry/` and `npm/`) in a new folder.
@@ -287,8 +276,7 @@ fn check_names_the_document_pointer_and_rule_the_marketplace_reader_refuses() {
 
 /// `../shared/conformance/spirit-app/marketplace`, when this clone has it.
 fn marketplace_vectors() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/conformance/spirit-app/marketplace");
+    let dir = curupira_test_support::conformance::folder("spirit-app/marketplace");
     if dir.is_dir() {
         return Some(dir);
     }

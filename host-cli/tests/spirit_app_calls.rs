@@ -14,29 +14,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "fakes/mod.rs"]
-mod fakes;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use curupira_test_support::fakes;
+use curupira_test_support::fs::copy_dir;
 use serde_json::Value;
 
 fn runtime_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/spirit-app/runtime")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
+    curupira_test_support::conformance::folder("spirit-app/runtime")
 }
 
 /// `value` with every `directoryPath`, `manifestPath` and `cwd` member replaced.

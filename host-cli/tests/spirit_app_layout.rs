@@ -6,9 +6,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "fakes/mod.rs"]
-mod fakes;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{Read, Write};
@@ -16,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::UNIX_EPOCH;
 
+use curupira_test_support::fakes;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tempfile::TempDir;
@@ -131,8 +129,7 @@ fn assert_files(data: &Path, host: &str, files: &Value, what: &str) {
 
 /// The conformance folder, or `None` (after saying so) when it is missing.
 fn conformance() -> Option<PathBuf> {
-    let dir =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/spirit-app/install");
+    let dir = curupira_test_support::conformance::folder("spirit-app/install");
     if dir.join("cases.json").is_file() {
         Some(dir)
     } else {

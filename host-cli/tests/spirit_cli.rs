@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
 
+use curupira_test_support::fs::copy_dir;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use serde_json::{Value, json};
@@ -75,20 +76,6 @@ fn spirit(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
 fn json_of(run: &Run) -> Value {
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
     serde_json::from_str(&run.stdout).unwrap()
-}
-
-/// Copies the folder `from` to `to`, recursively.
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// A copy of the seed package at `dir/name`.
@@ -1527,8 +1514,7 @@ fn remove_deletes_the_folder_and_refuses_bad_or_unknown_ids() {
 /// `manifest-spirit/tests/app_verdicts.rs` runs all of them.
 #[test]
 fn check_gives_the_verdicts_of_the_spirit_app() {
-    let vectors =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/spirit-app/validate");
+    let vectors = curupira_test_support::conformance::folder("spirit-app/validate");
     if !vectors.join("verdicts.json").is_file() {
         eprintln!(
             "skipped: {} is not here (manifest-spirit's rules.rs covers the rules)",

@@ -9,13 +9,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "fakes/mod.rs"]
-mod fakes;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use curupira_test_support::fakes;
+use curupira_test_support::process::alive;
 use serde_json::{Value, json};
 
 /// Whether `node` runs. When it does not: panics under CI, else prints
@@ -1364,14 +1363,6 @@ fn without_the_capability_the_system_prompt_is_not_collected() {
 }
 
 // --- limits and failures -------------------------------------------------------------
-
-/// Whether a process exists and is not a zombie.
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| rest.to_owned()))
-        .is_some_and(|rest| !rest.starts_with('Z'))
-}
 
 #[cfg(target_os = "linux")]
 #[test]

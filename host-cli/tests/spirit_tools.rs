@@ -26,8 +26,7 @@ use zip::write::SimpleFileOptions;
 const BOTH: [&str; 2] = ["tool-definitions", "tool-execution"];
 
 fn vectors() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/conformance/spirit-app/invocation-names.json")
+    curupira_test_support::conformance::folder("spirit-app/invocation-names.json")
 }
 
 fn main() {

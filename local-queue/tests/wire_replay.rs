@@ -68,7 +68,7 @@ const RECORDED_TYPE: &str = "list-entries";
 const ALIAS: &str = "rec";
 
 fn folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/curupira-wire/transcripts")
+    curupira_test_support::conformance::folder("curupira-wire/transcripts")
 }
 
 fn main() {

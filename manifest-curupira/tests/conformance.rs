@@ -16,8 +16,7 @@ use serde_json::Value;
 
 /// The recordings' folder, or `None` (with a note) when this checkout has none.
 fn manifests_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/conformance/curupira-wire/manifests");
+    let dir = curupira_test_support::conformance::folder("curupira-wire/manifests");
     if dir.join("verdicts.json").is_file() {
         Some(dir)
     } else {

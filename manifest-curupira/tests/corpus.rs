@@ -15,8 +15,9 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use curupira_diagnostics::{Diagnostic, JsonPointer, Severity};
+use curupira_diagnostics::{JsonPointer, Severity};
 use curupira_manifest::{Checked, check_bytes, check_str, codes};
+use curupira_test_support::diagnostics::describe;
 
 fn corpus(dir: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -34,21 +35,6 @@ fn corpus(dir: &str) -> Vec<PathBuf> {
 fn check_file(path: &Path) -> Checked {
     let name = path.file_name().unwrap().to_str().unwrap();
     check_bytes(&fs::read(path).unwrap(), name)
-}
-
-fn describe(diagnostic: &Diagnostic) -> String {
-    let position = diagnostic
-        .position
-        .map_or("-".to_owned(), |p| format!("{}:{}", p.line, p.column));
-    let path = if diagnostic.path.is_root() {
-        "\"\""
-    } else {
-        diagnostic.path.as_str()
-    };
-    format!(
-        "{} {} {path} {position}",
-        diagnostic.severity, diagnostic.code
-    )
 }
 
 /// Compares with the `.expected` file (missing = no diagnostics), or rewrites it.

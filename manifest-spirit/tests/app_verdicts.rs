@@ -14,25 +14,13 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use curupira_test_support::fs::copy_dir;
 use serde_json::Value;
 use spirit_manifest::curupira_diagnostics::Severity;
 use spirit_manifest::{Host, Options, check_folder};
 
 fn vectors() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/spirit-app/validate")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
-    }
+    curupira_test_support::conformance::folder("spirit-app/validate")
 }
 
 /// A copy of the case's folder, with the symbolic links its `setup` asks for.

@@ -10,7 +10,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use curupira_diagnostics::Diagnostic;
+use curupira_test_support::diagnostics::describe;
 use spirit_manifest::{Checked, Options, check_bytes};
 
 fn corpus() -> Vec<PathBuf> {
@@ -22,21 +22,6 @@ fn corpus() -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-fn describe(diagnostic: &Diagnostic) -> String {
-    let position = diagnostic
-        .position
-        .map_or("-".to_owned(), |p| format!("{}:{}", p.line, p.column));
-    let path = if diagnostic.path.is_root() {
-        "\"\""
-    } else {
-        diagnostic.path.as_str()
-    };
-    format!(
-        "{} {} {path} {position}",
-        diagnostic.severity, diagnostic.code
-    )
 }
 
 fn check(path: &Path) -> Checked {

@@ -8,6 +8,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use curupira_test_support::fs::copy_dir;
 use spirit_manifest::curupira_diagnostics::Severity;
 use spirit_manifest::{Options, Slot, check_folder, codes};
 use tempfile::TempDir;
@@ -21,19 +22,6 @@ fn copy_of_seed() -> TempDir {
     let tmp = tempfile::tempdir().unwrap();
     copy_dir(&seed_dir(), tmp.path());
     tmp
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// (code, file name relative to the package, pointer) of every diagnostic.

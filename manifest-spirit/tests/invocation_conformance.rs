@@ -12,15 +12,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use libtest_mimic::{Arguments, Completion, Trial};
 use serde_json::{Value, json};
 use spirit_manifest::{Options, PackageJson, check_str, offered_tools, offered_tools_in_order};
 
 fn vectors() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/conformance/spirit-app/invocation-names.json")
+    curupira_test_support::conformance::folder("spirit-app/invocation-names.json")
 }
 
 fn main() {

@@ -11,7 +11,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use curupira_diagnostics::Diagnostic;
+use curupira_test_support::diagnostics::describe;
 use spirit_registry::{CheckedEntry, check_entry_bytes, codes};
 
 fn dir() -> PathBuf {
@@ -26,21 +26,6 @@ fn corpus() -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-fn describe(diagnostic: &Diagnostic) -> String {
-    let position = diagnostic
-        .position
-        .map_or("-".to_owned(), |p| format!("{}:{}", p.line, p.column));
-    let path = if diagnostic.path.is_root() {
-        "\"\""
-    } else {
-        diagnostic.path.as_str()
-    };
-    format!(
-        "{} {} {path} {position}",
-        diagnostic.severity, diagnostic.code
-    )
 }
 
 fn check(path: &Path) -> CheckedEntry {

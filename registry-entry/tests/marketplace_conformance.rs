@@ -43,7 +43,7 @@ const DETAIL_PATH: &str = "extensions/example.spirit-extension/detail.json";
 const README_PATH: &str = "extensions/example.spirit-extension/README.md";
 
 fn folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/spirit-app/marketplace")
+    curupira_test_support::conformance::folder("spirit-app/marketplace")
 }
 
 fn read_json(path: &Path) -> Value {

@@ -16,7 +16,7 @@ use libtest_mimic::{Arguments, Completion, Trial};
 use sha2::{Digest, Sha256};
 
 fn folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/jcs")
+    curupira_test_support::conformance::folder("jcs")
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -1953,8 +1953,7 @@ fn the_colon_form_is_refused_with_the_slash_spelling() {
 /// (`[repositories]`, `[agents]`, `trigger_type`), which this host does not read.
 #[test]
 fn plugins_get_the_reference_host_s_verdicts() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/conformance/curupira-wire/settings/verdicts.json");
+    let path = curupira_test_support::conformance::folder("curupira-wire/settings/verdicts.json");
     let Ok(text) = std::fs::read_to_string(&path) else {
         println!(
             "skipped: {} is missing (no ../shared beside this checkout)",

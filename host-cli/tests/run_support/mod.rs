@@ -5,16 +5,14 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
-use std::io::Read;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::thread;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+pub use curupira_test_support::fakes;
+pub use curupira_test_support::process::run_bounded;
 use serde_json::Value;
-
-#[path = "../fakes/mod.rs"]
-pub mod fakes;
 
 /// A run still going after this is killed and the test fails.
 const WATCHDOG: Duration = Duration::from_secs(60);
@@ -191,59 +189,6 @@ fn run_watched(command: &mut Command, args: &[&str]) -> Run {
         stderr: ended.stderr,
         elapsed: started.elapsed(),
     }
-}
-
-/// How a program [`run_bounded`] ran ended, and what it printed.
-#[derive(Debug)]
-pub struct Bounded {
-    /// Its exit status; `None` when it was killed at the limit.
-    pub status: Option<ExitStatus>,
-    /// Its stdout.
-    pub stdout: String,
-    /// Its stderr.
-    pub stderr: String,
-}
-
-/// Runs `command` (stdin empty) to its end, reading its stdout and stderr as they
-/// come, for at most `limit`: past it, SIGKILL to the process group it leads (when it
-/// was started as one, `process_group(0)`) and to itself. An error when it cannot
-/// start.
-pub fn run_bounded(command: &mut Command, limit: Duration) -> std::io::Result<Bounded> {
-    let started = Instant::now();
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let read = |mut pipe: Box<dyn Read + Send>| {
-        thread::spawn(move || {
-            let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
-            text
-        })
-    };
-    let out = read(Box::new(child.stdout.take().unwrap()));
-    let err = read(Box::new(child.stderr.take().unwrap()));
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if started.elapsed() > limit {
-            let _ = Command::new("kill")
-                .args(["-KILL", &format!("-{}", child.id())])
-                .stderr(Stdio::null())
-                .status();
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        thread::sleep(Duration::from_millis(10));
-    };
-    Ok(Bounded {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    })
 }
 
 /// The agent used by the tests: writes its stdin to `out/prompt-<task id>.txt` and its

@@ -8,6 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use curupira_diagnostics::{Diagnostic, Report, Severity};
+pub use curupira_test_support::fs::copy_dir;
 use serde_json::Value;
 use spirit_registry::FolderSource;
 
@@ -137,20 +138,6 @@ pub fn derived_files() -> Vec<String> {
         .collect();
     files.push("registry/catalog.json".to_owned());
     files
-}
-
-/// Copies a folder tree.
-pub fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// `(severity, code, file, pointer)` of every diagnostic.

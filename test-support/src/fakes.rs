@@ -1,5 +1,6 @@
-//! The fake extensions the host's tests launch, all in this folder, and the one rule for
-//! when `python3` (which runs them), or another tool a test needs, is missing.
+//! The fake extensions the host's tests launch (in this crate's `fakes/` folder), and
+//! the one rule for when `python3` (which runs them), or another tool a test needs, is
+//! missing.
 //!
 //! - `fake_ext.py --mode NAME`: misbehaves in exactly one way (the hostile suite).
 //! - `scripted_ext.py`: does what a script file tells it and logs every request (the
@@ -9,9 +10,7 @@
 //! them prints that it skipped and passes, except under CI (`CI` set), where the
 //! missing interpreter fails the test: CI must never pass by skipping.
 
-#![allow(dead_code)]
-
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 /// The hostile fake: `fake_ext.py`.
@@ -20,12 +19,16 @@ pub fn hostile_script() -> PathBuf {
 }
 
 /// The scripted fake: `scripted_ext.py`.
+///
+/// ```
+/// assert!(curupira_test_support::fakes::scripted_script().is_file());
+/// ```
 pub fn scripted_script() -> PathBuf {
     folder().join("scripted_ext.py")
 }
 
 fn folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fakes")
 }
 
 /// Whether `python3` runs. When it does not: panics under CI, else prints
