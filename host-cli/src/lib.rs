@@ -5,10 +5,11 @@
 //! directly.
 //!
 //! ```
-//! use curupira_host::forge::forge_identity;
+//! use curupira_host::events::{duration_text, short_id};
 //!
-//! let id = forge_identity("git@github.com:Acme/Widgets.git").unwrap();
-//! assert_eq!(id, "Acme/Widgets");
+//! // How `run`'s human events show a task: its id's first 12 digits, how long it took.
+//! assert_eq!(short_id(&"ab".repeat(32)), "abababababab");
+//! assert_eq!(duration_text(125.4), "2 min 5 s");
 //! ```
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
@@ -19,7 +20,6 @@ pub mod config;
 pub mod dispatch;
 pub mod events;
 pub mod extensions;
-pub mod forge;
 pub mod format;
 mod journal;
 pub mod ledger;
@@ -28,8 +28,6 @@ pub mod plugins;
 pub mod preflight;
 pub mod resolve;
 pub mod runner;
-pub mod state;
-pub mod workspace;
 
 /// What the host tells an extension about itself in `initialize` (`client_info`):
 /// `curupira` and this crate's version.

@@ -107,12 +107,12 @@ use crate::events::{Event, EventWriter, short_id};
 use crate::journal::Journal;
 use crate::ledger::{self, AgentProcess, Change, Decision, LedgerError, Status, Writer};
 use crate::resolve::{Plan, PlannedAutomation, resolve};
-use crate::workspace::{
+use curupira_process::stop::Stop;
+use curupira_process::watchdog::{Label, SpawnWindow, Watch};
+use curupira_workspace::{
     ExpectedAdd, Finished, HookError, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode,
     WorkspaceSpec, Workspaces, expect_add,
 };
-use curupira_process::stop::Stop;
-use curupira_process::watchdog::{Label, SpawnWindow, Watch};
 
 /// How to run.
 #[derive(Debug, Clone, Default)]
@@ -349,9 +349,8 @@ pub fn prepare(
 pub fn repository(config: &Config) -> Result<String, String> {
     match &config.settings.repository {
         Some(repository) => Ok(repository.clone()),
-        None => {
-            crate::forge::forge_identity_of_checkout(&config.dir).map_err(|err| err.to_string())
-        }
+        None => curupira_workspace::forge::forge_identity_of_checkout(&config.dir)
+            .map_err(|err| err.to_string()),
     }
 }
 
@@ -459,7 +458,7 @@ struct AttemptSpec {
     stop: Stop,
     observer: TaskObserver,
     /// The worktree add this attempt announced, dropped once its workspace is
-    /// prepared (see [`crate::workspace::ExpectedAdd`]).
+    /// prepared (see [`curupira_workspace::ExpectedAdd`]).
     expected_add: Option<ExpectedAdd>,
 }
 
@@ -973,7 +972,7 @@ struct Scheduler<'a> {
     host_pid: u32,
     /// Removals of tasks that ended, handed to the workers once this loop turn's polls
     /// dispatched what they could: a removal lets the worktree adds announced before it
-    /// go first ([`crate::workspace::ExpectedAdd`]), so the next task's agent starts
+    /// go first ([`curupira_workspace::ExpectedAdd`]), so the next task's agent starts
     /// without waiting for it.
     deferred_removals: Vec<Removal>,
     /// The first ledger failure: from then on the run stops as on a signal.

@@ -18,7 +18,7 @@
 //! - Before the first poll (not in a dry run): the state folder is made, `run.lock`
 //!   taken (a second `run` on the same state exits 2), the ledger opened (a damaged
 //!   one is an error naming it, exit 2) and the watchdog started
-//!   (`curupira_host::state`, `curupira_host::ledger`, `curupira_process::watchdog`). A
+//!   (`curupira_workspace::state`, `curupira_host::ledger`, `curupira_process::watchdog`). A
 //!   dry run only reads the ledger, when there is one.
 
 use std::io;
@@ -34,9 +34,9 @@ use curupira_host::format::Format;
 use curupira_host::ledger::{self, Ledger, WriterThread};
 use curupira_host::resolve::Plan;
 use curupira_host::runner::{self, RunLedger, RunOptions};
-use curupira_host::state::{self, RUN_LOCK, RunLock};
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{self, StartingWatchdog, Watchdog};
+use curupira_workspace::state::{self, RUN_LOCK, RunLock};
 
 use super::{ConfigArg, Verbosity, load_config};
 

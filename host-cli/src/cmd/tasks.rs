@@ -30,8 +30,8 @@ use curupira_host::config::{Cleanup, Config, LedgerSettings};
 use curupira_host::events::duration_text;
 use curupira_host::format::Format;
 use curupira_host::ledger::{Filter, Ledger, Status, TaskRecord};
-use curupira_host::state::{RUN_LOCK, RunLock};
-use curupira_host::workspace::{task_branch, task_folder_tail};
+use curupira_workspace::state::{RUN_LOCK, RunLock};
+use curupira_workspace::{task_branch, task_folder_tail};
 use unicode_width::UnicodeWidthStr;
 
 use super::{ConfigArg, Verbosity, load_config, write_stdout};
@@ -560,7 +560,9 @@ fn workspace_text(row: &TaskRecord, opened: &Opened) -> (String, Option<String>)
         .map(|(_, cleanup)| *cleanup);
     let text = match cleanup {
         Some(cleanup)
-            if row.status.is_finished() && cleanup.removes(row.status == Status::Succeeded) =>
+            if row.status.is_finished()
+                && curupira_workspace::Cleanup::from(cleanup)
+                    .removes(row.status == Status::Succeeded) =>
         {
             format!(
                 "{shown} (removed after the task {}: cleanup = \"{cleanup}\"; the branch \

@@ -9,10 +9,11 @@ use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Severity, did_you_me
 
 use super::codes;
 use super::model::{
-    AgentPolicy, Automation, Config, Settings, TriggerRef, WorkspaceMode, WorkspacePolicy,
+    AgentPolicy, Automation, Cleanup, Config, Hooks, Settings, TriggerRef, WorkspaceMode,
+    WorkspacePolicy,
 };
 use crate::agent::AgentLimits;
-use crate::workspace::WorkspaceSpec;
+use curupira_workspace::WorkspaceSpec;
 
 /// `run --automation NAME` names an automation the config does not have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,17 +65,53 @@ impl AgentPolicy {
 }
 
 impl WorkspacePolicy {
-    /// The workspace module's spec for a config in `repo_dir`: the one place the
-    /// config's workspace policy becomes it.
+    /// The workspace crate's spec for a config in `repo_dir`: the one place the
+    /// config's workspace policy becomes it (with the three conversions below).
     pub fn spec(&self, repo_dir: &Path) -> WorkspaceSpec {
         WorkspaceSpec {
-            mode: self.mode,
+            mode: self.mode.into(),
             repo_dir: repo_dir.to_owned(),
             root: self.root.clone(),
             base: self.base.clone(),
-            cleanup: self.cleanup,
+            cleanup: self.cleanup.into(),
             hook_timeout: self.hook_timeout,
-            hooks: self.hooks.clone(),
+            hooks: self.hooks.clone().into(),
+        }
+    }
+}
+
+impl From<WorkspaceMode> for curupira_workspace::WorkspaceMode {
+    fn from(mode: WorkspaceMode) -> Self {
+        match mode {
+            WorkspaceMode::Shared => Self::Shared,
+            WorkspaceMode::Worktree => Self::Worktree,
+        }
+    }
+}
+
+impl From<Cleanup> for curupira_workspace::Cleanup {
+    fn from(cleanup: Cleanup) -> Self {
+        match cleanup {
+            Cleanup::OnSuccess => Self::OnSuccess,
+            Cleanup::Always => Self::Always,
+            Cleanup::Never => Self::Never,
+        }
+    }
+}
+
+impl From<Hooks> for curupira_workspace::Hooks {
+    fn from(hooks: Hooks) -> Self {
+        let Hooks {
+            after_create,
+            before_run,
+            after_run,
+            before_remove,
+        } = hooks;
+        Self {
+            after_create,
+            before_run,
+            after_run,
+            before_remove,
         }
     }
 }
@@ -214,7 +251,7 @@ impl Config {
 
     /// For the automations that `names` selects (every one when empty): a
     /// `config/worktree-unavailable` error, once, when one runs in worktree mode and
-    /// [`check_worktree_mode`](crate::workspace::check_worktree_mode) fails, located at
+    /// [`check_worktree_mode`](curupira_workspace::check_worktree_mode) fails, located at
     /// the `mode` that chose worktrees; and a
     /// `config/shared-workspace` warning for each that may run several agents at once
     /// in the shared folder.
@@ -229,7 +266,7 @@ impl Config {
             match automation.workspace_policy.mode {
                 WorkspaceMode::Worktree if !worktree_checked => {
                     worktree_checked = true;
-                    if let Err(reason) = crate::workspace::check_worktree_mode(&self.dir) {
+                    if let Err(reason) = curupira_workspace::check_worktree_mode(&self.dir) {
                         // At the `mode` that chose worktrees (the automation's own, or
                         // `[settings.workspace]`'s).
                         let mode = self.written_at(&automation.name, "workspace", "mode");
@@ -326,7 +363,7 @@ impl Config {
                 continue;
             }
             looked_up.push(&policy.base);
-            let Err(error) = crate::workspace::resolve_base(&policy.spec(&self.dir)) else {
+            let Err(error) = curupira_workspace::resolve_base(&policy.spec(&self.dir)) else {
                 continue;
             };
             let at = self

@@ -1079,6 +1079,52 @@ fn an_automation_overrides_each_agent_and_workspace_key() {
 }
 
 #[test]
+fn the_workspace_policy_becomes_the_workspace_crates_spec() {
+    use curupira_workspace as ws;
+    let dir = tempfile::tempdir().unwrap();
+    let config = check_in(POLICY, dir.path()).config.unwrap();
+    let overrides = config.automation("overrides").unwrap();
+    assert_eq!(
+        overrides.workspace_policy.spec(Path::new("/repo")),
+        ws::WorkspaceSpec {
+            mode: ws::WorkspaceMode::Shared,
+            repo_dir: "/repo".into(),
+            root: "/srv/trees".into(),
+            base: Some("v1.0".into()),
+            cleanup: ws::Cleanup::Always,
+            hook_timeout: Duration::from_secs(5),
+            hooks: ws::Hooks {
+                after_create: Some("npm ci".into()),
+                before_run: Some("true".into()),
+                after_run: Some("echo done".into()),
+                before_remove: None,
+            },
+        }
+    );
+    for (ours, theirs) in [
+        (WorkspaceMode::Shared, ws::WorkspaceMode::Shared),
+        (WorkspaceMode::Worktree, ws::WorkspaceMode::Worktree),
+    ] {
+        assert_eq!(ws::WorkspaceMode::from(ours), theirs);
+    }
+    for (ours, theirs) in [
+        (Cleanup::OnSuccess, ws::Cleanup::OnSuccess),
+        (Cleanup::Always, ws::Cleanup::Always),
+        (Cleanup::Never, ws::Cleanup::Never),
+    ] {
+        assert_eq!(ws::Cleanup::from(ours), theirs);
+    }
+    assert_eq!(
+        ws::WorkspaceMode::from(WorkspaceMode::default()),
+        ws::WorkspaceMode::default()
+    );
+    assert_eq!(
+        ws::Cleanup::from(Cleanup::default()),
+        ws::Cleanup::default()
+    );
+}
+
+#[test]
 fn a_cap_above_the_global_limit_changes_nothing() {
     let text = policy_replaced("max_concurrent = 2,", "max_concurrent = 9,");
     let config = check(&text).config.unwrap();

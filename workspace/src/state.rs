@@ -1,8 +1,8 @@
 //! The host's state folder and the lock that keeps one `curupira run` per state.
 //!
 //! - **The state folder** is `<config folder>/.curupira/` by default: it holds the
-//!   task ledger (`ledger.sqlite`, [`crate::ledger`]), `run.lock`, `watchdog.lock`
-//!   ([`curupira_process::watchdog`]) and the worktrees (`worktrees/`, [`crate::workspace`]).
+//!   task ledger (`ledger.sqlite`, the host's), `run.lock`, `watchdog.lock`
+//!   ([`curupira_process::watchdog`]) and the worktrees (`worktrees/`, [`crate`]).
 //!   [`host_folder`] creates it with a `.gitignore` of `*`, so Git and code-search
 //!   tools ignore everything in it. With `[settings.ledger] path` elsewhere, the state
 //!   folder is the ledger's folder (two configs sharing one ledger share one lock).
@@ -13,7 +13,7 @@
 //!   prints. The file is opened close-on-exec: agents and hooks never inherit it.
 //!
 //! ```
-//! use curupira_host::state::{RunLock, Locked};
+//! use curupira_workspace::state::{RunLock, Locked};
 //!
 //! let folder = tempfile::tempdir()?;
 //! let lock = folder.path().join("run.lock");

@@ -10,11 +10,18 @@
 //! `git@gitlab.com:group/sub/proj.git` is `sub/proj`. A path of one segment is that
 //! segment. Parsing is `gix-url`'s, which knows Git's own rules for telling an
 //! scp-like address from a local path.
+//!
+//! ```
+//! use curupira_workspace::forge::forge_identity;
+//!
+//! let id = forge_identity("git@github.com:Acme/Widgets.git").unwrap();
+//! assert_eq!(id, "Acme/Widgets");
+//! ```
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use curupira_client::{ProcessGuard, describe_status};
+use curupira_process::{ProcessGuard, describe_status};
 
 use curupira_process::pipes::{self, Chunk, Stream};
 
@@ -49,7 +56,7 @@ pub enum ForgeError {
 /// path segments.
 ///
 /// ```
-/// # use curupira_host::forge::forge_identity;
+/// # use curupira_workspace::forge::forge_identity;
 /// assert_eq!(
 ///     forge_identity("https://user:token@GitHub.com:443/acme/widgets.git/").unwrap(),
 ///     "acme/widgets",
@@ -77,7 +84,7 @@ pub fn forge_identity(remote_url: &str) -> Result<String, ForgeError> {
 }
 
 /// How long `git remote get-url origin` may run: the workspace hooks' default bound.
-const GIT_LIMIT: std::time::Duration = crate::workspace::DEFAULT_HOOK_TIMEOUT;
+const GIT_LIMIT: std::time::Duration = crate::DEFAULT_HOOK_TIMEOUT;
 
 /// The most of git's output kept (a remote URL is one short line).
 const OUTPUT_LIMIT: usize = 64 * 1024;

@@ -8,7 +8,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use curupira_client::{ProcessGuard, describe_status};
+use curupira_process::{ProcessGuard, describe_status};
 
 use curupira_process::pipes::{self, Chunk, Stream, TimedOut};
 

@@ -1,5 +1,9 @@
-//! Where a task's agent works: the config's folder (`shared`), or a Git worktree of its
-//! own on a branch of its own (`worktree`), with the operator's hooks around it.
+//! Where a Curupira task's agent works: the config's folder (`shared`), or a Git
+//! worktree of its own on a branch of its own (`worktree`), with the operator's four
+//! hooks around it and the cleanup policy after it. Beside it, the rest of a host's
+//! Git and folder work: [`state`] (the host's state folder `.curupira/` and the lock
+//! that keeps one `curupira run` per state) and [`forge`] (the repository's identity,
+//! `owner/name`, from its Git remote).
 //!
 //! The scheduler holds one [`Workspaces`] per automation and run (the spec with its
 //! base resolved once), calls [`Workspaces::prepare`] for each task, runs the hooks
@@ -9,7 +13,7 @@
 //! its workspace: it is prepared before the first and finished after the last.
 //!
 //! ```
-//! use curupira_host::workspace::{HookKind, WorkspaceSpec, Workspaces};
+//! use curupira_workspace::{HookKind, WorkspaceSpec, Workspaces};
 //!
 //! let folder = std::env::temp_dir();
 //! let workspaces = Workspaces::new(WorkspaceSpec::new(&folder))?; // shared mode
@@ -131,10 +135,42 @@
 //! — also for hooks. Each git call is bounded by `hook_timeout` (default 60 s; raise
 //! it for a repository whose checkout takes longer): one that runs longer is killed
 //! with its process group and fails the preparation or removal
-//! ([`WorkspaceError::GitTimedOut`]). Their output is read on the calling thread. [`check_worktree_mode`] is what `validate` asks: `git` can run and
-//! the config's folder is inside a work tree.
+//! ([`WorkspaceError::GitTimedOut`]). Their output is read on the calling thread.
+//! [`check_worktree_mode`] is what `validate` asks: `git` can run and the config's
+//! folder is inside a work tree.
+//!
+//! # What this crate is, and is not
+//!
+//! It was the `curupira-host` modules `workspace`, `state` and `forge`, moved out
+//! (issue 28) so that the host's run loop, and an orchestrator crate after it, use them
+//! without the app. The decisions:
+//!
+//! - **No file format, no command line.** The crate knows no TOML, no serde and no
+//!   clap: [`WorkspaceMode`], [`Cleanup`] and [`Hooks`] are plain data, and
+//!   [`WorkspaceSpec`] is everything it is told. A host converts its own settings into
+//!   them in one place (the `curupira` binary converts `curupira.toml`'s
+//!   `[settings.workspace]`, whose spellings `shared`, `on-success`, … and whose
+//!   diagnostics stay the config's).
+//! - **Processes are `curupira-process`'s**: every git call and hook lives in a
+//!   [`ProcessGuard`], its pipes are driven by `curupira_process::pipes`, a hook's
+//!   output is forwarded by `curupira_process::lines` to `curupira_process::stderr`,
+//!   stop requests are its [`Stop`], the watchdog its [`Watch`].
+//! - **[`state`] lives here** because the worktrees live in the state folder
+//!   (`.curupira/worktrees`, whose `.gitignore` [`state::host_folder`] writes), and its
+//!   [`RunLock`](state::RunLock) came along: it is the state folder's lock, which the
+//!   run loop takes without needing the app.
+//! - **[`forge`] lives here** because it is the host's other Git work (`git remote
+//!   get-url origin`, run under the same guard and pipes, bounded by
+//!   [`DEFAULT_HOOK_TIMEOUT`]), and `gix-url` with it.
+//! - **Messages are the host's, unchanged**: they still name the config's keys
+//!   (`hook_timeout_seconds`) and `curupira run`, which is what an operator reads.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod forge;
 mod git;
+mod policy;
+pub mod state;
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -145,7 +181,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use curupira_client::{ProcessGuard, describe_status};
+use curupira_process::{ProcessGuard, describe_status};
 
 pub use self::git::{ExpectedAdd, expect_add};
 use self::git::{GitOutput, Listed};
@@ -174,20 +210,7 @@ const HOOK_POLL: Duration = Duration::from_millis(5);
 /// The lock reason `git worktree add` leaves while it checks out.
 const INITIALIZING_LOCK: &str = "initializing";
 
-// The settings' vocabulary is the config's (one definition of each value), read here.
-pub use crate::config::{Cleanup, Hooks, WorkspaceMode};
-
-impl Hooks {
-    /// The command configured for `kind`, if any.
-    pub fn get(&self, kind: HookKind) -> Option<&str> {
-        match kind {
-            HookKind::AfterCreate => self.after_create.as_deref(),
-            HookKind::BeforeRun => self.before_run.as_deref(),
-            HookKind::AfterRun => self.after_run.as_deref(),
-            HookKind::BeforeRemove => self.before_remove.as_deref(),
-        }
-    }
-}
+pub use self::policy::{Cleanup, Hooks, WorkspaceMode};
 
 /// One of the four hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -225,8 +248,9 @@ impl fmt::Display for HookKind {
     }
 }
 
-/// Everything the host needs to know about an automation's workspaces; the config
-/// converts its `[settings.workspace]` (and an automation's override) into this.
+/// Everything the host needs to know about an automation's workspaces; the host
+/// converts its configuration (`curupira.toml`'s `[settings.workspace]` and an
+/// automation's override) into this.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkspaceSpec {
     /// Shared or worktree.
@@ -553,23 +577,11 @@ impl Workspaces {
     }
 }
 
-impl Cleanup {
-    /// Whether this policy removes a task's worktree once the task ended, as it ended
-    /// (`succeeded` or failed).
-    pub fn removes(self, succeeded: bool) -> bool {
-        match self {
-            Cleanup::Always => true,
-            Cleanup::OnSuccess => succeeded,
-            Cleanup::Never => false,
-        }
-    }
-}
-
 /// The branch a task's worktree is on, `curupira/<automation>/<task>`, named as
 /// [`Workspaces::prepare`] names it (the module's "Names"), without touching the disk.
 ///
 /// ```
-/// let branch = curupira_host::workspace::task_branch("fix", &"ab".repeat(32));
+/// let branch = curupira_workspace::task_branch("fix", &"ab".repeat(32));
 /// assert_eq!(branch, "curupira/fix/abababababab");
 /// ```
 pub fn task_branch(automation: &str, task_id: &str) -> String {
@@ -1194,3 +1206,8 @@ fn git_ok(dir: &Path, args: &[&OsStr], limit: Duration) -> Result<GitOutput, Wor
 
 #[cfg(test)]
 mod tests;
+
+/// The README's example, run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
