@@ -22,7 +22,6 @@ pub mod extensions;
 pub mod forge;
 pub mod format;
 mod journal;
-pub mod ledger;
 pub mod logging;
 pub mod plugins;
 pub mod preflight;

@@ -5,8 +5,8 @@
 
 mod run_support;
 
-use curupira_host::ledger::{Filter, Ledger, Status};
 use curupira_host::state::RunLock;
+use curupira_ledger::{Filter, Ledger, Status};
 use run_support::Project;
 use serde_json::Value;
 
