@@ -2,7 +2,7 @@
 //! thread: an event is printed only once every ledger change made before it was
 //! emitted is committed, and events keep their order.
 //!
-//! The dispatch loop hands its ledger changes to [`crate::ledger::Writer`] and its
+//! The dispatch loop hands its ledger changes to [`curupira_ledger::Writer`] and its
 //! events to a [`Journal`] without waiting for either. Each event goes to the printer
 //! thread with the ticket of the last change made so far; the printer waits for that
 //! ticket (without hurrying the writer's batch) and prints. So the loop spends nothing
@@ -26,14 +26,15 @@ use std::io::{self, Write};
 use std::sync::{Arc, OnceLock, mpsc};
 use std::thread;
 
+use curupira_ledger::{Ticket, Writer};
+
 use crate::events::{Event, EventWriter};
-use crate::ledger::{Ticket, Writer};
 
 /// At most this many events wait for the printer (stdout, or their ledger changes);
 /// the loop then waits for room. The queue's slots are allocated when the run starts
 /// (~150 bytes each: 600 KiB); a ledger held up by another process holds the run up
 /// here, after ~1,500 tasks, well before its writer's own bound
-/// ([`crate::ledger::writer::MAX_QUEUED`] changes), which keeps what a crash could
+/// ([`curupira_ledger::MAX_QUEUED`] changes), which keeps what a crash could
 /// lose small too.
 pub(crate) const MAX_WAITING: usize = 4_096;
 
@@ -108,7 +109,7 @@ impl Journal<'_> {
                     .spawn_scoped(scope, move || {
                         // As the ledger's writer: nothing waits for the printer, so it
                         // gives way to the loop and the agents on a busy machine.
-                        crate::ledger::writer::lower_priority();
+                        curupira_ledger::lower_priority();
                         for (ticket, event) in events {
                             // A failure is the writer's to report; the event is
                             // printed anyway.
@@ -173,9 +174,81 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, Ordering};
 
+    use std::sync::{Condvar, Mutex};
+
+    use curupira_ledger::{
+        Change, Decision, Ledger, LedgerError, Requested, RunBackend, Status, TicketState,
+        WriterThread,
+    };
+
     use crate::format::Format;
-    use crate::ledger::writer::HeldUp;
-    use crate::ledger::{Change, Ledger, Status, TicketState, WriterThread};
+
+    /// A ledger whose writes wait until [`Blocker::commit`]: nothing the writer thread
+    /// gets commits before, as when another process holds an SQLite ledger's write
+    /// lock (and, as SQLite's busy timeout does, for at most 10 s, so a test that
+    /// fails meanwhile ends).
+    #[derive(Debug)]
+    struct Stuck(Arc<(Mutex<bool>, Condvar)>);
+
+    impl RunBackend for Stuck {
+        fn decide(&mut self, _: &str, _: &str) -> Result<Decision, LedgerError> {
+            Ok(Decision::Dispatch)
+        }
+
+        fn apply(&mut self, _: &[Change]) -> Result<(), LedgerError> {
+            let (released, wake) = &*self.0;
+            let released = released.lock().unwrap();
+            let (released, _) = wake
+                .wait_timeout_while(released, std::time::Duration::from_secs(10), |released| {
+                    !*released
+                })
+                .unwrap();
+            if *released {
+                Ok(())
+            } else {
+                Err(LedgerError::disk_full("write", "stuck.sqlite"))
+            }
+        }
+
+        fn requested(&mut self, _: &str) -> Result<Vec<Requested>, LedgerError> {
+            Ok(Vec::new())
+        }
+
+        fn has_row(&mut self, _: &str, _: &str) -> Result<bool, LedgerError> {
+            Ok(false)
+        }
+
+        fn mark_unrecorded(&mut self) -> Result<Vec<(String, String)>, LedgerError> {
+            Ok(Vec::new())
+        }
+    }
+
+    /// What lets a [`Stuck`] ledger's writes through.
+    struct Blocker(Arc<(Mutex<bool>, Condvar)>);
+
+    impl Blocker {
+        fn commit(&self) {
+            *self.0.0.lock().unwrap() = true;
+            self.0.1.notify_all();
+        }
+    }
+
+    /// A writer thread held up: nothing handed to `thread` commits until `blocker`
+    /// commits.
+    struct HeldUp {
+        thread: WriterThread,
+        blocker: Blocker,
+    }
+
+    impl HeldUp {
+        fn new() -> HeldUp {
+            let gate = Arc::new((Mutex::new(false), Condvar::new()));
+            HeldUp {
+                thread: WriterThread::start(Stuck(Arc::clone(&gate))).unwrap(),
+                blocker: Blocker(gate),
+            }
+        }
+    }
 
     fn skipped(n: u32) -> Event {
         Event::TaskSkipped {
@@ -212,9 +285,7 @@ mod tests {
     #[test]
     fn an_event_waits_for_the_changes_before_it_and_the_order_holds() {
         // Nothing the writer gets commits until the blocker lets go.
-        let HeldUp {
-            thread, blocker, ..
-        } = HeldUp::new();
+        let HeldUp { thread, blocker } = HeldUp::new();
         let writer = thread.writer();
         let printed_early = Arc::new(AtomicBool::new(false));
         let mut out = EventWriter::new(Vec::new(), Format::Json);
@@ -234,7 +305,7 @@ mod tests {
                 writer.state(ticket) != TicketState::Pending,
                 Ordering::SeqCst,
             );
-            blocker.execute_batch("COMMIT").unwrap();
+            blocker.commit();
             ticket
         })
         .unwrap();
@@ -251,9 +322,7 @@ mod tests {
 
     #[test]
     fn events_behind_a_held_lock_are_not_printed_before_it_is_released() {
-        let HeldUp {
-            thread, blocker, ..
-        } = HeldUp::new();
+        let HeldUp { thread, blocker } = HeldUp::new();
         let writer = thread.writer();
         let (tx, rx) = mpsc::channel::<usize>();
         // The printer writes into a pipe-like sink that reports each line.
@@ -292,7 +361,7 @@ mod tests {
                     .is_err(),
                 "the second event waits for its change"
             );
-            blocker.execute_batch("COMMIT").unwrap();
+            blocker.commit();
             assert_eq!(
                 rx.recv_timeout(std::time::Duration::from_secs(5)).unwrap(),
                 2

@@ -22,7 +22,6 @@ pub mod events;
 pub mod extensions;
 pub mod format;
 mod journal;
-pub mod ledger;
 pub mod logging;
 pub mod plugins;
 pub mod preflight;

@@ -43,7 +43,7 @@
 //!
 //! Besides this loop and the agents' worker threads, a run with a ledger has two
 //! threads that nothing waits for, both at a lower priority: the ledger's writer
-//! ([`crate::ledger::WriterThread`], which the caller starts) and the event printer
+//! ([`curupira_ledger::WriterThread`], which the caller starts) and the event printer
 //! (`crate::journal`), which prints each event once the ledger changes made before it
 //! are committed. Without a ledger the loop prints its events itself. [`run`] returns
 //! when every change is committed and every event printed.
@@ -92,6 +92,9 @@ use std::time::{Duration, Instant};
 use curupira_client::{CallError, Client};
 use curupira_diagnostics::Report;
 use curupira_jsonrpc::ErrorCode;
+use curupira_ledger::{
+    AgentProcess, Change, Decision, LedgerError, Requested, RunBackend, Status, Writer,
+};
 use curupira_protocol::{
     Configuration, PollParams, TriggerSchema, ValidateResult, ValidationError, is_core_key,
 };
@@ -105,7 +108,6 @@ use crate::config::{Automation, Config};
 use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
 use crate::events::{Event, EventWriter, short_id};
 use crate::journal::Journal;
-use crate::ledger::{self, AgentProcess, Change, Decision, LedgerError, Status, Writer};
 use crate::resolve::{Plan, PlannedAutomation, resolve};
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{Label, SpawnWindow, Watch};
@@ -123,7 +125,7 @@ pub struct RunOptions {
     pub dry_run: bool,
     /// The automations to run, by name; empty means all.
     pub automations: Vec<String>,
-    /// The durable task ledger, when enabled ([`crate::ledger`]): consulted for every
+    /// The durable task ledger, when enabled ([`curupira_ledger`]): consulted for every
     /// polled task, written at every change of a task's state (read only in a dry
     /// run). `None`: identities are kept for this process only.
     pub ledger: Option<RunLedger>,
@@ -143,13 +145,17 @@ impl RunOptions {
 
 /// The ledger as a run uses it: the dispatch loop reads on a connection of its own
 /// (`decide`, the tasks `tasks retry` asked for), and every change goes through the
-/// writer thread ([`crate::ledger::WriterThread`]'s rules), which the worker threads use
+/// writer thread ([`curupira_ledger::WriterThread`]'s rules), which the worker threads use
 /// too (the agent's pid, once it started). Events are printed behind the changes
 /// (`crate::journal`).
+///
+/// The run knows its ledger only as a [`RunBackend`] (SQLite's
+/// [`curupira_ledger::Ledger`], or another backend): one indirect call per polled
+/// task, beside the mutex and the read itself.
 #[derive(Debug, Clone)]
 pub struct RunLedger {
     /// The connection the dispatch loop reads on.
-    pub reader: Arc<Mutex<ledger::Ledger>>,
+    pub reader: Arc<Mutex<dyn RunBackend>>,
     /// The writer thread's handle; `None` in a dry run, which writes nothing.
     pub writer: Option<Writer>,
 }
@@ -1482,7 +1488,7 @@ impl Scheduler<'_> {
         }
         .display()
         .to_string();
-        // Handed to the writer thread, not waited for (see `crate::ledger::writer`):
+        // Handed to the writer thread, not waited for (see `curupira_ledger::writer`):
         // the `task.started` below is printed once it is committed.
         if let Some(writer) = &self.writer {
             writer.write(Change::AttemptStarted {
@@ -1944,12 +1950,7 @@ pub fn host_executable() -> io::Result<PathBuf> {
 /// Queues a task `tasks retry` asked for, also one this process finished already
 /// (asked for again); not one it has in flight (its attempts go on: the next one
 /// clears the request).
-fn queue_requested(
-    run: &mut AutomationRun<'_>,
-    round: &mut Round,
-    task: ledger::Requested,
-    now: Instant,
-) {
+fn queue_requested(run: &mut AutomationRun<'_>, round: &mut Round, task: Requested, now: Instant) {
     let pairs: Vec<Pair> = match serde_json::from_str(&task.pairs) {
         Ok(pairs) => pairs,
         Err(error) => {

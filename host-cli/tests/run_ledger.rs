@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use curupira_host::ledger::{Ledger, Status};
+use curupira_ledger::{Ledger, Status};
 use run_support::{Project, curupira, have_python};
 use serde_json::Value;
 
@@ -465,7 +465,7 @@ fn readers_see_whole_rows_while_a_host_writes() {
     assert_eq!(finish(host, Duration::from_secs(60)), Some(0));
     assert!(reads >= 3);
     let rows = ledger(&project)
-        .list(&curupira_host::ledger::Filter::default(), 100)
+        .list(&curupira_ledger::Filter::default(), 100)
         .unwrap();
     assert_eq!(rows.len(), 40);
     assert!(rows.iter().all(|row| row.status == Status::Succeeded));
@@ -1333,7 +1333,7 @@ fn the_ledger_file_alone_holds_every_row_after_a_clean_run() {
     let copy = tempfile::tempdir().unwrap();
     let copied = copy.path().join("ledger.sqlite");
     fs::copy(state.join("ledger.sqlite"), &copied).unwrap();
-    let filter = curupira_host::ledger::Filter {
+    let filter = curupira_ledger::Filter {
         automation: None,
         status: None,
     };

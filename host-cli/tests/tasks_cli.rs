@@ -5,7 +5,7 @@
 
 mod run_support;
 
-use curupira_host::ledger::{Filter, Ledger, Status};
+use curupira_ledger::{Filter, Ledger, Status};
 use curupira_workspace::state::RunLock;
 use run_support::Project;
 use serde_json::Value;

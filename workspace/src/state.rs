@@ -1,7 +1,7 @@
 //! The host's state folder and the lock that keeps one `curupira run` per state.
 //!
 //! - **The state folder** is `<config folder>/.curupira/` by default: it holds the
-//!   task ledger (`ledger.sqlite`, the host's), `run.lock`, `watchdog.lock`
+//!   task ledger (`ledger.sqlite`, `curupira-ledger`'s), `run.lock`, `watchdog.lock`
 //!   ([`curupira_process::watchdog`]) and the worktrees (`worktrees/`, [`crate`]).
 //!   [`host_folder`] creates it with a `.gitignore` of `*`, so Git and code-search
 //!   tools ignore everything in it. With `[settings.ledger] path` elsewhere, the state

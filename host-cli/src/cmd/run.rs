@@ -18,7 +18,7 @@
 //! - Before the first poll (not in a dry run): the state folder is made, `run.lock`
 //!   taken (a second `run` on the same state exits 2), the ledger opened (a damaged
 //!   one is an error naming it, exit 2) and the watchdog started
-//!   (`curupira_workspace::state`, `curupira_host::ledger`, `curupira_process::watchdog`). A
+//!   (`curupira_workspace::state`, `curupira_ledger`, `curupira_process::watchdog`). A
 //!   dry run only reads the ledger, when there is one.
 
 use std::io;
@@ -31,9 +31,9 @@ use anyhow::Context;
 use curupira_host::config::{Config, Loaded};
 use curupira_host::events::{self, EventWriter};
 use curupira_host::format::Format;
-use curupira_host::ledger::{self, Ledger, WriterThread};
 use curupira_host::resolve::Plan;
 use curupira_host::runner::{self, RunLedger, RunOptions};
+use curupira_ledger::{self as ledger, Ledger, WriterThread};
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{self, StartingWatchdog, Watchdog};
 use curupira_workspace::state::{self, RUN_LOCK, RunLock};
@@ -103,20 +103,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Started first, waited for last: the ledger opens while its executable loads.
         let dog = spawn_watchdog(&host_exe, &state_dir)?;
         let mut writer_thread = None;
+        // The reader, as this function keeps it to close it at the end (the run
+        // knows it as a `RunBackend` only).
+        let mut sqlite_reader = None;
         if settings.enabled {
             // The writer's connection first: it creates or migrates the file.
             let thread = WriterThread::start(Ledger::open(&settings.path)?)
                 .context("cannot start the ledger's writer thread")?;
+            let reader = Arc::new(Mutex::new({
+                let mut reader = Ledger::open(&settings.path)?;
+                // Under the run lock (see `Ledger::read_in_snapshots`).
+                reader.read_in_snapshots(ledger::READER_SNAPSHOT_AGE);
+                reader
+            }));
             options.ledger = Some(RunLedger {
-                reader: Arc::new(Mutex::new({
-                    let mut reader = Ledger::open(&settings.path)?;
-                    // Under the run lock (see `Ledger::read_in_snapshots`).
-                    reader.read_in_snapshots(ledger::READER_SNAPSHOT_AGE);
-                    reader
-                })),
+                reader: Arc::clone(&reader) as _,
                 writer: Some(thread.writer()),
             });
             writer_thread = Some(thread);
+            sqlite_reader = Some(reader);
         }
         let dog = dog
             .map(|dog| dog.ready())
@@ -145,20 +150,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        held = Some((lock, dog, writer_thread));
+        held = Some((lock, dog, writer_thread, sqlite_reader));
     }
     let mut events = EventWriter::new(io::stdout(), args.format).dry_run(options.dry_run);
     let ran = runner::run(&config, &plan, &options, &stop, &mut events);
     let mut closed = Ok(());
-    if let Some((lock, dog, writer_thread)) = held {
+    if let Some((lock, dog, writer_thread, sqlite_reader)) = held {
         if let Some(thread) = writer_thread {
             thread.close();
         }
         // The reader is the file's last connection now: closing it checkpoints the
         // write-ahead log into `ledger.sqlite` (a copy of that file alone holds every
         // row), under the run lock.
-        if let Some(ledger) = options.ledger.take()
-            && let Ok(reader) = Arc::try_unwrap(ledger.reader)
+        drop(options.ledger.take());
+        if let Some(reader) = sqlite_reader
+            && let Ok(reader) = Arc::try_unwrap(reader)
         {
             closed = reader
                 .into_inner()

@@ -1,5 +1,5 @@
 //! `curupira tasks list|show|retry|forget`: the durable ledger's tasks
-//! (`curupira_host::ledger`), read and changed while a host may be running (SQLite's
+//! (`curupira_ledger`), read and changed while a host may be running (SQLite's
 //! locking: every command is one transaction, and a reader never sees half of one).
 //!
 //! - `list [--automation A] [--status S] [--limit N]`: the most recently changed tasks
@@ -29,7 +29,7 @@ use curupira_diagnostics::JsonPointer;
 use curupira_host::config::{Cleanup, Config, LedgerSettings};
 use curupira_host::events::duration_text;
 use curupira_host::format::Format;
-use curupira_host::ledger::{Filter, Ledger, Status, TaskRecord};
+use curupira_ledger::{Filter, Ledger, Status, TaskRecord, TasksBackend};
 use curupira_workspace::state::{RUN_LOCK, RunLock};
 use curupira_workspace::{task_branch, task_folder_tail};
 use unicode_width::UnicodeWidthStr;
@@ -145,7 +145,9 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
 /// The ledger the config names: `None` when no run wrote one yet.
 struct Opened {
     settings: LedgerSettings,
-    ledger: Option<Ledger>,
+    /// SQLite's [`Ledger`], opened at `settings.path`; what the commands ask of it is
+    /// a [`TasksBackend`]'s.
+    ledger: Option<Box<dyn TasksBackend>>,
     /// The config's folder (relative workspaces are under it).
     dir: PathBuf,
     /// Each automation's `cleanup` policy, as the config says now.
@@ -153,9 +155,9 @@ struct Opened {
 }
 
 impl Opened {
-    fn ledger(&mut self) -> anyhow::Result<&mut Ledger> {
+    fn ledger(&mut self) -> anyhow::Result<&mut dyn TasksBackend> {
         match &mut self.ledger {
-            Some(ledger) => Ok(ledger),
+            Some(ledger) => Ok(ledger.as_mut()),
             None => bail!(
                 "there is no task ledger at `{}` yet (no `curupira run` has recorded a task)",
                 self.settings.path.display()
@@ -209,7 +211,7 @@ fn open(common: &Common) -> anyhow::Result<Opened> {
     let ledger = Ledger::open_existing(&settings.path)?;
     Ok(Opened {
         settings,
-        ledger,
+        ledger: ledger.map(|ledger| Box::new(ledger) as Box<dyn TasksBackend>),
         dir: config.dir.clone(),
         cleanups: config
             .automations
@@ -257,7 +259,13 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
 
 fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let mut opened = open(&args.common)?;
-    let row = resolve(opened.ledger()?, &args.id, args.automation.as_deref())?;
+    let path = opened.settings.path.clone();
+    let row = resolve(
+        opened.ledger()?,
+        &path,
+        &args.id,
+        args.automation.as_deref(),
+    )?;
     let text = match args.common.format {
         Format::Json => json_line(&row),
         Format::Human => details(&row, &opened),
@@ -269,17 +277,18 @@ fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
 fn retry(args: RetryArgs) -> anyhow::Result<ExitCode> {
     let mut opened = open(&args.common)?;
     let host_running = opened.host_running()?;
+    let path = opened.settings.path.clone();
     let ledger = opened.ledger()?;
     let keys = match &args.id {
         Some(id) => {
-            let row = resolve(ledger, id, args.automation.as_deref())?;
+            let row = resolve(ledger, &path, id, args.automation.as_deref())?;
             if row.status == Status::Running && host_running {
                 bail!(
                     "task {} of automation `{}` is running (a host runs on `{}`); retry it \
                      once it ended",
                     row.task_id,
                     row.automation,
-                    ledger.path().display()
+                    path.display()
                 );
             }
             vec![(row.automation, row.task_id)]
@@ -308,17 +317,18 @@ fn retry(args: RetryArgs) -> anyhow::Result<ExitCode> {
 fn forget(args: ForgetArgs) -> anyhow::Result<ExitCode> {
     let mut opened = open(&args.common)?;
     let host_running = opened.host_running()?;
+    let path = opened.settings.path.clone();
     let ledger = opened.ledger()?;
     let (keys, kept, finished) = match (&args.id, &args.automation) {
         (Some(id), automation) => {
-            let row = resolve(ledger, id, automation.as_deref())?;
+            let row = resolve(ledger, &path, id, automation.as_deref())?;
             if row.status == Status::Running && host_running {
                 bail!(
                     "task {} of automation `{}` is running (a host runs on `{}`); forget it \
                      once it ended",
                     row.task_id,
                     row.automation,
-                    ledger.path().display()
+                    path.display()
                 );
             }
             if row.status.is_finished() && !args.force {
@@ -385,15 +395,20 @@ fn forget(args: ForgetArgs) -> anyhow::Result<ExitCode> {
     if kept > 0 {
         message.push_str(&format!(
             "kept {kept} running task(s): a host runs on `{}`\n",
-            ledger.path().display()
+            path.display()
         ));
     }
     write_out(&message)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The one row `id` (a full id or a unique prefix) names.
-fn resolve(ledger: &Ledger, id: &str, automation: Option<&str>) -> anyhow::Result<TaskRecord> {
+/// The one row `id` (a full id or a unique prefix) names, in the ledger at `path`.
+fn resolve(
+    ledger: &dyn TasksBackend,
+    path: &Path,
+    id: &str,
+    automation: Option<&str>,
+) -> anyhow::Result<TaskRecord> {
     const SHOWN: usize = 10;
     let prefix = id.to_ascii_lowercase();
     if prefix.is_empty() || prefix.len() > 64 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -404,7 +419,7 @@ fn resolve(ledger: &Ledger, id: &str, automation: Option<&str>) -> anyhow::Resul
     match rows.len() {
         0 => bail!(
             "no task{within} in `{}` has an id starting with `{prefix}`",
-            ledger.path().display()
+            path.display()
         ),
         1 => Ok(rows.remove(0)),
         count => {

@@ -126,7 +126,7 @@ pub struct Settings {
     pub ledger: LedgerSettings,
 }
 
-/// `[settings.ledger]`: the durable task ledger ([`crate::ledger`]).
+/// `[settings.ledger]`: the durable task ledger ([`curupira_ledger`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerSettings {
     /// `enabled` (default `true`): `false` keeps identities for the process only.

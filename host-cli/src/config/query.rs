@@ -302,7 +302,7 @@ impl Config {
     }
 
     /// A `config/ledger-unreadable` error when the enabled ledger exists but would not
-    /// open ([`crate::ledger::Ledger::check_existing`]: read, never written), at
+    /// open ([`curupira_ledger::Ledger::check_existing`]: read, never written), at
     /// `[settings.ledger] path` when the config sets it. `validate` asks it; `run`
     /// fails with the same sentence when it opens the ledger.
     pub fn ledger_problems(&self) -> Vec<Diagnostic> {
@@ -310,7 +310,7 @@ impl Config {
         if !ledger.enabled {
             return Vec::new();
         }
-        match crate::ledger::Ledger::check_existing(&ledger.path) {
+        match curupira_ledger::Ledger::check_existing(&ledger.path) {
             Ok(_) => Vec::new(),
             Err(error) => {
                 let path = settings_key("ledger", "path");

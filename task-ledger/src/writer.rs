@@ -10,22 +10,24 @@
 //!   changes of several tasks, and the pages they share (the ends of the table and of
 //!   the time-ordered indexes) are written once for all of them. Someone waiting with
 //!   [`Writer::wait`] cuts the pause short.
-//! - The event printer (`journal`, private) waits with [`Writer::wait_in_turn`] for
-//!   the ticket of the last change made before each event, so an event is printed
-//!   only once what it reports is committed.
+//! - A host's event printer (`curupira-host`'s `journal`) waits with
+//!   [`Writer::wait_in_turn`] for the ticket of the last change made before each
+//!   event, so an event is printed only once what it reports is committed.
 //! - The thread runs at nice [`NICE`] (Linux): its work is never on the path of a
 //!   task, so it takes the CPU the rest of the run leaves.
+//! - It writes to any [`RunBackend`] ([`WriterThread::start`] is generic over it):
+//!   all it calls is [`RunBackend::apply`], once per batch.
 //! - The first failure (a full disk, a lock held too long by another process) is
 //!   kept: that batch and every later change fail, and [`Writer::take_error`] gives the
 //!   error once for the run's exit; the run stops starting tasks.
 //!
 //! What a crash can lose: the changes of the last [`LINGER`] (plus a commit). The
-//! next run treats such a task as the rules of [`crate::ledger`] say for the row it
+//! next run treats such a task as the rules of [`crate`] say for the row it
 //! finds: no row, or a `running` row without an agent, is dispatched again; the
 //! run's watchdog (`curupira_process::watchdog`) has stopped its agent by then.
 //!
 //! ```
-//! use curupira_host::ledger::{Change, Decision, Ledger, Status, TicketState, WriterThread};
+//! use curupira_ledger::{Change, Decision, Ledger, Status, TicketState, WriterThread};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("ledger.sqlite");
@@ -58,7 +60,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{AgentProcess, Ledger, LedgerError, Status};
+use crate::{AgentProcess, Ledger, LedgerError, RunBackend, Status};
 
 /// How long the writer waits after a batch's first change for more to join it,
 /// unless someone waits for a ticket. Under load a batch then holds the changes of
@@ -71,7 +73,9 @@ pub const LINGER: Duration = Duration::from_millis(2);
 /// event printer and the end of the run, so on a busy machine it gives way to the
 /// dispatch loop, the agents' threads and the agents: measured on 2 cores, 10,000
 /// no-op tasks took 8.6 % longer with the ledger at the default priority and 1.3 %
-/// at this one (docs/BENCHMARKS.md). On an idle core it runs as soon as it has work.
+/// at this one (the repository's
+/// [`docs/BENCHMARKS.md`](https://example.invalid/curupira/blob/main/docs/BENCHMARKS.md)).
+/// On an idle core it runs as soon as it has work.
 pub const NICE: i32 = 10;
 
 /// The most changes waiting for the writer thread before [`Writer::write`] waits.
@@ -124,7 +128,7 @@ pub enum Change {
 impl Ledger {
     /// Applies `changes` in order, in one transaction: all or none.
     pub fn apply(&mut self, changes: &[Change]) -> Result<(), LedgerError> {
-        let error = |ledger: &Ledger, source| super::classify(&ledger.path, "write", source);
+        let error = |ledger: &Ledger, source| crate::classify(&ledger.path, "write", source);
         // IMMEDIATE: the write lock first, waiting (busy timeout) for a `curupira
         // tasks` that holds it, rather than failing halfway.
         self.connection
@@ -357,8 +361,9 @@ pub struct WriterThread {
 }
 
 impl WriterThread {
-    /// Starts the thread that writes to `ledger`.
-    pub fn start(ledger: Ledger) -> std::io::Result<WriterThread> {
+    /// Starts the thread that writes to `ledger`: a [`Ledger`], or any other
+    /// [`RunBackend`], of which it calls only [`apply`](RunBackend::apply).
+    pub fn start<B: RunBackend + 'static>(ledger: B) -> std::io::Result<WriterThread> {
         let writer = Writer {
             shared: Arc::new(Shared {
                 state: Mutex::new(State::default()),
@@ -405,16 +410,17 @@ impl Drop for WriterThread {
 
 /// Sets the calling thread's nice value to [`NICE`] (Linux: `PRIO_PROCESS` of 0 is
 /// the calling thread alone; lowering one's own priority needs no privilege, and
-/// failing to is harmless). Elsewhere nothing. The writer and the event printer
-/// (`crate::journal`) call it: nothing of a task waits for either.
-pub(crate) fn lower_priority() {
+/// failing to is harmless). Elsewhere nothing. The writer thread and a host's event
+/// printer (which waits for the writer's commits) call it: nothing of a task waits
+/// for either.
+pub fn lower_priority() {
     #[cfg(target_os = "linux")]
     let _ = rustix::process::setpriority_process(None, NICE);
 }
 
 /// The writer thread's loop: take every queued change, write them in one
 /// transaction, publish the outcome, until closed with an empty queue.
-fn serve(mut ledger: Ledger, writer: &Writer) {
+fn serve<B: RunBackend>(mut ledger: B, writer: &Writer) {
     lower_priority();
     loop {
         let (batch, last) = {
@@ -492,7 +498,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
-    use crate::ledger::Decision;
+    use crate::Decision;
 
     fn id(n: u8) -> String {
         format!("{n:02x}").repeat(32)
@@ -615,7 +621,7 @@ mod tests {
         assert_eq!(writer.state(Ticket(50)), TicketState::Committed);
         let mut ledger = Ledger::open(&path).unwrap();
         assert_eq!(ledger.decide("fix", &id(49)).unwrap(), Decision::Dispatch);
-        let rows = ledger.list(&crate::ledger::Filter::default(), 100).unwrap();
+        let rows = ledger.list(&crate::Filter::default(), 100).unwrap();
         assert_eq!(rows.len(), 50);
         assert!(rows.iter().all(|row| row.status == Status::Running));
     }

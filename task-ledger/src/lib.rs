@@ -1,6 +1,79 @@
-//! The durable task ledger: what every `curupira run` on one state did with each task,
-//! in an SQLite database (`<config folder>/.curupira/ledger.sqlite` by default, SQLite
-//! compiled in), so that "once per identity" holds across processes.
+//! The durable task ledger of a Curupira host: what every `curupira run` on one state
+//! did with each task, in an SQLite database (`<config folder>/.curupira/ledger.sqlite`
+//! by default, SQLite compiled in), so that "once per identity" holds across processes.
+//!
+//! It owns the schema and its migrations ([`MIGRATIONS`]), the rule that dispatches,
+//! skips or makes a polled task wait ([`decide`], [`Ledger::decide`]), the marking of
+//! rows a dead host left `running` ([`Ledger::mark_unrecorded`]), and the writer
+//! thread that commits a run's changes in batches ([`WriterThread`], module
+//! [`writer`]). What a run and `curupira tasks` ask of a ledger is two small traits,
+//! [`RunBackend`] and [`TasksBackend`], which [`Ledger`] implements: the seam for a
+//! second backend (below).
+//!
+//! A task recorded as finished is skipped by the next process that opens the ledger;
+//! an identity never recorded is dispatched:
+//!
+//! ```
+//! use curupira_ledger::{Decision, Ledger, Status};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("ledger.sqlite");
+//! let mut ledger = Ledger::open(&path)?;
+//! let id = "ab".repeat(32);
+//! assert_eq!(ledger.decide("fix", &id)?, Decision::Dispatch);
+//! ledger.attempt_started("fix", &id, r#"[{"key":"issue","value":"7"}]"#, "/work", 4242)?;
+//! ledger.finished("fix", &id, Status::Succeeded, Some(0), "exit")?;
+//! drop(ledger);
+//!
+//! // Another process, later: the same identity is skipped, a new one dispatched.
+//! let mut reopened = Ledger::open(&path)?;
+//! assert_eq!(reopened.decide("fix", &id)?, Decision::Skip(Status::Succeeded));
+//! assert_eq!(reopened.decide("fix", &"cd".repeat(32))?, Decision::Dispatch);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # The seam for a second backend
+//!
+//! SQLite is the embedded default. A second backend (PostgreSQL, so that several hosts
+//! share one ledger) implements two traits and leaves the run loop untouched:
+//!
+//! - [`RunBackend`], what a run needs: [`decide`](RunBackend::decide) for every
+//!   polled task (reading the row and applying the free function [`decide`], the one
+//!   copy of the rule), [`apply`](RunBackend::apply) a batch of [`Change`]s in one
+//!   transaction (all the writer thread calls), [`requested`](RunBackend::requested)
+//!   (the tasks `tasks retry` asked for), [`has_row`](RunBackend::has_row) (a task
+//!   `tasks forget` deleted), [`mark_unrecorded`](RunBackend::mark_unrecorded) at a
+//!   run's start, and [`end_old_snapshot`](RunBackend::end_old_snapshot) while the
+//!   run is idle (nothing to do for a backend that keeps no read snapshot).
+//! - [`TasksBackend`], what `curupira tasks` needs: [`list`](TasksBackend::list),
+//!   [`find`](TasksBackend::find) (by id prefix), [`keys`](TasksBackend::keys),
+//!   [`request_retry`](TasksBackend::request_retry) and
+//!   [`forget`](TasksBackend::forget).
+//!
+//! What stays the same for any backend: [`WriterThread::start`] takes any
+//! [`RunBackend`], so batching, ticket order and "printed means committed" are the
+//! same code; a row means what the sections below say, wherever it is stored; errors
+//! are [`LedgerError`]s (`#[non_exhaustive]`: a backend adds a variant of its own;
+//! the run loop only reports one and stops).
+//!
+//! What stays each backend's own, outside the traits, called by the program's wiring
+//! before a run starts or after it ended: opening ([`Ledger::open`],
+//! [`Ledger::open_existing`]), the check `curupira validate` makes without writing
+//! ([`Ledger::check_existing`]), SQLite's read snapshots
+//! ([`Ledger::read_in_snapshots`]) and the close that checkpoints the write-ahead log
+//! ([`Ledger::close`]).
+//!
+//! The cost of the seam: a run holds its reading connection as `dyn RunBackend`
+//! behind a mutex, so [`decide`](RunBackend::decide) is one indirect call per polled
+//! task beside the mutex and an SQLite read of microseconds: nothing measurable. The
+//! writer thread is generic over its backend (monomorphised), and the [`Writer`]
+//! handle that the dispatch loop and the agents' threads hand changes to is one type
+//! for every backend, so the per-task path has no indirect call more than before.
+//!
+//! Two helpers serve a host beside the ledger: [`lower_priority`] (the host's event
+//! printer, which waits for the writer's commits, runs at [`NICE`] too) and
+//! [`LedgerError::disk_full`] / [`LedgerError::is_disk_full`] (a full disk told,
+//! and made for tests, without naming SQLite's error types).
 //!
 //! # Rows
 //!
@@ -16,7 +89,7 @@
 //! | `exit_code`, `reason` | how the last attempt ended (`exit`, `timeout`, `stalled`, `signal`, `spawn-failed`, `hook-failed`, `interrupted`, `unrecorded` (its host ended without recording it), …) |
 //! | `workspace` | the last attempt's working directory |
 //! | `host_pid` | the `curupira run` that wrote the row last |
-//! | `agent_pid`, `agent_start` | the running agent's pid (= its process group) and, on Linux, its start time (clock ticks since boot, as `/proc/PID/stat` shows it; told by the boot clock around the spawn when that stayed within one tick: `watchdog::SpawnWindow`) |
+//! | `agent_pid`, `agent_start` | the running agent's pid (= its process group) and, on Linux, its start time (clock ticks since boot, as `/proc/PID/stat` shows it; told by the boot clock around the spawn when that stayed within one tick: `curupira_process::watchdog::SpawnWindow`) |
 //! | `retry` | 1 after `tasks retry`: the next `run` dispatches it from `pairs` |
 //! | `created_at`, `updated_at` | milliseconds since the Unix epoch (UTC); `curupira tasks` shows them as ISO 8601 |
 //! | `attempt_started_at`, `ended_at` | (version 2) when the last attempt started and when the task ended after it (milliseconds, as above; `ended_at` cleared by a new attempt): the last attempt's duration, which `updated_at` alone cannot tell once `tasks retry` changed the row |
@@ -56,22 +129,8 @@
 //!   per version ([`MIGRATIONS`]); a newer one is refused. A file that is not an SQLite
 //!   database, is damaged, or belongs to another program is refused with an error
 //!   naming it: the ledger is never silently started afresh.
-//!
-//! ```
-//! use curupira_host::ledger::{Decision, Ledger, Status};
-//!
-//! let dir = tempfile::tempdir()?;
-//! let path = dir.path().join("ledger.sqlite");
-//! let mut ledger = Ledger::open(&path)?;
-//! let id = "ab".repeat(32);
-//! assert_eq!(ledger.decide("fix", &id)?, Decision::Dispatch);
-//! ledger.attempt_started("fix", &id, r#"[{"key":"issue","value":"7"}]"#, "/work", 4242)?;
-//! ledger.finished("fix", &id, Status::Succeeded, Some(0), "exit")?;
-//! drop(ledger);
-//! let mut reopened = Ledger::open(&path)?;
-//! assert_eq!(reopened.decide("fix", &id)?, Decision::Skip(Status::Succeeded));
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -80,10 +139,13 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
-pub(crate) mod writer;
+mod backend;
+pub mod writer;
 
+pub use backend::{RunBackend, TasksBackend};
 pub use writer::{
     Change, LINGER, MAX_QUEUED, NICE, NotWritten, Ticket, TicketState, Writer, WriterThread,
+    lower_priority,
 };
 
 /// The reason [`Ledger::mark_unrecorded`] gives a `running` row whose host ended
@@ -205,7 +267,10 @@ impl fmt::Display for Status {
 }
 
 /// What went wrong with the ledger; every message names the file.
+///
+/// Not exhaustive: a second backend ([`RunBackend`]) adds a variant of its own.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LedgerError {
     /// The file is not an SQLite database, or is damaged.
     #[error(
@@ -273,6 +338,34 @@ pub enum LedgerError {
         /// What SQLite said.
         source: rusqlite::Error,
     },
+}
+
+impl LedgerError {
+    /// The error of a write (or other `action`) on the ledger at `path` that failed
+    /// because the disk is full, as SQLite reports one (`SQLITE_FULL`, "database or
+    /// disk is full"): for the tests of code that reports a ledger's failures, which
+    /// cannot fill a disk at will.
+    pub fn disk_full(action: &'static str, path: impl Into<PathBuf>) -> LedgerError {
+        LedgerError::Sql {
+            action,
+            path: path.into(),
+            source: rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+                Some("database or disk is full".into()),
+            ),
+        }
+    }
+
+    /// Whether the ledger failed because its disk (or the database's size limit) is
+    /// full.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            LedgerError::Corrupt { source, .. } | LedgerError::Sql { source, .. } => {
+                source.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+            }
+            _ => false,
+        }
+    }
 }
 
 /// What [`Ledger::decide`] says about a polled task.
@@ -626,7 +719,7 @@ impl Ledger {
         Ok(())
     }
 
-    /// What to do with a task a poll returned (see the module's rules). Reads only.
+    /// What to do with a task a poll returned (see the crate's rules). Reads only.
     pub fn decide(&mut self, automation: &str, task_id: &str) -> Result<Decision, LedgerError> {
         self.in_snapshot().map_err(self.error("read"))?;
         let found = self
@@ -1523,6 +1616,20 @@ mod tests {
     }
 
     #[test]
+    fn a_full_disk_is_told_from_other_failures() {
+        let full = LedgerError::disk_full("write", "state/ledger.sqlite");
+        assert!(full.is_disk_full());
+        assert_eq!(
+            full.to_string(),
+            "cannot write the task ledger `state/ledger.sqlite`: database or disk is full"
+        );
+        let folder = LedgerError::NotAFile {
+            path: "state".into(),
+        };
+        assert!(!folder.is_disk_full());
+    }
+
+    #[test]
     fn a_damaged_or_foreign_file_is_refused_with_its_name() {
         let dir = tempfile::tempdir().unwrap();
         let garbage = dir.path().join("garbage.sqlite");
@@ -1557,3 +1664,8 @@ mod tests {
         );
     }
 }
+
+/// The README's example, run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
