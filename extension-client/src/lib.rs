@@ -179,6 +179,7 @@ mod error;
 mod launch;
 pub mod memory;
 mod options;
+pub mod print_manifest;
 #[cfg(feature = "probe")]
 pub mod probe;
 mod stderr;

@@ -63,7 +63,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
 use curupira_client::{Client, LaunchCommand, Options};
-use curupira_host::runner::host_info;
+use curupira_host::host_info;
 use curupira_protocol::{Configuration, PollParams, ValidateResult};
 
 const ITEMS: usize = 1_000;

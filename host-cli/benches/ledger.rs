@@ -24,8 +24,8 @@
 
 use std::time::{Duration, Instant};
 
-use curupira_host::agent::{AgentLimits, AgentRun, run_attempt};
 use curupira_ledger::{AgentProcess, Change, Ledger, Status, WriterThread};
+use curupira_orchestrator::agent::{AgentLimits, AgentRun, run_attempt};
 use curupira_process::stop::Stop;
 
 /// The number in the environment variable `name`, or `default`.

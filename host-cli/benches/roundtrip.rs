@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
 use curupira_client::{Client, LaunchCommand, Options, Timeouts};
-use curupira_host::runner::host_info;
+use curupira_host::host_info;
 use curupira_jsonrpc::{Message, Request, Response};
 use curupira_protocol::{Configuration, PollParams, ValidateResult, to_json};
 use serde_json::{Value, json};

@@ -1,400 +1,191 @@
-//! What `curupira run` reports on stdout: one event per line, as JSON
-//! (`--format json`) or as a sentence (`--format human`). Logs never go to stdout.
-//!
-//! The JSON events (every one has `event` and `automation`, except
-//! `extension.failed`, which has `extension`):
-//!
-//! | `event` | members | when |
-//! |---|---|---|
-//! | `task.started` | `task_id`, `values`, `attempt`, `workspace` | each attempt; `trigger/onStarted` before the first |
-//! | `task.retrying` | `task_id`, `attempt`, `delay_seconds`, `reason` | an attempt failed and `retries` allows another, after `delay_seconds` |
-//! | `task.finished` | `task_id`, `values`, `exit_code`, `error`?, `reason`, `duration_seconds` | after the last attempt and `trigger/onFinished` (not sent for `spawn-failed` and `workspace-failed`: the agent never started, the task is reported, not finished) |
-//! | `task.interrupted` | `task_id`, `values`, `reason` | a started task will not finish in this process: the host's shutdown stopped it or its wait for a retry (`shutdown`), or the task ledger could not be written (`ledger-failed`); no `trigger/onFinished`, so a later run hands it over again |
-//! | `workspace.created` | `task_id`, `workspace`, `branch`, `reused` | worktree mode: the task's worktree was made (or an earlier run's taken up); printed then, after `task.started`, while its hooks and agent run |
-//! | `workspace.removed` | `task_id`, `workspace` | worktree mode: removed after the task, per `cleanup` (the branch stays) |
-//! | `task.skipped` | `task_id`, `values` | a poll returned an identity this automation already handled: in this process, or (with the durable ledger) finished in an earlier one |
-//! | `task.rendered` | `task_id`, `values`, `prompt` | `--dry-run`: instead of started/finished |
-//! | `round.finished` | `polled`, `dispatched`, `skipped`, `failed` | after each complete round |
-//! | `automation.failed` | `code`, `message`, `extension`?, `method`? | the automation stops (for the rest of the process) |
-//! | `extension.failed` | `extension`, `method`, `code`, `message` | an extension failed outside any automation's step (at `shutdown`) |
-//!
-//! - `values` is the item's pairs as polled: `[{"key": k, "value": v}, …]`.
-//! - `exit_code` is the agent's exit status, or `null` when it was killed by a signal
-//!   or could not be started; then `error` says why.
-//! - `polled` counts the items the round's polls returned (a final `null` is not an
-//!   item); `dispatched` the items handed to the agent (rendered, in a dry run);
-//!   `skipped` the repeated identities; `failed` the dispatched tasks whose agent
-//!   failed.
-//! - `code` is the protocol error number (-32004, …); `message` is the whole sentence,
-//!   naming the extension, the method and the code.
+//! What `curupira run` prints on stdout: one event per line, as JSON (`--format
+//! json`, the members in [`curupira_orchestrator::events`]' table) or as a sentence
+//! (`--format human`, [`Human`]). Logs never go to stdout.
 
 use std::io::{self, Write};
 
+pub use curupira_orchestrator::events::{Event, short_id};
 use curupira_task_identity::Pair;
-use serde::Serialize;
 
 use crate::format::Format;
 
-/// One thing that happened during a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "event")]
-pub enum Event {
-    /// An attempt of a task starts (`trigger/onStarted` was sent before the first).
-    #[serde(rename = "task.started")]
-    TaskStarted {
-        /// The automation.
-        automation: String,
-        /// The task identity.
-        task_id: String,
-        /// The item's pairs.
-        values: Vec<Pair>,
-        /// The attempt's number, from 1.
-        attempt: u32,
-        /// The agent's working directory.
-        workspace: String,
-    },
-    /// An attempt of a task failed and another will run after a pause (no slot is held
-    /// meanwhile).
-    #[serde(rename = "task.retrying")]
-    TaskRetrying {
-        /// The automation.
-        automation: String,
-        /// The task identity.
-        task_id: String,
-        /// The number of the attempt to come (2 for the first retry).
-        attempt: u32,
-        /// The pause before it, in seconds.
-        delay_seconds: f64,
-        /// How the attempt before it ended: `exit`, `timeout`, `stalled`, `signal`,
-        /// `spawn-failed`, `hook-failed` or `workspace-failed`.
-        reason: String,
-        /// That attempt's exit status; `None` when it had none.
-        exit_code: Option<i32>,
-        /// Why it has no exit status, or why the agent could not run.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
-    },
-    /// A started task will not finish in this process (no `trigger/onFinished`): a
-    /// later run hands it over again.
-    #[serde(rename = "task.interrupted")]
-    TaskInterrupted {
-        /// The automation.
-        automation: String,
-        /// The task identity.
-        task_id: String,
-        /// The item's pairs.
-        values: Vec<Pair>,
-        /// Why: `shutdown` (the host's own shutdown stopped its agent, its hook or its
-        /// wait for a retry) or `ledger-failed` (the task ledger could not be written).
-        reason: String,
-    },
-    /// A task ended: the agent exited and `trigger/onFinished` was sent.
-    #[serde(rename = "task.finished")]
-    TaskFinished {
-        /// The automation.
-        automation: String,
-        /// The task identity.
-        task_id: String,
-        /// The item's pairs.
-        values: Vec<Pair>,
-        /// The agent's exit status; `None` when it had none.
-        exit_code: Option<i32>,
-        /// Why there is no exit status, or why the agent could not run.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<String>,
-        /// How the last attempt ended: `exit`, `timeout`, `stalled`, `signal`,
-        /// `spawn-failed`, `hook-failed` or `workspace-failed`.
-        reason: String,
-        /// The last attempt's duration, in seconds.
-        duration_seconds: f64,
-    },
-    /// A task's worktree was made (or an earlier run's taken up again).
-    #[serde(rename = "workspace.created")]
-    WorkspaceCreated {
-        /// The automation.
-        automation: String,
-        /// The task identity.
-        task_id: String,
-        /// The worktree's folder.
-        workspace: String,
-        /// Its branch.
-        branch: String,
-        /// Whether an earlier run's worktree was taken up as it was.
-        reused: bool,
-    },
-    /// A task's worktree was removed (its branch stays).
-    #[serde(rename = "workspace.removed")]
-    WorkspaceRemoved {
-        /// The automation.
-        automation: String,
-        /// The task identity.
-        task_id: String,
-        /// The worktree's folder.
-        workspace: String,
-    },
-    /// A poll returned an identity already handled: by this process, or finished by an
-    /// earlier one (the durable ledger).
-    #[serde(rename = "task.skipped")]
-    TaskSkipped {
-        /// The automation.
-        automation: String,
-        /// The task identity.
-        task_id: String,
-        /// The item's pairs.
-        values: Vec<Pair>,
-    },
-    /// `--dry-run`: the prompt a task would get.
-    #[serde(rename = "task.rendered")]
-    TaskRendered {
-        /// The automation.
-        automation: String,
-        /// The task identity.
-        task_id: String,
-        /// The item's pairs.
-        values: Vec<Pair>,
-        /// The rendered prompt.
-        prompt: String,
-    },
-    /// A round of polls ended normally.
-    #[serde(rename = "round.finished")]
-    RoundFinished {
-        /// The automation.
-        automation: String,
-        /// Items the polls returned.
-        polled: u32,
-        /// Items dispatched (rendered, in a dry run).
-        dispatched: u32,
-        /// Repeated identities skipped.
-        skipped: u32,
-        /// Dispatched tasks whose agent failed.
-        failed: u32,
-    },
-    /// The automation failed and is stopped.
-    #[serde(rename = "automation.failed")]
-    AutomationFailed {
-        /// The automation.
-        automation: String,
-        /// The protocol error code.
-        code: i64,
-        /// The whole sentence.
-        message: String,
-        /// The extension involved, when there is one.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        extension: Option<String>,
-        /// The method that failed, when there is one.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        method: Option<String>,
-    },
-    /// An extension failed outside any automation's step (at shutdown).
-    #[serde(rename = "extension.failed")]
-    ExtensionFailed {
-        /// The extension.
-        extension: String,
-        /// The method that failed.
-        method: String,
-        /// The protocol error code.
-        code: i64,
-        /// The whole sentence.
-        message: String,
-    },
+/// The human form of an [`Event`]: one sentence per event (a dry run's prompt follows
+/// on the next lines).
+pub trait Human {
+    /// The event as one human-readable line.
+    fn human(&self) -> String;
+    /// The event as [`human`](Self::human) writes it in a dry run (`--dry-run`).
+    fn human_dry_run(&self) -> String;
 }
 
-impl Event {
-    /// Whether this event means the run had a failure (exit code 1).
-    pub fn is_failure(&self) -> bool {
-        match self {
-            Event::TaskFinished {
-                exit_code, error, ..
-            } => *exit_code != Some(0) || error.is_some(),
-            Event::AutomationFailed { .. } | Event::ExtensionFailed { .. } => true,
-            Event::TaskStarted { .. }
-            | Event::TaskRetrying { .. }
-            | Event::WorkspaceCreated { .. }
-            | Event::WorkspaceRemoved { .. }
-            | Event::TaskSkipped { .. }
-            | Event::TaskInterrupted { .. }
-            | Event::TaskRendered { .. }
-            | Event::RoundFinished { .. } => false,
-        }
-    }
-
+impl Human for Event {
     /// The event as one human-readable line (a dry run's prompt follows on the next
     /// lines). Task ids are shortened to their first 12 digits, as Git shortens
     /// commit ids; the JSON events carry them whole. Durations read as
     /// [`duration_text`] writes them.
-    pub fn human(&self) -> String {
-        self.human_line(false)
+    fn human(&self) -> String {
+        human_line(self, false)
     }
 
     /// The event as [`human`](Self::human) writes it in a dry run (`--dry-run`): a
     /// round's items were rendered, not dispatched.
-    pub fn human_dry_run(&self) -> String {
-        self.human_line(true)
-    }
-
-    fn human_line(&self, dry_run: bool) -> String {
-        match self {
-            Event::TaskStarted {
-                automation,
-                task_id,
-                values,
-                attempt,
-                ..
-            } => {
-                let again = (*attempt > 1).then(|| format!("attempt {attempt}"));
-                format!(
-                    "{automation}: started task {}{}",
-                    short_id(task_id),
-                    group(again, values)
-                )
-            }
-            Event::TaskRetrying {
-                automation,
-                task_id,
-                attempt,
-                delay_seconds,
-                reason,
-                exit_code,
-                error,
-            } => {
-                let why = match (exit_code, error) {
-                    (_, Some(error)) => error.clone(),
-                    (Some(code), None) => format!("the agent exited with status {code}"),
-                    (None, None) => reason.clone(),
-                };
-                format!(
-                    "{automation}: task {} attempt {} failed: {why}; attempt {attempt} in {}",
-                    short_id(task_id),
-                    attempt.saturating_sub(1),
-                    duration_text(*delay_seconds)
-                )
-            }
-            Event::WorkspaceCreated {
-                automation,
-                task_id,
-                workspace,
-                branch,
-                reused,
-            } => format!(
-                "{automation}: task {} {} worktree {workspace} on branch {branch}",
-                short_id(task_id),
-                if *reused { "takes up the" } else { "works in" }
-            ),
-            Event::WorkspaceRemoved {
-                automation,
-                task_id,
-                workspace,
-            } => format!(
-                "{automation}: task {} worktree {workspace} removed (its branch stays)",
-                short_id(task_id)
-            ),
-            Event::TaskFinished {
-                automation,
-                task_id,
-                exit_code,
-                error,
-                reason,
-                duration_seconds,
-                ..
-            } => {
-                // An agent that never started leaves its task unfinished: say so, or
-                // "FAILED" reads as the end of it; its attempt's duration says nothing.
-                let never_ran = matches!(reason.as_str(), "spawn-failed" | "workspace-failed");
-                let again = if never_ran {
-                    "; not finished: a later run hands it over again"
-                } else {
-                    ""
-                };
-                let after = if never_ran {
-                    String::new()
-                } else {
-                    format!(" after {}", duration_text(*duration_seconds))
-                };
-                let id = short_id(task_id);
-                match (exit_code, error) {
-                    (Some(0), None) => format!(
-                        "{automation}: finished task {id} in {}",
-                        duration_text(*duration_seconds)
-                    ),
-                    (Some(code), None) => format!(
-                        "{automation}: task {id} FAILED{after}: the agent exited with status {code}"
-                    ),
-                    (_, Some(error)) => {
-                        format!("{automation}: task {id} FAILED{after}: {error}{again}")
-                    }
-                    (None, None) => format!("{automation}: task {id} FAILED{after}{again}"),
-                }
-            }
-            Event::TaskInterrupted {
-                automation,
-                task_id,
-                reason,
-                ..
-            } => {
-                let why = match reason.as_str() {
-                    "shutdown" => "interrupted by the host's shutdown",
-                    "ledger-failed" => "interrupted: the task ledger could not be written",
-                    other => other,
-                };
-                format!(
-                    "{automation}: task {} {why}; not finished: a later run hands it over again",
-                    short_id(task_id)
-                )
-            }
-            Event::TaskSkipped {
-                automation,
-                task_id,
-                values,
-            } => format!(
-                "{automation}: skipped task {}{}",
-                short_id(task_id),
-                group(Some("already handled".to_owned()), values)
-            ),
-            Event::TaskRendered {
-                automation,
-                task_id,
-                values,
-                prompt,
-            } => {
-                let newline = if prompt.ends_with('\n') { "" } else { "\n" };
-                format!(
-                    "{automation}: task {}{} would get this prompt:\n{prompt}{newline}---",
-                    short_id(task_id),
-                    group(None, values)
-                )
-            }
-            Event::RoundFinished {
-                automation,
-                polled,
-                dispatched,
-                skipped,
-                failed,
-            } => {
-                // A dry run renders the items it would dispatch.
-                let verb = if dry_run { "rendered" } else { "dispatched" };
-                format!(
-                    "{automation}: round finished: {polled} polled, {dispatched} {verb}, \
-                     {skipped} skipped, {failed} failed"
-                )
-            }
-            Event::AutomationFailed {
-                automation,
-                message,
-                ..
-            } => format!("{automation}: FAILED: {message}"),
-            Event::ExtensionFailed { message, .. } => format!("FAILED: {message}"),
-        }
+    fn human_dry_run(&self) -> String {
+        human_line(self, true)
     }
 }
 
-/// A task id as people read it: its first 12 digits (as Git shortens commit ids), in
-/// human events, logs and forwarded output lines alike; the JSON events carry it whole.
-///
-/// ```
-/// assert_eq!(curupira_host::events::short_id(&"ab".repeat(32)), "abababababab");
-/// ```
-pub fn short_id(task_id: &str) -> &str {
-    task_id.get(..12).unwrap_or(task_id)
+fn human_line(event: &Event, dry_run: bool) -> String {
+    match event {
+        Event::TaskStarted {
+            automation,
+            task_id,
+            values,
+            attempt,
+            ..
+        } => {
+            let again = (*attempt > 1).then(|| format!("attempt {attempt}"));
+            format!(
+                "{automation}: started task {}{}",
+                short_id(task_id),
+                group(again, values)
+            )
+        }
+        Event::TaskRetrying {
+            automation,
+            task_id,
+            attempt,
+            delay_seconds,
+            reason,
+            exit_code,
+            error,
+        } => {
+            let why = match (exit_code, error) {
+                (_, Some(error)) => error.clone(),
+                (Some(code), None) => format!("the agent exited with status {code}"),
+                (None, None) => reason.clone(),
+            };
+            format!(
+                "{automation}: task {} attempt {} failed: {why}; attempt {attempt} in {}",
+                short_id(task_id),
+                attempt.saturating_sub(1),
+                duration_text(*delay_seconds)
+            )
+        }
+        Event::WorkspaceCreated {
+            automation,
+            task_id,
+            workspace,
+            branch,
+            reused,
+        } => format!(
+            "{automation}: task {} {} worktree {workspace} on branch {branch}",
+            short_id(task_id),
+            if *reused { "takes up the" } else { "works in" }
+        ),
+        Event::WorkspaceRemoved {
+            automation,
+            task_id,
+            workspace,
+        } => format!(
+            "{automation}: task {} worktree {workspace} removed (its branch stays)",
+            short_id(task_id)
+        ),
+        Event::TaskFinished {
+            automation,
+            task_id,
+            exit_code,
+            error,
+            reason,
+            duration_seconds,
+            ..
+        } => {
+            // An agent that never started leaves its task unfinished: say so, or
+            // "FAILED" reads as the end of it; its attempt's duration says nothing.
+            let never_ran = matches!(reason.as_str(), "spawn-failed" | "workspace-failed");
+            let again = if never_ran {
+                "; not finished: a later run hands it over again"
+            } else {
+                ""
+            };
+            let after = if never_ran {
+                String::new()
+            } else {
+                format!(" after {}", duration_text(*duration_seconds))
+            };
+            let id = short_id(task_id);
+            match (exit_code, error) {
+                (Some(0), None) => format!(
+                    "{automation}: finished task {id} in {}",
+                    duration_text(*duration_seconds)
+                ),
+                (Some(code), None) => format!(
+                    "{automation}: task {id} FAILED{after}: the agent exited with status {code}"
+                ),
+                (_, Some(error)) => {
+                    format!("{automation}: task {id} FAILED{after}: {error}{again}")
+                }
+                (None, None) => format!("{automation}: task {id} FAILED{after}{again}"),
+            }
+        }
+        Event::TaskInterrupted {
+            automation,
+            task_id,
+            reason,
+            ..
+        } => {
+            let why = match reason.as_str() {
+                "shutdown" => "interrupted by the host's shutdown",
+                "ledger-failed" => "interrupted: the task ledger could not be written",
+                other => other,
+            };
+            format!(
+                "{automation}: task {} {why}; not finished: a later run hands it over again",
+                short_id(task_id)
+            )
+        }
+        Event::TaskSkipped {
+            automation,
+            task_id,
+            values,
+        } => format!(
+            "{automation}: skipped task {}{}",
+            short_id(task_id),
+            group(Some("already handled".to_owned()), values)
+        ),
+        Event::TaskRendered {
+            automation,
+            task_id,
+            values,
+            prompt,
+        } => {
+            let newline = if prompt.ends_with('\n') { "" } else { "\n" };
+            format!(
+                "{automation}: task {}{} would get this prompt:\n{prompt}{newline}---",
+                short_id(task_id),
+                group(None, values)
+            )
+        }
+        Event::RoundFinished {
+            automation,
+            polled,
+            dispatched,
+            skipped,
+            failed,
+        } => {
+            // A dry run renders the items it would dispatch.
+            let verb = if dry_run { "rendered" } else { "dispatched" };
+            format!(
+                "{automation}: round finished: {polled} polled, {dispatched} {verb}, \
+                     {skipped} skipped, {failed} failed"
+            )
+        }
+        Event::AutomationFailed {
+            automation,
+            message,
+            ..
+        } => format!("{automation}: FAILED: {message}"),
+        Event::ExtensionFailed { message, .. } => format!("FAILED: {message}"),
+    }
 }
 
 /// A duration as people read it: `250 ms`, `3.2 s`, `45 s`, `2 min 5 s`, `1 h 3 min`,
@@ -490,6 +281,12 @@ pub struct EventWriter<W: Write> {
     failed: bool,
     /// Automations whose last round shown polled nothing (human format).
     idle: std::collections::HashSet<String>,
+}
+
+impl<W: Write> curupira_orchestrator::events::EventSink for EventWriter<W> {
+    fn emit(&mut self, event: &Event) -> io::Result<()> {
+        EventWriter::emit(self, event)
+    }
 }
 
 impl<W: Write> EventWriter<W> {

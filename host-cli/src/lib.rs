@@ -14,24 +14,25 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod agent;
 pub mod builtin;
 pub mod config;
-pub mod dispatch;
 pub mod events;
-pub mod extensions;
 pub mod format;
-mod journal;
 pub mod logging;
+pub mod plan;
 pub mod plugins;
 pub mod preflight;
 pub mod resolve;
-pub mod runner;
 
 /// What the host tells an extension about itself in `initialize` (`client_info`):
 /// `curupira` and this crate's version.
 pub fn host_info() -> curupira_protocol::PeerInfo {
     curupira_protocol::PeerInfo::new("curupira", env!("CARGO_PKG_VERSION"))
+}
+
+/// The path of this executable, which runs the built-in extensions and the watchdog.
+pub fn host_executable() -> std::io::Result<std::path::PathBuf> {
+    std::env::current_exe()
 }
 
 /// The README's example, compiled and run as a doctest.

@@ -397,7 +397,7 @@ mod tests {
         // A wrapper that adds to its cause's message, over a cause that says its own
         // cause in other words: one sentence, nothing said twice.
         let full = curupira_ledger::LedgerError::disk_full("write", "state/ledger.sqlite");
-        let err = anyhow::Error::new(curupira_host::runner::RunError::Ledger(full));
+        let err = anyhow::Error::new(curupira_orchestrator::runner::RunError::Ledger(full));
         assert_eq!(
             error_line(&err),
             "cannot write the task ledger `state/ledger.sqlite`: database or disk is full; \

@@ -13,25 +13,17 @@
 //! process group is killed). Its stdout (at most 1 MiB kept) is checked as a manifest;
 //! its stderr goes to the log.
 //!
-//! The bound holds whatever the extension's children do: the wait is for the
-//! extension's own exit, and the pipes are then read for at most [`PIPE_GRACE`] more.
-//! A process it started outside its process group (`setsid`) that still holds stdout
-//! or stderr then is left to it: what was printed before the exit is used, and the
-//! reader threads are never joined without a deadline (a reader still blocked ends
-//! when that process closes the pipe, or with this process).
+//! The bound holds whatever the extension's children do
+//! ([`curupira_client::print_manifest`]): the wait is for the extension's own exit, and
+//! the pipes are then read for at most [`PIPE_GRACE`] more.
 //!
 //! A run that fails (cannot start, times out, exits non-zero, prints no valid
 //! manifest) is a `config/extension-failed` error (or the printed manifest's own
 //! `manifest/…` errors, under the file name `NAME --curupira-print-manifest`).
 
-use std::io::Read;
 use std::path::Path;
-use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
 
-use curupira_client::{ProcessGuard, log_stderr_line};
+use curupira_client::{log_stderr_line, print_manifest};
 use curupira_diagnostics::{Report, Severity};
 use curupira_manifest::{Launch, Manifest};
 use curupira_protocol::InitializeResult;
@@ -43,61 +35,8 @@ use crate::resolve::{Origin, PlannedExtension, display_path, load_extensions};
 /// What a listed `[plugins]` entry shows as its source: where what is listed came from.
 const DESCRIBED: &str = "describe";
 
-/// Most stdout bytes kept from `--curupira-print-manifest`.
-const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
-/// Most stderr bytes kept (logged, and its last line quoted when the run fails).
-const MAX_STDERR_BYTES: u64 = 64 * 1024;
-/// How long the pipes are read after the extension exited (or was killed), for the
-/// end of what it wrote.
-pub const PIPE_GRACE: Duration = Duration::from_millis(500);
-/// How often the end of the readers is checked during [`PIPE_GRACE`].
-const PIPE_STEP: Duration = Duration::from_millis(5);
-
-/// A pipe read to its end, or to `limit` bytes, by a thread of its own; what it read
-/// is shared, so it can be taken without joining the thread.
-struct Drain {
-    bytes: Arc<Mutex<Vec<u8>>>,
-    thread: JoinHandle<()>,
-}
-
-impl Drain {
-    fn start(pipe: impl Read + Send + 'static, limit: u64) -> Drain {
-        let bytes = Arc::new(Mutex::new(Vec::new()));
-        let shared = Arc::clone(&bytes);
-        let thread = thread::spawn(move || {
-            let mut pipe = pipe.take(limit);
-            let mut chunk = [0u8; 8192];
-            loop {
-                match pipe.read(&mut chunk) {
-                    Ok(0) => break,
-                    Ok(n) => shared
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .extend_from_slice(&chunk[..n]),
-                    Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
-            // Whatever is left past the limit is drained and dropped, so the writer
-            // never blocks on a full pipe.
-            let _ = std::io::copy(pipe.get_mut(), &mut std::io::sink());
-        });
-        Drain { bytes, thread }
-    }
-
-    /// What was read by `deadline`, and whether the pipe reached its end by then.
-    fn finish(self, deadline: Instant) -> (Vec<u8>, bool) {
-        while !self.thread.is_finished() && Instant::now() < deadline {
-            thread::sleep(PIPE_STEP);
-        }
-        let ended = self.thread.is_finished();
-        if ended {
-            let _ = self.thread.join();
-        }
-        let bytes = std::mem::take(&mut *self.bytes.lock().unwrap_or_else(PoisonError::into_inner));
-        (bytes, ended)
-    }
-}
+/// How long the pipes are read after the extension exited (or was killed).
+pub use curupira_client::print_manifest::PIPE_GRACE;
 
 /// One extension that printed a valid manifest, or a `[plugins]` entry that answered
 /// `describe`.
@@ -145,15 +84,10 @@ fn print_manifest(
     let fail = |report: &mut Report, message: String| {
         report.push(config.diagnostic(Severity::Error, codes::EXTENSION_FAILED, &at, message));
     };
-    let mut command = planned.launch.command();
-    command
-        .arg("--curupira-print-manifest")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
     let shown = format!("{} --curupira-print-manifest", planned.launch);
-    let mut guard = match ProcessGuard::spawn(&mut command) {
-        Ok(guard) => guard,
+    let limit = config.settings.timeouts.initialize;
+    let printed = match print_manifest::print_manifest(&planned.launch, limit) {
+        Ok(printed) => printed,
         Err(err) => {
             fail(
                 report,
@@ -166,21 +100,12 @@ fn print_manifest(
             return None;
         }
     };
-    let stdout = guard
-        .take_stdout()
-        .map(|stdout| Drain::start(stdout, MAX_MANIFEST_BYTES));
-    let stderr = guard
-        .take_stderr()
-        .map(|stderr| Drain::start(stderr, MAX_STDERR_BYTES));
-    let limit = config.settings.timeouts.initialize;
-    let status = guard.wait_for(limit);
-    // Killing the group also ends whatever the extension started in it, which may
-    // hold the pipes the readers are waiting on; what it started elsewhere may not.
-    drop(guard);
-    let deadline = Instant::now() + PIPE_GRACE;
-    let (bytes, stdout_ended) = stdout.map_or((Vec::new(), true), |d| d.finish(deadline));
-    let (stderr_bytes, _) = stderr.map_or((Vec::new(), true), |d| d.finish(deadline));
-    let stderr_text = String::from_utf8_lossy(&stderr_bytes).into_owned();
+    let print_manifest::Printed {
+        status,
+        stdout: bytes,
+        stdout_ended,
+        stderr: stderr_text,
+    } = printed;
     for line in stderr_text.lines() {
         log_stderr_line(&planned.name, line);
     }

@@ -1,6 +1,6 @@
 //! The pre-flight: everything `run` does before the first poll, reported as
 //! diagnostics — the work behind `curupira validate` (SPEC section 7). Not to be
-//! confused with [`crate::runner::plan_run`], which only resolves the plan `run` needs
+//! confused with [`curupira_orchestrator::runner::plan_run`], which only resolves the plan `run` needs
 //! (no extension is started), nor with the protocol's `trigger/validate`, one of the
 //! calls made here.
 //!
@@ -43,9 +43,8 @@ use curupira_template::Template;
 
 use crate::config::{Automation, Config, codes};
 use crate::resolve::{Plan, display_path, resolve};
-use crate::runner::{
-    self, Extensions, Preparing, Rejection, Unprepared, prepare, repository_missing,
-    uses_repository,
+use curupira_orchestrator::runner::{
+    Extensions, Preparing, Rejection, Unprepared, prepare, repository_missing, uses_repository,
 };
 
 /// Steps 1 (after the config file itself) to 6: the manifests, the triggers and the
@@ -76,11 +75,12 @@ pub fn report(config: &Config, host_exe: &Path) -> Report {
 
 /// Steps 2 to 6: talks to the extensions of the automations `plan` resolved.
 fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
-    let repository = runner::repository(config);
-    let mut extensions = Extensions::new(plan, config.settings.client_options());
+    let repository = crate::plan::repository(config);
+    let orchestrated = crate::plan::orchestrator_plan(config, plan, &[]);
+    let mut extensions = Extensions::new(&orchestrated);
     let mut reported_extensions = HashSet::new();
     for automation in &config.automations {
-        let Some(planned) = plan.automation(&automation.name) else {
+        let Some(planned) = orchestrated.automation(&automation.name) else {
             continue;
         };
         let at = JsonPointer::root().key("automations").key(&automation.name);
@@ -121,8 +121,7 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
             ));
         }
         let preparing = Preparing {
-            automation,
-            planned,
+            automation: planned,
             repository: repository.as_deref().ok(),
             preview: false,
         };

@@ -291,6 +291,126 @@ fn the_circle_check_sees_a_circle() {
     assert!(named_modules("use crate::model::Thing;", "model::wire", &modules).is_empty());
 }
 
+/// The lines of a source file that are not a `#[cfg(test)]` module.
+fn lines_of_code(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut counted = 0;
+    let mut at = 0;
+    while at < lines.len() {
+        let next = lines.get(at + 1).map_or("", |line| line.trim());
+        if lines[at].trim() == "#[cfg(test)]" && next.starts_with("mod ") {
+            if next.ends_with(';') {
+                at += 2;
+                continue;
+            }
+            // Skip the braced module.
+            let mut depth = 0i64;
+            at += 1;
+            while at < lines.len() {
+                depth += lines[at].matches('{').count() as i64;
+                depth -= lines[at].matches('}').count() as i64;
+                at += 1;
+                if depth <= 0 {
+                    break;
+                }
+            }
+            continue;
+        }
+        counted += 1;
+        at += 1;
+    }
+    counted
+}
+
+/// Every `.rs` file under `dir`, `tests.rs` files left out.
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs")
+                && path.file_name().is_some_and(|name| name != "tests.rs")
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The app is wiring (issue 28): at most a fifth of the workspace's source lines (the
+/// `.rs` files under each crate's `src/`, test modules left out), and no child
+/// process, thread or SQL of its own outside `main.rs`.
+#[test]
+fn the_app_is_wiring() {
+    let mut total = 0;
+    let mut app = 0;
+    for row in table("## The crate map") {
+        let folder = names(&row[0]).into_iter().next().unwrap();
+        let src = root().join(&folder).join("src");
+        if folder == "fuzz" || !src.is_dir() {
+            continue;
+        }
+        for file in sources(&src) {
+            let text = fs::read_to_string(&file).unwrap();
+            let lines = lines_of_code(&text);
+            total += lines;
+            if folder != "host-cli" {
+                continue;
+            }
+            app += lines;
+            if file.ends_with("src/main.rs") {
+                continue;
+            }
+            let code: String = text
+                .split("#[cfg(test)]\nmod tests")
+                .next()
+                .unwrap_or_default()
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for engine in [
+                "std::process::Command",
+                "Command::new(",
+                "thread::spawn",
+                "thread::scope",
+                "thread::Builder",
+                "rusqlite",
+                "SELECT ",
+            ] {
+                // As a name of its own (`LaunchCommand::new(` is data, not a process).
+                let named = code.match_indices(engine).any(|(at, _)| {
+                    !code[..at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                });
+                assert!(
+                    !named,
+                    "{} has `{engine}`: engines are crates, the app is wiring",
+                    file.display()
+                );
+            }
+        }
+    }
+    assert!(total > 20_000, "only {total} lines were counted");
+    assert!(
+        app * 5 <= total,
+        "host-cli has {app} of the workspace's {total} source lines ({:.1} %), more than 20 %",
+        app as f64 * 100.0 / total as f64
+    );
+}
+
+#[test]
+fn test_modules_are_not_counted() {
+    let text = "fn a() {}\n#[cfg(test)]\nmod tests {\n    fn b() {\n    }\n}\nfn c() {}\n#[cfg(test)]\nmod more;\n";
+    assert_eq!(lines_of_code(text), 2);
+}
+
 #[test]
 fn every_rule_owner_exists_where_the_table_says() {
     let rows = table("## Who owns each rule");

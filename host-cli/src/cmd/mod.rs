@@ -33,7 +33,6 @@ use curupira_diagnostics::{Report, color_enabled};
 use curupira_host::config::{self, LoadError, Loaded};
 use curupira_host::format::Format;
 use curupira_host::logging::{self, Level};
-use curupira_host::runner;
 use serde::Deserialize as _;
 
 /// `--config FILE`, for the commands that read `curupira.toml`.
@@ -86,7 +85,8 @@ impl Verbosity {
 /// `./curupira.toml` says how to name another file.
 pub fn load_config(config: &ConfigArg, verbosity: &Verbosity) -> anyhow::Result<(PathBuf, Loaded)> {
     verbosity.init_logging();
-    let host_exe = runner::host_executable().context("cannot find the curupira executable")?;
+    let host_exe =
+        curupira_host::host_executable().context("cannot find the curupira executable")?;
     let loaded = match config::load(&config.config) {
         Err(LoadError::Read { path, source })
             if source.kind() == io::ErrorKind::NotFound

@@ -1,6 +1,6 @@
 //! `curupira run [--config FILE] [--once] [--dry-run] [--automation NAME]…
 //! [--format human|json] [-v]`: runs the config's automations (SPEC section 7; the
-//! pipeline is `curupira_host::runner`, the events `curupira_host::events`).
+//! pipeline is `curupira_orchestrator::runner`, the events `curupira_host::events`).
 //!
 //! - stdout: one line per event (`--format json`: one JSON object per line).
 //! - stderr: the log (`RUST_LOG`, `-q`, `-v`, `-vv`), the agent's output, and the
@@ -32,8 +32,8 @@ use curupira_host::config::{Config, Loaded};
 use curupira_host::events::{self, EventWriter};
 use curupira_host::format::Format;
 use curupira_host::resolve::Plan;
-use curupira_host::runner::{self, RunLedger, RunOptions};
 use curupira_ledger::{self as ledger, Ledger, WriterThread};
+use curupira_orchestrator::runner::{self, RunLedger, RunOptions};
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{self, StartingWatchdog, Watchdog};
 use curupira_workspace::state::{self, RUN_LOCK, RunLock};
@@ -69,13 +69,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut options = RunOptions {
         once: args.once,
         dry_run: args.dry_run,
-        automations: args.automations,
         ledger: None,
         watch: None,
     };
-    let Some((config, plan)) = plan(loaded, &host_exe, &options, args.format)? else {
+    let Some((config, resolved)) =
+        plan(loaded, &host_exe, &options, &args.automations, args.format)?
+    else {
         return Ok(ExitCode::from(2));
     };
+    let plan = curupira_host::plan::orchestrator_plan(&config, &resolved, &args.automations);
 
     let stop = Stop::new();
     stop.count_signals(say_stop)
@@ -153,7 +155,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         held = Some((lock, dog, writer_thread, sqlite_reader));
     }
     let mut events = EventWriter::new(io::stdout(), args.format).dry_run(options.dry_run);
-    let ran = runner::run(&config, &plan, &options, &stop, &mut events);
+    let ran = runner::run(&plan, &options, &stop, &mut events);
     let mut closed = Ok(());
     if let Some((lock, dog, writer_thread, sqlite_reader)) = held {
         if let Some(thread) = writer_thread {
@@ -215,11 +217,13 @@ fn plan(
     loaded: Loaded,
     host_exe: &Path,
     options: &RunOptions,
+    selection: &[String],
     format: Format,
 ) -> anyhow::Result<Option<(Config, Plan)>> {
     let mut report = loaded.report;
     let planned = loaded.config.or(loaded.partial).map(|config| {
-        let (plan, found) = runner::plan_run(&config, host_exe, options);
+        let (plan, found) =
+            curupira_host::plan::plan_run(&config, host_exe, options.dry_run, selection);
         report.append(found);
         (config, plan)
     });
@@ -228,7 +232,7 @@ fn plan(
     }
     match planned {
         Some((config, Some(plan))) => {
-            config.check_selection(&options.automations)?;
+            config.check_selection(selection)?;
             Ok(Some((config, plan)))
         }
         _ => Ok(None),

@@ -177,14 +177,9 @@ impl Default for Timeouts {
     }
 }
 
-/// Polling settings of one automation: never sent to the extension.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Polling {
-    /// The most polls in one round.
-    pub batch_size: u32,
-    /// The pause between rounds in continuous mode.
-    pub interval: Duration,
-}
+/// Polling settings of one automation (never sent to the extension): the
+/// orchestrator's, as the config fills them.
+pub use curupira_orchestrator::plan::Polling;
 
 /// One `[extensions.NAME]` or `[plugins.NAME]` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -350,7 +345,7 @@ impl AgentPolicy {
     /// The pause before retry number `retry` (1 for the first): `retry_backoff`,
     /// doubled for each earlier retry, at most `max_retry_backoff`.
     pub fn retry_delay(&self, retry: u32) -> Duration {
-        crate::dispatch::backoff(retry, self.retry_backoff, self.max_retry_backoff)
+        curupira_orchestrator::dispatch::backoff(retry, self.retry_backoff, self.max_retry_backoff)
     }
 }
 

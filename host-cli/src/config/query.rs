@@ -12,7 +12,7 @@ use super::model::{
     AgentPolicy, Automation, Cleanup, Config, Hooks, Settings, TriggerRef, WorkspaceMode,
     WorkspacePolicy,
 };
-use crate::agent::AgentLimits;
+use curupira_orchestrator::agent::AgentLimits;
 use curupira_workspace::WorkspaceSpec;
 
 /// `run --automation NAME` names an automation the config does not have.
@@ -214,7 +214,7 @@ impl Config {
 
     /// One `config/agent-not-runnable` error for each agent program of the automations
     /// that `names` selects (every one when empty) that cannot be run, by the rule the
-    /// spawn uses ([`crate::agent::check_agent_program`]). Located at the command that
+    /// spawn uses ([`curupira_orchestrator::agent::check_agent_program`]). Located at the command that
     /// sets it (the automation's own, else `[settings.agent]`); a program several
     /// automations share is reported once.
     pub fn unrunnable_agents(&self, names: &[String]) -> Vec<Diagnostic> {
@@ -233,7 +233,9 @@ impl Config {
             if reported.contains(&at) {
                 continue;
             }
-            if let Err(reason) = crate::agent::check_agent_program(command, &self.dir) {
+            if let Err(reason) =
+                curupira_orchestrator::agent::check_agent_program(command, &self.dir)
+            {
                 out.push(self.diagnostic(
                     Severity::Error,
                     codes::AGENT_NOT_RUNNABLE,

@@ -8,7 +8,7 @@
 //!    is the first automation using it (`initialize`, then `describe`, compared with
 //!    the manifest's `trigger_types`: a difference is logged as a warning);
 //!    `trigger/schema`; fill the arguments with the schema's `default`s
-//!    ([`crate::defaults`]); `trigger/validate`.
+//!    ([`curupira_protocol::apply_defaults`]); `trigger/validate`.
 //! 2. **Rounds and dispatch** (the `Scheduler` loop, bookkeeping in
 //!    [`crate::dispatch`]). Each automation's round polls up to `batch_size` items,
 //!    stopping at the first `null`, but takes the next item only when an agent slot is
@@ -83,14 +83,13 @@
 //! no agent, no `onStarted`, no `onFinished`.
 
 use std::collections::VecDeque;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use curupira_client::{CallError, Client};
-use curupira_diagnostics::Report;
 use curupira_jsonrpc::ErrorCode;
 use curupira_ledger::{
     AgentProcess, Change, Decision, LedgerError, Requested, RunBackend, Status, Writer,
@@ -104,11 +103,10 @@ use curupira_template::{Chain, Template};
 use crate::agent::{
     AgentLimits, AgentObserver, AgentRun, AttemptOutcome, EndReason, run_attempt_observed,
 };
-use crate::config::{Automation, Config};
 use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
-use crate::events::{Event, EventWriter, short_id};
+use crate::events::{Event, EventSink, short_id};
 use crate::journal::Journal;
-use crate::resolve::{Plan, PlannedAutomation, resolve};
+use crate::plan::{Automation, Plan};
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{Label, SpawnWindow, Watch};
 use curupira_workspace::{
@@ -123,8 +121,6 @@ pub struct RunOptions {
     pub once: bool,
     /// Poll and render only.
     pub dry_run: bool,
-    /// The automations to run, by name; empty means all.
-    pub automations: Vec<String>,
     /// The durable task ledger, when enabled ([`curupira_ledger`]): consulted for every
     /// polled task, written at every change of a task's state (read only in a dry
     /// run). `None`: identities are kept for this process only.
@@ -176,28 +172,8 @@ pub enum RunError {
 /// the host looks again.
 const ORPHAN_RECHECK: Duration = Duration::from_secs(1);
 
-/// The plan `run` follows, and what stands in its way, worked out before anything
-/// starts (after the config file itself): every extension's manifest and every
-/// automation's trigger ([`resolve`]), and, unless `dry_run`, that each selected
-/// automation has an agent command that can start and a workspace it can use. No extension is started here; that, with the
-/// schema and `trigger/validate` calls, is [`crate::preflight::report`]'s work. A
-/// partial config (see [`crate::config::Loaded::partial`]) is planned as far as it
-/// goes, so the report lists every problem; the plan is `None` when the report has an
-/// error or the config is not complete.
-pub fn plan_run(config: &Config, host_exe: &Path, options: &RunOptions) -> (Option<Plan>, Report) {
-    let (plan, mut report) = resolve(config, host_exe);
-    if !options.dry_run {
-        report.extend(config.missing_agents(&options.automations));
-        report.extend(config.unrunnable_agents(&options.automations));
-        report.extend(config.workspace_problems(&options.automations));
-    }
-    let plan = (config.is_complete() && !report.has_errors()).then_some(plan);
-    (plan, report)
-}
-
 use crate::extensions::Generation;
 pub use crate::extensions::{Extensions, Ready};
-pub use crate::host_info;
 
 /// The extension process of `round`, joined on its first use.
 fn round_process<'e>(
@@ -250,10 +226,8 @@ pub struct Rejection {
 /// What the host knows of an automation when it prepares it.
 #[derive(Debug, Clone, Copy)]
 pub struct Preparing<'a> {
-    /// The automation.
+    /// The automation (its extension and trigger type among the rest).
     pub automation: &'a Automation,
-    /// Its extension and trigger type.
-    pub planned: &'a PlannedAutomation,
     /// The value of `${repository}`, when known.
     pub repository: Option<&'a str>,
     /// Whether this is a dry run (`preview` in every poll).
@@ -268,7 +242,6 @@ pub struct Preparing<'a> {
 pub fn configuration(preparing: &Preparing<'_>, schema: &TriggerSchema) -> Configuration {
     let Preparing {
         automation,
-        planned,
         repository,
         ..
     } = *preparing;
@@ -279,7 +252,7 @@ pub fn configuration(preparing: &Preparing<'_>, schema: &TriggerSchema) -> Confi
     configuration.retain(|key, _| !is_core_key(key));
     configuration.insert(
         "trigger_type".to_owned(),
-        format!("{}/{}", planned.extension, planned.trigger_type).into(),
+        format!("{}/{}", automation.extension, automation.trigger_type).into(),
     );
     if let Some(repository) = repository {
         configuration.insert("repository".to_owned(), repository.into());
@@ -295,7 +268,7 @@ pub fn prepare(
     client: &mut Client,
     preparing: &Preparing<'_>,
 ) -> Result<Prepared, Box<Unprepared>> {
-    let trigger_type = &preparing.planned.trigger_type;
+    let trigger_type = &preparing.automation.trigger_type;
     let schema = client.schema(trigger_type).map_err(|error| {
         Box::new(Unprepared {
             error,
@@ -350,16 +323,6 @@ pub fn prepare(
     Ok(Prepared { poll, schema })
 }
 
-/// The value of `${repository}`: `settings.repository`, else the `owner/name` of the
-/// config folder's `origin` remote.
-pub fn repository(config: &Config) -> Result<String, String> {
-    match &config.settings.repository {
-        Some(repository) => Ok(repository.clone()),
-        None => curupira_workspace::forge::forge_identity_of_checkout(&config.dir)
-            .map_err(|err| err.to_string()),
-    }
-}
-
 /// Whether a prompt uses `${repository}`.
 pub fn uses_repository(template: &Template) -> bool {
     template.keys().any(|key| key == "repository")
@@ -384,7 +347,6 @@ enum Step {
 
 struct AutomationRun<'c> {
     automation: &'c Automation,
-    planned: &'c PlannedAutomation,
     template: Template,
     /// What each `trigger/poll` sends.
     poll: PollParams,
@@ -755,16 +717,15 @@ fn work(
 /// Runs the selected automations of `plan` until done (`--once`), stopped, or out of
 /// automations, writing events to `events`. Returns an I/O error only when the events
 /// cannot be written.
-pub fn run<W: Write + Send>(
-    config: &Config,
+pub fn run<S: EventSink + Send>(
     plan: &Plan,
     options: &RunOptions,
     stop: &Stop,
-    events: &mut EventWriter<W>,
+    events: &mut S,
 ) -> Result<(), RunError> {
     let writer = options.ledger_writer();
     let (ran, printed) = Journal::scope(events, writer.clone(), |journal| {
-        let ran = run_journaled(config, plan, options, stop, journal);
+        let ran = run_journaled(plan, options, stop, journal);
         if let Some(writer) = &writer {
             // Every change of the run committed (or failed) before the last events
             // are printed, without waiting out the writer's pause.
@@ -781,24 +742,18 @@ pub fn run<W: Write + Send>(
 }
 
 fn run_journaled(
-    config: &Config,
     plan: &Plan,
     options: &RunOptions,
     stop: &Stop,
     events: &mut Journal<'_>,
 ) -> Result<(), RunError> {
-    let selected = config.selected(&options.automations);
-    let repository = repository(config);
-    let mut extensions =
-        Extensions::new(plan, config.settings.client_options()).with_watch(options.watch.clone());
-    let planned: Vec<(&Automation, &PlannedAutomation)> = selected
-        .into_iter()
-        .filter_map(|automation| Some((automation, plan.automation(&automation.name)?)))
-        .collect();
+    let repository = plan.repository.clone();
+    let mut extensions = Extensions::new(plan).with_watch(options.watch.clone());
+    let planned: Vec<&Automation> = plan.automations.iter().collect();
     let specs: Vec<WorkspaceSpec> = planned
         .iter()
-        .map(|(automation, _)| {
-            let mut spec = automation.workspace_policy.spec(&config.dir);
+        .map(|automation| {
+            let mut spec = automation.workspace.clone();
             if options.dry_run {
                 // A dry run starts no agent: it needs no worktree, nor Git.
                 spec.mode = WorkspaceMode::Shared;
@@ -817,7 +772,7 @@ fn run_journaled(
             .any(|spec| spec.mode == WorkspaceMode::Worktree)
             .then(|| scope.spawn(resolve_all));
         let mut steps = Vec::new();
-        for &(automation, planned) in &planned {
+        for &automation in &planned {
             if stop.requested() {
                 break;
             }
@@ -829,23 +784,22 @@ fn run_journaled(
                 )));
                 continue;
             }
-            let prepared = extensions.ready(&planned.extension).and_then(|ready| {
+            let prepared = extensions.ready(&automation.extension).and_then(|ready| {
                 if !ready
                     .triggers
                     .iter()
-                    .any(|t| t.trigger_type == planned.trigger_type)
+                    .any(|t| t.trigger_type == automation.trigger_type)
                 {
                     tracing::warn!(
                         "extension `{}`: `describe` does not list the trigger `{}` used by \
                          automation `{}`; trying it anyway",
-                        planned.extension,
-                        planned.trigger_type,
+                        automation.extension,
+                        automation.trigger_type,
                         automation.name
                     );
                 }
                 let preparing = Preparing {
                     automation,
-                    planned,
                     repository: repository.as_deref().ok(),
                     preview: options.dry_run,
                 };
@@ -863,9 +817,7 @@ fn run_journaled(
     });
 
     let mut runs = Vec::new();
-    for ((step, &(automation, planned)), workspaces) in
-        steps.into_iter().zip(&planned).zip(resolved)
-    {
+    for ((step, &automation), workspaces) in steps.into_iter().zip(&planned).zip(resolved) {
         let (template, prepared) = match step {
             Step::RepositoryMissing(message) => {
                 events.emit(Event::AutomationFailed {
@@ -897,7 +849,6 @@ fn run_journaled(
         match prepared {
             Ok(prepared) => runs.push(AutomationRun {
                 automation,
-                planned,
                 template,
                 poll: prepared.poll,
                 ledger: Ledger::new(),
@@ -918,11 +869,11 @@ fn run_journaled(
     let (results, finished) = mpsc::channel();
     let mut scheduler = Scheduler {
         writer: options.ledger_writer(),
-        config,
+        plan,
         options,
         stop,
         repository: &repository,
-        slots: Slots::new(usize::try_from(config.global_max_concurrent()).unwrap_or(1)),
+        slots: Slots::new(plan.max_concurrent),
         retries: RetryQueue::new(),
         running: 0,
         workers: Workers::new(results),
@@ -960,7 +911,7 @@ fn run_journaled(
 struct Scheduler<'a> {
     /// The ledger's writer thread, when the run writes a ledger.
     writer: Option<Writer>,
-    config: &'a Config,
+    plan: &'a Plan,
     options: &'a RunOptions,
     stop: &'a Stop,
     repository: &'a str,
@@ -1277,7 +1228,7 @@ impl Scheduler<'_> {
             round.polling_done = true;
         }
         let name = run.automation.name.clone();
-        let client = match round_process(extensions, &run.planned.extension, &name, round) {
+        let client = match round_process(extensions, &run.automation.extension, &name, round) {
             Ok(ready) => ready.client,
             Err(error) => return Ok(Err(error)),
         };
@@ -1441,8 +1392,8 @@ impl Scheduler<'_> {
             })?;
             return Ok(Ok(()));
         }
-        let trigger_type = &run.planned.trigger_type;
-        let started = round_process(extensions, &run.planned.extension, &name, round)
+        let trigger_type = &run.automation.trigger_type;
+        let started = round_process(extensions, &run.automation.extension, &name, round)
             .and_then(|ready| ready.client.on_started(trigger_type, &pairs));
         if let Err(error) = started {
             run.ledger.release(&task_id);
@@ -1500,8 +1451,8 @@ impl Scheduler<'_> {
             });
         }
         let spec = AttemptSpec {
-            command: automation.agent.clone().unwrap_or_default(),
-            config_dir: self.config.dir.clone(),
+            command: automation.agent.clone(),
+            config_dir: self.plan.dir.clone(),
             automation: automation.name.clone(),
             repository: self.repository.to_owned(),
             limits,
@@ -1608,12 +1559,12 @@ impl Scheduler<'_> {
             }
         }
         let finished = if finishes {
-            let trigger_type = &run.planned.trigger_type;
+            let trigger_type = &run.automation.trigger_type;
             let sent = match run.round.as_mut() {
-                Some(round) => round_process(extensions, &run.planned.extension, &name, round)
+                Some(round) => round_process(extensions, &run.automation.extension, &name, round)
                     .and_then(|ready| ready.client.on_finished(trigger_type, &task.pairs)),
                 None => Err(CallError::new(
-                    &run.planned.extension,
+                    &run.automation.extension,
                     "trigger/onFinished",
                     ErrorCode::INTERNAL_ERROR,
                     "the task's round ended before it did",
@@ -1801,7 +1752,7 @@ impl Scheduler<'_> {
                 continue;
             };
             if let Some(process) = round.process {
-                extensions.leave_round(&run.planned.extension, process);
+                extensions.leave_round(&run.automation.extension, process);
                 for error in extensions.take_ended_failures() {
                     events.emit(Event::ExtensionFailed {
                         extension: error.extension.clone(),
@@ -1940,11 +1891,6 @@ pub fn render(template: &Template, pairs: &[Pair], repository: &str, automation:
         host.push(("repository", repository));
     }
     template.render(&Chain(item.as_slice(), host.as_slice()))
-}
-
-/// The path of this executable, which runs the built-in extensions.
-pub fn host_executable() -> io::Result<PathBuf> {
-    std::env::current_exe()
 }
 
 /// Queues a task `tasks retry` asked for, also one this process finished already

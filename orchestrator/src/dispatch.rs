@@ -147,7 +147,7 @@ impl Slots {
 ///
 /// ```
 /// use std::time::Duration;
-/// use curupira_host::dispatch::backoff;
+/// use curupira_orchestrator::dispatch::backoff;
 ///
 /// let s = Duration::from_secs;
 /// let delays: Vec<_> = (1..=5).map(|n| backoff(n, s(10), s(60))).collect();

@@ -31,7 +31,7 @@ use curupira_client::{CallError, Client, Ending, Options};
 use curupira_jsonrpc::ErrorCode;
 use curupira_protocol::TriggerDescription;
 
-use crate::resolve::{Plan, PlannedExtension};
+use crate::plan::{ExtensionPlan, Launch, Plan};
 use curupira_process::watchdog::{Label, RUN_VAR, Watch};
 
 /// Which process of an extension a round uses (see [`Extensions::join_round`]).
@@ -51,7 +51,7 @@ pub struct Extensions<'p> {
 }
 
 struct Slot<'p> {
-    planned: &'p PlannedExtension,
+    planned: &'p ExtensionPlan,
     /// One process for the whole run.
     persistent: bool,
     /// Its live processes, oldest first; the last one takes new rounds unless it is
@@ -89,11 +89,11 @@ pub struct Ready<'a> {
 }
 
 impl<'p> Extensions<'p> {
-    /// No extension started yet; each will be started with `options`.
-    pub fn new(plan: &'p Plan, options: Options) -> Self {
+    /// No extension started yet; each will be started with the plan's client options.
+    pub fn new(plan: &'p Plan) -> Self {
         Self {
             plan,
-            options,
+            options: plan.client,
             watch: None,
             slots: Vec::new(),
             next_generation: 1,
@@ -272,7 +272,13 @@ impl<'p> Extensions<'p> {
         let generation = Generation(self.next_generation);
         self.next_generation += 1;
         let slot = &mut self.slots[index];
-        match start(slot.planned, self.options, label.as_ref(), generation) {
+        match start(
+            slot.planned,
+            self.options,
+            &self.plan.client_info,
+            label.as_ref(),
+            generation,
+        ) {
             Ok(process) => {
                 if let (Some(mismatch), false) = (&process.mismatch, slot.mismatch_said) {
                     tracing::warn!("{mismatch}");
@@ -326,7 +332,7 @@ impl Process {
 
 /// The error for a round whose process is gone (which the bookkeeping above rules
 /// out).
-fn lost(planned: &PlannedExtension) -> CallError {
+fn lost(planned: &ExtensionPlan) -> CallError {
     CallError::new(
         &planned.name,
         "start",
@@ -336,17 +342,23 @@ fn lost(planned: &PlannedExtension) -> CallError {
 }
 
 fn start(
-    planned: &PlannedExtension,
+    planned: &ExtensionPlan,
     options: Options,
+    client_info: &curupira_protocol::PeerInfo,
     label: Option<&Label>,
     generation: Generation,
 ) -> Result<Process, CallError> {
-    let launch = match label {
-        Some(label) => planned.launch.clone().env(RUN_VAR, label.value()),
-        None => planned.launch.clone(),
+    let mut client = match &planned.launch {
+        Launch::Process(command) => {
+            let launch = match label {
+                Some(label) => command.clone().env(RUN_VAR, label.value()),
+                None => command.clone(),
+            };
+            Client::spawn(&planned.name, &launch, options)?
+        }
+        Launch::InProcess(connect) => connect(&planned.name, options),
     };
-    let mut client = Client::spawn(&planned.name, &launch, options)?;
-    let described = client.initialize(crate::host_info()).and_then(|hello| {
+    let described = client.initialize(client_info.clone()).and_then(|hello| {
         tracing::debug!(
             "[{}] initialized (process {}, pid {}): protocol {}, name {}, version {}",
             planned.name,
@@ -381,12 +393,9 @@ fn start(
     }
 }
 
-fn describe_mismatch(
-    planned: &PlannedExtension,
-    triggers: &[TriggerDescription],
-) -> Option<String> {
+fn describe_mismatch(planned: &ExtensionPlan, triggers: &[TriggerDescription]) -> Option<String> {
     let described: Vec<&str> = triggers.iter().map(|t| t.trigger_type.as_str()).collect();
-    let declared: Vec<&str> = planned.trigger_types();
+    let declared: Vec<&str> = planned.trigger_types.iter().map(String::as_str).collect();
     let missing: Vec<&str> = declared
         .iter()
         .copied()

@@ -22,13 +22,13 @@
 //! fails (a closed pipe), the printer stops and the loop's next
 //! [`emit`](Journal::emit) or [`check`](Journal::check) returns that error.
 
-use std::io::{self, Write};
+use std::io;
 use std::sync::{Arc, OnceLock, mpsc};
 use std::thread;
 
 use curupira_ledger::{Ticket, Writer};
 
-use crate::events::{Event, EventWriter};
+use crate::events::{Event, EventSink};
 
 /// At most this many events wait for the printer (stdout, or their ledger changes);
 /// the loop then waits for room. The queue's slots are allocated when the run starts
@@ -43,7 +43,7 @@ pub(crate) const MAX_WAITING: usize = 4_096;
 pub(crate) enum Journal<'a> {
     /// No ledger is written: nothing to wait for, so the loop prints itself (a thread
     /// woken per event cost such runs 7 %, measured).
-    Direct(&'a mut dyn Print),
+    Direct(&'a mut dyn EventSink),
     /// The printer thread prints, each event once its changes are committed.
     Threaded {
         /// Where events go, with the ticket of the last change before each.
@@ -53,18 +53,6 @@ pub(crate) enum Journal<'a> {
         /// Set when the printer failed.
         broken: Arc<Broken>,
     },
-}
-
-/// Where events are printed.
-pub(crate) trait Print {
-    /// Prints one event.
-    fn print(&mut self, event: &Event) -> io::Result<()>;
-}
-
-impl<W: Write> Print for EventWriter<W> {
-    fn print(&mut self, event: &Event) -> io::Result<()> {
-        self.emit(event)
-    }
 }
 
 /// How the printer failed, when it did: set once, read without a lock by the loop.
@@ -86,13 +74,13 @@ impl Journal<'_> {
     /// Runs `body` with a journal printing to `out` behind `writer`'s changes (`None`:
     /// no ledger, or one that is only read: printed on the spot). Returns what `body`
     /// returned, and the printer's outcome once every event is printed.
-    pub(crate) fn scope<W, R>(
-        out: &mut EventWriter<W>,
+    pub(crate) fn scope<S, R>(
+        out: &mut S,
         writer: Option<Writer>,
         body: impl FnOnce(&mut Journal<'_>) -> R,
     ) -> io::Result<(R, io::Result<()>)>
     where
-        W: Write + Send,
+        S: EventSink + Send,
     {
         let Some(writer) = writer else {
             let mut journal = Journal::Direct(out);
@@ -140,7 +128,7 @@ impl Journal<'_> {
     /// far (waiting for room when [`MAX_WAITING`] events wait already).
     pub(crate) fn emit(&mut self, event: Event) -> io::Result<()> {
         match self {
-            Journal::Direct(out) => out.print(&event),
+            Journal::Direct(out) => out.emit(&event),
             Journal::Threaded {
                 inbox,
                 writer,
@@ -172,6 +160,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+    use std::io::Write;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use std::sync::{Condvar, Mutex};
@@ -181,7 +170,7 @@ mod tests {
         WriterThread,
     };
 
-    use crate::format::Format;
+    use crate::events::JsonLines;
 
     /// A ledger whose writes wait until [`Blocker::commit`]: nothing the writer thread
     /// gets commits before, as when another process holds an SQLite ledger's write
@@ -258,7 +247,7 @@ mod tests {
         }
     }
 
-    fn ids(out: EventWriter<Vec<u8>>) -> Vec<String> {
+    fn ids(out: JsonLines<Vec<u8>>) -> Vec<String> {
         String::from_utf8(out.into_inner())
             .unwrap()
             .lines()
@@ -271,7 +260,7 @@ mod tests {
 
     #[test]
     fn without_a_ledger_every_event_is_printed_in_order() {
-        let mut out = EventWriter::new(Vec::new(), Format::Json);
+        let mut out = JsonLines::new(Vec::new());
         let (sent, printed) = Journal::scope(&mut out, None, |journal| {
             (1..=100).all(|n| journal.emit(skipped(n)).is_ok())
         })
@@ -288,7 +277,7 @@ mod tests {
         let HeldUp { thread, blocker } = HeldUp::new();
         let writer = thread.writer();
         let printed_early = Arc::new(AtomicBool::new(false));
-        let mut out = EventWriter::new(Vec::new(), Format::Json);
+        let mut out = JsonLines::new(Vec::new());
         let (ticket, printed) = Journal::scope(&mut out, Some(writer.clone()), |journal| {
             journal.emit(skipped(1)).unwrap();
             let ticket = writer.write(Change::Finished {
@@ -340,7 +329,7 @@ mod tests {
                 Ok(())
             }
         }
-        let mut out = EventWriter::new(Lines(tx, 0), Format::Json);
+        let mut out = JsonLines::new(Lines(tx, 0));
         let ((), printed) = Journal::scope(&mut out, Some(writer.clone()), |journal| {
             journal.emit(skipped(1)).unwrap();
             assert_eq!(
@@ -394,7 +383,7 @@ mod tests {
         let thread =
             WriterThread::start(Ledger::open(&dir.path().join("l.sqlite")).unwrap()).unwrap();
         let (release, stalled) = mpsc::channel();
-        let mut out = EventWriter::new(Stalled(stalled, false), Format::Json);
+        let mut out = JsonLines::new(Stalled(stalled, false));
         let emitted = AtomicUsize::new(0);
         let total = MAX_WAITING + 10;
         let ((), printed) = std::thread::scope(|scope| {
@@ -447,7 +436,7 @@ mod tests {
                 Ok(())
             }
         }
-        let mut out = EventWriter::new(Closed, Format::Json);
+        let mut out = JsonLines::new(Closed);
         let (error, printed) = Journal::scope(&mut out, None, |journal| {
             journal.emit(skipped(1)).map_err(|error| error.kind())
         })
@@ -458,7 +447,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let thread =
             WriterThread::start(Ledger::open(&dir.path().join("l.sqlite")).unwrap()).unwrap();
-        let mut out = EventWriter::new(Closed, Format::Json);
+        let mut out = JsonLines::new(Closed);
         let (error, printed) = Journal::scope(&mut out, Some(thread.writer()), |journal| {
             journal.emit(skipped(1)).unwrap();
             for _ in 0..500 {

@@ -1,0 +1,111 @@
+//! `curupira.toml` turned into the orchestrator's plan: what the config resolves to
+//! ([`crate::resolve`]), checked for what a run needs, then made into plain data
+//! ([`curupira_orchestrator::Plan`]) that the engine runs without knowing the file.
+
+use std::path::Path;
+
+use curupira_diagnostics::Report;
+use curupira_orchestrator::plan::{self, AgentPolicy, ExtensionPlan, Launch};
+
+use crate::config::{Automation, Config};
+use crate::resolve::{self, PlannedAutomation, PlannedExtension, resolve};
+
+/// The plan `run` follows, and what stands in its way, worked out before anything
+/// starts (after the config file itself): every extension's manifest and every
+/// automation's trigger ([`resolve`]), and, unless `dry_run`, that each automation of
+/// `selection` (all when empty) has an agent command that can start and a workspace it
+/// can use. No extension is started here; that, with the schema and
+/// `trigger/validate` calls, is [`crate::preflight::report`]'s work. A partial config
+/// (see [`crate::config::Loaded::partial`]) is planned as far as it goes, so the
+/// report lists every problem; the plan is `None` when the report has an error or the
+/// config is not complete.
+pub fn plan_run(
+    config: &Config,
+    host_exe: &Path,
+    dry_run: bool,
+    selection: &[String],
+) -> (Option<resolve::Plan>, Report) {
+    let (plan, mut report) = resolve(config, host_exe);
+    if !dry_run {
+        report.extend(config.missing_agents(selection));
+        report.extend(config.unrunnable_agents(selection));
+        report.extend(config.workspace_problems(selection));
+    }
+    let plan = (config.is_complete() && !report.has_errors()).then_some(plan);
+    (plan, report)
+}
+
+/// The value of `${repository}`: `settings.repository`, else the `owner/name` of the
+/// config folder's `origin` remote.
+pub fn repository(config: &Config) -> Result<String, String> {
+    match &config.settings.repository {
+        Some(repository) => Ok(repository.clone()),
+        None => curupira_workspace::forge::forge_identity_of_checkout(&config.dir)
+            .map_err(|err| err.to_string()),
+    }
+}
+
+/// The orchestrator's plan for the automations of `selection` (all when empty) that
+/// `resolved` resolved, in the config's order, with every extension `resolved` holds.
+pub fn orchestrator_plan(
+    config: &Config,
+    resolved: &resolve::Plan,
+    selection: &[String],
+) -> plan::Plan {
+    plan::Plan {
+        dir: config.dir.clone(),
+        repository: repository(config),
+        max_concurrent: usize::try_from(config.global_max_concurrent())
+            .unwrap_or(1)
+            .max(1),
+        client: config.settings.client_options(),
+        client_info: crate::host_info(),
+        extensions: resolved.extensions.iter().map(extension_plan).collect(),
+        automations: config
+            .selected(selection)
+            .into_iter()
+            .filter_map(|automation| {
+                let planned = resolved.automation(&automation.name)?;
+                Some(automation_plan(config, automation, planned))
+            })
+            .collect(),
+    }
+}
+
+fn extension_plan(planned: &PlannedExtension) -> ExtensionPlan {
+    ExtensionPlan {
+        name: planned.name.clone(),
+        launch: Launch::Process(planned.launch.clone()),
+        persistent: planned.persistent,
+        trigger_types: planned
+            .trigger_types()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+    }
+}
+
+fn automation_plan(
+    config: &Config,
+    automation: &Automation,
+    planned: &PlannedAutomation,
+) -> plan::Automation {
+    let policy = &automation.agent_policy;
+    plan::Automation {
+        name: automation.name.clone(),
+        extension: planned.extension.clone(),
+        trigger_type: planned.trigger_type.clone(),
+        prompt: automation.prompt.clone(),
+        arguments: automation.arguments.clone(),
+        polling: automation.polling,
+        agent: automation.agent.clone().unwrap_or_default(),
+        agent_policy: AgentPolicy {
+            cap: policy.cap,
+            limits: policy.limits(),
+            retries: policy.retries,
+            retry_backoff: policy.retry_backoff,
+            max_retry_backoff: policy.max_retry_backoff,
+        },
+        workspace: automation.workspace_policy.spec(&config.dir),
+    }
+}

@@ -1,0 +1,151 @@
+//! The plan a run follows: plain data, made by whoever reads a configuration (the
+//! `curupira` binary turns `curupira.toml` into one). Nothing here parses a file.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use curupira_client::{Client, LaunchCommand, Options};
+use curupira_protocol::PeerInfo;
+use curupira_workspace::WorkspaceSpec;
+use serde_json::{Map, Value};
+
+use crate::agent::AgentLimits;
+
+/// Everything a run needs: the extensions it may start, the automations it runs (in
+/// order; only those selected), and the limits they share.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The working directory of extensions and agents (the config's folder): the base
+    /// of a shared workspace.
+    pub dir: PathBuf,
+    /// The value of `${repository}`, or why none is known (then only the automations
+    /// whose prompt uses it fail).
+    pub repository: Result<String, String>,
+    /// The most agents running at once, all automations together (at least 1).
+    pub max_concurrent: usize,
+    /// How the host talks to extensions: deadlines, frame size.
+    pub client: Options,
+    /// What the host says of itself in `initialize` (`client_info`).
+    pub client_info: PeerInfo,
+    /// The extensions, by name; one starts only when an automation needs it.
+    pub extensions: Vec<ExtensionPlan>,
+    /// The automations to run.
+    pub automations: Vec<Automation>,
+}
+
+impl Plan {
+    /// The extension called `name`.
+    pub fn extension(&self, name: &str) -> Option<&ExtensionPlan> {
+        self.extensions.iter().find(|e| e.name == name)
+    }
+
+    /// The automation called `name`.
+    pub fn automation(&self, name: &str) -> Option<&Automation> {
+        self.automations.iter().find(|a| a.name == name)
+    }
+}
+
+/// One extension: how to start it, and what it says it offers.
+#[derive(Debug, Clone)]
+pub struct ExtensionPlan {
+    /// Its name (the config's `[extensions.NAME]` or `[plugins.NAME]`).
+    pub name: String,
+    /// How to start it.
+    pub launch: Launch,
+    /// Whether one process serves the whole run rather than one per round
+    /// ([`crate::extensions`]).
+    pub persistent: bool,
+    /// The trigger types it declares (its manifest's, or what its `describe` listed
+    /// when it was registered): what its `describe` at the run's start is compared
+    /// with, a difference being a warning.
+    pub trigger_types: Vec<String>,
+}
+
+/// What starts an extension in this process: called with its name and the client
+/// options, it returns a client connected to a fresh instance.
+pub type Connect = Arc<dyn Fn(&str, Options) -> Client + Send + Sync>;
+
+/// How an extension is started: as a process, or in this one.
+#[derive(Clone)]
+pub enum Launch {
+    /// A child process ([`curupira_client::Client::spawn`]), with the run's watchdog
+    /// label in its environment.
+    Process(LaunchCommand),
+    /// In this process: each start calls the function with the extension's name and
+    /// the client options, and it returns a client connected to a fresh instance
+    /// (e.g. [`curupira_client::memory::duplex`], the other end served on a thread).
+    InProcess(Connect),
+}
+
+impl std::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Launch::Process(command) => f.debug_tuple("Process").field(command).finish(),
+            Launch::InProcess(_) => f.write_str("InProcess(..)"),
+        }
+    }
+}
+
+/// One automation: a trigger of an extension, the prompt its items become, and how
+/// their agents run.
+#[derive(Debug, Clone)]
+pub struct Automation {
+    /// Its name.
+    pub name: String,
+    /// The extension offering its trigger (an [`ExtensionPlan::name`]).
+    pub extension: String,
+    /// The trigger type, as that extension names it.
+    pub trigger_type: String,
+    /// The prompt template's text (`${key}` placeholders).
+    pub prompt: String,
+    /// The trigger's parameters (the schema's `default`s are added when it is
+    /// prepared).
+    pub arguments: Map<String, Value>,
+    /// How often and how much it polls.
+    pub polling: Polling,
+    /// The agent's command line (program first); it reads the prompt on stdin.
+    pub agent: Vec<String>,
+    /// Its agents' cap, time limits and retries.
+    pub agent_policy: AgentPolicy,
+    /// Where its agents work.
+    pub workspace: WorkspaceSpec,
+}
+
+/// How an automation polls.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Polling {
+    /// Polls per round at most (`limit` of each poll).
+    pub batch_size: u32,
+    /// The pause between the end of a round and the next (continuous runs).
+    pub interval: Duration,
+}
+
+/// How an automation's agents are run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentPolicy {
+    /// The most of this automation's agents at once, under the plan's
+    /// [`Plan::max_concurrent`]; `None`: only that limit applies.
+    pub cap: Option<u32>,
+    /// The time limits of one attempt.
+    pub limits: AgentLimits,
+    /// Attempts after the first one that failed.
+    pub retries: u32,
+    /// The pause before the first retry; it doubles for each later one.
+    pub retry_backoff: Duration,
+    /// The longest pause between retries.
+    pub max_retry_backoff: Duration,
+}
+
+impl AgentPolicy {
+    /// The time limits of one attempt.
+    pub fn limits(&self) -> AgentLimits {
+        self.limits
+    }
+
+    /// The pause before retry number `retry` (1 for the first): `retry_backoff`,
+    /// doubled for each earlier retry, at most `max_retry_backoff`.
+    pub fn retry_delay(&self, retry: u32) -> Duration {
+        crate::dispatch::backoff(retry, self.retry_backoff, self.max_retry_backoff)
+    }
+}
