@@ -59,7 +59,6 @@
 
 mod closed_set;
 mod code;
-#[cfg(feature = "json")]
 mod diagnostic;
 #[cfg(feature = "json")]
 pub mod json;
