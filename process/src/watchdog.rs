@@ -1011,7 +1011,8 @@ pub fn process_start(pid: u32) -> Option<u64> {
 /// that tick. A spawn takes a fraction of a millisecond and a tick is 10 ms: most
 /// spawns are told their start for the price of two clock readings (the vDSO, no
 /// system call) instead of opening and reading `/proc/PID/stat` (~25 µs per agent on
-/// the machine of `docs/BENCHMARKS.md`); the others read it as before.
+/// the machine of [`docs/BENCHMARKS.md`](https://example.invalid/curupira/blob/main/docs/BENCHMARKS.md));
+/// the others read it as before.
 #[derive(Debug, Clone, Copy)]
 pub struct SpawnWindow {
     /// The boot clock's tick before the spawn; `None` off Linux.
