@@ -18,18 +18,13 @@ use std::path::{Path, PathBuf};
 use curupira_diagnostics::{JsonPointer, Severity};
 use curupira_manifest::{Checked, check_bytes, check_str, codes};
 use curupira_test_support::diagnostics::describe;
+use curupira_test_support::fs::files_with_extension;
 
 fn corpus(dir: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/corpus")
         .join(dir);
-    let mut files: Vec<_> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "toml"))
-        .collect();
-    files.sort();
-    files
+    files_with_extension(&dir, "toml")
 }
 
 fn check_file(path: &Path) -> Checked {

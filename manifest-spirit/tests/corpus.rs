@@ -11,17 +11,14 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use curupira_test_support::diagnostics::describe;
+use curupira_test_support::fs::files_with_extension;
 use spirit_manifest::{Checked, Options, check_bytes};
 
 fn corpus() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/text");
-    let mut files: Vec<_> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    files.sort();
-    files
+    files_with_extension(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/text"),
+        "json",
+    )
 }
 
 fn check(path: &Path) -> Checked {

@@ -12,6 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use curupira_test_support::diagnostics::describe;
+use curupira_test_support::fs::files_with_extension;
 use spirit_registry::{CheckedEntry, check_entry_bytes, codes};
 
 fn dir() -> PathBuf {
@@ -19,13 +20,7 @@ fn dir() -> PathBuf {
 }
 
 fn corpus() -> Vec<PathBuf> {
-    let mut files: Vec<_> = fs::read_dir(dir())
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    files.sort();
-    files
+    files_with_extension(&dir(), "json")
 }
 
 fn check(path: &Path) -> CheckedEntry {

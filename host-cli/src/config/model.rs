@@ -27,7 +27,8 @@ pub const DEFAULT_MAX_CONCURRENT: u32 = 1;
 /// The most agents at once a config may allow, globally or per automation.
 pub const MAX_CONCURRENT_LIMIT: u32 = 1000;
 /// Seconds between SIGTERM and SIGKILL when an agent is stopped.
-pub const DEFAULT_KILL_GRACE_SECONDS: u64 = 10;
+pub const DEFAULT_KILL_GRACE_SECONDS: u64 =
+    curupira_orchestrator::agent::DEFAULT_KILL_GRACE.as_secs();
 /// The most retries a config may ask for.
 pub const MAX_RETRIES: u32 = 1000;
 /// Seconds before the first retry.
@@ -36,12 +37,12 @@ pub const DEFAULT_RETRY_BACKOFF_SECONDS: u64 = 10;
 /// (raised to `retry_backoff_seconds` when that is longer).
 pub const DEFAULT_MAX_RETRY_BACKOFF_SECONDS: u64 = 300;
 /// Seconds a workspace hook may run.
-pub const DEFAULT_HOOK_TIMEOUT_SECONDS: u64 = 60;
+pub const DEFAULT_HOOK_TIMEOUT_SECONDS: u64 = curupira_workspace::DEFAULT_HOOK_TIMEOUT.as_secs();
 /// The longest duration any `*_seconds` key of `[settings.agent]` and
 /// `[settings.workspace]` accepts: one year (365 days). Longer is a typo, not a policy.
 pub const MAX_SECONDS: u64 = 365 * 24 * 60 * 60;
 /// Where worktrees go when `root` is not written, relative to the config's folder.
-pub const DEFAULT_WORKTREE_ROOT: &str = ".curupira/worktrees";
+pub const DEFAULT_WORKTREE_ROOT: &str = curupira_workspace::DEFAULT_ROOT;
 /// Where the task ledger is when `[settings.ledger] path` is not written, relative to
 /// the config's folder.
 pub const DEFAULT_LEDGER_PATH: &str = ".curupira/ledger.sqlite";
