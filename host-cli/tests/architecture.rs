@@ -170,17 +170,21 @@ fn resolved_dependencies(package: &str) -> BTreeSet<String> {
     resolved
 }
 
-/// The modules a source file names through `crate::…` (imports and paths, comments
-/// left out), by the module path each name starts with, among `modules`.
-fn named_modules(text: &str, own: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
-    let code: String = text
-        .split("#[cfg(test)]\nmod tests")
+/// A source file without its comment lines and its `mod tests`.
+fn code_of(text: &str) -> String {
+    text.split("#[cfg(test)]\nmod tests")
         .next()
         .unwrap_or_default()
         .lines()
         .filter(|line| !line.trim_start().starts_with("//"))
         .collect::<Vec<_>>()
-        .join("\n");
+        .join("\n")
+}
+
+/// The modules a source file names through `crate::…` (imports and paths, comments
+/// left out), by the module path each name starts with, among `modules`.
+fn named_modules(text: &str, own: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let code = code_of(text);
     let mut named = BTreeSet::new();
     let mut add = |path: &str| {
         let parts: Vec<&str> = path.split("::").collect();
@@ -365,14 +369,7 @@ fn the_app_is_wiring() {
             if file.ends_with("src/main.rs") {
                 continue;
             }
-            let code: String = text
-                .split("#[cfg(test)]\nmod tests")
-                .next()
-                .unwrap_or_default()
-                .lines()
-                .filter(|line| !line.trim_start().starts_with("//"))
-                .collect::<Vec<_>>()
-                .join("\n");
+            let code = code_of(&text);
             for engine in [
                 "std::process::Command",
                 "Command::new(",

@@ -379,18 +379,8 @@ curupira_diagnostics::closed_set! {
 }
 
 /// `[settings.workspace] hooks`: shell commands run in the workspace at points of its
-/// life; `None` where not set.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Hooks {
-    /// After the worktree is created; its failure fails the task.
-    pub after_create: Option<String>,
-    /// Before each agent attempt; its failure fails the attempt.
-    pub before_run: Option<String>,
-    /// After each agent attempt; its failure is logged.
-    pub after_run: Option<String>,
-    /// Before the worktree is removed; its failure is logged.
-    pub before_remove: Option<String>,
-}
+/// life, the workspace crate's own type.
+pub use curupira_workspace::Hooks;
 
 /// Where an automation's agents run, from `[settings.workspace]` and the
 /// automation's `workspace = { … }`.

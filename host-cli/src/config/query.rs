@@ -9,8 +9,7 @@ use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Severity, did_you_me
 
 use super::codes;
 use super::model::{
-    AgentPolicy, Automation, Cleanup, Config, Hooks, Settings, TriggerRef, WorkspaceMode,
-    WorkspacePolicy,
+    AgentPolicy, Automation, Cleanup, Config, Settings, TriggerRef, WorkspaceMode, WorkspacePolicy,
 };
 use curupira_orchestrator::agent::AgentLimits;
 use curupira_workspace::WorkspaceSpec;
@@ -75,7 +74,7 @@ impl WorkspacePolicy {
             base: self.base.clone(),
             cleanup: self.cleanup.into(),
             hook_timeout: self.hook_timeout,
-            hooks: self.hooks.clone().into(),
+            hooks: self.hooks.clone(),
         }
     }
 }
@@ -95,23 +94,6 @@ impl From<Cleanup> for curupira_workspace::Cleanup {
             Cleanup::OnSuccess => Self::OnSuccess,
             Cleanup::Always => Self::Always,
             Cleanup::Never => Self::Never,
-        }
-    }
-}
-
-impl From<Hooks> for curupira_workspace::Hooks {
-    fn from(hooks: Hooks) -> Self {
-        let Hooks {
-            after_create,
-            before_run,
-            after_run,
-            before_remove,
-        } = hooks;
-        Self {
-            after_create,
-            before_run,
-            after_run,
-            before_remove,
         }
     }
 }
