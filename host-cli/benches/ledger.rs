@@ -162,6 +162,7 @@ fn per_dispatch(dispatches: usize) {
                             task_id: task_id.clone(),
                             pairs: pairs.into(),
                             workspace: "/work".into(),
+                            branch: None,
                             host_pid: 1,
                         });
                         agent(&task_id);

@@ -342,6 +342,7 @@ mod tests {
                 task_id: "cd".repeat(32),
                 pairs: "[]".into(),
                 workspace: "/w".into(),
+                branch: None,
                 host_pid: 1,
             });
             journal.emit(skipped(2)).unwrap();

@@ -1447,6 +1447,8 @@ impl Scheduler<'_> {
                 task_id: task.id_text.clone(),
                 pairs: serde_json::to_string(&task.pairs).unwrap_or_default(),
                 workspace: workspace.clone(),
+                branch: (run.workspaces.spec().mode == WorkspaceMode::Worktree)
+                    .then(|| curupira_workspace::task_branch(&automation.name, &task.id_text)),
                 host_pid: self.host_pid,
             });
         }
@@ -1519,6 +1521,23 @@ impl Scheduler<'_> {
         let name = run.automation.name.clone();
         self.slots.give_back(&name);
         let policy = run.automation.agent_policy;
+        if let Some(writer) = &self.writer {
+            // The attempt's own row, whatever the task does next.
+            writer.write(Change::AttemptEnded {
+                automation: name.clone(),
+                task_id: task.id_text.clone(),
+                outcome: if outcome.reason == EndReason::Interrupted {
+                    Status::Interrupted
+                } else if outcome.succeeded() {
+                    Status::Succeeded
+                } else {
+                    Status::Failed
+                },
+                exit_code: outcome.exit_code(),
+                reason: outcome.reason.as_str().to_owned(),
+                error: outcome.error(),
+            });
+        }
         if outcome.reason == EndReason::Interrupted {
             // Killed by the host's own shutdown: not finished, handed over again later.
             self.interrupted(task, runs, events)?;

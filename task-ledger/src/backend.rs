@@ -5,7 +5,10 @@
 
 use std::fmt;
 
-use crate::{Change, Decision, Filter, Ledger, LedgerError, Requested, Status, TaskRecord};
+use crate::{
+    AttemptRecord, Change, Decision, Filter, Ledger, LedgerError, Requested, Retention, Status,
+    TaskRecord,
+};
 
 /// What a run needs of a durable ledger: the decision for every polled task, the
 /// changes of a task's row (written by the [`WriterThread`](crate::WriterThread), the
@@ -61,6 +64,14 @@ pub trait RunBackend: Send + fmt::Debug {
     fn end_old_snapshot(&mut self) -> Result<(), LedgerError> {
         Ok(())
     }
+
+    /// Deletes the ended attempt rows `retention` does not keep; how many. What the
+    /// writer thread calls now and then ([`crate::WriterThread::start_with`]); a
+    /// backend that keeps no history does nothing.
+    fn prune_attempts(&mut self, retention: &Retention) -> Result<usize, LedgerError> {
+        let _ = retention;
+        Ok(0)
+    }
 }
 
 /// What `curupira tasks` needs of a durable ledger: the rows, newest first or by id
@@ -95,6 +106,9 @@ pub trait TasksBackend {
     /// Forgets these tasks (deletes their rows); returns how many were deleted. One
     /// transaction.
     fn forget(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError>;
+
+    /// Every attempt of a task, the first first.
+    fn attempts(&self, automation: &str, task_id: &str) -> Result<Vec<AttemptRecord>, LedgerError>;
 }
 
 impl RunBackend for Ledger {
@@ -116,6 +130,10 @@ impl RunBackend for Ledger {
 
     fn mark_unrecorded(&mut self) -> Result<Vec<(String, String)>, LedgerError> {
         Ledger::mark_unrecorded(self)
+    }
+
+    fn prune_attempts(&mut self, retention: &Retention) -> Result<usize, LedgerError> {
+        Ledger::prune_attempts(self, retention)
     }
 
     fn end_old_snapshot(&mut self) -> Result<(), LedgerError> {
@@ -151,6 +169,10 @@ impl TasksBackend for Ledger {
 
     fn forget(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError> {
         Ledger::forget(self, keys)
+    }
+
+    fn attempts(&self, automation: &str, task_id: &str) -> Result<Vec<AttemptRecord>, LedgerError> {
+        Ledger::attempts(self, automation, task_id)
     }
 }
 
@@ -188,6 +210,7 @@ mod tests {
                 task_id: id(n),
                 pairs: "[]".into(),
                 workspace: "/w".into(),
+                branch: None,
                 host_pid: 7,
             });
             writer.write(Change::Finished {
@@ -230,6 +253,7 @@ mod tests {
                 task_id: id(1),
                 pairs: r#"[{"key":"issue","value":"1"}]"#.into(),
                 workspace: "/w".into(),
+                branch: None,
                 host_pid: 7,
             },
             Change::AgentStarted {

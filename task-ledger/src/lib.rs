@@ -160,7 +160,7 @@ pub const FILE_NAME: &str = "ledger.sqlite";
 pub const READER_SNAPSHOT_AGE: Duration = Duration::from_millis(100);
 
 /// The schema version this host writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// `PRAGMA application_id` of a ledger: "CURU".
 const APPLICATION_ID: i64 = 0x4355_5255;
@@ -201,6 +201,35 @@ pub const MIGRATIONS: &[&str] = &[
     // row of version 1 has neither: no duration is shown for it).
     "ALTER TABLE tasks ADD COLUMN attempt_started_at INTEGER;
     ALTER TABLE tasks ADD COLUMN ended_at INTEGER;",
+    // 3: one row per attempt (the task's row keeps its last attempt's summary). A
+    // ledger of version 2 knew each task's last attempt only: that one becomes its
+    // row, the earlier ones are gone.
+    "CREATE TABLE attempts (
+        id INTEGER PRIMARY KEY,
+        automation TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        outcome TEXT CHECK (outcome IN ('succeeded', 'failed', 'interrupted')),
+        reason TEXT,
+        exit_code INTEGER,
+        error TEXT,
+        workspace TEXT,
+        branch TEXT,
+        log_path TEXT,
+        host_pid INTEGER,
+        agent_pid INTEGER,
+        UNIQUE (task_id, automation, attempt)
+    );
+    CREATE INDEX attempts_by_end ON attempts (ended_at);
+    INSERT INTO attempts (automation, task_id, attempt, started_at, ended_at, outcome,
+                          reason, exit_code, workspace, host_pid, agent_pid)
+        SELECT automation, task_id, attempts, COALESCE(attempt_started_at, updated_at),
+               CASE WHEN status = 'running' THEN NULL ELSE COALESCE(ended_at, updated_at) END,
+               CASE WHEN status = 'running' THEN NULL ELSE status END,
+               reason, exit_code, workspace, host_pid, agent_pid
+        FROM tasks WHERE attempts > 0;",
 ];
 
 /// The current time as the ledger writes it: milliseconds since the Unix epoch. An
@@ -430,6 +459,49 @@ pub struct TaskRecord {
     /// (`None` while it runs, or when the ledger did not record it: a row written by
     /// a `curupira` before schema version 2).
     pub duration_seconds: Option<f64>,
+}
+
+/// One attempt of a task ([`Ledger::attempts`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttemptRecord {
+    /// Its number, from 1, over every run.
+    pub attempt: u32,
+    /// How it ended; `None` while it runs.
+    pub outcome: Option<Status>,
+    /// How it ended, in a word (`exit`, `signal`, `timeout`, `stall`, `shutdown`,
+    /// `unrecorded`, …).
+    pub reason: Option<String>,
+    /// Its agent's exit status, when it had one.
+    pub exit_code: Option<i32>,
+    /// What went wrong, in a sentence, when the host knew.
+    pub error: Option<String>,
+    /// Its working directory.
+    pub workspace: Option<String>,
+    /// Its Git branch, in a worktree of its own.
+    pub branch: Option<String>,
+    /// Its log file, when one was written.
+    pub log_path: Option<String>,
+    /// The host that ran it.
+    pub host_pid: Option<u32>,
+    /// Its agent's pid.
+    pub agent_pid: Option<u32>,
+    /// When it started (UTC).
+    pub started_at: String,
+    /// When it ended (UTC); `None` while it runs.
+    pub ended_at: Option<String>,
+    /// How long it took, in seconds; `None` while it runs.
+    pub duration_seconds: Option<f64>,
+}
+
+/// How much attempt history a ledger keeps ([`Ledger::prune_attempts`]): ended
+/// attempts older than `max_age`, and beyond the newest `max_per_task` of a task, are
+/// deleted. `None` keeps everything on that count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Retention {
+    /// The longest an ended attempt is kept.
+    pub max_age: Option<Duration>,
+    /// The most attempts kept per task.
+    pub max_per_task: Option<u32>,
 }
 
 /// Which rows [`Ledger::list`] returns.
@@ -769,6 +841,21 @@ impl Ledger {
         workspace: &str,
         host_pid: u32,
     ) -> Result<(), LedgerError> {
+        self.attempt_started_on(automation, task_id, pairs, workspace, None, host_pid)
+    }
+
+    /// [`attempt_started`](Self::attempt_started), with the attempt's Git branch when
+    /// it works in a worktree of its own: the task's row, and a new attempt row
+    /// ([`attempts`](Self::attempts)) numbered after the task's earlier ones.
+    pub fn attempt_started_on(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+        pairs: &str,
+        workspace: &str,
+        branch: Option<&str>,
+        host_pid: u32,
+    ) -> Result<(), LedgerError> {
         self.end_snapshot().map_err(self.error("write"))?;
         const SQL: &str = concat!(
             "INSERT INTO tasks (automation, task_id, pairs, status, attempts, workspace,
@@ -793,7 +880,167 @@ impl Ledger {
                 statement.execute(params![automation, task_id, pairs, workspace, host_pid])
             })
             .map_err(self.error("write"))?;
+        // A row left open by an earlier attempt (a host that died with it) ended when
+        // this one started; its outcome is unknown.
+        self.connection
+            .prepare_cached(
+                "UPDATE attempts SET ended_at = (SELECT attempt_started_at FROM tasks
+                     WHERE automation = ?1 AND task_id = ?2),
+                     outcome = 'interrupted', reason = COALESCE(reason, 'unrecorded')
+                 WHERE automation = ?1 AND task_id = ?2 AND ended_at IS NULL",
+            )
+            .and_then(|mut statement| statement.execute(params![automation, task_id]))
+            .map_err(self.error("write"))?;
+        self.connection
+            .prepare_cached(
+                "INSERT INTO attempts (automation, task_id, attempt, started_at, workspace,
+                                       branch, host_pid)
+                 SELECT automation, task_id, attempts, attempt_started_at, workspace, ?3,
+                        host_pid
+                 FROM tasks WHERE automation = ?1 AND task_id = ?2
+                 ON CONFLICT (task_id, automation, attempt) DO UPDATE SET
+                    started_at = excluded.started_at, ended_at = NULL, outcome = NULL,
+                    reason = NULL, exit_code = NULL, error = NULL,
+                    workspace = excluded.workspace, branch = excluded.branch,
+                    log_path = NULL, host_pid = excluded.host_pid, agent_pid = NULL",
+            )
+            .and_then(|mut statement| statement.execute(params![automation, task_id, branch]))
+            .map_err(self.error("write"))?;
         Ok(())
+    }
+
+    /// The task's running attempt ended with `outcome`: `exit_code` (or none: killed
+    /// by a signal, never started), how it ended (`reason`) and the error that says
+    /// why it failed, when it did. The task's own row changes only when the task
+    /// ends ([`finished`](Self::finished)).
+    pub fn attempt_ended(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+        outcome: Status,
+        exit_code: Option<i32>,
+        reason: &str,
+        error: Option<&str>,
+    ) -> Result<(), LedgerError> {
+        self.end_snapshot().map_err(self.error("write"))?;
+        const SQL: &str = concat!(
+            "UPDATE attempts SET ended_at = ",
+            now!(),
+            ", outcome = ?3, exit_code = ?4, reason = ?5, error = ?6
+             WHERE automation = ?1 AND task_id = ?2 AND ended_at IS NULL"
+        );
+        self.connection
+            .prepare_cached(SQL)
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    automation,
+                    task_id,
+                    outcome.as_str(),
+                    exit_code,
+                    reason,
+                    error
+                ])
+            })
+            .map_err(self.error("write"))?;
+        Ok(())
+    }
+
+    /// Every attempt of a task, the first first.
+    pub fn attempts(
+        &self,
+        automation: &str,
+        task_id: &str,
+    ) -> Result<Vec<AttemptRecord>, LedgerError> {
+        let mut statement = self
+            .connection
+            .prepare_cached(
+                "SELECT attempt, outcome, reason, exit_code, error, workspace, branch,
+                        log_path, host_pid, agent_pid,
+                        strftime('%Y-%m-%dT%H:%M:%fZ', started_at / 1000.0, 'unixepoch'),
+                        strftime('%Y-%m-%dT%H:%M:%fZ', ended_at / 1000.0, 'unixepoch'),
+                        (ended_at - started_at) / 1000.0
+                 FROM attempts WHERE automation = ?1 AND task_id = ?2 ORDER BY attempt",
+            )
+            .map_err(self.error("read"))?;
+        let rows = statement
+            .query_map(params![automation, task_id], |row| {
+                let outcome: Option<String> = row.get(1)?;
+                Ok((
+                    outcome,
+                    AttemptRecord {
+                        attempt: row.get(0)?,
+                        outcome: None,
+                        reason: row.get(2)?,
+                        exit_code: row.get(3)?,
+                        error: row.get(4)?,
+                        workspace: row.get(5)?,
+                        branch: row.get(6)?,
+                        log_path: row.get(7)?,
+                        host_pid: row.get(8)?,
+                        agent_pid: row.get(9)?,
+                        started_at: row.get(10)?,
+                        ended_at: row.get(11)?,
+                        duration_seconds: row.get(12)?,
+                    },
+                ))
+            })
+            .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+            .map_err(self.error("read"))?;
+        rows.into_iter()
+            .map(|(outcome, mut record)| {
+                record.outcome = match outcome {
+                    None => None,
+                    Some(text) => {
+                        Some(Status::parse(&text).ok_or_else(|| LedgerError::Corrupt {
+                            path: self.path.clone(),
+                            source: rusqlite::Error::InvalidColumnType(
+                                1,
+                                format!("outcome {text:?}"),
+                                rusqlite::types::Type::Text,
+                            ),
+                        })?)
+                    }
+                };
+                Ok(record)
+            })
+            .collect()
+    }
+
+    /// Deletes the attempt rows `retention` does not keep (ended ones only; a task's
+    /// own row stays); returns how many. What the writer thread calls now and then.
+    pub fn prune_attempts(&mut self, retention: &Retention) -> Result<usize, LedgerError> {
+        self.end_snapshot().map_err(self.error("write"))?;
+        let mut deleted = 0;
+        if let Some(age) = retention.max_age {
+            let age_ms = i64::try_from(age.as_millis()).unwrap_or(i64::MAX);
+            const SQL: &str = concat!(
+                "DELETE FROM attempts WHERE ended_at IS NOT NULL AND ended_at < ",
+                now!(),
+                " - ?1"
+            );
+            deleted += self
+                .connection
+                .prepare_cached(SQL)
+                .and_then(|mut statement| statement.execute(params![age_ms]))
+                .map_err(self.error("write"))?;
+        }
+        if let Some(count) = retention.max_per_task {
+            deleted += self
+                .connection
+                .prepare_cached(
+                    "DELETE FROM attempts WHERE ended_at IS NOT NULL AND id IN (
+                        SELECT id FROM (
+                            SELECT id, row_number() OVER (
+                                PARTITION BY automation, task_id ORDER BY attempt DESC
+                            ) AS newer
+                            FROM attempts
+                        ) WHERE newer > ?1
+                    )",
+                )
+                .and_then(|mut statement| statement.execute(params![count]))
+                .map_err(self.error("write"))?;
+        }
+        Ok(deleted)
     }
 
     /// The task's agent process started.
@@ -813,6 +1060,13 @@ impl Ledger {
             .and_then(|mut statement| {
                 statement.execute(params![automation, task_id, agent.pid, start])
             })
+            .map_err(self.error("write"))?;
+        self.connection
+            .prepare_cached(
+                "UPDATE attempts SET agent_pid = ?3
+                 WHERE automation = ?1 AND task_id = ?2 AND ended_at IS NULL",
+            )
+            .and_then(|mut statement| statement.execute(params![automation, task_id, agent.pid]))
             .map_err(self.error("write"))?;
         Ok(())
     }
@@ -847,7 +1101,8 @@ impl Ledger {
                 ])
             })
             .map_err(self.error("write"))?;
-        Ok(())
+        // Its last attempt, when nothing ended it before (an `attempt_ended` did).
+        self.attempt_ended(automation, task_id, status, exit_code, reason, None)
     }
 
     /// The tasks of `automation` that `tasks retry` asked to dispatch again.
@@ -962,11 +1217,11 @@ impl Ledger {
         self.end_snapshot().map_err(self.error("write"))?;
         self.each_key(
             keys,
-            concat!(
+            &[concat!(
                 "UPDATE tasks SET retry = 1, updated_at = ",
                 now!(),
                 " WHERE automation = ?1 AND task_id = ?2"
-            ),
+            )],
         )
     }
 
@@ -1016,12 +1271,20 @@ impl Ledger {
             // `forget` leave such rows alone, and nothing else writes them.
             self.each_key(
                 &ended,
-                concat!(
-                    "UPDATE tasks SET status = 'interrupted', reason = 'unrecorded', \
-                     updated_at = ",
-                    now!(),
-                    " WHERE automation = ?1 AND task_id = ?2 AND status = 'running'"
-                ),
+                &[
+                    concat!(
+                        "UPDATE tasks SET status = 'interrupted', reason = 'unrecorded', \
+                         updated_at = ",
+                        now!(),
+                        " WHERE automation = ?1 AND task_id = ?2 AND status = 'running'"
+                    ),
+                    concat!(
+                        "UPDATE attempts SET outcome = 'interrupted', reason = 'unrecorded', \
+                         ended_at = ",
+                        now!(),
+                        " WHERE automation = ?1 AND task_id = ?2 AND ended_at IS NULL"
+                    ),
+                ],
             )?;
         }
         Ok(ended)
@@ -1033,11 +1296,16 @@ impl Ledger {
         self.end_snapshot().map_err(self.error("write"))?;
         self.each_key(
             keys,
-            "DELETE FROM tasks WHERE automation = ?1 AND task_id = ?2",
+            &[
+                "DELETE FROM tasks WHERE automation = ?1 AND task_id = ?2",
+                "DELETE FROM attempts WHERE automation = ?1 AND task_id = ?2",
+            ],
         )
     }
 
-    fn each_key(&mut self, keys: &[(String, String)], sql: &str) -> Result<usize, LedgerError> {
+    /// Runs each statement of `sql` for every key, in one transaction; returns how
+    /// many rows the first statement changed.
+    fn each_key(&mut self, keys: &[(String, String)], sql: &[&str]) -> Result<usize, LedgerError> {
         let path = self.path.clone();
         let error = |source| classify(&path, "write", source);
         let transaction = self
@@ -1045,12 +1313,15 @@ impl Ledger {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(error)?;
         let mut changed = 0;
-        {
+        for (at, sql) in sql.iter().enumerate() {
             let mut statement = transaction.prepare(sql).map_err(error)?;
             for (automation, task_id) in keys {
-                changed += statement
+                let rows = statement
                     .execute(params![automation, task_id])
                     .map_err(error)?;
+                if at == 0 {
+                    changed += rows;
+                }
             }
         }
         transaction.commit().map_err(error)?;

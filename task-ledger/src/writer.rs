@@ -39,6 +39,7 @@
 //!     task_id: id.clone(),
 //!     pairs: r#"[{"key":"issue","value":"7"}]"#.into(),
 //!     workspace: "/work".into(),
+//!     branch: None,
 //!     host_pid: 4242,
 //! });
 //! let ticket = writer.write(Change::Finished {
@@ -60,7 +61,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::{AgentProcess, Ledger, LedgerError, RunBackend, Status};
+use crate::{AgentProcess, Ledger, LedgerError, Retention, RunBackend, Status};
 
 /// How long the writer waits after a batch's first change for more to join it,
 /// unless someone waits for a ticket. Under load a batch then holds the changes of
@@ -78,6 +79,9 @@ pub const LINGER: Duration = Duration::from_millis(2);
 /// On an idle core it runs as soon as it has work.
 pub const NICE: i32 = 10;
 
+/// How often the writer thread prunes the attempt history at most
+/// ([`WriterThread::start_with`]).
+pub const PRUNE_EVERY: Duration = Duration::from_secs(60);
 /// The most changes waiting for the writer thread before [`Writer::write`] waits.
 pub const MAX_QUEUED: usize = 65_536;
 
@@ -98,8 +102,25 @@ pub enum Change {
         pairs: String,
         /// The attempt's working directory.
         workspace: String,
+        /// Its Git branch, when it works in a worktree of its own.
+        branch: Option<String>,
         /// This host's pid.
         host_pid: u32,
+    },
+    /// [`Ledger::attempt_ended`]: an attempt ended (the task may run another).
+    AttemptEnded {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// How the attempt ended.
+        outcome: Status,
+        /// Its exit status.
+        exit_code: Option<i32>,
+        /// How it ended, in a word.
+        reason: String,
+        /// What went wrong, when something did.
+        error: Option<String>,
     },
     /// [`Ledger::agent_started`].
     AgentStarted {
@@ -155,8 +176,31 @@ impl Ledger {
                 task_id,
                 pairs,
                 workspace,
+                branch,
                 host_pid,
-            } => self.attempt_started(automation, task_id, pairs, workspace, *host_pid),
+            } => self.attempt_started_on(
+                automation,
+                task_id,
+                pairs,
+                workspace,
+                branch.as_deref(),
+                *host_pid,
+            ),
+            Change::AttemptEnded {
+                automation,
+                task_id,
+                outcome,
+                exit_code,
+                reason,
+                error,
+            } => self.attempt_ended(
+                automation,
+                task_id,
+                *outcome,
+                *exit_code,
+                reason,
+                error.as_deref(),
+            ),
             Change::AgentStarted {
                 automation,
                 task_id,
@@ -364,6 +408,16 @@ impl WriterThread {
     /// Starts the thread that writes to `ledger`: a [`Ledger`], or any other
     /// [`RunBackend`], of which it calls only [`apply`](RunBackend::apply).
     pub fn start<B: RunBackend + 'static>(ledger: B) -> std::io::Result<WriterThread> {
+        Self::start_with(ledger, Retention::default())
+    }
+
+    /// [`start`](Self::start), pruning the attempt history to `retention`
+    /// ([`RunBackend::prune_attempts`]) once at the start and then at most every
+    /// [`PRUNE_EVERY`], after a batch: on this thread, never on the run loop's.
+    pub fn start_with<B: RunBackend + 'static>(
+        ledger: B,
+        retention: Retention,
+    ) -> std::io::Result<WriterThread> {
         let writer = Writer {
             shared: Arc::new(Shared {
                 state: Mutex::new(State::default()),
@@ -375,7 +429,7 @@ impl WriterThread {
             let writer = writer.clone();
             thread::Builder::new()
                 .name("ledger".to_owned())
-                .spawn(move || serve(ledger, &writer))?
+                .spawn(move || serve(ledger, &writer, retention))?
         };
         Ok(WriterThread {
             writer,
@@ -420,9 +474,20 @@ pub fn lower_priority() {
 
 /// The writer thread's loop: take every queued change, write them in one
 /// transaction, publish the outcome, until closed with an empty queue.
-fn serve<B: RunBackend>(mut ledger: B, writer: &Writer) {
+fn serve<B: RunBackend>(mut ledger: B, writer: &Writer, retention: Retention) {
     lower_priority();
+    let prunes = retention != Retention::default();
+    let mut pruned_at: Option<Instant> = None;
     loop {
+        if prunes && pruned_at.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+            pruned_at = Some(Instant::now());
+            match ledger.prune_attempts(&retention) {
+                Ok(0) => {}
+                Ok(deleted) => tracing::debug!("ledger: {deleted} old attempt row(s) pruned"),
+                // History is kept a while longer; the run goes on.
+                Err(error) => tracing::warn!("cannot prune the ledger's attempt history: {error}"),
+            }
+        }
         let (batch, last) = {
             let mut state = writer.lock();
             while state.queue.is_empty() && !state.closing {
@@ -518,6 +583,7 @@ mod tests {
             task_id: id(n),
             pairs: "[]".into(),
             workspace: "/w".into(),
+            branch: None,
             host_pid: 1,
         }
     }

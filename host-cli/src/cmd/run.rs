@@ -110,8 +110,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut sqlite_reader = None;
         if settings.enabled {
             // The writer's connection first: it creates or migrates the file.
-            let thread = WriterThread::start(Ledger::open(&settings.path)?)
-                .context("cannot start the ledger's writer thread")?;
+            let thread =
+                WriterThread::start_with(Ledger::open(&settings.path)?, settings.retention())
+                    .context("cannot start the ledger's writer thread")?;
             let reader = Arc::new(Mutex::new({
                 let mut reader = Ledger::open(&settings.path)?;
                 // Under the run lock (see `Ledger::read_in_snapshots`).

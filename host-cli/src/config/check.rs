@@ -15,8 +15,8 @@ use toml::Value as TomlValue;
 use super::codes;
 use super::model::{
     Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, ExtensionConfig,
-    ExtensionSource, LedgerSettings, PluginType, Polling, ProcessMode, Settings, Timeouts,
-    TriggerRef, Unusable, UnusableAutomation,
+    ExtensionSource, LedgerSettings, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK, PluginType, Polling,
+    ProcessMode, Settings, Timeouts, TriggerRef, Unusable, UnusableAutomation,
 };
 use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
 
@@ -293,7 +293,11 @@ impl Checker<'_> {
     /// `[settings.ledger]`: `enabled` (a boolean), `path` (a non-empty string, relative
     /// to the config's folder).
     fn ledger(&mut self, table: &toml::Table, at: &JsonPointer) -> LedgerSettings {
-        self.unknown_keys(table, at, &["enabled", "path"]);
+        self.unknown_keys(
+            table,
+            at,
+            &["enabled", "path", "history_days", "history_per_task"],
+        );
         let mut ledger = LedgerSettings::new(self.dir);
         match table.get("enabled") {
             Some(TomlValue::Boolean(enabled)) => ledger.enabled = *enabled,
@@ -302,6 +306,28 @@ impl Checker<'_> {
         }
         if let Some(path) = self.string_member(table, at, "path", true) {
             ledger.path = self.dir.join(path);
+        }
+        let whole = |checker: &mut Self, key: &str, max: u32, what: &str| {
+            checker
+                .whole(
+                    table,
+                    at,
+                    key,
+                    1..=u64::from(max),
+                    &format!("a whole number from 1 to {max} ({what})"),
+                )
+                .and_then(|n| u32::try_from(n).ok())
+        };
+        if let Some(days) = whole(self, "history_days", MAX_HISTORY_DAYS, "days") {
+            ledger.history_days = days;
+        }
+        if let Some(count) = whole(
+            self,
+            "history_per_task",
+            MAX_HISTORY_PER_TASK,
+            "attempts kept per task",
+        ) {
+            ledger.history_per_task = count;
         }
         ledger
     }

@@ -46,6 +46,16 @@ pub const DEFAULT_WORKTREE_ROOT: &str = curupira_workspace::DEFAULT_ROOT;
 /// Where the task ledger is when `[settings.ledger] path` is not written, relative to
 /// the config's folder.
 pub const DEFAULT_LEDGER_PATH: &str = ".curupira/ledger.sqlite";
+/// Days an ended attempt stays in the ledger's history when `history_days` is not
+/// written.
+pub const DEFAULT_HISTORY_DAYS: u32 = 30;
+/// Attempts of one task kept in the ledger's history when `history_per_task` is not
+/// written.
+pub const DEFAULT_HISTORY_PER_TASK: u32 = 100;
+/// The most `history_days` accepts: a hundred years.
+pub const MAX_HISTORY_DAYS: u32 = 36_500;
+/// The most `history_per_task` accepts.
+pub const MAX_HISTORY_PER_TASK: u32 = 1_000_000;
 
 /// A checked `curupira.toml`.
 #[derive(Debug, Clone)]
@@ -135,6 +145,10 @@ pub struct LedgerSettings {
     /// `path`, absolute (relative paths start at the config's folder); default
     /// `<config folder>/.curupira/ledger.sqlite`.
     pub path: PathBuf,
+    /// `history_days`: how long an ended attempt stays in the history.
+    pub history_days: u32,
+    /// `history_per_task`: how many attempts of one task the history keeps.
+    pub history_per_task: u32,
 }
 
 impl LedgerSettings {
@@ -143,6 +157,18 @@ impl LedgerSettings {
         LedgerSettings {
             enabled: true,
             path: dir.join(DEFAULT_LEDGER_PATH),
+            history_days: DEFAULT_HISTORY_DAYS,
+            history_per_task: DEFAULT_HISTORY_PER_TASK,
+        }
+    }
+
+    /// What the ledger's writer thread prunes the attempt history to.
+    pub fn retention(&self) -> curupira_ledger::Retention {
+        curupira_ledger::Retention {
+            max_age: Some(std::time::Duration::from_secs(
+                u64::from(self.history_days) * 24 * 60 * 60,
+            )),
+            max_per_task: Some(self.history_per_task),
         }
     }
 

@@ -12,12 +12,12 @@ use std::collections::BTreeMap;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
 use super::model::{
-    BUILTINS, Cleanup, DEFAULT_BATCH_SIZE, DEFAULT_HOOK_TIMEOUT_SECONDS,
-    DEFAULT_INITIALIZE_TIMEOUT, DEFAULT_INTERVAL_SECONDS, DEFAULT_KILL_GRACE_SECONDS,
-    DEFAULT_LEDGER_PATH, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RETRY_BACKOFF_SECONDS,
-    DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS, DEFAULT_SHUTDOWN_TIMEOUT,
-    DEFAULT_WORKTREE_ROOT, MAX_CONCURRENT_LIMIT, MAX_RETRIES, MAX_SECONDS, PluginType,
-    WorkspaceMode,
+    BUILTINS, Cleanup, DEFAULT_BATCH_SIZE, DEFAULT_HISTORY_DAYS, DEFAULT_HISTORY_PER_TASK,
+    DEFAULT_HOOK_TIMEOUT_SECONDS, DEFAULT_INITIALIZE_TIMEOUT, DEFAULT_INTERVAL_SECONDS,
+    DEFAULT_KILL_GRACE_SECONDS, DEFAULT_LEDGER_PATH, DEFAULT_MAX_CONCURRENT,
+    DEFAULT_MAX_RETRY_BACKOFF_SECONDS, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS,
+    DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKTREE_ROOT, MAX_CONCURRENT_LIMIT, MAX_HISTORY_DAYS,
+    MAX_HISTORY_PER_TASK, MAX_RETRIES, MAX_SECONDS, PluginType, WorkspaceMode,
 };
 
 /// `curupira.toml`: the host's configuration.
@@ -191,6 +191,13 @@ pub struct LedgerFile {
     /// `run.lock` and `watchdog.lock`.
     #[schemars(length(min = 1), extend("default" = DEFAULT_LEDGER_PATH, "x-codes" = ["config/invalid-value", "config/ledger-unreadable"]))]
     pub path: Option<String>,
+    /// Days an ended attempt stays in the ledger's attempt history (`tasks show`); the
+    /// ledger's writer thread prunes older ones while a host runs.
+    #[schemars(range(min = 1, max = MAX_HISTORY_DAYS), extend("default" = DEFAULT_HISTORY_DAYS, "x-codes" = ["config/invalid-value", "config/invalid-type"]))]
+    pub history_days: Option<u32>,
+    /// Attempts of one task the history keeps, the newest.
+    #[schemars(range(min = 1, max = MAX_HISTORY_PER_TASK), extend("default" = DEFAULT_HISTORY_PER_TASK, "x-codes" = ["config/invalid-value", "config/invalid-type"]))]
+    pub history_per_task: Option<u32>,
 }
 
 /// `[extensions.NAME]`: exactly one of `path` and `builtin`.

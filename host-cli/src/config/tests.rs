@@ -1694,6 +1694,49 @@ fn the_ledger_is_on_by_default_in_the_state_folder() {
 }
 
 #[test]
+fn the_attempt_history_keeps_what_the_ledger_settings_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = check_in(VALID, dir.path()).config.unwrap();
+    let defaults = config.settings.ledger.retention();
+    assert_eq!(
+        defaults.max_age,
+        Some(std::time::Duration::from_secs(30 * 24 * 60 * 60))
+    );
+    assert_eq!(defaults.max_per_task, Some(100));
+    let text = replaced(
+        "[settings.protocol]",
+        "[settings.ledger]\nhistory_days = 2\nhistory_per_task = 5\n\n[settings.protocol]",
+    );
+    let config = check_in(&text, dir.path()).config.unwrap();
+    let kept = config.settings.ledger.retention();
+    assert_eq!(
+        kept.max_age,
+        Some(std::time::Duration::from_secs(2 * 24 * 60 * 60))
+    );
+    assert_eq!(kept.max_per_task, Some(5));
+    let ledger = |body: &str| {
+        replaced(
+            "[settings.protocol]",
+            &format!("[settings.ledger]\n{body}\n\n[settings.protocol]"),
+        )
+    };
+    let message = only(
+        &ledger("history_days = 0"),
+        codes::INVALID_VALUE,
+        "/settings/ledger/history_days",
+    );
+    assert_eq!(
+        message,
+        "`settings.ledger.history_days` must be a whole number from 1 to 36500 (days), found 0"
+    );
+    only(
+        &ledger("history_per_task = \"many\""),
+        codes::INVALID_TYPE,
+        "/settings/ledger/history_per_task",
+    );
+}
+
+#[test]
 fn ledger_keys_are_checked_like_every_other_key() {
     let ledger = |body: &str| {
         replaced(

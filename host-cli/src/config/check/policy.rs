@@ -421,7 +421,7 @@ impl Checker<'_> {
     /// An integer in `range`; `expected` says what is expected, for messages. A float
     /// is a wrong type (these are whole numbers), an integer outside `range` a wrong
     /// value.
-    fn whole(
+    pub(super) fn whole(
         &mut self,
         table: &toml::Table,
         at: &JsonPointer,

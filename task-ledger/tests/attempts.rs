@@ -1,0 +1,261 @@
+//! The attempt history (schema version 3): one row per attempt, across a retry and a
+//! host restart, pruned to a retention, and a ledger written by the `curupira` of
+//! schema version 2 upgraded in place (`tests/fixtures/ledger-v2.sqlite`: three tasks
+//! of one automation, `n=2` failed on both its attempts, as that binary wrote them).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use curupira_ledger::{
+    AgentProcess, Change, Filter, Ledger, Retention, SCHEMA_VERSION, Status, WriterThread,
+};
+
+fn id(n: u8) -> String {
+    format!("{n:02x}").repeat(32)
+}
+
+fn open(dir: &Path) -> Ledger {
+    Ledger::open(&dir.join("ledger.sqlite")).unwrap()
+}
+
+#[test]
+fn each_attempt_of_a_retried_task_has_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = open(dir.path());
+    ledger
+        .attempt_started_on(
+            "fix",
+            &id(1),
+            "[]",
+            "/w/1",
+            Some("curupira/fix/010101010101"),
+            7,
+        )
+        .unwrap();
+    ledger
+        .agent_started(
+            "fix",
+            &id(1),
+            AgentProcess {
+                pid: 4242,
+                start: None,
+            },
+        )
+        .unwrap();
+    ledger
+        .attempt_ended(
+            "fix",
+            &id(1),
+            Status::Failed,
+            Some(3),
+            "exit",
+            Some("the agent exited with status 3"),
+        )
+        .unwrap();
+    ledger
+        .attempt_started("fix", &id(1), "[]", "/w/1", 7)
+        .unwrap();
+    ledger
+        .attempt_ended("fix", &id(1), Status::Succeeded, Some(0), "exit", None)
+        .unwrap();
+    ledger
+        .finished("fix", &id(1), Status::Succeeded, Some(0), "exit")
+        .unwrap();
+
+    let attempts = ledger.attempts("fix", &id(1)).unwrap();
+    assert_eq!(attempts.len(), 2, "{attempts:#?}");
+    let (first, second) = (&attempts[0], &attempts[1]);
+    assert_eq!(first.attempt, 1);
+    assert_eq!(first.outcome, Some(Status::Failed));
+    assert_eq!(first.exit_code, Some(3));
+    assert_eq!(first.reason.as_deref(), Some("exit"));
+    assert_eq!(
+        first.error.as_deref(),
+        Some("the agent exited with status 3")
+    );
+    assert_eq!(first.branch.as_deref(), Some("curupira/fix/010101010101"));
+    assert_eq!(first.workspace.as_deref(), Some("/w/1"));
+    assert_eq!((first.host_pid, first.agent_pid), (Some(7), Some(4242)));
+    assert!(first.ended_at.is_some() && first.duration_seconds.is_some_and(|d| d >= 0.0));
+    assert_eq!(second.attempt, 2);
+    assert_eq!(second.outcome, Some(Status::Succeeded));
+    assert_eq!(second.error, None);
+    assert_eq!(second.branch, None);
+    // The task's row keeps its summary: two attempts, the last one's outcome.
+    let task = &ledger.find(&id(1), Some("fix"), 2).unwrap()[0];
+    assert_eq!((task.attempts, task.status), (2, Status::Succeeded));
+    // Another task, another automation: nothing of theirs.
+    assert!(ledger.attempts("fix", &id(2)).unwrap().is_empty());
+    assert!(ledger.attempts("other", &id(1)).unwrap().is_empty());
+}
+
+#[test]
+fn an_attempt_a_dead_host_left_is_interrupted_and_the_next_one_numbered_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let mut ledger = open(dir.path());
+        ledger
+            .attempt_started("fix", &id(1), "[]", "/w", 7)
+            .unwrap();
+        // The host dies here: nothing more is written.
+    }
+    let mut ledger = open(dir.path());
+    assert_eq!(
+        ledger.attempts("fix", &id(1)).unwrap()[0].outcome,
+        None,
+        "still running"
+    );
+    assert_eq!(
+        ledger.mark_unrecorded().unwrap(),
+        [("fix".to_owned(), id(1))]
+    );
+    ledger
+        .attempt_started("fix", &id(1), "[]", "/w", 8)
+        .unwrap();
+    ledger
+        .finished("fix", &id(1), Status::Failed, Some(1), "exit")
+        .unwrap();
+    let attempts = ledger.attempts("fix", &id(1)).unwrap();
+    assert_eq!(attempts.len(), 2, "{attempts:#?}");
+    assert_eq!(attempts[0].outcome, Some(Status::Interrupted));
+    assert_eq!(attempts[0].reason.as_deref(), Some("unrecorded"));
+    assert!(attempts[0].ended_at.is_some());
+    assert_eq!((attempts[1].attempt, attempts[1].host_pid), (2, Some(8)));
+    // `finished` ended the attempt nothing else had.
+    assert_eq!(attempts[1].outcome, Some(Status::Failed));
+    assert_eq!(attempts[1].exit_code, Some(1));
+}
+
+#[test]
+fn forgetting_a_task_forgets_its_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = open(dir.path());
+    ledger
+        .attempt_started("fix", &id(1), "[]", "/w", 7)
+        .unwrap();
+    ledger
+        .finished("fix", &id(1), Status::Succeeded, Some(0), "exit")
+        .unwrap();
+    assert_eq!(ledger.forget(&[("fix".to_owned(), id(1))]).unwrap(), 1);
+    assert!(ledger.attempts("fix", &id(1)).unwrap().is_empty());
+    // Run again, it starts from attempt 1.
+    ledger
+        .attempt_started("fix", &id(1), "[]", "/w", 7)
+        .unwrap();
+    assert_eq!(ledger.attempts("fix", &id(1)).unwrap()[0].attempt, 1);
+}
+
+fn five_attempts(ledger: &mut Ledger, n: u8) {
+    for _ in 0..5 {
+        ledger
+            .attempt_started("fix", &id(n), "[]", "/w", 7)
+            .unwrap();
+        ledger
+            .attempt_ended("fix", &id(n), Status::Failed, Some(1), "exit", None)
+            .unwrap();
+    }
+}
+
+#[test]
+fn pruning_keeps_the_newest_attempts_of_each_task_and_the_recent_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = open(dir.path());
+    five_attempts(&mut ledger, 1);
+    five_attempts(&mut ledger, 2);
+    let by_count = Retention {
+        max_per_task: Some(2),
+        ..Retention::default()
+    };
+    assert_eq!(ledger.prune_attempts(&by_count).unwrap(), 6);
+    let kept: Vec<u32> = ledger
+        .attempts("fix", &id(1))
+        .unwrap()
+        .iter()
+        .map(|a| a.attempt)
+        .collect();
+    assert_eq!(kept, [4, 5]);
+    assert_eq!(ledger.attempts("fix", &id(2)).unwrap().len(), 2);
+    assert_eq!(
+        ledger.prune_attempts(&by_count).unwrap(),
+        0,
+        "nothing more to prune"
+    );
+
+    // By age: what ended before the limit goes, a running attempt never does.
+    ledger
+        .attempt_started("fix", &id(3), "[]", "/w", 7)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let by_age = Retention {
+        max_age: Some(Duration::from_millis(10)),
+        ..Retention::default()
+    };
+    assert_eq!(ledger.prune_attempts(&by_age).unwrap(), 4);
+    assert!(ledger.attempts("fix", &id(1)).unwrap().is_empty());
+    assert_eq!(ledger.attempts("fix", &id(3)).unwrap().len(), 1);
+    // The tasks themselves stay.
+    assert_eq!(ledger.list(&Filter::default(), 10).unwrap().len(), 3);
+}
+
+#[test]
+fn the_writer_thread_prunes_to_its_retention() {
+    let dir = tempfile::tempdir().unwrap();
+    five_attempts(&mut open(dir.path()), 1);
+    let retention = Retention {
+        max_per_task: Some(1),
+        ..Retention::default()
+    };
+    let thread = WriterThread::start_with(open(dir.path()), retention).unwrap();
+    let writer = thread.writer();
+    let ticket = writer.write(Change::AttemptStarted {
+        automation: "fix".into(),
+        task_id: id(2),
+        pairs: "[]".into(),
+        workspace: "/w".into(),
+        branch: None,
+        host_pid: 7,
+    });
+    writer.wait(ticket).unwrap();
+    thread.close();
+    let attempts = open(dir.path()).attempts("fix", &id(1)).unwrap();
+    assert_eq!(attempts.iter().map(|a| a.attempt).collect::<Vec<_>>(), [5]);
+}
+
+#[test]
+fn a_ledger_of_schema_version_2_is_upgraded_with_each_task_s_last_attempt() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ledger-v2.sqlite");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    std::fs::copy(&fixture, &path).unwrap();
+    let ledger = Ledger::open(&path).unwrap();
+    assert_eq!(SCHEMA_VERSION, 3);
+    let tasks = ledger.list(&Filter::default(), 10).unwrap();
+    assert_eq!(tasks.len(), 3, "{tasks:#?}");
+    for task in &tasks {
+        let attempts = ledger.attempts(&task.automation, &task.task_id).unwrap();
+        assert_eq!(attempts.len(), 1, "{}: {attempts:#?}", task.task_id);
+        let last = &attempts[0];
+        assert_eq!(last.attempt, task.attempts);
+        assert_eq!(last.outcome, Some(task.status));
+        assert_eq!(last.exit_code, task.exit_code);
+        assert_eq!(last.reason, task.reason);
+        assert_eq!(last.workspace, task.workspace);
+        assert_eq!(last.duration_seconds, task.duration_seconds);
+    }
+    let failed = tasks.iter().find(|t| t.status == Status::Failed).unwrap();
+    assert_eq!(
+        failed.values,
+        serde_json::json!([{"key": "n", "value": "2"}])
+    );
+    assert_eq!((failed.attempts, failed.exit_code), (2, Some(3)));
+    // The fixture itself stays at version 2 (the test upgraded a copy).
+    let original =
+        rusqlite::Connection::open_with_flags(&fixture, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let version: i64 = original
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
+}
