@@ -1392,3 +1392,92 @@ fn validate_reports_a_damaged_ledger_as_run_refuses_it() {
     let again = project.curupira(&["validate"]);
     assert_eq!(again.code, Some(0), "{again:?}");
 }
+
+/// Every attempt has its row in the history, across a retry and a host killed in the
+/// middle of an attempt: the retried attempt failed with its exit code, the one the
+/// killed host left is interrupted (`unrecorded`), and the restart's is numbered after
+/// them; `tasks show` lists the three.
+#[test]
+fn every_attempt_is_in_the_history_across_a_retry_and_a_killed_host() {
+    let project = queue_project(&["a"], "");
+    project.write(
+        "curupira.toml",
+        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+         [settings.agent]\ncommand = [\"sh\", \"agent.sh\"]\nkill_grace_seconds = 2\n\
+         retries = 1\nretry_backoff_seconds = 1\n\n\
+         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+         [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${n}.\"\n\
+         arguments = { path = \"tasks.jsonl\", done_path = \"done.jsonl\" }\n",
+    );
+    // The first attempt fails, the second runs until its host is killed, the third
+    // succeeds.
+    project.write(
+        "agent.sh",
+        "n=$(cat count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > count\n\
+         echo \"start $CURUPIRA_TASK_ID $$\" >> agent.log\n\
+         case $n in 1) exit 3;; 2) sleep 60;; *) exit 0;; esac\n",
+    );
+    let host = spawn(&project, "first", ONCE);
+    assert!(
+        wait_until(Duration::from_secs(30), || starts(&project) == 2),
+        "the retry started"
+    );
+    let (_, task_id, agent) = agent_log(&project)[1].clone();
+    // Killed once the second attempt's row is committed.
+    assert!(wait_until(Duration::from_secs(20), || {
+        ledger(&project)
+            .attempts("q", &task_id)
+            .is_ok_and(|attempts| attempts.len() == 2)
+    }));
+    signal(host.id(), "KILL");
+    let _ = finish(host, Duration::from_secs(5));
+    assert!(
+        wait_until(Duration::from_secs(10), || !alive(agent)),
+        "the watchdog stops the agent"
+    );
+
+    let again = project.curupira(ONCE);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    let show = project.curupira(&["tasks", "show", &task_id[..12], "--format", "json"]);
+    assert_eq!(show.code, Some(0), "{show:?}");
+    let shown: Value = serde_json::from_str(show.stdout.trim()).unwrap();
+    assert_eq!(shown["attempts"], 3, "{shown}");
+    let history: Vec<(u64, String, String, Option<i64>)> = shown["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|attempt| {
+            (
+                attempt["attempt"].as_u64().unwrap(),
+                attempt["outcome"].as_str().unwrap().to_owned(),
+                attempt["reason"].as_str().unwrap().to_owned(),
+                attempt["exit_code"].as_i64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        history,
+        [
+            (1, "failed".into(), "exit".into(), Some(3)),
+            (2, "interrupted".into(), "unrecorded".into(), None),
+            (3, "succeeded".into(), "exit".into(), Some(0)),
+        ],
+        "{shown}"
+    );
+    for attempt in shown["history"].as_array().unwrap() {
+        assert!(attempt["ended_at"].is_string(), "{attempt}");
+        assert!(attempt["duration_seconds"].is_number(), "{attempt}");
+        assert_eq!(attempt["workspace"], project.path().display().to_string());
+    }
+    let human = project.curupira(&["tasks", "show", &task_id[..12]]);
+    let lines: Vec<&str> = human.stdout.lines().collect();
+    let at = lines.iter().position(|line| *line == "history").unwrap();
+    assert!(
+        lines[at + 1].trim_start().starts_with("#  OUTCOME"),
+        "{}",
+        human.stdout
+    );
+    assert!(lines[at + 2].contains("failed") && lines[at + 2].contains("exit 3"));
+    assert!(lines[at + 3].contains("interrupted") && lines[at + 3].contains("unrecorded"));
+    assert!(lines[at + 4].contains("succeeded") && lines[at + 4].contains("exit 0"));
+}

@@ -29,7 +29,7 @@ use curupira_diagnostics::JsonPointer;
 use curupira_host::config::{Cleanup, Config, LedgerSettings};
 use curupira_host::events::duration_text;
 use curupira_host::format::Format;
-use curupira_ledger::{Filter, Ledger, Status, TaskRecord, TasksBackend};
+use curupira_ledger::{AttemptRecord, Filter, Ledger, Status, TaskRecord, TasksBackend};
 use curupira_workspace::state::{RUN_LOCK, RunLock};
 use curupira_workspace::{task_branch, task_folder_tail};
 use unicode_width::UnicodeWidthStr;
@@ -266,12 +266,82 @@ fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
         &args.id,
         args.automation.as_deref(),
     )?;
+    let attempts = opened.ledger()?.attempts(&row.automation, &row.task_id)?;
     let text = match args.common.format {
-        Format::Json => json_line(&row),
-        Format::Human => details(&row, &opened),
+        Format::Json => {
+            // A record of strings, numbers and JSON values always serializes.
+            let mut shown = serde_json::to_value(&row).unwrap_or_default();
+            if let Some(object) = shown.as_object_mut() {
+                object.insert(
+                    "history".to_owned(),
+                    serde_json::to_value(&attempts).unwrap_or_default(),
+                );
+            }
+            shown.to_string() + "\n"
+        }
+        Format::Human => details(&row, &opened) + &history(&attempts),
     };
     write_out(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The attempts as `show` lists them under the task: one line each, the columns
+/// aligned, the error last. Nothing when the ledger kept none.
+fn history(attempts: &[AttemptRecord]) -> String {
+    const HEADER: [&str; 6] = ["#", "OUTCOME", "LAST", "STARTED (UTC)", "DURATION", "ERROR"];
+    if attempts.is_empty() {
+        return String::new();
+    }
+    let cells: Vec<[String; 6]> = attempts
+        .iter()
+        .map(|attempt| {
+            [
+                attempt.attempt.to_string(),
+                attempt
+                    .outcome
+                    .map_or_else(|| "running".to_owned(), |outcome| outcome.to_string()),
+                match (&attempt.reason, attempt.exit_code) {
+                    (Some(reason), Some(code)) => format!("{reason} {code}"),
+                    (Some(reason), None) => reason.clone(),
+                    (None, _) => "-".to_owned(),
+                },
+                time_text(&attempt.started_at),
+                attempt
+                    .duration_seconds
+                    .map_or_else(|| "-".to_owned(), duration_text),
+                attempt
+                    .error
+                    .as_deref()
+                    .map_or_else(|| "-".to_owned(), one_line),
+            ]
+        })
+        .collect();
+    let mut widths = HEADER.map(UnicodeWidthStr::width);
+    for line in &cells {
+        for (width, cell) in widths.iter_mut().zip(line) {
+            *width = (*width).max(cell.width());
+        }
+    }
+    let mut out = String::from("history\n");
+    let header = HEADER.map(str::to_owned);
+    for line in std::iter::once(&header).chain(&cells) {
+        let mut text = String::from("  ");
+        for (at, (cell, width)) in line.iter().zip(widths).enumerate() {
+            if at + 1 == line.len() {
+                text.push_str(cell);
+            } else {
+                let pad = " ".repeat(width - cell.width());
+                if at == 0 {
+                    text.push_str(&format!("{pad}{cell}  "));
+                } else {
+                    text.push_str(&format!("{cell}{pad}  "));
+                }
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 fn retry(args: RetryArgs) -> anyhow::Result<ExitCode> {
