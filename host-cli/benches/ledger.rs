@@ -163,6 +163,7 @@ fn per_dispatch(dispatches: usize) {
                             pairs: pairs.into(),
                             workspace: "/work".into(),
                             branch: None,
+                            log_path: None,
                             host_pid: 1,
                         });
                         agent(&task_id);

@@ -69,8 +69,16 @@ pub fn orchestrator_plan(
                 Some(automation_plan(config, automation, planned))
             })
             .collect(),
+        // Logs are found through the ledger's attempt rows: without a ledger, none.
+        logs: config.settings.ledger.enabled.then(|| plan::LogPolicy {
+            dir: config.settings.ledger.state_dir().join(LOGS_FOLDER),
+            max_bytes: curupira_orchestrator::log::DEFAULT_MAX_BYTES,
+        }),
     }
 }
+
+/// The attempts' logs' folder in the state folder.
+pub const LOGS_FOLDER: &str = "logs";
 
 fn extension_plan(planned: &PlannedExtension) -> ExtensionPlan {
     ExtensionPlan {

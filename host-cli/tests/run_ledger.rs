@@ -1481,3 +1481,69 @@ fn every_attempt_is_in_the_history_across_a_retry_and_a_killed_host() {
     assert!(lines[at + 3].contains("interrupted") && lines[at + 3].contains("unrecorded"));
     assert!(lines[at + 4].contains("succeeded") && lines[at + 4].contains("exit 0"));
 }
+
+/// Each attempt's output is also in its log (whole lines, each behind its time and
+/// stream), which the ledger's history names; `tasks log --follow` started while the
+/// agent runs prints what it wrote and what comes, and ends when the attempt ends.
+#[test]
+fn tasks_log_follows_an_attempt_to_its_end() {
+    let project = queue_project(&["a"], "");
+    project.write(
+        "agent.sh",
+        "echo \"start $CURUPIRA_TASK_ID $$\" >> agent.log\n\
+         echo first\nsleep 2\necho second >&2\nsleep 1\nprintf third\n",
+    );
+    let host = spawn(&project, "run", ONCE);
+    assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
+    let (_, task_id, _) = agent_log(&project)[0].clone();
+    assert!(wait_until(Duration::from_secs(20), || {
+        ledger(&project)
+            .attempts("q", &task_id)
+            .is_ok_and(|attempts| attempts.first().is_some_and(|a| a.log_path.is_some()))
+    }));
+    let follower = Command::new(curupira())
+        .args(["tasks", "log", &task_id[..12], "--follow"])
+        .current_dir(project.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let followed = follower.wait_with_output().unwrap();
+    assert_eq!(finish(host, Duration::from_secs(30)), Some(0));
+    assert!(followed.status.success(), "{followed:?}");
+    let text = String::from_utf8(followed.stdout).unwrap();
+    let lines: Vec<(&str, &str)> = text
+        .lines()
+        .map(|line| {
+            let mut words = line.splitn(3, ' ');
+            let time = words.next().unwrap();
+            assert!(time.ends_with('Z') && time.contains('T'), "{line}");
+            (words.next().unwrap(), words.next().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("stdout", "first"),
+            ("stderr", "second"),
+            ("stdout", "third")
+        ],
+        "{text}"
+    );
+    let attempts = ledger(&project).attempts("q", &task_id).unwrap();
+    let log = attempts[0].log_path.clone().unwrap();
+    assert!(
+        log.ends_with(&format!("logs/q/{}/1.log", &task_id[..12])),
+        "{log}"
+    );
+    // Read again once it ended: the same.
+    let again = project.curupira(&["tasks", "log", &task_id[..12]]);
+    assert_eq!(again.stdout, text);
+    let missing = project.curupira(&["tasks", "log", &task_id[..12], "--attempt", "2"]);
+    assert_eq!(missing.code, Some(2), "{missing:?}");
+    assert!(
+        missing.stderr.contains("has no attempt 2"),
+        "{}",
+        missing.stderr
+    );
+}

@@ -317,6 +317,12 @@ pub trait AgentObserver: fmt::Debug + Sync {
     fn spawned(&self, pid: u32, window: SpawnWindow);
     /// The agent `pid` was reaped, after what it left in its group was killed.
     fn reaped(&self, pid: u32);
+    /// Where the attempt's output is also written, whole lines with their time
+    /// ([`crate::log`]), asked for once the agent started; `None`: to the host's
+    /// stderr only.
+    fn output_log(&self) -> Option<crate::log::AttemptLog> {
+        None
+    }
 }
 
 /// Runs one attempt of the agent under `limits` and reports how it ended; it never
@@ -345,8 +351,9 @@ pub fn run_attempt_observed(
                 if let Some(observer) = observer {
                     observer.spawned(pid, window);
                 }
+                let log = observer.and_then(|observer| observer.output_log());
                 // `supervise` reaps the agent (and kills its group) before it returns.
-                let reason = supervise(agent, run, limits, stop);
+                let reason = supervise(agent, run, limits, stop, log);
                 if let Some(observer) = observer {
                     observer.reaped(pid);
                 }
@@ -526,21 +533,27 @@ fn start(run: &AgentRun<'_>, label: Option<&str>) -> Result<ProcessGuard, String
 /// behind the task's prefix, and the time of the last byte (the stall limit's clock).
 struct Output {
     forward: Forward,
+    /// The attempt's own log, when it has one.
+    log: Option<crate::log::AttemptLog>,
     last_byte: Instant,
 }
 
 impl Output {
-    fn new(run: &AgentRun<'_>) -> Self {
+    fn new(run: &AgentRun<'_>, log: Option<crate::log::AttemptLog>) -> Self {
         Output {
             forward: Forward::new(&lines::prefix(run.automation, run.task_id)),
+            log,
             last_byte: Instant::now(),
         }
     }
 
-    /// Takes what a pipe gave and forwards the lines it completes.
+    /// Takes what a pipe gave and forwards the lines it completes (and logs them).
     fn take(&mut self, stream: Stream, chunk: Chunk<'_>) {
         if let Chunk::Bytes(_) = chunk {
             self.last_byte = Instant::now();
+        }
+        if let Some(log) = &mut self.log {
+            log.take(stream, chunk);
         }
         self.forward.take(stream, chunk);
     }
@@ -553,9 +566,10 @@ fn supervise(
     run: &AgentRun<'_>,
     limits: &AgentLimits,
     stop: &Stop,
+    log: Option<crate::log::AttemptLog>,
 ) -> EndReason {
     let started = Instant::now();
-    let mut output = Output::new(run);
+    let mut output = Output::new(run, log);
     let mut pipes = match Pipes::new(&mut agent, run.prompt.as_bytes()) {
         Ok(pipes) => pipes,
         // The guard kills the agent: without its pipes it did not really start.

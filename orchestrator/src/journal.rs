@@ -343,6 +343,7 @@ mod tests {
                 pairs: "[]".into(),
                 workspace: "/w".into(),
                 branch: None,
+                log_path: None,
                 host_pid: 1,
             });
             journal.emit(skipped(2)).unwrap();

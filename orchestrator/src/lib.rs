@@ -98,6 +98,7 @@
 //!         },
 //!         workspace: WorkspaceSpec::new(&dir),
 //!     }],
+//!     logs: None,
 //! };
 //! let options = RunOptions { once: true, ..RunOptions::default() };
 //! let mut events: Vec<Event> = Vec::new();
@@ -123,6 +124,7 @@ pub mod dispatch;
 pub mod events;
 pub mod extensions;
 mod journal;
+pub mod log;
 pub mod plan;
 pub mod runner;
 

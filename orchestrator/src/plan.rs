@@ -32,6 +32,18 @@ pub struct Plan {
     pub extensions: Vec<ExtensionPlan>,
     /// The automations to run.
     pub automations: Vec<Automation>,
+    /// Where each attempt's output is also written ([`crate::log`]); `None`: to the
+    /// host's stderr only.
+    pub logs: Option<LogPolicy>,
+}
+
+/// Where attempts log, and how much each log keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogPolicy {
+    /// The logs' folder (`<state folder>/logs` for `curupira run`).
+    pub dir: PathBuf,
+    /// The most bytes one attempt's log keeps (its tail).
+    pub max_bytes: u64,
 }
 
 impl Plan {

@@ -439,6 +439,8 @@ struct TaskObserver {
     /// The watchdog, and the label of this attempt's agent.
     watch: Option<(Watch, Label)>,
     writer: Option<Writer>,
+    /// This attempt's log file and its cap, when the plan keeps logs.
+    log: Option<(PathBuf, u64)>,
 }
 
 impl AgentObserver for TaskObserver {
@@ -470,6 +472,42 @@ impl AgentObserver for TaskObserver {
             watch.remove(pid);
         }
     }
+
+    fn output_log(&self) -> Option<crate::log::AttemptLog> {
+        let (path, max_bytes) = self.log.as_ref()?;
+        match crate::log::AttemptLog::create(path, *max_bytes) {
+            Ok(log) => Some(log),
+            Err(err) => {
+                tracing::warn!(
+                    "automation `{}`: cannot create the log `{}` of task {} ({err}); its \
+                     output goes to the host's stderr only",
+                    self.automation,
+                    path.display(),
+                    short_id(&self.task_id)
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Where an attempt of a task logs: `<attempt>.log` in its folder, or, when an
+/// earlier run left a log of that number (the attempt numbers of one run start at
+/// 1), the first `<attempt>-<n>.log` not taken.
+fn attempt_log_path(
+    policy: &crate::plan::LogPolicy,
+    automation: &str,
+    task_id: &str,
+    attempt: u32,
+) -> PathBuf {
+    let path = crate::log::log_path(&policy.dir, automation, task_id, attempt);
+    if !path.exists() {
+        return path;
+    }
+    (2..)
+        .map(|n| path.with_file_name(format!("{attempt}-{n}.log")))
+        .find(|path| !path.exists())
+        .unwrap_or(path)
 }
 
 /// Work for a worker thread.
@@ -1439,6 +1477,17 @@ impl Scheduler<'_> {
         }
         .display()
         .to_string();
+        let log = self
+            .plan
+            .logs
+            .as_ref()
+            .filter(|_| !self.options.dry_run)
+            .map(|policy| {
+                (
+                    attempt_log_path(policy, &automation.name, &task.id_text, task.attempt),
+                    policy.max_bytes,
+                )
+            });
         // Handed to the writer thread, not waited for (see `curupira_ledger::writer`):
         // the `task.started` below is printed once it is committed.
         if let Some(writer) = &self.writer {
@@ -1449,6 +1498,7 @@ impl Scheduler<'_> {
                 workspace: workspace.clone(),
                 branch: (run.workspaces.spec().mode == WorkspaceMode::Worktree)
                     .then(|| curupira_workspace::task_branch(&automation.name, &task.id_text)),
+                log_path: log.as_ref().map(|(path, _)| path.display().to_string()),
                 host_pid: self.host_pid,
             });
         }
@@ -1470,6 +1520,7 @@ impl Scheduler<'_> {
                     .as_ref()
                     .map(|watch| (watch.clone(), watch.label())),
                 writer: self.writer.clone(),
+                log,
             },
             expected_add: (task.workspace.is_none() && run.workspaces.adds_worktrees())
                 .then(expect_add),

@@ -211,6 +211,7 @@ mod tests {
                 pairs: "[]".into(),
                 workspace: "/w".into(),
                 branch: None,
+                log_path: None,
                 host_pid: 7,
             });
             writer.write(Change::Finished {
@@ -254,6 +255,7 @@ mod tests {
                 pairs: r#"[{"key":"issue","value":"1"}]"#.into(),
                 workspace: "/w".into(),
                 branch: None,
+                log_path: None,
                 host_pid: 7,
             },
             Change::AgentStarted {

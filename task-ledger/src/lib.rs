@@ -909,6 +909,27 @@ impl Ledger {
         Ok(())
     }
 
+    /// The task's running attempt writes its output to `log_path` (nothing when
+    /// `None`).
+    pub fn attempt_log(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+        log_path: Option<&str>,
+    ) -> Result<(), LedgerError> {
+        let Some(log_path) = log_path else {
+            return Ok(());
+        };
+        self.connection
+            .prepare_cached(
+                "UPDATE attempts SET log_path = ?3
+                 WHERE automation = ?1 AND task_id = ?2 AND ended_at IS NULL",
+            )
+            .and_then(|mut statement| statement.execute(params![automation, task_id, log_path]))
+            .map_err(self.error("write"))?;
+        Ok(())
+    }
+
     /// The task's running attempt ended with `outcome`: `exit_code` (or none: killed
     /// by a signal, never started), how it ended (`reason`) and the error that says
     /// why it failed, when it did. The task's own row changes only when the task

@@ -40,6 +40,7 @@
 //!     pairs: r#"[{"key":"issue","value":"7"}]"#.into(),
 //!     workspace: "/work".into(),
 //!     branch: None,
+//!     log_path: None,
 //!     host_pid: 4242,
 //! });
 //! let ticket = writer.write(Change::Finished {
@@ -104,6 +105,8 @@ pub enum Change {
         workspace: String,
         /// Its Git branch, when it works in a worktree of its own.
         branch: Option<String>,
+        /// Its log file, when it writes one.
+        log_path: Option<String>,
         /// This host's pid.
         host_pid: u32,
     },
@@ -177,15 +180,18 @@ impl Ledger {
                 pairs,
                 workspace,
                 branch,
+                log_path,
                 host_pid,
-            } => self.attempt_started_on(
-                automation,
-                task_id,
-                pairs,
-                workspace,
-                branch.as_deref(),
-                *host_pid,
-            ),
+            } => self
+                .attempt_started_on(
+                    automation,
+                    task_id,
+                    pairs,
+                    workspace,
+                    branch.as_deref(),
+                    *host_pid,
+                )
+                .and_then(|()| self.attempt_log(automation, task_id, log_path.as_deref())),
             Change::AttemptEnded {
                 automation,
                 task_id,
@@ -584,6 +590,7 @@ mod tests {
             pairs: "[]".into(),
             workspace: "/w".into(),
             branch: None,
+            log_path: None,
             host_pid: 1,
         }
     }

@@ -215,6 +215,7 @@ fn the_writer_thread_prunes_to_its_retention() {
         pairs: "[]".into(),
         workspace: "/w".into(),
         branch: None,
+        log_path: None,
         host_pid: 7,
     });
     writer.wait(ticket).unwrap();

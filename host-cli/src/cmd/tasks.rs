@@ -54,6 +54,9 @@ pub enum Command {
     /// hands out an item recorded in its done file). To run a finished task again, use
     /// `curupira tasks retry ID`.
     Forget(ForgetArgs),
+    /// Print an attempt's log: its agent's output, whole lines behind their time and
+    /// stream (`--follow`: and what comes, until the attempt ends).
+    Log(LogArgs),
 }
 
 /// What every `tasks` command takes.
@@ -132,6 +135,24 @@ pub struct ForgetArgs {
     common: Common,
 }
 
+/// Arguments of `tasks log`.
+#[derive(clap::Args)]
+pub struct LogArgs {
+    /// The task id, or a unique prefix of it.
+    id: String,
+    /// The task's automation, when the id alone is ambiguous.
+    #[arg(long, value_name = "NAME")]
+    automation: Option<String>,
+    /// Which attempt (`tasks show` numbers them); the last by default.
+    #[arg(long, value_name = "N")]
+    attempt: Option<u32>,
+    /// Keep printing what the attempt writes, until it ends (or its host is gone).
+    #[arg(long)]
+    follow: bool,
+    #[command(flatten)]
+    common: Common,
+}
+
 /// Runs a `tasks` subcommand.
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
@@ -139,6 +160,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Show(args) => show(args),
         Command::Retry(args) => retry(args),
         Command::Forget(args) => forget(args),
+        Command::Log(args) => log(args),
     }
 }
 
@@ -342,6 +364,93 @@ fn history(attempts: &[AttemptRecord]) -> String {
         out.push('\n');
     }
     out
+}
+
+fn log(args: LogArgs) -> anyhow::Result<ExitCode> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+
+    let mut opened = open(&args.common)?;
+    let path = opened.settings.path.clone();
+    let row = resolve(
+        opened.ledger()?,
+        &path,
+        &args.id,
+        args.automation.as_deref(),
+    )?;
+    let attempt_of = |opened: &mut Opened| -> anyhow::Result<AttemptRecord> {
+        let attempts = opened.ledger()?.attempts(&row.automation, &row.task_id)?;
+        let found = match args.attempt {
+            Some(n) => attempts.into_iter().find(|attempt| attempt.attempt == n),
+            None => attempts.into_iter().last(),
+        };
+        match (found, args.attempt) {
+            (Some(attempt), _) => Ok(attempt),
+            (None, Some(n)) => bail!(
+                "task {} of automation `{}` has no attempt {n} in the ledger's history (see \
+                 `curupira tasks show {}`)",
+                row.task_id,
+                row.automation,
+                short(&row.task_id)
+            ),
+            (None, None) => bail!(
+                "task {} of automation `{}` has no attempt in the ledger's history",
+                row.task_id,
+                row.automation
+            ),
+        }
+    };
+    let attempt = attempt_of(&mut opened)?;
+    let Some(log_path) = attempt.log_path.clone() else {
+        bail!(
+            "attempt {} of task {} of automation `{}` has no log (it ran without the ledger's \
+             logs: a `curupira` before them, or a dry run)",
+            attempt.attempt,
+            row.task_id,
+            row.automation
+        );
+    };
+    let mut file = std::fs::File::open(&log_path)
+        .with_context(|| format!("cannot read the log `{log_path}`"))?;
+    let mut out = std::io::stdout().lock();
+    let mut offset = 0u64;
+    let mut copy = |file: &mut std::fs::File, offset: &mut u64| -> anyhow::Result<()> {
+        // A log at its cap is rewritten shorter: read it again from its start.
+        if file.metadata().map(|meta| meta.len()).unwrap_or(0) < *offset {
+            *offset = 0;
+        }
+        file.seek(SeekFrom::Start(*offset))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        *offset += bytes.len() as u64;
+        out.write_all(&bytes)
+            .and_then(|()| out.flush())
+            .context("cannot write to standard output")
+    };
+    copy(&mut file, &mut offset)?;
+    if !args.follow {
+        return Ok(ExitCode::SUCCESS);
+    }
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let ended = attempt_of(&mut opened)?.ended_at.is_some();
+        let host_gone = !ended && !opened.host_running()?;
+        // What was written before the end, then stop.
+        if let Ok(reopened) = std::fs::File::open(&log_path) {
+            file = reopened;
+        }
+        copy(&mut file, &mut offset)?;
+        if ended {
+            return Ok(ExitCode::SUCCESS);
+        }
+        if host_gone {
+            eprintln!(
+                "curupira: no host runs on `{}` any more, and attempt {} never ended",
+                path.display(),
+                attempt.attempt
+            );
+            return Ok(ExitCode::from(1));
+        }
+    }
 }
 
 fn retry(args: RetryArgs) -> anyhow::Result<ExitCode> {

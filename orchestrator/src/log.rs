@@ -1,0 +1,260 @@
+//! Each attempt's output in a file of its own: the agent's stdout and stderr as whole
+//! lines, each behind the time it was read and the stream it came from, in
+//! `<logs folder>/<automation>/<task id prefix>/<attempt>.log`.
+//!
+//! A log never grows past its cap ([`AttemptLog::create`]'s `max_bytes`): once it
+//! would, its oldest half goes, and the file starts with a marker line saying how many
+//! bytes were dropped, so the end of what the agent said (what explains how it ended)
+//! is always there. Writing never fails the attempt: a log that cannot be written is
+//! said once in the host's log and then left alone.
+//!
+//! ```
+//! use curupira_orchestrator::log::{AttemptLog, log_path};
+//! use curupira_process::pipes::{Chunk, Stream};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = log_path(dir.path(), "fix", &"ab".repeat(32), 1);
+//! assert!(path.ends_with("fix/abababababab/1.log"));
+//! let mut log = AttemptLog::create(&path, 1 << 20)?;
+//! log.take(Stream::Stdout, Chunk::Bytes(b"hello\nwor"));
+//! log.take(Stream::Stdout, Chunk::Bytes(b"ld\n"));
+//! log.take(Stream::Stderr, Chunk::Bytes(b"oops"));
+//! log.take(Stream::Stderr, Chunk::End);
+//! drop(log);
+//! let text = std::fs::read_to_string(&path)?;
+//! let lines: Vec<&str> = text.lines().map(|line| &line[25..]).collect();
+//! assert_eq!(lines, ["stdout hello", "stdout world", "stderr oops"]);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use curupira_process::lines::Lines;
+use curupira_process::pipes::{Chunk, Stream};
+
+use crate::events::short_id;
+
+/// The log cap when nothing else is said: 10 MiB per attempt.
+pub const DEFAULT_MAX_BYTES: u64 = 10 << 20;
+
+/// Where attempt `attempt` of a task logs: `<logs>/<automation>/<first 12 characters
+/// of the task id>/<attempt>.log`.
+pub fn log_path(logs: &Path, automation: &str, task_id: &str, attempt: u32) -> PathBuf {
+    logs.join(automation)
+        .join(short_id(task_id))
+        .join(format!("{attempt}.log"))
+}
+
+/// One attempt's log file, written as its output comes.
+#[derive(Debug)]
+pub struct AttemptLog {
+    path: PathBuf,
+    file: Option<File>,
+    written: u64,
+    max_bytes: u64,
+    /// stdout's lines, then stderr's.
+    lines: [Lines; 2],
+    /// Complete lines waiting to be stamped and written.
+    ready: Vec<u8>,
+}
+
+impl AttemptLog {
+    /// Creates (or empties) the log at `path`, its folders too; it keeps at most
+    /// `max_bytes` (at least 4 KiB).
+    pub fn create(path: &Path, max_bytes: u64) -> io::Result<AttemptLog> {
+        if let Some(folder) = path.parent() {
+            fs::create_dir_all(folder)?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(AttemptLog {
+            path: path.to_owned(),
+            file: Some(file),
+            written: 0,
+            max_bytes: max_bytes.max(4096),
+            lines: [Lines::new(""), Lines::new("")],
+            ready: Vec::new(),
+        })
+    }
+
+    /// The log's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Takes what a pipe gave: the lines it completes are written, each behind the
+    /// time and the stream (`stdout` or `stderr`).
+    pub fn take(&mut self, stream: Stream, chunk: Chunk<'_>) {
+        let (lines, name) = match stream {
+            Stream::Stdout => (&mut self.lines[0], "stdout"),
+            Stream::Stderr => (&mut self.lines[1], "stderr"),
+        };
+        match chunk {
+            Chunk::Bytes(bytes) => lines.push(bytes, &mut self.ready),
+            Chunk::End => lines.finish(&mut self.ready),
+        }
+        if self.ready.is_empty() || self.file.is_none() {
+            self.ready.clear();
+            return;
+        }
+        let stamp = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
+        let mut text = Vec::with_capacity(self.ready.len() + 32);
+        for line in self.ready.split_inclusive(|byte| *byte == b'\n') {
+            text.extend_from_slice(stamp.as_bytes());
+            text.push(b' ');
+            text.extend_from_slice(name.as_bytes());
+            text.push(b' ');
+            text.extend_from_slice(line);
+        }
+        self.ready.clear();
+        if let Err(err) = self.write(&text) {
+            tracing::warn!(
+                "cannot write the attempt log `{}` ({err}); the rest of this attempt's \
+                 output goes to the host's stderr only",
+                self.path.display()
+            );
+            self.file = None;
+        }
+    }
+
+    fn write(&mut self, text: &[u8]) -> io::Result<()> {
+        if self.written + text.len() as u64 > self.max_bytes {
+            self.keep_tail(text.len() as u64)?;
+        }
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        // A text longer than the cap itself keeps its end only.
+        let keep = usize::try_from(self.max_bytes).unwrap_or(usize::MAX);
+        let text = &text[text.len().saturating_sub(keep)..];
+        file.write_all(text)?;
+        self.written += text.len() as u64;
+        Ok(())
+    }
+
+    /// Makes room for `coming` bytes: the file keeps the newest whole lines of about
+    /// half its cap behind a marker line saying how many bytes went.
+    fn keep_tail(&mut self, coming: u64) -> io::Result<()> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        let budget = (self.max_bytes / 2).saturating_sub(coming.min(self.max_bytes / 2));
+        let mut old = Vec::new();
+        file.seek(SeekFrom::Start(0))?;
+        file.read_to_end(&mut old)?;
+        let mut from = old
+            .len()
+            .saturating_sub(usize::try_from(budget).unwrap_or(0));
+        // From the start of a line.
+        if from > 0 {
+            from = old[from..]
+                .iter()
+                .position(|byte| *byte == b'\n')
+                .map_or(old.len(), |at| from + at + 1);
+        }
+        let dropped = from;
+        let marker = format!(
+            "{} curupira [{dropped} bytes of this log were dropped: it keeps the last of at most {} bytes]\n",
+            humantime::format_rfc3339_millis(SystemTime::now()),
+            self.max_bytes
+        );
+        let tail = &old[from..];
+        let temporary = self.path.with_extension("log.tmp");
+        {
+            let mut fresh = File::create(&temporary)?;
+            fresh.write_all(marker.as_bytes())?;
+            fresh.write_all(tail)?;
+        }
+        fs::rename(&temporary, &self.path)?;
+        let mut reopened = OpenOptions::new().read(true).write(true).open(&self.path)?;
+        reopened.seek(SeekFrom::End(0))?;
+        self.written = (marker.len() + tail.len()) as u64;
+        self.file = Some(reopened);
+        Ok(())
+    }
+}
+
+impl Drop for AttemptLog {
+    fn drop(&mut self) {
+        for at in 0..2 {
+            let stream = if at == 0 {
+                Stream::Stdout
+            } else {
+                Stream::Stderr
+            };
+            self.take(stream, Chunk::End);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_at_its_cap_keeps_the_tail_behind_a_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.log");
+        let mut log = AttemptLog::create(&path, 4096).unwrap();
+        for n in 0..1000 {
+            log.take(
+                Stream::Stdout,
+                Chunk::Bytes(format!("line {n}\n").as_bytes()),
+            );
+        }
+        drop(log);
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.len() <= 4096, "{} bytes", text.len());
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].contains("curupira [") && lines[0].contains("bytes of this log were dropped"),
+            "{}",
+            lines[0]
+        );
+        // Whole lines, in order, ending with the last one.
+        assert!(lines.last().unwrap().ends_with("stdout line 999"), "{text}");
+        let numbers: Vec<u32> = lines[1..]
+            .iter()
+            .map(|line| line.rsplit(' ').next().unwrap().parse().unwrap())
+            .collect();
+        assert!(
+            numbers.windows(2).all(|pair| pair[1] == pair[0] + 1),
+            "{numbers:?}"
+        );
+        assert!(
+            numbers.len() > 50,
+            "about half the cap is kept: {}",
+            numbers.len()
+        );
+        let dropped: usize = lines[0]
+            .split('[')
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(dropped > 0);
+    }
+
+    #[test]
+    fn a_line_without_its_end_is_written_when_the_stream_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = log_path(dir.path(), "fix", &"0f".repeat(32), 2);
+        let mut log = AttemptLog::create(&path, DEFAULT_MAX_BYTES).unwrap();
+        log.take(Stream::Stderr, Chunk::Bytes(b"no end"));
+        assert_eq!(fs::read_to_string(&path).unwrap(), "", "held until its end");
+        log.take(Stream::Stderr, Chunk::End);
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with(" stderr no end\n"), "{text:?}");
+        assert!(path.ends_with("fix/0f0f0f0f0f0f/2.log"));
+    }
+}
