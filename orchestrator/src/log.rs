@@ -52,7 +52,10 @@ pub fn log_path(logs: &Path, automation: &str, task_id: &str, attempt: u32) -> P
 #[derive(Debug)]
 pub struct AttemptLog {
     path: PathBuf,
+    /// The file, once the first line came.
     file: Option<File>,
+    /// The file could not be written: the rest of the attempt is not logged.
+    failed: bool,
     written: u64,
     max_bytes: u64,
     /// stdout's lines, then stderr's.
@@ -62,26 +65,38 @@ pub struct AttemptLog {
 }
 
 impl AttemptLog {
-    /// Creates (or empties) the log at `path`, its folders too; it keeps at most
-    /// `max_bytes` (at least 4 KiB).
+    /// The log at `path`, keeping at most `max_bytes` (at least 4 KiB). The file (and
+    /// its folders) is made when the first line comes, so an attempt that prints
+    /// nothing costs no file: `curupira tasks log` reads a missing log as empty.
     pub fn create(path: &Path, max_bytes: u64) -> io::Result<AttemptLog> {
-        if let Some(folder) = path.parent() {
-            fs::create_dir_all(folder)?;
-        }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
         Ok(AttemptLog {
             path: path.to_owned(),
-            file: Some(file),
+            file: None,
+            failed: false,
             written: 0,
             max_bytes: max_bytes.max(4096),
             lines: [Lines::new(""), Lines::new("")],
             ready: Vec::new(),
         })
+    }
+
+    /// The file, made on first use.
+    fn file(&mut self) -> io::Result<&mut File> {
+        if self.file.is_none() {
+            if let Some(folder) = self.path.parent() {
+                fs::create_dir_all(folder)?;
+            }
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&self.path)?;
+            self.file = Some(file);
+        }
+        self.file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the log file is not open"))
     }
 
     /// The log's path.
@@ -100,7 +115,7 @@ impl AttemptLog {
             Chunk::Bytes(bytes) => lines.push(bytes, &mut self.ready),
             Chunk::End => lines.finish(&mut self.ready),
         }
-        if self.ready.is_empty() || self.file.is_none() {
+        if self.ready.is_empty() || self.failed {
             self.ready.clear();
             return;
         }
@@ -121,6 +136,7 @@ impl AttemptLog {
                 self.path.display()
             );
             self.file = None;
+            self.failed = true;
         }
     }
 
@@ -128,13 +144,10 @@ impl AttemptLog {
         if self.written + text.len() as u64 > self.max_bytes {
             self.keep_tail(text.len() as u64)?;
         }
-        let Some(file) = self.file.as_mut() else {
-            return Ok(());
-        };
         // A text longer than the cap itself keeps its end only.
         let keep = usize::try_from(self.max_bytes).unwrap_or(usize::MAX);
         let text = &text[text.len().saturating_sub(keep)..];
-        file.write_all(text)?;
+        self.file()?.write_all(text)?;
         self.written += text.len() as u64;
         Ok(())
     }
@@ -251,7 +264,7 @@ mod tests {
         let path = log_path(dir.path(), "fix", &"0f".repeat(32), 2);
         let mut log = AttemptLog::create(&path, DEFAULT_MAX_BYTES).unwrap();
         log.take(Stream::Stderr, Chunk::Bytes(b"no end"));
-        assert_eq!(fs::read_to_string(&path).unwrap(), "", "held until its end");
+        assert!(!path.exists(), "no file before the first whole line");
         log.take(Stream::Stderr, Chunk::End);
         let text = fs::read_to_string(&path).unwrap();
         assert!(text.ends_with(" stderr no end\n"), "{text:?}");

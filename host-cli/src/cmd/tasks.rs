@@ -409,24 +409,32 @@ fn log(args: LogArgs) -> anyhow::Result<ExitCode> {
             row.automation
         );
     };
-    let mut file = std::fs::File::open(&log_path)
-        .with_context(|| format!("cannot read the log `{log_path}`"))?;
     let mut out = std::io::stdout().lock();
     let mut offset = 0u64;
-    let mut copy = |file: &mut std::fs::File, offset: &mut u64| -> anyhow::Result<()> {
-        // A log at its cap is rewritten shorter: read it again from its start.
+    // What the log holds past `offset`. A log is made at its attempt's first line (a
+    // missing one is empty), and a log at its cap is rewritten shorter: then it is
+    // read again from its start.
+    let mut copy = |offset: &mut u64| -> anyhow::Result<()> {
+        let mut file = match std::fs::File::open(&log_path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(err) => {
+                return Err(err).with_context(|| format!("cannot read the log `{log_path}`"));
+            }
+        };
         if file.metadata().map(|meta| meta.len()).unwrap_or(0) < *offset {
             *offset = 0;
         }
         file.seek(SeekFrom::Start(*offset))?;
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
+        file.read_to_end(&mut bytes)
+            .with_context(|| format!("cannot read the log `{log_path}`"))?;
         *offset += bytes.len() as u64;
         out.write_all(&bytes)
             .and_then(|()| out.flush())
             .context("cannot write to standard output")
     };
-    copy(&mut file, &mut offset)?;
+    copy(&mut offset)?;
     if !args.follow {
         return Ok(ExitCode::SUCCESS);
     }
@@ -435,10 +443,7 @@ fn log(args: LogArgs) -> anyhow::Result<ExitCode> {
         let ended = attempt_of(&mut opened)?.ended_at.is_some();
         let host_gone = !ended && !opened.host_running()?;
         // What was written before the end, then stop.
-        if let Ok(reopened) = std::fs::File::open(&log_path) {
-            file = reopened;
-        }
-        copy(&mut file, &mut offset)?;
+        copy(&mut offset)?;
         if ended {
             return Ok(ExitCode::SUCCESS);
         }
