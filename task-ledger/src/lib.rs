@@ -10,6 +10,13 @@
 //! [`RunBackend`] and [`TasksBackend`], which [`Ledger`] implements: the seam for a
 //! second backend (below).
 //!
+//! Beside each task's row it keeps the history of its attempts (schema version 3):
+//! one row per attempt, opened by [`Ledger::attempt_started_on`], ended by
+//! [`Ledger::attempt_ended`] (or the task's [`Ledger::finished`], or, for one a dead
+//! host left, [`Ledger::mark_unrecorded`]), read by [`Ledger::attempts`], and pruned
+//! to a [`Retention`] by [`Ledger::prune_attempts`], which the writer thread calls
+//! ([`WriterThread::start_with`]).
+//!
 //! A task recorded as finished is skipped by the next process that opens the ledger;
 //! an identity never recorded is dispatched:
 //!
