@@ -1482,12 +1482,17 @@ fn every_attempt_is_in_the_history_across_a_retry_and_a_killed_host() {
     assert!(lines[at + 4].contains("succeeded") && lines[at + 4].contains("exit 0"));
 }
 
-/// Each attempt's output is also in its log (whole lines, each behind its time and
-/// stream), which the ledger's history names; `tasks log --follow` started while the
+/// Each attempt's output, its hooks' too, is also in its log (whole lines, each behind
+/// its time, source and stream), which the ledger's history names; `tasks log --follow` started while the
 /// agent runs prints what it wrote and what comes, and ends when the attempt ends.
 #[test]
 fn tasks_log_follows_an_attempt_to_its_end() {
     let project = queue_project(&["a"], "");
+    project.write(
+        "curupira.toml",
+        &(project.read("curupira.toml")
+            + "\n[settings.workspace.hooks]\nbefore_run = \"echo preparing\"\n"),
+    );
     project.write(
         "agent.sh",
         "echo \"start $CURUPIRA_TASK_ID $$\" >> agent.log\n\
@@ -1524,6 +1529,7 @@ fn tasks_log_follows_an_attempt_to_its_end() {
     assert_eq!(
         lines,
         [
+            ("before_run", "stdout preparing"),
             ("stdout", "first"),
             ("stderr", "second"),
             ("stdout", "third")

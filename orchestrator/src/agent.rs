@@ -320,7 +320,7 @@ pub trait AgentObserver: fmt::Debug + Sync {
     /// Where the attempt's output is also written, whole lines with their time
     /// ([`crate::log`]), asked for once the agent started; `None`: to the host's
     /// stderr only.
-    fn output_log(&self) -> Option<crate::log::AttemptLog> {
+    fn output_log(&self) -> Option<crate::log::SharedLog> {
         None
     }
 }
@@ -534,12 +534,12 @@ fn start(run: &AgentRun<'_>, label: Option<&str>) -> Result<ProcessGuard, String
 struct Output {
     forward: Forward,
     /// The attempt's own log, when it has one.
-    log: Option<crate::log::AttemptLog>,
+    log: Option<crate::log::SharedLog>,
     last_byte: Instant,
 }
 
 impl Output {
-    fn new(run: &AgentRun<'_>, log: Option<crate::log::AttemptLog>) -> Self {
+    fn new(run: &AgentRun<'_>, log: Option<crate::log::SharedLog>) -> Self {
         Output {
             forward: Forward::new(&lines::prefix(run.automation, run.task_id)),
             log,
@@ -552,8 +552,8 @@ impl Output {
         if let Chunk::Bytes(_) = chunk {
             self.last_byte = Instant::now();
         }
-        if let Some(log) = &mut self.log {
-            log.take(stream, chunk);
+        if let Some(log) = &self.log {
+            crate::log::lock(log).take(stream, chunk);
         }
         self.forward.take(stream, chunk);
     }
@@ -566,7 +566,7 @@ fn supervise(
     run: &AgentRun<'_>,
     limits: &AgentLimits,
     stop: &Stop,
-    log: Option<crate::log::AttemptLog>,
+    log: Option<crate::log::SharedLog>,
 ) -> EndReason {
     let started = Instant::now();
     let mut output = Output::new(run, log);

@@ -58,10 +58,20 @@ pub struct AttemptLog {
     failed: bool,
     written: u64,
     max_bytes: u64,
-    /// stdout's lines, then stderr's.
-    lines: [Lines; 2],
+    /// Each source's lines (the agent's is `""`, a hook's its name): stdout's, then
+    /// stderr's.
+    sources: Vec<(String, [Lines; 2])>,
     /// Complete lines waiting to be stamped and written.
     ready: Vec<u8>,
+}
+
+/// A log shared by an attempt's agent and its hooks.
+pub type SharedLog = std::sync::Arc<std::sync::Mutex<AttemptLog>>;
+
+/// The log, whoever held it last (a panic elsewhere leaves it usable).
+pub fn lock(log: &SharedLog) -> std::sync::MutexGuard<'_, AttemptLog> {
+    log.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl AttemptLog {
@@ -75,7 +85,7 @@ impl AttemptLog {
             failed: false,
             written: 0,
             max_bytes: max_bytes.max(4096),
-            lines: [Lines::new(""), Lines::new("")],
+            sources: Vec::new(),
             ready: Vec::new(),
         })
     }
@@ -104,13 +114,34 @@ impl AttemptLog {
         &self.path
     }
 
-    /// Takes what a pipe gave: the lines it completes are written, each behind the
-    /// time and the stream (`stdout` or `stderr`).
+    /// Takes what the agent's pipe gave: the lines it completes are written, each
+    /// behind the time and the stream (`stdout` or `stderr`).
     pub fn take(&mut self, stream: Stream, chunk: Chunk<'_>) {
-        let (lines, name) = match stream {
-            Stream::Stdout => (&mut self.lines[0], "stdout"),
-            Stream::Stderr => (&mut self.lines[1], "stderr"),
+        self.take_from("", stream, chunk);
+    }
+
+    /// Takes what the pipe of `source` gave (a hook: `before_run`; the agent: `""`):
+    /// its lines are written behind the time, the source and the stream
+    /// (`… before_run stdout …`), each source's cut into lines apart.
+    pub fn take_from(&mut self, source: &str, stream: Stream, chunk: Chunk<'_>) {
+        let at = match self.sources.iter().position(|(name, _)| name == source) {
+            Some(at) => at,
+            None => {
+                self.sources
+                    .push((source.to_owned(), [Lines::new(""), Lines::new("")]));
+                self.sources.len() - 1
+            }
         };
+        let (index, stream_name) = match stream {
+            Stream::Stdout => (0, "stdout"),
+            Stream::Stderr => (1, "stderr"),
+        };
+        let name = if source.is_empty() {
+            stream_name.to_owned()
+        } else {
+            format!("{source} {stream_name}")
+        };
+        let lines = &mut self.sources[at].1[index];
         match chunk {
             Chunk::Bytes(bytes) => lines.push(bytes, &mut self.ready),
             Chunk::End => lines.finish(&mut self.ready),
@@ -196,13 +227,10 @@ impl AttemptLog {
 
 impl Drop for AttemptLog {
     fn drop(&mut self) {
-        for at in 0..2 {
-            let stream = if at == 0 {
-                Stream::Stdout
-            } else {
-                Stream::Stderr
-            };
-            self.take(stream, Chunk::End);
+        let sources: Vec<String> = self.sources.iter().map(|(name, _)| name.clone()).collect();
+        for source in sources {
+            self.take_from(&source, Stream::Stdout, Chunk::End);
+            self.take_from(&source, Stream::Stderr, Chunk::End);
         }
     }
 }
@@ -256,6 +284,32 @@ mod tests {
             .parse()
             .unwrap();
         assert!(dropped > 0);
+    }
+
+    #[test]
+    fn hooks_and_the_agent_share_the_log_each_cut_into_lines_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("1.log");
+        let log: SharedLog = std::sync::Arc::new(std::sync::Mutex::new(
+            AttemptLog::create(&path, 1 << 20).unwrap(),
+        ));
+        lock(&log).take_from("before_run", Stream::Stdout, Chunk::Bytes(b"prep"));
+        // The agent's line does not join the hook's unfinished one.
+        lock(&log).take(Stream::Stdout, Chunk::Bytes(b"work\n"));
+        lock(&log).take_from("before_run", Stream::Stdout, Chunk::Bytes(b"ared\n"));
+        lock(&log).take_from("after_run", Stream::Stderr, Chunk::Bytes(b"done"));
+        drop(log);
+        let text = fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().map(|line| &line[25..]).collect();
+        assert_eq!(
+            lines,
+            [
+                "stdout work",
+                "before_run stdout prepared",
+                "after_run stderr done"
+            ],
+            "{text}"
+        );
     }
 
     #[test]

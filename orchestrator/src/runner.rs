@@ -110,8 +110,8 @@ use crate::plan::{Automation, Plan};
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{Label, SpawnWindow, Watch};
 use curupira_workspace::{
-    ExpectedAdd, Finished, HookError, HookKind, Origin, Workspace, WorkspaceError, WorkspaceMode,
-    WorkspaceSpec, Workspaces, expect_add,
+    ExpectedAdd, Finished, HookError, HookKind, HookOutput, Origin, Workspace, WorkspaceError,
+    WorkspaceMode, WorkspaceSpec, Workspaces, expect_add,
 };
 
 /// How to run.
@@ -439,8 +439,9 @@ struct TaskObserver {
     /// The watchdog, and the label of this attempt's agent.
     watch: Option<(Watch, Label)>,
     writer: Option<Writer>,
-    /// This attempt's log file and its cap, when the plan keeps logs.
-    log: Option<(PathBuf, u64)>,
+    /// This attempt's log (its agent's and its hooks' output), when the plan keeps
+    /// logs.
+    log: Option<crate::log::SharedLog>,
 }
 
 impl AgentObserver for TaskObserver {
@@ -473,21 +474,8 @@ impl AgentObserver for TaskObserver {
         }
     }
 
-    fn output_log(&self) -> Option<crate::log::AttemptLog> {
-        let (path, max_bytes) = self.log.as_ref()?;
-        match crate::log::AttemptLog::create(path, *max_bytes) {
-            Ok(log) => Some(log),
-            Err(err) => {
-                tracing::warn!(
-                    "automation `{}`: cannot create the log `{}` of task {} ({err}); its \
-                     output goes to the host's stderr only",
-                    self.automation,
-                    path.display(),
-                    short_id(&self.task_id)
-                );
-                None
-            }
-        }
+    fn output_log(&self) -> Option<crate::log::SharedLog> {
+        self.log.clone()
     }
 }
 
@@ -1520,7 +1508,11 @@ impl Scheduler<'_> {
                     .as_ref()
                     .map(|watch| (watch.clone(), watch.label())),
                 writer: self.writer.clone(),
-                log,
+                log: log.and_then(|(path, max_bytes)| {
+                    crate::log::AttemptLog::create(&path, max_bytes)
+                        .ok()
+                        .map(|log| Arc::new(Mutex::new(log)))
+                }),
             },
             expected_add: (task.workspace.is_none() && run.workspaces.adds_worktrees())
                 .then(expect_add),
@@ -1872,12 +1864,22 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
     if spec.stop.forced() {
         return failed(task, EndReason::Interrupted);
     }
+    // This attempt's hooks write into its log too.
+    let hook_output = spec.observer.log.clone().map(|log| {
+        HookOutput::new(move |kind, stream, chunk| {
+            crate::log::lock(&log).take_from(kind.name(), stream, chunk);
+        })
+    });
+    if let Some(workspace) = task.workspace.as_mut() {
+        workspace.set_output(hook_output.clone());
+    }
     if task.workspace.is_none() {
         let prepared = spec.workspaces.prepare(&spec.automation, &task.id_text);
         // Removals waiting for this add may go now.
         drop(spec.expected_add.take());
         match prepared {
-            Ok(workspace) => {
+            Ok(mut workspace) => {
+                workspace.set_output(hook_output.clone());
                 let origin = workspace.origin();
                 if origin != Origin::Shared {
                     // The dispatcher owns the receiver until every job came back.

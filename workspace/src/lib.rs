@@ -555,6 +555,7 @@ impl Workspaces {
             task_id: task_id.to_owned(),
             stop: self.stop.clone(),
             watch: self.watch.clone(),
+            output: None,
         };
         let Some(base) = self.base.as_deref() else {
             return Ok(workspace(self.spec.repo_dir.clone(), None, Origin::Shared));
@@ -599,6 +600,34 @@ pub fn task_folder_tail(automation: &str, task_id: &str) -> PathBuf {
 /// The grace a dead host's watchdog gives a hook between SIGTERM and SIGKILL.
 pub const HOOK_KILL_GRACE: Duration = Duration::from_secs(2);
 
+/// What [`HookOutput`] calls.
+type HookSink = dyn Fn(HookKind, curupira_process::pipes::Stream, curupira_process::pipes::Chunk<'_>)
+    + Send
+    + Sync;
+
+/// Where a hook's output also goes, beside the host's stderr: called with the hook,
+/// the stream and each piece as it is read (e.g. into the attempt's log).
+#[derive(Clone)]
+pub struct HookOutput(Arc<HookSink>);
+
+impl HookOutput {
+    /// Output going to `sink` too.
+    pub fn new(
+        sink: impl Fn(HookKind, curupira_process::pipes::Stream, curupira_process::pipes::Chunk<'_>)
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        HookOutput(Arc::new(sink))
+    }
+}
+
+impl std::fmt::Debug for HookOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HookOutput(..)")
+    }
+}
+
 /// One task's workspace.
 #[derive(Debug)]
 pub struct Workspace {
@@ -611,9 +640,17 @@ pub struct Workspace {
     task_id: String,
     stop: Option<Stop>,
     watch: Option<Watch>,
+    /// Where its hooks' output also goes.
+    output: Option<HookOutput>,
 }
 
 impl Workspace {
+    /// From now on its hooks' output also goes to `output` (`None`: to the host's
+    /// stderr only); a host sets the attempt's log before each attempt.
+    pub fn set_output(&mut self, output: Option<HookOutput>) {
+        self.output = output;
+    }
+
     /// The folder the agent and the hooks work in (canonical in worktree mode).
     pub fn path(&self) -> &Path {
         &self.path
@@ -740,8 +777,14 @@ impl Workspace {
         use curupira_process::pipes::{self, Chunk, Pipes, Stream};
         let deadline = Instant::now().checked_add(self.spec.hook_timeout);
         let signals_at_start = self.stop.as_ref().map(Stop::count);
-        let mut forward = Forward::new(&hook_prefix(&self.automation, &self.task_id, kind.name()));
-        let mut forward = |stream: Stream, chunk: Chunk<'_>| forward.take(stream, chunk);
+        let mut lines = Forward::new(&hook_prefix(&self.automation, &self.task_id, kind.name()));
+        let output = self.output.clone();
+        let mut forward = |stream: Stream, chunk: Chunk<'_>| {
+            if let Some(output) = &output {
+                (output.0)(kind, stream, chunk);
+            }
+            lines.take(stream, chunk);
+        };
         let mut output = match Pipes::new(hook, &[]) {
             Ok(output) => output,
             Err(err) => return (Err(err), None),
