@@ -72,7 +72,7 @@ pub fn orchestrator_plan(
         // Logs are found through the ledger's attempt rows: without a ledger, none.
         logs: config.settings.ledger.enabled.then(|| plan::LogPolicy {
             dir: config.settings.ledger.state_dir().join(LOGS_FOLDER),
-            max_bytes: curupira_orchestrator::log::DEFAULT_MAX_BYTES,
+            max_bytes: config.settings.ledger.log_max_bytes,
         }),
     }
 }

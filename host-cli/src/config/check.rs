@@ -15,8 +15,9 @@ use toml::Value as TomlValue;
 use super::codes;
 use super::model::{
     Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, ExtensionConfig,
-    ExtensionSource, LedgerSettings, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK, PluginType, Polling,
-    ProcessMode, Settings, Timeouts, TriggerRef, Unusable, UnusableAutomation,
+    ExtensionSource, LedgerSettings, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK, MAX_LOG_MAX_BYTES,
+    MIN_LOG_MAX_BYTES, PluginType, Polling, ProcessMode, Settings, Timeouts, TriggerRef, Unusable,
+    UnusableAutomation,
 };
 use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
 
@@ -296,7 +297,13 @@ impl Checker<'_> {
         self.unknown_keys(
             table,
             at,
-            &["enabled", "path", "history_days", "history_per_task"],
+            &[
+                "enabled",
+                "path",
+                "history_days",
+                "history_per_task",
+                "log_max_bytes",
+            ],
         );
         let mut ledger = LedgerSettings::new(self.dir);
         match table.get("enabled") {
@@ -328,6 +335,15 @@ impl Checker<'_> {
             "attempts kept per task",
         ) {
             ledger.history_per_task = count;
+        }
+        if let Some(bytes) = self.whole(
+            table,
+            at,
+            "log_max_bytes",
+            MIN_LOG_MAX_BYTES..=MAX_LOG_MAX_BYTES,
+            &format!("a whole number from {MIN_LOG_MAX_BYTES} to {MAX_LOG_MAX_BYTES} (bytes)"),
+        ) {
+            ledger.log_max_bytes = bytes;
         }
         ledger
     }

@@ -56,6 +56,12 @@ pub const DEFAULT_HISTORY_PER_TASK: u32 = 100;
 pub const MAX_HISTORY_DAYS: u32 = 36_500;
 /// The most `history_per_task` accepts.
 pub const MAX_HISTORY_PER_TASK: u32 = 1_000_000;
+/// The most bytes one attempt's log keeps when `log_max_bytes` is not written.
+pub const DEFAULT_LOG_MAX_BYTES: u64 = curupira_orchestrator::log::DEFAULT_MAX_BYTES;
+/// The least `log_max_bytes` accepts (a log keeps at least this much).
+pub const MIN_LOG_MAX_BYTES: u64 = 4096;
+/// The most `log_max_bytes` accepts: 1 GiB.
+pub const MAX_LOG_MAX_BYTES: u64 = 1 << 30;
 
 /// A checked `curupira.toml`.
 #[derive(Debug, Clone)]
@@ -149,6 +155,8 @@ pub struct LedgerSettings {
     pub history_days: u32,
     /// `history_per_task`: how many attempts of one task the history keeps.
     pub history_per_task: u32,
+    /// `log_max_bytes`: the most one attempt's log keeps (its tail).
+    pub log_max_bytes: u64,
 }
 
 impl LedgerSettings {
@@ -159,6 +167,7 @@ impl LedgerSettings {
             path: dir.join(DEFAULT_LEDGER_PATH),
             history_days: DEFAULT_HISTORY_DAYS,
             history_per_task: DEFAULT_HISTORY_PER_TASK,
+            log_max_bytes: DEFAULT_LOG_MAX_BYTES,
         }
     }
 

@@ -14,10 +14,11 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use super::model::{
     BUILTINS, Cleanup, DEFAULT_BATCH_SIZE, DEFAULT_HISTORY_DAYS, DEFAULT_HISTORY_PER_TASK,
     DEFAULT_HOOK_TIMEOUT_SECONDS, DEFAULT_INITIALIZE_TIMEOUT, DEFAULT_INTERVAL_SECONDS,
-    DEFAULT_KILL_GRACE_SECONDS, DEFAULT_LEDGER_PATH, DEFAULT_MAX_CONCURRENT,
+    DEFAULT_KILL_GRACE_SECONDS, DEFAULT_LEDGER_PATH, DEFAULT_LOG_MAX_BYTES, DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_RETRY_BACKOFF_SECONDS, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS,
     DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKTREE_ROOT, MAX_CONCURRENT_LIMIT, MAX_HISTORY_DAYS,
-    MAX_HISTORY_PER_TASK, MAX_RETRIES, MAX_SECONDS, PluginType, WorkspaceMode,
+    MAX_HISTORY_PER_TASK, MAX_LOG_MAX_BYTES, MAX_RETRIES, MAX_SECONDS, MIN_LOG_MAX_BYTES,
+    PluginType, WorkspaceMode,
 };
 
 /// `curupira.toml`: the host's configuration.
@@ -198,6 +199,10 @@ pub struct LedgerFile {
     /// Attempts of one task the history keeps, the newest.
     #[schemars(range(min = 1, max = MAX_HISTORY_PER_TASK), extend("default" = DEFAULT_HISTORY_PER_TASK, "x-codes" = ["config/invalid-value", "config/invalid-type"]))]
     pub history_per_task: Option<u32>,
+    /// The most bytes one attempt's log keeps (`tasks log`): past it, its oldest half
+    /// goes behind a marker line.
+    #[schemars(range(min = MIN_LOG_MAX_BYTES, max = MAX_LOG_MAX_BYTES), extend("default" = DEFAULT_LOG_MAX_BYTES, "x-codes" = ["config/invalid-value", "config/invalid-type"]))]
+    pub log_max_bytes: Option<u64>,
 }
 
 /// `[extensions.NAME]`: exactly one of `path` and `builtin`.

@@ -1734,6 +1734,21 @@ fn the_attempt_history_keeps_what_the_ledger_settings_say() {
         codes::INVALID_TYPE,
         "/settings/ledger/history_per_task",
     );
+    // And the logs' cap.
+    assert_eq!(config.settings.ledger.log_max_bytes, 10 << 20);
+    let text = ledger("log_max_bytes = 65536");
+    let config = check_in(&text, dir.path()).config.unwrap();
+    assert_eq!(config.settings.ledger.log_max_bytes, 65536);
+    let message = only(
+        &ledger("log_max_bytes = 100"),
+        codes::INVALID_VALUE,
+        "/settings/ledger/log_max_bytes",
+    );
+    assert_eq!(
+        message,
+        "`settings.ledger.log_max_bytes` must be a whole number from 4096 to 1073741824 \
+         (bytes), found 100"
+    );
 }
 
 #[test]
