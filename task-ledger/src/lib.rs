@@ -1016,19 +1016,7 @@ impl Ledger {
             .map_err(self.error("read"))?;
         rows.into_iter()
             .map(|(outcome, mut record)| {
-                record.outcome = match outcome {
-                    None => None,
-                    Some(text) => {
-                        Some(Status::parse(&text).ok_or_else(|| LedgerError::Corrupt {
-                            path: self.path.clone(),
-                            source: rusqlite::Error::InvalidColumnType(
-                                1,
-                                format!("outcome {text:?}"),
-                                rusqlite::types::Type::Text,
-                            ),
-                        })?)
-                    }
-                };
+                record.outcome = outcome.map(|text| self.status(&text)).transpose()?;
                 Ok(record)
             })
             .collect()

@@ -279,15 +279,21 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
-    let mut opened = open(&args.common)?;
+/// The ledger, and the one task `id` (a unique prefix, of `automation` when given)
+/// names in it.
+fn open_task(
+    common: &Common,
+    id: &str,
+    automation: Option<&str>,
+) -> anyhow::Result<(Opened, TaskRecord)> {
+    let mut opened = open(common)?;
     let path = opened.settings.path.clone();
-    let row = resolve(
-        opened.ledger()?,
-        &path,
-        &args.id,
-        args.automation.as_deref(),
-    )?;
+    let row = resolve(opened.ledger()?, &path, id, automation)?;
+    Ok((opened, row))
+}
+
+fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let (mut opened, row) = open_task(&args.common, &args.id, args.automation.as_deref())?;
     let attempts = opened.ledger()?.attempts(&row.automation, &row.task_id)?;
     let text = match args.common.format {
         Format::Json => {
@@ -322,11 +328,7 @@ fn history(attempts: &[AttemptRecord]) -> String {
                 attempt
                     .outcome
                     .map_or_else(|| "running".to_owned(), |outcome| outcome.to_string()),
-                match (&attempt.reason, attempt.exit_code) {
-                    (Some(reason), Some(code)) => format!("{reason} {code}"),
-                    (Some(reason), None) => reason.clone(),
-                    (None, _) => "-".to_owned(),
-                },
+                last_text(attempt.reason.as_deref(), attempt.exit_code),
                 time_text(&attempt.started_at),
                 attempt
                     .duration_seconds
@@ -338,29 +340,11 @@ fn history(attempts: &[AttemptRecord]) -> String {
             ]
         })
         .collect();
-    let mut widths = HEADER.map(UnicodeWidthStr::width);
-    for line in &cells {
-        for (width, cell) in widths.iter_mut().zip(line) {
-            *width = (*width).max(cell.width());
-        }
-    }
+    let table = aligned(&HEADER, &cells, 0);
     let mut out = String::from("history\n");
-    let header = HEADER.map(str::to_owned);
-    for line in std::iter::once(&header).chain(&cells) {
-        let mut text = String::from("  ");
-        for (at, (cell, width)) in line.iter().zip(widths).enumerate() {
-            if at + 1 == line.len() {
-                text.push_str(cell);
-            } else {
-                let pad = " ".repeat(width - cell.width());
-                if at == 0 {
-                    text.push_str(&format!("{pad}{cell}  "));
-                } else {
-                    text.push_str(&format!("{cell}{pad}  "));
-                }
-            }
-        }
-        out.push_str(text.trim_end());
+    for line in table.lines() {
+        out.push_str("  ");
+        out.push_str(line);
         out.push('\n');
     }
     out
@@ -369,14 +353,8 @@ fn history(attempts: &[AttemptRecord]) -> String {
 fn log(args: LogArgs) -> anyhow::Result<ExitCode> {
     use std::io::{Read, Seek, SeekFrom, Write};
 
-    let mut opened = open(&args.common)?;
+    let (mut opened, row) = open_task(&args.common, &args.id, args.automation.as_deref())?;
     let path = opened.settings.path.clone();
-    let row = resolve(
-        opened.ledger()?,
-        &path,
-        &args.id,
-        args.automation.as_deref(),
-    )?;
     let attempt_of = |opened: &mut Opened| -> anyhow::Result<AttemptRecord> {
         let attempts = opened.ledger()?.attempts(&row.automation, &row.task_id)?;
         let found = match args.attempt {
@@ -673,22 +651,29 @@ fn table(rows: &[TaskRecord]) -> String {
             ]
         })
         .collect();
-    let mut widths = HEADER.map(UnicodeWidthStr::width);
-    for line in &cells {
+    aligned(&HEADER, &cells, RIGHT)
+}
+
+/// A header and rows as lines, each column as wide as its widest cell on a terminal
+/// (`unicode-width`), two spaces apart, column `right` right-aligned, the last one
+/// not padded.
+fn aligned<const N: usize>(header: &[&str; N], cells: &[[String; N]], right: usize) -> String {
+    let mut widths = header.map(UnicodeWidthStr::width);
+    for line in cells {
         for (width, cell) in widths.iter_mut().zip(line) {
             *width = (*width).max(cell.width());
         }
     }
     let mut out = String::new();
-    let header = HEADER.map(str::to_owned);
-    for line in std::iter::once(&header).chain(&cells) {
+    let header = header.map(str::to_owned);
+    for line in std::iter::once(&header).chain(cells) {
         let mut text = String::new();
         for (column, cell) in line.iter().enumerate() {
             let pad = " ".repeat(widths[column].saturating_sub(cell.width()));
             if column > 0 {
                 text.push_str("  ");
             }
-            if column == RIGHT {
+            if column == right {
                 text.push_str(&pad);
                 text.push_str(cell);
             } else {
@@ -802,9 +787,14 @@ fn status_text(row: &TaskRecord) -> String {
 }
 
 fn outcome(row: &TaskRecord) -> String {
-    match (&row.reason, row.exit_code) {
+    last_text(row.reason.as_deref(), row.exit_code)
+}
+
+/// How an attempt ended, as the `LAST` columns say it: `exit 3`, `timeout`, `-`.
+fn last_text(reason: Option<&str>, exit_code: Option<i32>) -> String {
+    match (reason, exit_code) {
         (Some(reason), Some(code)) => format!("{reason} {code}"),
-        (Some(reason), None) => reason.clone(),
+        (Some(reason), None) => reason.to_owned(),
         (None, _) => "-".to_owned(),
     }
 }
