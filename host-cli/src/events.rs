@@ -185,6 +185,16 @@ fn human_line(event: &Event, dry_run: bool) -> String {
             ..
         } => format!("{automation}: FAILED: {message}"),
         Event::ExtensionFailed { message, .. } => format!("FAILED: {message}"),
+        Event::Waiting {
+            automation,
+            idle_seconds,
+            next_round_at,
+            next_round_in_seconds,
+        } => format!(
+            "waiting: nothing ran for {}; next round: {automation} in {} (at {next_round_at})",
+            duration_text(*idle_seconds),
+            duration_text(*next_round_in_seconds)
+        ),
     }
 }
 

@@ -23,6 +23,7 @@ pub mod plan;
 pub mod plugins;
 pub mod preflight;
 pub mod resolve;
+pub mod status;
 
 /// What the host tells an extension about itself in `initialize` (`client_info`):
 /// `curupira` and this crate's version.

@@ -60,6 +60,9 @@ enum Command {
     /// List, show, retry and forget the tasks of the durable ledger.
     #[command(subcommand)]
     Tasks(cmd::tasks::Command),
+    /// Say what the host is doing: what runs, what waits for a retry, the next rounds,
+    /// the last hour's and day's outcomes, the last failures.
+    Status(cmd::status::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(cmd::completions::Args),
     /// Print the manual page (roff), or write one page per command into a folder.
@@ -88,6 +91,7 @@ fn main() -> ExitCode {
         Command::Registry(command) => cmd::registry::run(command),
         Command::Spirit(command) => cmd::spirit::run(command),
         Command::Tasks(command) => cmd::tasks::run(command),
+        Command::Status(args) => cmd::status::run(args),
         Command::Completions(args) => cmd::completions::run(&args, Cli::command()),
         Command::Man(args) => cmd::man::run(&args, Cli::command()),
         Command::Schema(args) => cmd::schema::run(&args),

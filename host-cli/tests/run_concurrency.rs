@@ -517,7 +517,7 @@ fn a_second_sigint_during_before_run_hooks_finishes_nothing() {
 /// minutes), no `before_run`, no agent; it is interrupted, handed over again later.
 #[test]
 fn after_a_second_sigint_no_hook_of_a_task_starts() {
-    let project = repository_project();
+    let project = Project::repository();
     project.write("tasks.jsonl", &queue(1));
     project.write(
         "curupira.toml",
@@ -529,8 +529,8 @@ fn after_a_second_sigint_no_hook_of_a_task_starts() {
             &automation("fix", "tasks.jsonl", ""),
         ),
     );
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-q", "-m", "start"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "start"]);
     // `git worktree add` runs this: the worktree takes 2 s to make, and says when it
     // started.
     let hook = project.path().join(".git/hooks/post-checkout");
@@ -621,32 +621,13 @@ fn assert_interrupted_not_finished(project: &Project, stdout: &str, interrupted:
     );
 }
 
-fn git(project: &Project, args: &[&str]) -> String {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(project.path())
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "git {args:?}: {output:?}");
-    String::from_utf8(output.stdout).unwrap()
-}
-
-/// A project folder that is a Git repository (no commit yet) with an author set.
-fn repository_project() -> Project {
-    let project = Project::new();
-    git(&project, &["init", "-q", "-b", "main"]);
-    git(&project, &["config", "user.email", "t@example.com"]);
-    git(&project, &["config", "user.name", "t"]);
-    project
-}
-
 /// `workspace.created` is printed while the agent works (where to look at its work),
 /// not after it: here the agent waits for a file the test writes only once it read the
 /// event.
 #[test]
 fn workspace_created_is_printed_while_the_agent_works() {
     use std::io::BufRead;
-    let project = repository_project();
+    let project = Project::repository();
     project.write("tasks.jsonl", &queue(1));
     let go = project.path().join("go");
     project.write(
@@ -661,8 +642,8 @@ fn workspace_created_is_printed_while_the_agent_works() {
             &automation("fix", "tasks.jsonl", ""),
         ),
     );
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-q", "-m", "start"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "start"]);
     let mut host = std::process::Command::new(run_support::curupira())
         .args(["run", "--once", "--format", "json"])
         .current_dir(project.path())
@@ -718,7 +699,7 @@ fn workspace_created_is_printed_while_the_agent_works() {
 
 #[test]
 fn worktree_mode_runs_each_task_in_its_own_worktree_and_branch() {
-    let project = repository_project();
+    let project = Project::repository();
     project.write("tasks.jsonl", &queue(2));
     project.write(
         "curupira.toml",
@@ -734,8 +715,8 @@ fn worktree_mode_runs_each_task_in_its_own_worktree_and_branch() {
             automation("fix", "tasks.jsonl", "polling = { batch_size = 2 }")
         ),
     );
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-q", "-m", "start"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "start"]);
     let run = project.curupira(&["run", "--once", "--format", "json"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let created = run.events_named("workspace.created");
@@ -760,9 +741,9 @@ fn worktree_mode_runs_each_task_in_its_own_worktree_and_branch() {
     assert_ne!(folders[0].1, folders[1].1, "one worktree per task");
     // The agent's files stay in its worktree, and Git ignores the worktrees' folder.
     assert!(!project.path().join("made-by-agent").exists());
-    let branches = git(&project, &["branch", "--list", "curupira/*"]);
+    let branches = project.git(&["branch", "--list", "curupira/*"]);
     assert_eq!(branches.lines().count(), 2, "{branches}");
-    let status = git(&project, &["status", "--porcelain"]);
+    let status = project.git(&["status", "--porcelain"]);
     assert!(!status.contains(".curupira"), "{status}");
     let started = run.events_named("task.started");
     assert!(
@@ -776,7 +757,7 @@ fn worktree_mode_runs_each_task_in_its_own_worktree_and_branch() {
 
 #[test]
 fn a_succeeded_task_worktree_is_removed_and_its_branch_stays() {
-    let project = repository_project();
+    let project = Project::repository();
     project.write("tasks.jsonl", &queue(1));
     project.write(
         "curupira.toml",
@@ -788,8 +769,8 @@ fn a_succeeded_task_worktree_is_removed_and_its_branch_stays() {
             automation("fix", "tasks.jsonl", "")
         ),
     );
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-q", "-m", "start"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "start"]);
     let run = project.curupira(&["run", "--once", "--format", "json"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     let removed = run.events_named("workspace.removed");
@@ -800,7 +781,7 @@ fn a_succeeded_task_worktree_is_removed_and_its_branch_stays() {
         .as_str()
         .unwrap()
         .to_owned();
-    let log = git(&project, &["log", "--format=%s", &branch]);
+    let log = project.git(&["log", "--format=%s", &branch]);
     assert_eq!(
         log.lines().next(),
         Some("work"),
@@ -814,7 +795,7 @@ fn a_finished_task_worktree_is_removed_while_the_next_task_runs() {
     // soon as the agent ends, so the second agent starts during the first removal;
     // each `workspace.removed` follows its `task.finished`, and the round ends after
     // the last removal.
-    let project = repository_project();
+    let project = Project::repository();
     project.write("tasks.jsonl", &queue(2));
     let log = project.path().join("log");
     project.write(
@@ -830,8 +811,8 @@ fn a_finished_task_worktree_is_removed_while_the_next_task_runs() {
             log = log.display(),
         ),
     );
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-q", "-m", "start"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "start"]);
     let run = project.curupira(&["run", "--once", "--format", "json"]);
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(
@@ -862,7 +843,7 @@ fn a_finished_task_worktree_is_removed_while_the_next_task_runs() {
 
 #[test]
 fn a_worktree_base_that_names_no_commit_is_a_validate_error_at_its_key() {
-    let project = repository_project();
+    let project = Project::repository();
     project.write("tasks.jsonl", &queue(1));
     project.write("other.jsonl", "");
     let config = |workspace: &str, own: &str| {
@@ -907,8 +888,8 @@ fn a_worktree_base_that_names_no_commit_is_a_validate_error_at_its_key() {
 
     // With a commit: `HEAD` is fine; a misspelt base is reported where it is written,
     // the automation's own before `[settings.workspace]`'s.
-    git(&project, &["add", "-A"]);
-    git(&project, &["commit", "-q", "-m", "start"]);
+    project.git(&["add", "-A"]);
+    project.git(&["commit", "-q", "-m", "start"]);
     let validate = project.curupira(&["validate", "--format", "json"]);
     assert!(unknown_base(&validate).is_empty(), "{}", validate.stdout);
     project.write(

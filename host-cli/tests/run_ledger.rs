@@ -16,6 +16,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use curupira_ledger::{Ledger, Status};
+use curupira_test_support::process::{finish, wait_until};
 use run_support::{Project, curupira, have_python};
 use serde_json::Value;
 
@@ -84,34 +85,6 @@ fn spawn(project: &Project, name: &str, args: &[&str]) -> Child {
         .stderr(err)
         .spawn()
         .unwrap()
-}
-
-/// Waits up to `limit` for `condition`; whether it became true.
-fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if condition() {
-            return true;
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    condition()
-}
-
-/// Waits for a child, failing the test after `limit`.
-fn finish(mut child: Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("a curupira run took longer than {limit:?}");
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// `kill -SIGNAL pid`.

@@ -18,6 +18,7 @@
 //! | `round.finished` | `polled`, `dispatched`, `skipped`, `failed` | after each complete round |
 //! | `automation.failed` | `code`, `message`, `extension`?, `method`? | the automation stops (for the rest of the process) |
 //! | `extension.failed` | `extension`, `method`, `code`, `message` | an extension failed outside any automation's step (at `shutdown`) |
+//! | `host.waiting` | `idle_seconds`, `next_round_at`, `next_round_in_seconds` | a continuous run with `idle_notice` set: nothing ran or waited for a retry for that long; said again each time it passes. `automation` is the one whose round is next |
 //!
 //! - `values` is the item's pairs as polled: `[{"key": k, "value": v}, …]`.
 //! - `exit_code` is the agent's exit status, or `null` when it was killed by a signal
@@ -184,6 +185,19 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         method: Option<String>,
     },
+    /// A continuous run has been idle (no attempt ran or waited for a retry) for its
+    /// notice interval ([`crate::RunOptions::idle_notice`]): said once per interval.
+    #[serde(rename = "host.waiting")]
+    Waiting {
+        /// The automation whose round is next.
+        automation: String,
+        /// How long nothing ran, in seconds.
+        idle_seconds: f64,
+        /// When that round is due (RFC 3339, UTC).
+        next_round_at: String,
+        /// In how many seconds it is due.
+        next_round_in_seconds: f64,
+    },
     /// An extension failed outside any automation's step (at shutdown).
     #[serde(rename = "extension.failed")]
     ExtensionFailed {
@@ -213,7 +227,8 @@ impl Event {
             | Event::TaskSkipped { .. }
             | Event::TaskInterrupted { .. }
             | Event::TaskRendered { .. }
-            | Event::RoundFinished { .. } => false,
+            | Event::RoundFinished { .. }
+            | Event::Waiting { .. } => false,
         }
     }
 }

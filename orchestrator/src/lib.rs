@@ -127,6 +127,7 @@ mod journal;
 pub mod log;
 pub mod plan;
 pub mod runner;
+pub mod status;
 
 pub use agent::AgentLimits;
 pub use curupira_process::stop::Stop;

@@ -87,7 +87,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use curupira_client::{CallError, Client};
 use curupira_jsonrpc::ErrorCode;
@@ -107,6 +107,7 @@ use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
 use crate::events::{Event, EventSink, short_id};
 use crate::journal::Journal;
 use crate::plan::{Automation, Plan};
+use crate::status::{Live, RunningAttempt, WaitingRetry};
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{Label, SpawnWindow, Watch};
 use curupira_workspace::{
@@ -128,6 +129,13 @@ pub struct RunOptions {
     /// The run's watchdog ([`curupira_process::watchdog`]): told about every agent's process
     /// group, so none outlives a host that died.
     pub watch: Option<Watch>,
+    /// Where the run keeps its live state for others to read ([`crate::status`]):
+    /// what runs, what waits for a retry, each automation's rounds.
+    pub live: Option<Live>,
+    /// In a continuous run: once nothing ran nor waited for a retry for this long, an
+    /// [`Event::Waiting`] says when the next round is, and again each time as long
+    /// passes. `None`: never.
+    pub idle_notice: Option<Duration>,
 }
 
 impl RunOptions {
@@ -439,6 +447,8 @@ struct TaskObserver {
     /// The watchdog, and the label of this attempt's agent.
     watch: Option<(Watch, Label)>,
     writer: Option<Writer>,
+    /// The run's live state: told the agent's pid.
+    live: Option<Live>,
     /// This attempt's log (its agent's and its hooks' output), when the plan keeps
     /// logs.
     log: Option<crate::log::SharedLog>,
@@ -465,6 +475,9 @@ impl AgentObserver for TaskObserver {
                     start: window.start_of(pid),
                 },
             });
+        }
+        if let Some(live) = &self.live {
+            live.agent_spawned(&self.automation, &self.task_id, pid);
         }
     }
 
@@ -889,6 +902,11 @@ fn run_journaled(
         }
     }
 
+    if let Some(live) = &options.live {
+        for run in &runs {
+            live.automation_added(&run.automation.name, Some(SystemTime::now()));
+        }
+    }
     // Rounds start processes of their own (persistent extensions keep theirs).
     extensions.end_preparation();
     let repository = repository.unwrap_or_default();
@@ -908,6 +926,8 @@ fn run_journaled(
         host_pid: std::process::id(),
         deferred_removals: Vec::new(),
         ledger_error: None,
+        said_stopping: false,
+        quiet_since: Instant::now(),
     };
     for run in &runs {
         let cap = run.automation.agent_policy.cap;
@@ -960,6 +980,10 @@ struct Scheduler<'a> {
     deferred_removals: Vec<Removal>,
     /// The first ledger failure: from then on the run stops as on a signal.
     ledger_error: Option<LedgerError>,
+    /// Whether the live state was told the run is stopping.
+    said_stopping: bool,
+    /// Since when no attempt started or ended (or since the last `host.waiting`).
+    quiet_since: Instant,
 }
 
 /// The longest the loop sleeps before it looks at signals again.
@@ -980,6 +1004,10 @@ impl Scheduler<'_> {
             }
             events.check()?;
             if self.stopping() {
+                if let Some(live) = self.options.live.as_ref().filter(|_| !self.said_stopping) {
+                    live.stopping();
+                    self.said_stopping = true;
+                }
                 // No new poll, no new attempt: what waits for a retry is interrupted.
                 for (_, task) in self.retries.drain() {
                     self.interrupted(task, runs, events)?;
@@ -1020,6 +1048,7 @@ impl Scheduler<'_> {
                     break;
                 }
             }
+            self.notice_idle(runs, events)?;
             if !progressed {
                 if let Some(ledger) = &self.options.ledger {
                     let ended = ledger
@@ -1042,6 +1071,44 @@ impl Scheduler<'_> {
         // Nothing runs any more: the workers are idle.
         self.workers.finish();
         Ok(())
+    }
+
+    /// Says `host.waiting` when the run has been idle for its `idle_notice`.
+    fn notice_idle(
+        &mut self,
+        runs: &[AutomationRun<'_>],
+        events: &mut Journal<'_>,
+    ) -> io::Result<()> {
+        let Some(every) = self.options.idle_notice else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        let idle = now.saturating_duration_since(self.quiet_since);
+        if self.options.once
+            || idle < every
+            || self.running > 0
+            || !self.retries.is_empty()
+            || self.stopping()
+            || runs.iter().any(|run| !run.pending.is_empty())
+        {
+            return Ok(());
+        }
+        let next = runs
+            .iter()
+            .filter(|run| run.active && run.round.is_none())
+            .min_by_key(|run| run.next_due);
+        let Some(next) = next else {
+            // Every round is polling now: nothing to say about the next one.
+            return Ok(());
+        };
+        let due_in = next.next_due.saturating_duration_since(now);
+        self.quiet_since = now;
+        events.emit(Event::Waiting {
+            automation: next.automation.name.clone(),
+            idle_seconds: idle.as_secs_f64(),
+            next_round_at: crate::status::timestamp(SystemTime::now() + due_in),
+            next_round_in_seconds: due_in.as_secs_f64(),
+        })
     }
 
     /// How long nothing can happen but an attempt ending or a signal.
@@ -1101,6 +1168,9 @@ impl Scheduler<'_> {
             };
             if due {
                 run.rounds += 1;
+                if let Some(live) = &self.options.live {
+                    live.round_started(&run.automation.name);
+                }
                 let mut round = Round {
                     polls_left: run.automation.polling.batch_size,
                     polling_done: run.automation.polling.batch_size == 0,
@@ -1224,6 +1294,9 @@ impl Scheduler<'_> {
             };
             if let Err(error) = served {
                 emit_failure(events, &name, &error)?;
+                if let Some(live) = &self.options.live {
+                    live.automation_stopped(&name);
+                }
                 let run = &mut runs[index];
                 run.active = false;
                 if let Some(round) = &mut run.round {
@@ -1476,6 +1549,11 @@ impl Scheduler<'_> {
                     policy.max_bytes,
                 )
             });
+        let branch = || {
+            (run.workspaces.spec().mode == WorkspaceMode::Worktree)
+                .then(|| curupira_workspace::task_branch(&automation.name, &task.id_text))
+        };
+        let log_path = || log.as_ref().map(|(path, _)| path.display().to_string());
         // Handed to the writer thread, not waited for (see `curupira_ledger::writer`):
         // the `task.started` below is printed once it is committed.
         if let Some(writer) = &self.writer {
@@ -1484,10 +1562,22 @@ impl Scheduler<'_> {
                 task_id: task.id_text.clone(),
                 pairs: serde_json::to_string(&task.pairs).unwrap_or_default(),
                 workspace: workspace.clone(),
-                branch: (run.workspaces.spec().mode == WorkspaceMode::Worktree)
-                    .then(|| curupira_workspace::task_branch(&automation.name, &task.id_text)),
-                log_path: log.as_ref().map(|(path, _)| path.display().to_string()),
+                branch: branch(),
+                log_path: log_path(),
                 host_pid: self.host_pid,
+            });
+        }
+        if let Some(live) = &self.options.live {
+            live.attempt_started(RunningAttempt {
+                workspace: Some(workspace.clone()),
+                branch: branch(),
+                log_path: log_path(),
+                ..RunningAttempt::new(
+                    &automation.name,
+                    &task.id_text,
+                    task.attempt,
+                    SystemTime::now(),
+                )
             });
         }
         let spec = AttemptSpec {
@@ -1508,6 +1598,7 @@ impl Scheduler<'_> {
                     .as_ref()
                     .map(|watch| (watch.clone(), watch.label())),
                 writer: self.writer.clone(),
+                live: self.options.live.clone(),
                 log: log.and_then(|(path, max_bytes)| {
                     crate::log::AttemptLog::create(&path, max_bytes)
                         .ok()
@@ -1525,6 +1616,7 @@ impl Scheduler<'_> {
             workspace,
         })?;
         self.running += 1;
+        self.quiet_since = Instant::now();
         if let Err((job, error)) = self.workers.submit(Job::Attempt(Box::new((task, spec)))) {
             // No thread could take the task: it is not finished, so it is released and
             // a later poll hands it over again.
@@ -1534,6 +1626,9 @@ impl Scheduler<'_> {
             let (task, _) = *job;
             let name = runs[task.run].automation.name.clone();
             self.record_end(&name, &task, Status::Interrupted, None, "thread-failed");
+            if let Some(live) = &self.options.live {
+                live.attempt_ended(&name, &task.id_text);
+            }
             let run = &mut runs[task.run];
             tracing::error!(
                 "automation `{}`: cannot start a thread for an agent ({error}); the task is \
@@ -1559,10 +1654,14 @@ impl Scheduler<'_> {
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         self.running = self.running.saturating_sub(1);
+        self.quiet_since = Instant::now();
         let Attempted { mut task, outcome } = attempted;
         let run = &mut runs[task.run];
         let name = run.automation.name.clone();
         self.slots.give_back(&name);
+        if let Some(live) = &self.options.live {
+            live.attempt_ended(&name, &task.id_text);
+        }
         let policy = run.automation.agent_policy;
         if let Some(writer) = &self.writer {
             // The attempt's own row, whatever the task does next.
@@ -1604,6 +1703,17 @@ impl Scheduler<'_> {
                 exit_code: outcome.exit_code(),
                 error: outcome.error(),
             })?;
+            if let Some(live) = &self.options.live {
+                live.retry_waiting(WaitingRetry {
+                    automation: name.clone(),
+                    task_id: task.id_text.clone(),
+                    attempt: task.attempt + 1,
+                    due_at: crate::status::timestamp(SystemTime::now() + delay),
+                    reason: outcome.reason.as_str().to_owned(),
+                    error: outcome.error(),
+                    exit_code: outcome.exit_code(),
+                });
+            }
             self.retries.defer(&name, Instant::now() + delay, task);
             return Ok(());
         }
@@ -1675,6 +1785,9 @@ impl Scheduler<'_> {
             && run.active
         {
             emit_failure(events, &name, &error)?;
+            if let Some(live) = &self.options.live {
+                live.automation_stopped(&name);
+            }
             run.active = false;
             if let Some(round) = &mut run.round {
                 round.polling_done = true;
@@ -1769,6 +1882,9 @@ impl Scheduler<'_> {
     ) -> io::Result<()> {
         let name = runs[task.run].automation.name.clone();
         self.record_end(&name, &task, Status::Interrupted, None, "interrupted");
+        if let Some(live) = &self.options.live {
+            live.retry_dropped(&name, &task.id_text);
+        }
         let run = &mut runs[task.run];
         let reason = if self.writer.as_ref().is_some_and(Writer::failed) {
             "ledger-failed"
@@ -1834,6 +1950,11 @@ impl Scheduler<'_> {
                 })?;
             }
             run.next_due = Instant::now() + run.automation.polling.interval;
+            if let Some(live) = &self.options.live {
+                let next = (run.active && !self.options.once && !self.stopping())
+                    .then(|| SystemTime::now() + run.automation.polling.interval);
+                live.round_ended(&run.automation.name, next);
+            }
         }
         Ok(())
     }

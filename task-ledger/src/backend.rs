@@ -4,10 +4,11 @@
 //! which of them a PostgreSQL backend would write.
 
 use std::fmt;
+use std::time::Duration;
 
 use crate::{
-    AttemptRecord, Change, Decision, Filter, Ledger, LedgerError, Requested, Retention, Status,
-    TaskRecord,
+    AttemptRecord, Change, Decision, Filter, Ledger, LedgerError, OutcomeCounts, Requested,
+    Retention, Status, TaskAttempt, TaskRecord,
 };
 
 /// What a run needs of a durable ledger: the decision for every polled task, the
@@ -109,6 +110,15 @@ pub trait TasksBackend {
 
     /// Every attempt of a task, the first first.
     fn attempts(&self, automation: &str, task_id: &str) -> Result<Vec<AttemptRecord>, LedgerError>;
+
+    /// The attempts that have not ended, the oldest first.
+    fn open_attempts(&self) -> Result<Vec<TaskAttempt>, LedgerError>;
+
+    /// The last `limit` attempts that failed or were interrupted, the newest first.
+    fn last_failures(&self, limit: u32) -> Result<Vec<TaskAttempt>, LedgerError>;
+
+    /// How many attempts ended with each outcome in the last `window`.
+    fn outcome_counts(&self, window: Duration) -> Result<OutcomeCounts, LedgerError>;
 }
 
 impl RunBackend for Ledger {
@@ -173,6 +183,18 @@ impl TasksBackend for Ledger {
 
     fn attempts(&self, automation: &str, task_id: &str) -> Result<Vec<AttemptRecord>, LedgerError> {
         Ledger::attempts(self, automation, task_id)
+    }
+
+    fn open_attempts(&self) -> Result<Vec<TaskAttempt>, LedgerError> {
+        Ledger::open_attempts(self)
+    }
+
+    fn last_failures(&self, limit: u32) -> Result<Vec<TaskAttempt>, LedgerError> {
+        Ledger::last_failures(self, limit)
+    }
+
+    fn outcome_counts(&self, window: Duration) -> Result<OutcomeCounts, LedgerError> {
+        Ledger::outcome_counts(self, window)
     }
 }
 

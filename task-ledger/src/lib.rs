@@ -249,6 +249,16 @@ macro_rules! now {
     };
 }
 
+/// The columns [`Ledger::read_attempts`] reads, in its order, times as ISO 8601.
+macro_rules! attempt_columns {
+    () => {
+        "attempt, outcome, reason, exit_code, error, workspace, branch, log_path, host_pid,
+         agent_pid, strftime('%Y-%m-%dT%H:%M:%fZ', started_at / 1000.0, 'unixepoch'),
+         strftime('%Y-%m-%dT%H:%M:%fZ', ended_at / 1000.0, 'unixepoch'),
+         (ended_at - started_at) / 1000.0, automation, task_id"
+    };
+}
+
 /// A task's status in the ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -498,6 +508,30 @@ pub struct AttemptRecord {
     pub ended_at: Option<String>,
     /// How long it took, in seconds; `None` while it runs.
     pub duration_seconds: Option<f64>,
+}
+
+/// An attempt, with the task it belongs to ([`Ledger::open_attempts`],
+/// [`Ledger::last_failures`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskAttempt {
+    /// The task's automation.
+    pub automation: String,
+    /// The task's identity.
+    pub task_id: String,
+    /// The attempt.
+    #[serde(flatten)]
+    pub attempt: AttemptRecord,
+}
+
+/// How many attempts ended with each outcome ([`Ledger::outcome_counts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct OutcomeCounts {
+    /// Attempts whose agent succeeded.
+    pub succeeded: u64,
+    /// Attempts that failed.
+    pub failed: u64,
+    /// Attempts stopped before they ended (a shutdown, a host that died).
+    pub interrupted: u64,
 }
 
 /// How much attempt history a ledger keeps ([`Ledger::prune_attempts`]): ended
@@ -979,36 +1013,106 @@ impl Ledger {
         automation: &str,
         task_id: &str,
     ) -> Result<Vec<AttemptRecord>, LedgerError> {
+        const SQL: &str = concat!(
+            "SELECT ",
+            attempt_columns!(),
+            " FROM attempts WHERE automation = ?1 AND task_id = ?2 ORDER BY attempt"
+        );
+        let rows = self.read_attempts(SQL, params![automation, task_id])?;
+        Ok(rows.into_iter().map(|attempt| attempt.attempt).collect())
+    }
+
+    /// The attempts that have not ended, the oldest first: those a running host runs,
+    /// or those a host that died left open (the next run records them as interrupted,
+    /// reason [`UNRECORDED`]).
+    pub fn open_attempts(&self) -> Result<Vec<TaskAttempt>, LedgerError> {
+        const SQL: &str = concat!(
+            "SELECT ",
+            attempt_columns!(),
+            " FROM attempts WHERE ended_at IS NULL ORDER BY started_at, id"
+        );
+        self.read_attempts(SQL, params![])
+    }
+
+    /// The last `limit` attempts that failed or were interrupted, the newest first.
+    pub fn last_failures(&self, limit: u32) -> Result<Vec<TaskAttempt>, LedgerError> {
+        const SQL: &str = concat!(
+            "SELECT ",
+            attempt_columns!(),
+            " FROM attempts WHERE ended_at IS NOT NULL AND outcome IN ('failed', 'interrupted')
+              ORDER BY ended_at DESC, id DESC LIMIT ?1"
+        );
+        self.read_attempts(SQL, params![limit])
+    }
+
+    /// How many attempts ended with each outcome in the last `window` (by their end).
+    pub fn outcome_counts(&self, window: Duration) -> Result<OutcomeCounts, LedgerError> {
+        let window_ms = i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
+        const SQL: &str = concat!(
+            "SELECT outcome, count(*) FROM attempts
+             WHERE ended_at >= ",
+            now!(),
+            " - ?1 GROUP BY outcome"
+        );
         let mut statement = self
             .connection
-            .prepare_cached(
-                "SELECT attempt, outcome, reason, exit_code, error, workspace, branch,
-                        log_path, host_pid, agent_pid,
-                        strftime('%Y-%m-%dT%H:%M:%fZ', started_at / 1000.0, 'unixepoch'),
-                        strftime('%Y-%m-%dT%H:%M:%fZ', ended_at / 1000.0, 'unixepoch'),
-                        (ended_at - started_at) / 1000.0
-                 FROM attempts WHERE automation = ?1 AND task_id = ?2 ORDER BY attempt",
-            )
+            .prepare_cached(SQL)
             .map_err(self.error("read"))?;
         let rows = statement
-            .query_map(params![automation, task_id], |row| {
+            .query_map(params![window_ms], |row| {
+                Ok((row.get::<_, Option<String>>(0)?, row.get::<_, u64>(1)?))
+            })
+            .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+            .map_err(self.error("read"))?;
+        let mut counts = OutcomeCounts::default();
+        for (outcome, count) in rows {
+            match outcome
+                .as_deref()
+                .map(|text| self.status(text))
+                .transpose()?
+            {
+                Some(Status::Succeeded) => counts.succeeded += count,
+                Some(Status::Failed) => counts.failed += count,
+                Some(Status::Interrupted) => counts.interrupted += count,
+                Some(Status::Running) | None => {}
+            }
+        }
+        Ok(counts)
+    }
+
+    /// Runs `sql` (its columns [`attempt_columns!`]'s) and reads its rows.
+    fn read_attempts(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<TaskAttempt>, LedgerError> {
+        let mut statement = self
+            .connection
+            .prepare_cached(sql)
+            .map_err(self.error("read"))?;
+        let rows = statement
+            .query_map(params, |row| {
                 let outcome: Option<String> = row.get(1)?;
                 Ok((
                     outcome,
-                    AttemptRecord {
-                        attempt: row.get(0)?,
-                        outcome: None,
-                        reason: row.get(2)?,
-                        exit_code: row.get(3)?,
-                        error: row.get(4)?,
-                        workspace: row.get(5)?,
-                        branch: row.get(6)?,
-                        log_path: row.get(7)?,
-                        host_pid: row.get(8)?,
-                        agent_pid: row.get(9)?,
-                        started_at: row.get(10)?,
-                        ended_at: row.get(11)?,
-                        duration_seconds: row.get(12)?,
+                    TaskAttempt {
+                        automation: row.get(13)?,
+                        task_id: row.get(14)?,
+                        attempt: AttemptRecord {
+                            attempt: row.get(0)?,
+                            outcome: None,
+                            reason: row.get(2)?,
+                            exit_code: row.get(3)?,
+                            error: row.get(4)?,
+                            workspace: row.get(5)?,
+                            branch: row.get(6)?,
+                            log_path: row.get(7)?,
+                            host_pid: row.get(8)?,
+                            agent_pid: row.get(9)?,
+                            started_at: row.get(10)?,
+                            ended_at: row.get(11)?,
+                            duration_seconds: row.get(12)?,
+                        },
                     },
                 ))
             })
@@ -1016,7 +1120,7 @@ impl Ledger {
             .map_err(self.error("read"))?;
         rows.into_iter()
             .map(|(outcome, mut record)| {
-                record.outcome = outcome.map(|text| self.status(&text)).transpose()?;
+                record.attempt.outcome = outcome.map(|text| self.status(&text)).transpose()?;
                 Ok(record)
             })
             .collect()

@@ -260,3 +260,69 @@ fn a_ledger_of_schema_version_2_is_upgraded_with_each_task_s_last_attempt() {
         .unwrap();
     assert_eq!(version, 2);
 }
+
+#[test]
+fn the_summary_counts_outcomes_by_their_end_and_lists_failures_and_open_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = open(dir.path());
+    five_attempts(&mut ledger, 1);
+    ledger
+        .attempt_started("fix", &id(2), "[]", "/w", 7)
+        .unwrap();
+    ledger
+        .attempt_ended("fix", &id(2), Status::Succeeded, Some(0), "exit", None)
+        .unwrap();
+    ledger
+        .attempt_started("triage", &id(3), "[]", "/w", 7)
+        .unwrap();
+    ledger
+        .attempt_ended(
+            "triage",
+            &id(3),
+            Status::Interrupted,
+            None,
+            "shutdown",
+            Some("stopped"),
+        )
+        .unwrap();
+    ledger
+        .attempt_started("fix", &id(4), "[]", "/w/4", 7)
+        .unwrap();
+
+    let day = ledger
+        .outcome_counts(Duration::from_secs(24 * 3600))
+        .unwrap();
+    assert_eq!((day.succeeded, day.failed, day.interrupted), (1, 5, 1));
+    // A window that ends before any of them: nothing.
+    std::thread::sleep(Duration::from_millis(30));
+    let none = ledger.outcome_counts(Duration::from_millis(10)).unwrap();
+    assert_eq!((none.succeeded, none.failed, none.interrupted), (0, 0, 0));
+
+    let failures = ledger.last_failures(3).unwrap();
+    let shown: Vec<(&str, u32, Option<&str>)> = failures
+        .iter()
+        .map(|f| {
+            (
+                f.automation.as_str(),
+                f.attempt.attempt,
+                f.attempt.reason.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("triage", 1, Some("shutdown")),
+            ("fix", 5, Some("exit")),
+            ("fix", 4, Some("exit"))
+        ]
+    );
+    assert_eq!(failures[0].task_id, id(3));
+    assert_eq!(failures[0].attempt.error.as_deref(), Some("stopped"));
+
+    let open = ledger.open_attempts().unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0].task_id, id(4));
+    assert_eq!(open[0].attempt.workspace.as_deref(), Some("/w/4"));
+    assert_eq!(open[0].attempt.outcome, None);
+}

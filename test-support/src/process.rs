@@ -1,7 +1,8 @@
-//! Child processes in tests: a run bounded in time, and whether a process lives.
+//! Child processes in tests: a run bounded in time, waiting for a child or a condition,
+//! and whether a process lives.
 
 use std::io::Read;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -76,4 +77,33 @@ pub fn alive(pid: u32) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|status| status.success())
+}
+
+/// Waits up to `limit` for `condition`; whether it became true.
+pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    condition()
+}
+
+/// Waits for a child's end and returns its exit code; past `limit` it is killed and the
+/// test fails.
+pub fn finish(mut child: Child, limit: Duration) -> Option<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("a curupira run took longer than {limit:?}");
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
 }

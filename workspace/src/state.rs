@@ -2,7 +2,8 @@
 //!
 //! - **The state folder** is `<config folder>/.curupira/` by default: it holds the
 //!   task ledger (`ledger.sqlite`, `curupira-ledger`'s), `run.lock`, `watchdog.lock`
-//!   ([`curupira_process::watchdog`]) and the worktrees (`worktrees/`, [`crate`]).
+//!   ([`curupira_process::watchdog`]), `status.json` ([`STATUS_FILE`]), the attempts'
+//!   logs (`logs/`) and the worktrees (`worktrees/`, [`crate`]).
 //!   [`host_folder`] creates it with a `.gitignore` of `*`, so Git and code-search
 //!   tools ignore everything in it. With `[settings.ledger] path` elsewhere, the state
 //!   folder is the ledger's folder (two configs sharing one ledger share one lock).
@@ -39,6 +40,10 @@ pub const HOST_FOLDER: &str = ".curupira";
 
 /// The name of the lock file `run` holds, in the state folder.
 pub const RUN_LOCK: &str = "run.lock";
+
+/// The name of the file in the state folder where `run` publishes what it is doing
+/// (`curupira_orchestrator::status`), for `curupira status` to read.
+pub const STATUS_FILE: &str = "status.json";
 
 /// Creates `<dir>/.curupira` when it does not exist, with a `.gitignore` of `*` in it,
 /// and returns its path. An existing folder is left as it is.
@@ -104,6 +109,12 @@ pub enum Locked {
     },
 }
 
+/// How many times [`RunLock::acquire`] tries a taken lock before it says it is busy.
+const LOOK_ATTEMPTS: u32 = 5;
+
+/// The pause between those tries.
+const LOOK_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// An exclusive advisory lock on a file, held until dropped or until the process ends.
 #[derive(Debug)]
 pub struct RunLock {
@@ -126,15 +137,25 @@ impl RunLock {
             .truncate(false)
             .open(path)
             .map_err(io_error)?;
-        match try_lock(&file) {
-            Ok(true) => {}
-            Ok(false) => {
-                return Err(Locked::Busy {
-                    path: path.to_owned(),
-                    pid: read_pid(&mut file),
-                });
+        // `status` and `tasks` take the lock for an instant to see whether a host
+        // holds it ([`RunLock::holder`]): a lock that stays taken for
+        // `LOOK_ATTEMPTS` tries in a row is a host's, not theirs.
+        let mut tries = 0;
+        loop {
+            match try_lock(&file) {
+                Ok(true) => break,
+                Ok(false) if tries + 1 < LOOK_ATTEMPTS => {
+                    tries += 1;
+                    std::thread::sleep(LOOK_PAUSE);
+                }
+                Ok(false) => {
+                    return Err(Locked::Busy {
+                        path: path.to_owned(),
+                        pid: read_pid(&mut file),
+                    });
+                }
+                Err(source) => return Err(io_error(source)),
             }
-            Err(source) => return Err(io_error(source)),
         }
         let written = file
             .set_len(0)
@@ -159,10 +180,40 @@ impl RunLock {
         Ok(!try_lock(&file)?)
     }
 
+    /// Who holds the lock on `path` right now, and the pid it wrote ([`Holder`]); a
+    /// missing file is not held. Used by `curupira status`.
+    pub fn holder(path: &Path) -> io::Result<Holder> {
+        let mut file = match File::open(path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Holder::Free),
+            Err(err) => return Err(err),
+        };
+        // Taken (and released on drop) only to see whether it can be.
+        if try_lock(&file)? {
+            return Ok(Holder::Free);
+        }
+        Ok(Holder::Held {
+            pid: read_pid(&mut file),
+        })
+    }
+
     /// The lock file.
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Whether a process holds a [`RunLock`] ([`RunLock::holder`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// No process holds it.
+    Free,
+    /// A process holds it.
+    Held {
+        /// The pid it wrote in the file, when it could be read (a holder that has
+        /// just taken the lock may not have written it yet).
+        pid: Option<u32>,
+    },
 }
 
 /// The pid written in a lock file, if it holds one.

@@ -20,6 +20,7 @@ pub mod render;
 pub mod run;
 pub mod schema;
 pub mod spirit;
+pub mod status;
 pub mod tasks;
 pub mod validate;
 pub mod watchdog;

@@ -34,6 +34,7 @@ use curupira_host::format::Format;
 use curupira_host::resolve::Plan;
 use curupira_ledger::{self as ledger, Ledger, WriterThread};
 use curupira_orchestrator::runner::{self, RunLedger, RunOptions};
+use curupira_orchestrator::status::{HostInfo, Live, Publisher};
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{self, StartingWatchdog, Watchdog};
 use curupira_workspace::state::{self, RUN_LOCK, RunLock};
@@ -71,6 +72,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         dry_run: args.dry_run,
         ledger: None,
         watch: None,
+        live: None,
+        idle_notice: None,
     };
     let Some((config, resolved)) =
         plan(loaded, &host_exe, &options, &args.automations, args.format)?
@@ -78,6 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     };
     let plan = curupira_host::plan::orchestrator_plan(&config, &resolved, &args.automations);
+    options.idle_notice = config.settings.status.idle_notice;
 
     let stop = Stop::new();
     stop.count_signals(say_stop)
@@ -153,12 +157,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 );
             }
         }
-        held = Some((lock, dog, writer_thread, sqlite_reader));
+        let live = Live::new(HostInfo::this_process(
+            format!("curupira {}", env!("CARGO_PKG_VERSION")),
+            Some(
+                std::path::absolute(&args.config.config)
+                    .unwrap_or_else(|_| args.config.config.clone())
+                    .display()
+                    .to_string(),
+            ),
+        ));
+        let status_path = state_dir.join(state::STATUS_FILE);
+        let publisher = Publisher::start(live.clone(), &status_path)
+            .context("cannot start the thread that publishes the run's status")?;
+        options.live = Some(live);
+        held = Some((lock, dog, writer_thread, sqlite_reader, publisher));
     }
     let mut events = EventWriter::new(io::stdout(), args.format).dry_run(options.dry_run);
     let ran = runner::run(&plan, &options, &stop, &mut events);
     let mut closed = Ok(());
-    if let Some((lock, dog, writer_thread, sqlite_reader)) = held {
+    if let Some((lock, dog, writer_thread, sqlite_reader, publisher)) = held {
+        let path = publisher.path().to_owned();
+        if let Err(err) = publisher.finish() {
+            tracing::warn!(
+                "cannot write the run's last status to `{}`: {err}",
+                path.display()
+            );
+        }
         if let Some(thread) = writer_thread {
             thread.close();
         }

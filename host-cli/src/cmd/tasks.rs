@@ -28,11 +28,10 @@ use anyhow::{Context, bail};
 use curupira_diagnostics::JsonPointer;
 use curupira_host::config::{Cleanup, Config, LedgerSettings};
 use curupira_host::events::duration_text;
-use curupira_host::format::Format;
+use curupira_host::format::{Format, aligned, one_line, time_text};
 use curupira_ledger::{AttemptRecord, Filter, Ledger, Status, TaskRecord, TasksBackend};
 use curupira_workspace::state::{RUN_LOCK, RunLock};
 use curupira_workspace::{task_branch, task_folder_tail};
-use unicode_width::UnicodeWidthStr;
 
 use super::{ConfigArg, Verbosity, load_config, write_stdout};
 
@@ -194,8 +193,11 @@ impl Opened {
     }
 }
 
-fn open(common: &Common) -> anyhow::Result<Opened> {
-    let (_, loaded) = load_config(&common.config, &common.verbosity)?;
+/// The config of `config`, when its `[settings.ledger]` can be trusted (errors
+/// elsewhere in the file do not matter to the ledger's commands): what `tasks` and
+/// `status` open.
+pub(crate) fn ledger_config(config: &ConfigArg, verbosity: &Verbosity) -> anyhow::Result<Config> {
+    let (_, loaded) = load_config(config, verbosity)?;
     let settings_at = JsonPointer::root().key("settings");
     let ledger_at = settings_at.key("ledger");
     let broken: Vec<String> = loaded
@@ -210,12 +212,12 @@ fn open(common: &Common) -> anyhow::Result<Opened> {
         })
         .map(|d| format!("{}: {}", d.path, d.message))
         .collect();
-    let config: Option<&Config> = loaded.config.as_ref().or(loaded.partial.as_ref());
-    let Some(config) = config.filter(|_| broken.is_empty()) else {
+    let found: Option<Config> = loaded.config.or(loaded.partial);
+    let Some(found) = found.filter(|_| broken.is_empty()) else {
         bail!(
             "cannot tell where the task ledger is: `{}` has errors in `[settings.ledger]` \
              ({}); `curupira validate` lists them",
-            common.config.config.display(),
+            config.config.display(),
             if broken.is_empty() {
                 "the file cannot be read".to_owned()
             } else {
@@ -223,6 +225,11 @@ fn open(common: &Common) -> anyhow::Result<Opened> {
             }
         );
     };
+    Ok(found)
+}
+
+fn open(common: &Common) -> anyhow::Result<Opened> {
+    let config = ledger_config(&common.config, &common.verbosity)?;
     let settings = config.settings.ledger.clone();
     if !settings.enabled {
         bail!(
@@ -654,41 +661,6 @@ fn table(rows: &[TaskRecord]) -> String {
     aligned(&HEADER, &cells, RIGHT)
 }
 
-/// A header and rows as lines, each column as wide as its widest cell on a terminal
-/// (`unicode-width`), two spaces apart, column `right` right-aligned, the last one
-/// not padded.
-fn aligned<const N: usize>(header: &[&str; N], cells: &[[String; N]], right: usize) -> String {
-    let mut widths = header.map(UnicodeWidthStr::width);
-    for line in cells {
-        for (width, cell) in widths.iter_mut().zip(line) {
-            *width = (*width).max(cell.width());
-        }
-    }
-    let mut out = String::new();
-    let header = header.map(str::to_owned);
-    for line in std::iter::once(&header).chain(cells) {
-        let mut text = String::new();
-        for (column, cell) in line.iter().enumerate() {
-            let pad = " ".repeat(widths[column].saturating_sub(cell.width()));
-            if column > 0 {
-                text.push_str("  ");
-            }
-            if column == right {
-                text.push_str(&pad);
-                text.push_str(cell);
-            } else {
-                text.push_str(cell);
-                if column + 1 < line.len() {
-                    text.push_str(&pad);
-                }
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
 /// Everything about one row, one field per line: the worktree's branch (worktree
 /// mode) and whether the worktree is still there, as the disk says now.
 fn details(row: &TaskRecord, opened: &Opened) -> String {
@@ -763,19 +735,6 @@ fn workspace_text(row: &TaskRecord, opened: &Opened) -> (String, Option<String>)
 fn duration(row: &TaskRecord) -> String {
     row.duration_seconds
         .map_or_else(|| "-".to_owned(), duration_text)
-}
-
-/// `2025-01-02T03:04:05.678Z` as `2025-01-02 03:04:05`; anything else as it is.
-fn time_text(time: &str) -> String {
-    match (time.get(..10), time.get(10..11), time.get(11..19)) {
-        (Some(day), Some("T"), Some(clock)) => format!("{day} {clock}"),
-        _ => time.to_owned(),
-    }
-}
-
-/// Text on one line: line breaks and tabs as spaces.
-fn one_line(text: &str) -> String {
-    text.replace(['\n', '\r', '\t'], " ")
 }
 
 fn status_text(row: &TaskRecord) -> String {

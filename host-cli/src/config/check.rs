@@ -16,8 +16,8 @@ use super::codes;
 use super::model::{
     Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, ExtensionConfig,
     ExtensionSource, LedgerSettings, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK, MAX_LOG_MAX_BYTES,
-    MIN_LOG_MAX_BYTES, PluginType, Polling, ProcessMode, Settings, Timeouts, TriggerRef, Unusable,
-    UnusableAutomation,
+    MAX_SECONDS, MIN_LOG_MAX_BYTES, PluginType, Polling, ProcessMode, Settings, StatusSettings,
+    Timeouts, TriggerRef, Unusable, UnusableAutomation,
 };
 use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
 
@@ -220,6 +220,7 @@ impl Checker<'_> {
                 "protocol",
                 "timeouts",
                 "ledger",
+                "status",
             ],
         );
         let repository = self.string_member(table, &at, "repository", true);
@@ -275,11 +276,16 @@ impl Checker<'_> {
             Some(ledger) => self.ledger(ledger, &at.key("ledger")),
             None => LedgerSettings::new(self.dir),
         };
+        let status = match self.table_member(table, &at, "status") {
+            Some(status) => self.status(status, &at.key("status")),
+            None => StatusSettings::default(),
+        };
         let settings = Settings {
             repository,
             max_frame_bytes,
             timeouts,
             ledger,
+            status,
             agent: merged_agent(&agent, &AgentOverride::default()),
             workspace: merged_workspace(self.dir, &workspace, &WorkspaceOverride::default()),
         };
@@ -289,6 +295,28 @@ impl Checker<'_> {
             workspace,
         };
         (settings, defaults)
+    }
+
+    /// `[settings.status]`: `idle_notice_seconds` (0 to [`MAX_SECONDS`], 0 for never),
+    /// `live_line` (a boolean).
+    fn status(&mut self, table: &toml::Table, at: &JsonPointer) -> StatusSettings {
+        self.unknown_keys(table, at, &["idle_notice_seconds", "live_line"]);
+        let mut status = StatusSettings::default();
+        if let Some(seconds) = self.whole(
+            table,
+            at,
+            "idle_notice_seconds",
+            0..=MAX_SECONDS,
+            &format!("a whole number from 0 (never) to {MAX_SECONDS} (seconds)"),
+        ) {
+            status.idle_notice = (seconds > 0).then(|| Duration::from_secs(seconds));
+        }
+        match table.get("live_line") {
+            Some(TomlValue::Boolean(on)) => status.live_line = *on,
+            Some(other) => self.wrong_type(&at.key("live_line"), "a boolean", other),
+            None => {}
+        }
+        status
     }
 
     /// `[settings.ledger]`: `enabled` (a boolean), `path` (a non-empty string, relative

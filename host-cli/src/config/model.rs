@@ -62,6 +62,9 @@ pub const DEFAULT_LOG_MAX_BYTES: u64 = curupira_orchestrator::log::DEFAULT_MAX_B
 pub const MIN_LOG_MAX_BYTES: u64 = 4096;
 /// The most `log_max_bytes` accepts: 1 GiB.
 pub const MAX_LOG_MAX_BYTES: u64 = 1 << 30;
+/// Seconds an idle continuous run waits before it says so, when `idle_notice_seconds`
+/// is not written: ten minutes.
+pub const DEFAULT_IDLE_NOTICE_SECONDS: u64 = 600;
 
 /// A checked `curupira.toml`.
 #[derive(Debug, Clone)]
@@ -141,6 +144,29 @@ pub struct Settings {
     pub workspace: WorkspacePolicy,
     /// `[settings.ledger]` with defaults filled in.
     pub ledger: LedgerSettings,
+    /// `[settings.status]` with defaults filled in.
+    pub status: StatusSettings,
+}
+
+/// `[settings.status]`: what `run` tells people while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusSettings {
+    /// `idle_notice_seconds`: after this long with nothing running nor waiting for a
+    /// retry, a continuous run says it waits and when its next round is (`host.waiting`),
+    /// and again each time as long passes; `None` (`0` in the file): never.
+    pub idle_notice: Option<std::time::Duration>,
+    /// `live_line`: whether `run --format human` keeps a status line at the bottom of
+    /// a terminal (never when its output is not one).
+    pub live_line: bool,
+}
+
+impl Default for StatusSettings {
+    fn default() -> Self {
+        StatusSettings {
+            idle_notice: Some(std::time::Duration::from_secs(DEFAULT_IDLE_NOTICE_SECONDS)),
+            live_line: true,
+        }
+    }
 }
 
 /// `[settings.ledger]`: the durable task ledger ([`curupira_ledger`]).

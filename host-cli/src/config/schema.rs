@@ -13,12 +13,12 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
 use super::model::{
     BUILTINS, Cleanup, DEFAULT_BATCH_SIZE, DEFAULT_HISTORY_DAYS, DEFAULT_HISTORY_PER_TASK,
-    DEFAULT_HOOK_TIMEOUT_SECONDS, DEFAULT_INITIALIZE_TIMEOUT, DEFAULT_INTERVAL_SECONDS,
-    DEFAULT_KILL_GRACE_SECONDS, DEFAULT_LEDGER_PATH, DEFAULT_LOG_MAX_BYTES, DEFAULT_MAX_CONCURRENT,
-    DEFAULT_MAX_RETRY_BACKOFF_SECONDS, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS,
-    DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKTREE_ROOT, MAX_CONCURRENT_LIMIT, MAX_HISTORY_DAYS,
-    MAX_HISTORY_PER_TASK, MAX_LOG_MAX_BYTES, MAX_RETRIES, MAX_SECONDS, MIN_LOG_MAX_BYTES,
-    PluginType, WorkspaceMode,
+    DEFAULT_HOOK_TIMEOUT_SECONDS, DEFAULT_IDLE_NOTICE_SECONDS, DEFAULT_INITIALIZE_TIMEOUT,
+    DEFAULT_INTERVAL_SECONDS, DEFAULT_KILL_GRACE_SECONDS, DEFAULT_LEDGER_PATH,
+    DEFAULT_LOG_MAX_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RETRY_BACKOFF_SECONDS,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS, DEFAULT_SHUTDOWN_TIMEOUT,
+    DEFAULT_WORKTREE_ROOT, MAX_CONCURRENT_LIMIT, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK,
+    MAX_LOG_MAX_BYTES, MAX_RETRIES, MAX_SECONDS, MIN_LOG_MAX_BYTES, PluginType, WorkspaceMode,
 };
 
 /// `curupira.toml`: the host's configuration.
@@ -65,6 +65,24 @@ pub struct SettingsFile {
     pub timeouts: Option<TimeoutsFile>,
     /// The durable task ledger.
     pub ledger: Option<LedgerFile>,
+    /// What `run` tells people while it runs.
+    pub status: Option<StatusFile>,
+}
+
+/// `[settings.status]`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct StatusFile {
+    /// After this many seconds with no attempt running nor waiting for a retry, a
+    /// continuous run says it waits and when its next round is (`host.waiting`), and
+    /// again each time as long passes; 0: never.
+    #[schemars(range(min = 0, max = MAX_SECONDS), extend("default" = DEFAULT_IDLE_NOTICE_SECONDS, "x-codes" = ["config/invalid-value", "config/invalid-type"]))]
+    pub idle_notice_seconds: Option<u64>,
+    /// Whether `run --format human` keeps a live status line (running tasks and their
+    /// time, waiting retries, the next round) at the bottom of a terminal; never when
+    /// its output is not a terminal.
+    #[schemars(extend("default" = true, "x-codes" = ["config/invalid-type"]))]
+    pub live_line: Option<bool>,
 }
 
 /// `[settings.polling]` or an automation's `polling`.

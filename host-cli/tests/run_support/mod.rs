@@ -83,6 +83,26 @@ impl Project {
         }
     }
 
+    /// A project folder that is a Git repository (no commit yet) with an author set.
+    pub fn repository() -> Self {
+        let project = Project::new();
+        project.git(&["init", "-q", "-b", "main"]);
+        project.git(&["config", "user.email", "t@example.com"]);
+        project.git(&["config", "user.name", "t"]);
+        project
+    }
+
+    /// `git ARGS…` in the project, which must succeed; its stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        let output = Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    }
+
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
