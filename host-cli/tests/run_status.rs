@@ -368,3 +368,156 @@ fn status_without_a_host_and_after_one_stopped() {
     assert!(human.contains("the last one (pid "), "{human}");
     assert!(human.contains(" stopped at "), "{human}");
 }
+
+/// A continuous run with nothing to do says so once per `idle_notice_seconds`, with
+/// its next round.
+#[test]
+fn an_idle_continuous_run_says_when_its_next_round_is() {
+    let project = project(&[]);
+    let text = project.read("curupira.toml");
+    project.write(
+        "curupira.toml",
+        &text.replace(
+            "[extensions.local]",
+            "[settings.status]\nidle_notice_seconds = 1\n\n[extensions.local]",
+        ),
+    );
+    let host = spawn_host(&project);
+    let waiting = || -> Vec<Value> {
+        project
+            .read("run.out")
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|event| event["event"] == "host.waiting")
+            .collect()
+    };
+    assert!(
+        wait_until(Duration::from_secs(20), || waiting().len() >= 2),
+        "{}\n{}",
+        project.read("run.out"),
+        project.read("run.err")
+    );
+    Command::new("kill")
+        .args(["-INT", &host.id().to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(
+        curupira_test_support::process::finish(host, Duration::from_secs(20)),
+        Some(0)
+    );
+    let events = waiting();
+    for event in &events[..2] {
+        assert!(["q", "e"].contains(&event["automation"].as_str().unwrap()));
+        let idle = event["idle_seconds"].as_f64().unwrap();
+        assert!((1.0..3.0).contains(&idle), "{event}");
+        let due = event["next_round_in_seconds"].as_f64().unwrap();
+        assert!((3500.0..=3600.0).contains(&due), "{event}");
+        let at = seconds_from_now(&event["next_round_at"]);
+        assert!((3490.0..=3600.5).contains(&at), "{event}");
+    }
+}
+
+/// Under a pseudo-terminal `run` keeps a live line at the bottom, and every event and
+/// agent line still arrives whole; piped, not one control sequence.
+#[test]
+fn the_live_line_never_garbles_a_line_and_is_not_drawn_when_piped() {
+    if !run_support::have_python() {
+        return;
+    }
+    let project = Project::new();
+    project.write(
+        "agent.sh",
+        "read -r prompt\necho \"working on $prompt\"\nsleep 0.7\necho \"done with $prompt\" >&2\n",
+    );
+    let config = |queue: &str| {
+        format!(
+            "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+             [settings.agent]\ncommand = [\"sh\", \"agent.sh\"]\n\n\
+             [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+             [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${{n}}.\"\n\
+             arguments = {{ path = \"{queue}\", done_path = \"{queue}.done\" }}\n"
+        )
+    };
+    let items = "{\"n\": \"a\"}\n{\"n\": \"b\"}\n{\"n\": \"c\"}\n";
+    project.write("tty.jsonl", items);
+    // Other items: the two configs share one ledger.
+    project.write(
+        "pipe.jsonl",
+        &items.replace('a', "x").replace('b', "y").replace('c', "z"),
+    );
+    project.write("tty.toml", &config("tty.jsonl"));
+    project.write("pipe.toml", &config("pipe.jsonl"));
+    // A pseudo-terminal for stdout and stderr alike, read to its end.
+    let under_pty = "import os, pty, sys\n\
+        pid, fd = pty.fork()\n\
+        if pid == 0:\n    os.execv(sys.argv[1], sys.argv[1:])\n\
+        out = b''\n\
+        while True:\n    try:\n        chunk = os.read(fd, 65536)\n    except OSError:\n        break\n    if not chunk:\n        break\n    out += chunk\n\
+        _, status = os.waitpid(pid, 0)\n\
+        sys.stdout.buffer.write(out)\n\
+        sys.exit(os.waitstatus_to_exitcode(status))\n";
+    let tty = run_bounded(
+        Command::new("python3")
+            .args([
+                "-c",
+                under_pty,
+                curupira(),
+                "run",
+                "--once",
+                "-c",
+                "tty.toml",
+            ])
+            .current_dir(project.path())
+            .env_remove("RUST_LOG")
+            .env_remove("NO_COLOR")
+            .env("TERM", "xterm"),
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    assert!(tty.status.is_some_and(|s| s.success()), "{tty:?}");
+    let raw = tty.stdout;
+    assert!(raw.contains("\x1b[2K"), "the line was drawn: {raw:?}");
+    assert!(raw.contains(" running: q "), "{raw:?}");
+    let mut seen = Vec::new();
+    for physical in raw.split("\r\n") {
+        // What the terminal shows of it: what follows the last clearing of the line.
+        let shown = physical.rsplit("\x1b[2K").next().unwrap_or_default();
+        let shown = shown.rsplit('\r').next().unwrap_or_default();
+        for kind in ["started task", "finished task", "working on", "done with"] {
+            if shown.contains(kind) {
+                assert!(!shown.contains('\x1b'), "{shown:?} in {raw:?}");
+                assert!(!shown.contains("running:"), "{shown:?} in {raw:?}");
+                let whole = match kind {
+                    "started task" | "finished task" => {
+                        shown.starts_with(&format!("q: {kind} "))
+                            && (shown.ends_with(')')
+                                || shown.ends_with(" s")
+                                || shown.ends_with(" ms"))
+                    }
+                    _ => shown.starts_with("[q ") && shown.ends_with('.'),
+                };
+                assert!(whole, "a whole line: {shown:?} in {raw:?}");
+                seen.push(kind);
+            }
+        }
+    }
+    for kind in ["started task", "finished task", "working on", "done with"] {
+        assert_eq!(
+            seen.iter().filter(|k| **k == kind).count(),
+            3,
+            "{kind}: {raw:?}"
+        );
+    }
+
+    let piped = project.curupira(&["run", "--once", "-c", "pipe.toml"]);
+    assert_eq!(piped.code, Some(0), "{piped:?}");
+    assert_eq!(
+        piped.stdout.matches("finished task").count(),
+        3,
+        "{piped:?}"
+    );
+    for text in [&piped.stdout, &piped.stderr] {
+        assert!(!text.contains('\x1b'), "{text:?}");
+        assert!(!text.contains("running:"), "{text:?}");
+    }
+}

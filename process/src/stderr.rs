@@ -20,7 +20,7 @@
 //! ```
 
 use std::io::{self, Write};
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::thread;
 use std::time::Duration;
 
@@ -44,6 +44,59 @@ pub fn write(bytes: &[u8]) {
 /// dropped). Whether it did.
 pub fn flush(limit: Duration) -> bool {
     outbox().flush(limit)
+}
+
+/// What surrounds every write to stderr while it is set ([`set_around`]): a terminal's
+/// status line, cleared before the bytes and drawn again after them, so that log lines
+/// never run into it.
+pub trait Around: Send + Sync {
+    /// Calls `write` (which writes to stderr), doing what must come before and after.
+    fn around(&self, write: &mut dyn FnMut());
+}
+
+/// Sets (or, with `None`, removes) what surrounds each write to stderr. While one is
+/// set, every write goes through the writer thread, so the caller never waits for what
+/// `around` does.
+pub fn set_around(around: Option<Arc<dyn Around>>) {
+    *around_slot()
+        .write()
+        .unwrap_or_else(PoisonError::into_inner) = around;
+}
+
+fn around_slot() -> &'static RwLock<Option<Arc<dyn Around>>> {
+    static AROUND: RwLock<Option<Arc<dyn Around>>> = RwLock::new(None);
+    &AROUND
+}
+
+/// Writes `bytes` (and the line saying what was dropped) to stderr, inside what is
+/// set around writes.
+fn write_out(bytes: &[u8], dropped: u64) {
+    let mut write = || {
+        let mut out = io::stderr().lock();
+        let _ = out.write_all(bytes);
+        if dropped > 0 {
+            let _ = writeln!(
+                out,
+                "curupira: {dropped} bytes of log and agent output were dropped while \
+                 stderr was not being read"
+            );
+        }
+    };
+    let around = around_slot()
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    match around {
+        Some(around) => around.around(&mut write),
+        None => write(),
+    }
+}
+
+fn has_around() -> bool {
+    around_slot()
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .is_some()
 }
 
 /// A writer that gathers one message (e.g. one log event) and hands it to [`write()`]
@@ -116,10 +169,10 @@ impl Outbox {
         let mut waiting = self.lock();
         if waiting.no_thread {
             drop(waiting);
-            let _ = io::stderr().lock().write_all(bytes);
+            write_out(bytes, 0);
             return;
         }
-        if waiting.bytes.is_empty() && !waiting.busy && has_room(bytes.len()) {
+        if waiting.bytes.is_empty() && !waiting.busy && !has_around() && has_room(bytes.len()) {
             // Nothing waits and the pipe takes it whole: in order, and at once.
             let _ = io::stderr().lock().write_all(bytes);
             return;
@@ -139,7 +192,7 @@ impl Outbox {
                 waiting.started = false;
                 let queued = std::mem::take(&mut waiting.bytes);
                 drop(waiting);
-                let _ = io::stderr().lock().write_all(&queued);
+                write_out(&queued, 0);
                 return;
             }
         }
@@ -167,15 +220,7 @@ impl Outbox {
                     std::mem::take(&mut waiting.dropped),
                 )
             };
-            let mut out = io::stderr().lock();
-            let _ = out.write_all(&bytes);
-            if dropped > 0 {
-                let _ = writeln!(
-                    out,
-                    "curupira: {dropped} bytes of log and agent output were dropped while \
-                     stderr was not being read"
-                );
-            }
+            write_out(&bytes, dropped);
         }
     }
 

@@ -31,6 +31,7 @@ use anyhow::Context;
 use curupira_host::config::{Config, Loaded};
 use curupira_host::events::{self, EventWriter};
 use curupira_host::format::Format;
+use curupira_host::live_line::LiveLine;
 use curupira_host::resolve::Plan;
 use curupira_ledger::{self as ledger, Ledger, WriterThread};
 use curupira_orchestrator::runner::{self, RunLedger, RunOptions};
@@ -172,8 +173,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         options.live = Some(live);
         held = Some((lock, dog, writer_thread, sqlite_reader, publisher));
     }
-    let mut events = EventWriter::new(io::stdout(), args.format).dry_run(options.dry_run);
+    // The live line, on a terminal, with human events (see `curupira_host::live_line`).
+    let line = options
+        .live
+        .clone()
+        .filter(|_| args.format == Format::Human && config.settings.status.live_line)
+        .and_then(LiveLine::start);
+    let out: Box<dyn io::Write + Send> = match &line {
+        Some(line) => Box::new(line.writer(io::stdout())),
+        None => Box::new(io::stdout()),
+    };
+    let mut events = EventWriter::new(out, args.format).dry_run(options.dry_run);
     let ran = runner::run(&plan, &options, &stop, &mut events);
+    if let Some(line) = line {
+        line.finish();
+    }
     let mut closed = Ok(());
     if let Some((lock, dog, writer_thread, sqlite_reader, publisher)) = held {
         let path = publisher.path().to_owned();
