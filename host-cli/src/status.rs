@@ -208,18 +208,22 @@ pub fn collect(
         }
     }
     let (left_open, counts, last_failures) = match ledger {
-        Some((_, ledger)) => (
-            if state == HostState::Running {
-                Vec::new()
-            } else {
-                ledger.open_attempts()?
-            },
-            Some(Counts {
-                last_hour: ledger.outcome_counts(Duration::from_secs(3600))?,
-                last_day: ledger.outcome_counts(Duration::from_secs(24 * 3600))?,
-            }),
-            ledger.last_failures(LAST_FAILURES)?,
-        ),
+        Some((_, ledger)) => {
+            let (last_day, last_hour) =
+                ledger.outcome_counts(Duration::from_secs(24 * 3600), Duration::from_secs(3600))?;
+            (
+                if state == HostState::Running {
+                    Vec::new()
+                } else {
+                    ledger.open_attempts()?
+                },
+                Some(Counts {
+                    last_hour,
+                    last_day,
+                }),
+                ledger.last_failures(LAST_FAILURES)?,
+            )
+        }
         None => (Vec::new(), None, Vec::new()),
     };
     Ok(Status {

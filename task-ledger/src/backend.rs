@@ -117,8 +117,13 @@ pub trait TasksBackend {
     /// The last `limit` attempts that failed or were interrupted, the newest first.
     fn last_failures(&self, limit: u32) -> Result<Vec<TaskAttempt>, LedgerError>;
 
-    /// How many attempts ended with each outcome in the last `window`.
-    fn outcome_counts(&self, window: Duration) -> Result<OutcomeCounts, LedgerError>;
+    /// How many attempts ended with each outcome in the last `long` and in the last
+    /// `short`.
+    fn outcome_counts(
+        &self,
+        long: Duration,
+        short: Duration,
+    ) -> Result<(OutcomeCounts, OutcomeCounts), LedgerError>;
 }
 
 impl RunBackend for Ledger {
@@ -193,8 +198,12 @@ impl TasksBackend for Ledger {
         Ledger::last_failures(self, limit)
     }
 
-    fn outcome_counts(&self, window: Duration) -> Result<OutcomeCounts, LedgerError> {
-        Ledger::outcome_counts(self, window)
+    fn outcome_counts(
+        &self,
+        long: Duration,
+        short: Duration,
+    ) -> Result<(OutcomeCounts, OutcomeCounts), LedgerError> {
+        Ledger::outcome_counts(self, long, short)
     }
 }
 

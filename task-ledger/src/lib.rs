@@ -167,7 +167,7 @@ pub const FILE_NAME: &str = "ledger.sqlite";
 pub const READER_SNAPSHOT_AGE: Duration = Duration::from_millis(100);
 
 /// The schema version this host writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// `PRAGMA application_id` of a ledger: "CURU".
 const APPLICATION_ID: i64 = 0x4355_5255;
@@ -237,6 +237,9 @@ pub const MIGRATIONS: &[&str] = &[
                CASE WHEN status = 'running' THEN NULL ELSE status END,
                reason, exit_code, workspace, host_pid, agent_pid
         FROM tasks WHERE attempts > 0;",
+    // 4: the attempts by outcome and end, so counting one outcome over a window
+    // (`curupira status`) counts a range of this index, reading no row.
+    "CREATE INDEX attempts_by_outcome ON attempts (outcome, ended_at);",
 ];
 
 /// The current time as the ledger writes it: milliseconds since the Unix epoch. An
@@ -1039,45 +1042,48 @@ impl Ledger {
         const SQL: &str = concat!(
             "SELECT ",
             attempt_columns!(),
-            " FROM attempts WHERE ended_at IS NOT NULL AND outcome IN ('failed', 'interrupted')
+            // `+outcome`: read backwards along the end index (no sort), not the failed
+            // rows gathered by the outcome index and sorted.
+            " FROM attempts WHERE ended_at IS NOT NULL AND +outcome IN ('failed', 'interrupted')
               ORDER BY ended_at DESC, id DESC LIMIT ?1"
         );
         self.read_attempts(SQL, params![limit])
     }
 
-    /// How many attempts ended with each outcome in the last `window` (by their end).
-    pub fn outcome_counts(&self, window: Duration) -> Result<OutcomeCounts, LedgerError> {
-        let window_ms = i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
+    /// How many attempts ended with each outcome in the last `long` and in the last
+    /// `short` (by their end): one count of a range of the `attempts_by_outcome` index
+    /// per outcome and window, which reads no row (a `GROUP BY` over the windows would
+    /// sort them: 20 times slower over 100,000 attempts).
+    pub fn outcome_counts(
+        &self,
+        long: Duration,
+        short: Duration,
+    ) -> Result<(OutcomeCounts, OutcomeCounts), LedgerError> {
         const SQL: &str = concat!(
-            "SELECT outcome, count(*) FROM attempts
-             WHERE ended_at >= ",
+            "SELECT count(*) FROM attempts WHERE outcome = ?1 AND ended_at >= ",
             now!(),
-            " - ?1 GROUP BY outcome"
+            " - ?2"
         );
         let mut statement = self
             .connection
             .prepare_cached(SQL)
             .map_err(self.error("read"))?;
-        let rows = statement
-            .query_map(params![window_ms], |row| {
-                Ok((row.get::<_, Option<String>>(0)?, row.get::<_, u64>(1)?))
+        let mut count = |outcome: Status, window: Duration| {
+            let millis = i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
+            statement
+                .query_row(params![outcome.as_str(), millis], |row| {
+                    row.get::<_, u64>(0)
+                })
+                .map_err(self.error("read"))
+        };
+        let mut counts = |window: Duration| -> Result<OutcomeCounts, LedgerError> {
+            Ok(OutcomeCounts {
+                succeeded: count(Status::Succeeded, window)?,
+                failed: count(Status::Failed, window)?,
+                interrupted: count(Status::Interrupted, window)?,
             })
-            .and_then(Iterator::collect::<Result<Vec<_>, _>>)
-            .map_err(self.error("read"))?;
-        let mut counts = OutcomeCounts::default();
-        for (outcome, count) in rows {
-            match outcome
-                .as_deref()
-                .map(|text| self.status(text))
-                .transpose()?
-            {
-                Some(Status::Succeeded) => counts.succeeded += count,
-                Some(Status::Failed) => counts.failed += count,
-                Some(Status::Interrupted) => counts.interrupted += count,
-                Some(Status::Running) | None => {}
-            }
-        }
-        Ok(counts)
+        };
+        Ok((counts(long)?, counts(short)?))
     }
 
     /// Runs `sql` (its columns [`attempt_columns!`]'s) and reads its rows.

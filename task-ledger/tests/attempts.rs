@@ -1,4 +1,4 @@
-//! The attempt history (schema version 3): one row per attempt, across a retry and a
+//! The attempt history (schema versions 3 and 4): one row per attempt, across a retry and a
 //! host restart, pruned to a retention, and a ledger written by the `curupira` of
 //! schema version 2 upgraded in place (`tests/fixtures/ledger-v2.sqlite`: three tasks
 //! of one automation, `n=2` failed on both its attempts, as that binary wrote them).
@@ -231,7 +231,7 @@ fn a_ledger_of_schema_version_2_is_upgraded_with_each_task_s_last_attempt() {
     let path = dir.path().join("ledger.sqlite");
     std::fs::copy(&fixture, &path).unwrap();
     let ledger = Ledger::open(&path).unwrap();
-    assert_eq!(SCHEMA_VERSION, 3);
+    assert_eq!(SCHEMA_VERSION, 4);
     let tasks = ledger.list(&Filter::default(), 10).unwrap();
     assert_eq!(tasks.len(), 3, "{tasks:#?}");
     for task in &tasks {
@@ -259,6 +259,50 @@ fn a_ledger_of_schema_version_2_is_upgraded_with_each_task_s_last_attempt() {
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
     assert_eq!(version, 2);
+}
+
+/// Version 4 only adds an index of the attempts by outcome: a ledger of version 3 (the
+/// v2 fixture taken to 3 by that version's own step) keeps its rows and gets it.
+#[test]
+fn a_ledger_of_schema_version_3_gets_the_outcome_index() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ledger-v2.sqlite");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    std::fs::copy(&fixture, &path).unwrap();
+    let index_columns = |connection: &rusqlite::Connection| -> Vec<String> {
+        connection
+            .prepare("SELECT name FROM pragma_index_info('attempts_by_outcome')")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    {
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        connection
+            .execute_batch(curupira_ledger::MIGRATIONS[2])
+            .unwrap();
+        connection.pragma_update(None, "user_version", 3).unwrap();
+        assert!(index_columns(&connection).is_empty());
+    }
+    let ledger = Ledger::open(&path).unwrap();
+    let tasks = ledger.list(&Filter::default(), 10).unwrap();
+    assert_eq!(tasks.len(), 3);
+    assert_eq!(
+        ledger
+            .attempts(&tasks[0].automation, &tasks[0].task_id)
+            .unwrap()
+            .len(),
+        1
+    );
+    drop(ledger);
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    assert_eq!(index_columns(&connection), ["outcome", "ended_at"]);
+    let version: i64 = connection
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 4);
 }
 
 #[test]
@@ -289,40 +333,33 @@ fn the_summary_counts_outcomes_by_their_end_and_lists_failures_and_open_attempts
         .attempt_started("fix", &id(4), "[]", "/w/4", 7)
         .unwrap();
 
-    let day = ledger
-        .outcome_counts(Duration::from_secs(24 * 3600))
+    let (day, hour) = ledger
+        .outcome_counts(Duration::from_secs(24 * 3600), Duration::from_secs(3600))
         .unwrap();
     assert_eq!((day.succeeded, day.failed, day.interrupted), (1, 5, 1));
+    assert_eq!(hour, day);
     // A window that ends before any of them: nothing.
     std::thread::sleep(Duration::from_millis(30));
-    let none = ledger.outcome_counts(Duration::from_millis(10)).unwrap();
+    let (day, none) = ledger
+        .outcome_counts(Duration::from_secs(24 * 3600), Duration::from_millis(10))
+        .unwrap();
     assert_eq!((none.succeeded, none.failed, none.interrupted), (0, 0, 0));
-
-    let failures = ledger.last_failures(3).unwrap();
-    let shown: Vec<(&str, u32, Option<&str>)> = failures
-        .iter()
-        .map(|f| {
-            (
-                f.automation.as_str(),
-                f.attempt.attempt,
-                f.attempt.reason.as_deref(),
-            )
-        })
+    assert_eq!(day.failed, 5);
+    // Such a count reads the outcome index alone (schema version 4).
+    let connection = rusqlite::Connection::open(dir.path().join("ledger.sqlite")).unwrap();
+    let plan: Vec<String> = connection
+        .prepare(
+            "EXPLAIN QUERY PLAN SELECT count(*) FROM attempts
+             WHERE outcome = 'failed' AND ended_at >= 1",
+        )
+        .unwrap()
+        .query_map([], |row| row.get::<_, String>(3))
+        .unwrap()
+        .map(Result::unwrap)
         .collect();
-    assert_eq!(
-        shown,
-        [
-            ("triage", 1, Some("shutdown")),
-            ("fix", 5, Some("exit")),
-            ("fix", 4, Some("exit"))
-        ]
+    assert!(
+        plan.iter()
+            .any(|step| step.contains("COVERING INDEX attempts_by_outcome")),
+        "{plan:?}"
     );
-    assert_eq!(failures[0].task_id, id(3));
-    assert_eq!(failures[0].attempt.error.as_deref(), Some("stopped"));
-
-    let open = ledger.open_attempts().unwrap();
-    assert_eq!(open.len(), 1);
-    assert_eq!(open[0].task_id, id(4));
-    assert_eq!(open[0].attempt.workspace.as_deref(), Some("/w/4"));
-    assert_eq!(open[0].attempt.outcome, None);
 }
