@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use curupira_ledger::{Ledger, Status};
 use curupira_test_support::process::{finish, wait_until};
-use run_support::{Project, curupira, have_python};
+use run_support::{Project, curupira, have_python, spawn};
 use serde_json::Value;
 
 /// An agent that logs `start ID PID` and `end ID PID` around a pause of `SLEEP` seconds
@@ -69,22 +69,6 @@ fn starts(project: &Project) -> usize {
         .iter()
         .filter(|(what, _, _)| what == "start")
         .count()
-}
-
-/// Starts `curupira ARGS…` in the project, its stdout and stderr in `NAME.out` and
-/// `NAME.err` there.
-fn spawn(project: &Project, name: &str, args: &[&str]) -> Child {
-    let out = File::create(project.path().join(format!("{name}.out"))).unwrap();
-    let err = File::create(project.path().join(format!("{name}.err"))).unwrap();
-    Command::new(curupira())
-        .args(args)
-        .current_dir(project.path())
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .spawn()
-        .unwrap()
 }
 
 /// `kill -SIGNAL pid`.

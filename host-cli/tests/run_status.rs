@@ -7,8 +7,7 @@
 
 mod run_support;
 
-use std::fs::File;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, SystemTime};
 
 use curupira_test_support::process::{alive, run_bounded, wait_until};
@@ -81,17 +80,7 @@ fn starts(project: &Project) -> Vec<(String, u32, String)> {
 }
 
 fn spawn_host(project: &Project) -> Child {
-    let out = File::create(project.path().join("run.out")).unwrap();
-    let err = File::create(project.path().join("run.err")).unwrap();
-    Command::new(curupira())
-        .args(["run", "--format", "json"])
-        .current_dir(project.path())
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .spawn()
-        .unwrap()
+    run_support::spawn(project, "run", &["run", "--format", "json"])
 }
 
 /// `curupira status ARGS…` in the project, which must answer within 10 s: its exit

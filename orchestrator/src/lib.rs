@@ -12,7 +12,10 @@
 //! left ([`curupira_process::watchdog`]), and the durable ledger
 //! ([`curupira_ledger`], behind its `RunBackend` trait) that makes "once per identity"
 //! hold across processes. What happened is reported as [`Event`]s to an
-//! [`EventSink`] of the caller's; how they are printed is the caller's business.
+//! [`EventSink`] of the caller's; how they are printed is the caller's business. What
+//! the run is doing now is kept in a [`status::Live`] state when the caller asks
+//! (`RunOptions::live`), for a status command, a terminal line or an HTTP server to
+//! read, and written to a file by [`status::Publisher`].
 //!
 //! The order of work, the failure rules and the stop protocol are in [`runner`]'s
 //! documentation; the extension processes per round in [`extensions`].

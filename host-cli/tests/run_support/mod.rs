@@ -4,10 +4,10 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::fs;
+use std::fs::{self, File};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub use curupira_test_support::fakes;
@@ -222,4 +222,20 @@ pub fn settings() -> String {
         "[settings]\nrepository = \"example.com/acme/widgets\"\n\n[settings.timeouts]\n\
          initialize = 3\nrequest = 3\nshutdown = 2\n\n[settings.agent]\n{RECORDING_AGENT}\n\n"
     )
+}
+
+/// Starts `curupira ARGS…` in the project, its stdout and stderr in `NAME.out` and
+/// `NAME.err` there.
+pub fn spawn(project: &Project, name: &str, args: &[&str]) -> Child {
+    let out = File::create(project.path().join(format!("{name}.out"))).unwrap();
+    let err = File::create(project.path().join(format!("{name}.err"))).unwrap();
+    Command::new(curupira())
+        .args(args)
+        .current_dir(project.path())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .unwrap()
 }
