@@ -58,6 +58,7 @@ fn human_line(event: &Event, dry_run: bool) -> String {
             reason,
             exit_code,
             error,
+            ..
         } => {
             let why = match (exit_code, error) {
                 (_, Some(error)) => error.clone(),
@@ -630,6 +631,7 @@ mod tests {
                 reason: reason.into(),
                 exit_code,
                 error: error.map(str::to_owned),
+                duration_seconds: 1.5,
             }
             .human()
         };

@@ -162,6 +162,19 @@ pub fn collect(
         tracing::warn!("{err}");
         None
     });
+    collect_from(state_dir, holder, published, ledger, now)
+}
+
+/// The document from what `collect` reads: `holder` of `run.lock`, the `published`
+/// document, the `ledger`. The running host's own server passes its live state and
+/// itself as the holder.
+pub fn collect_from(
+    state_dir: &Path,
+    holder: Holder,
+    published: Option<Published>,
+    ledger: Option<(&Path, &dyn TasksBackend)>,
+    now: SystemTime,
+) -> Result<Status, CollectError> {
     let (state, published) = match (holder, published) {
         // A holder that is not the host that published: it has only just started.
         (Holder::Held { pid }, Some(doc)) if pid.is_some_and(|pid| pid != doc.host.pid) => {

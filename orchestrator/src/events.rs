@@ -8,7 +8,7 @@
 //! | `event` | members | when |
 //! |---|---|---|
 //! | `task.started` | `task_id`, `values`, `attempt`, `workspace` | each attempt; `trigger/onStarted` before the first |
-//! | `task.retrying` | `task_id`, `attempt`, `delay_seconds`, `reason` | an attempt failed and `retries` allows another, after `delay_seconds` |
+//! | `task.retrying` | `task_id`, `attempt`, `delay_seconds`, `reason`, `exit_code`, `error`?, `duration_seconds` (of the attempt that failed) | an attempt failed and `retries` allows another, after `delay_seconds` |
 //! | `task.finished` | `task_id`, `values`, `exit_code`, `error`?, `reason`, `duration_seconds` | after the last attempt and `trigger/onFinished` (not sent for `spawn-failed` and `workspace-failed`: the agent never started, the task is reported, not finished) |
 //! | `task.interrupted` | `task_id`, `values`, `reason` | a started task will not finish in this process: the host's shutdown stopped it or its wait for a retry (`shutdown`), or the task ledger could not be written (`ledger-failed`); no `trigger/onFinished`, so a later run hands it over again |
 //! | `workspace.created` | `task_id`, `workspace`, `branch`, `reused` | worktree mode: the task's worktree was made (or an earlier run's taken up); printed then, after `task.started`, while its hooks and agent run |
@@ -73,6 +73,8 @@ pub enum Event {
         /// Why it has no exit status, or why the agent could not run.
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// How long the attempt that failed took, in seconds.
+        duration_seconds: f64,
     },
     /// A started task will not finish in this process (no `trigger/onFinished`): a
     /// later run hands it over again.

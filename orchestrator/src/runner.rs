@@ -1702,6 +1702,7 @@ impl Scheduler<'_> {
                 reason: outcome.reason.as_str().to_owned(),
                 exit_code: outcome.exit_code(),
                 error: outcome.error(),
+                duration_seconds: outcome.duration.as_secs_f64(),
             })?;
             if let Some(live) = &self.options.live {
                 live.retry_waiting(WaitingRetry {

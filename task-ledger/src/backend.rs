@@ -117,6 +117,9 @@ pub trait TasksBackend {
     /// The last `limit` attempts that failed or were interrupted, the newest first.
     fn last_failures(&self, limit: u32) -> Result<Vec<TaskAttempt>, LedgerError>;
 
+    /// The tasks that ended in the last `hours` hours, per hour and status.
+    fn finished_per_hour(&self, hours: u32) -> Result<Vec<(i64, Status, u64)>, LedgerError>;
+
     /// How many attempts ended with each outcome in the last `long` and in the last
     /// `short`.
     fn outcome_counts(
@@ -204,6 +207,10 @@ impl TasksBackend for Ledger {
         short: Duration,
     ) -> Result<(OutcomeCounts, OutcomeCounts), LedgerError> {
         Ledger::outcome_counts(self, long, short)
+    }
+
+    fn finished_per_hour(&self, hours: u32) -> Result<Vec<(i64, Status, u64)>, LedgerError> {
+        Ledger::finished_per_hour(self, hours)
     }
 }
 

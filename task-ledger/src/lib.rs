@@ -238,8 +238,10 @@ pub const MIGRATIONS: &[&str] = &[
                reason, exit_code, workspace, host_pid, agent_pid
         FROM tasks WHERE attempts > 0;",
     // 4: the attempts by outcome and end, so counting one outcome over a window
-    // (`curupira status`) counts a range of this index, reading no row.
-    "CREATE INDEX attempts_by_outcome ON attempts (outcome, ended_at);",
+    // (`curupira status`) counts a range of this index, reading no row; the tasks by
+    // their end, for the tasks finished per hour (`run --listen`'s chart).
+    "CREATE INDEX attempts_by_outcome ON attempts (outcome, ended_at);
+    CREATE INDEX tasks_by_end ON tasks (ended_at, status);",
 ];
 
 /// The current time as the ledger writes it: milliseconds since the Unix epoch. An
@@ -1084,6 +1086,36 @@ impl Ledger {
             })
         };
         Ok((counts(long)?, counts(short)?))
+    }
+
+    /// The tasks that ended in the last `hours` hours, per hour and status: `(the
+    /// hour's start in milliseconds since the Unix epoch, status, count)`, the oldest
+    /// hour first; hours with none are not listed.
+    pub fn finished_per_hour(&self, hours: u32) -> Result<Vec<(i64, Status, u64)>, LedgerError> {
+        const SQL: &str = concat!(
+            "SELECT ended_at / 3600000 * 3600000 AS hour, status, count(*) FROM tasks
+             WHERE ended_at >= (",
+            now!(),
+            " / 3600000 - ?1 + 1) * 3600000 AND status != 'running'
+             GROUP BY hour, status ORDER BY hour"
+        );
+        let mut statement = self
+            .connection
+            .prepare_cached(SQL)
+            .map_err(self.error("read"))?;
+        let rows = statement
+            .query_map(params![hours], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, u64>(2)?,
+                ))
+            })
+            .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+            .map_err(self.error("read"))?;
+        rows.into_iter()
+            .map(|(hour, status, count)| Ok((hour, self.status(&status)?, count)))
+            .collect()
     }
 
     /// Runs `sql` (its columns [`attempt_columns!`]'s) and reads its rows.

@@ -363,3 +363,50 @@ fn the_summary_counts_outcomes_by_their_end_and_lists_failures_and_open_attempts
         "{plan:?}"
     );
 }
+
+#[test]
+fn tasks_finished_per_hour_are_counted_by_status_in_their_hour() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledger = open(dir.path());
+    for (n, status) in [
+        (1, Status::Succeeded),
+        (2, Status::Succeeded),
+        (3, Status::Failed),
+        (4, Status::Interrupted),
+    ] {
+        ledger
+            .attempt_started("fix", &id(n), "[]", "/w", 7)
+            .unwrap();
+        ledger
+            .finished("fix", &id(n), status, Some(0), "exit")
+            .unwrap();
+    }
+    ledger
+        .attempt_started("fix", &id(5), "[]", "/w", 7)
+        .unwrap();
+    let rows = ledger.finished_per_hour(24).unwrap();
+    let now_ms = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap();
+    let hour = now_ms / 3_600_000 * 3_600_000;
+    let mut counted: Vec<(Status, u64)> = rows
+        .iter()
+        .map(|(h, status, count)| {
+            assert!(*h == hour || *h == hour - 3_600_000, "{rows:?}");
+            (*status, *count)
+        })
+        .collect();
+    counted.sort_by_key(|(status, _)| status.as_str());
+    assert_eq!(
+        counted,
+        [
+            (Status::Failed, 1),
+            (Status::Interrupted, 1),
+            (Status::Succeeded, 2)
+        ]
+    );
+}

@@ -10,6 +10,7 @@
 pub mod builtin;
 pub mod completions;
 pub mod frame;
+pub mod http;
 pub mod identity;
 pub mod man;
 pub mod manifest;

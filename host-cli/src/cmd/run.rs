@@ -33,7 +33,9 @@ use curupira_host::events::{self, EventWriter};
 use curupira_host::format::Format;
 use curupira_host::live_line::LiveLine;
 use curupira_host::resolve::Plan;
+use curupira_http::{Limits, Metrics, Server};
 use curupira_ledger::{self as ledger, Ledger, WriterThread};
+use curupira_orchestrator::events::{Event, EventSink};
 use curupira_orchestrator::runner::{self, RunLedger, RunOptions};
 use curupira_orchestrator::status::{HostInfo, Live, Publisher};
 use curupira_process::stop::Stop;
@@ -61,6 +63,15 @@ pub struct Args {
     /// `{"diagnostics": …}` object, as `validate --format json` prints them.
     #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
+    /// Serve the status page, the JSON API and the metrics on this address while the
+    /// run runs (`127.0.0.1:8080`; port 0: one the system picks, logged); loopback
+    /// only unless `--listen-remote` (`[settings.http] listen`).
+    #[arg(long, value_name = "ADDR:PORT")]
+    listen: Option<std::net::SocketAddr>,
+    /// Allow `--listen` on another address than loopback: anyone who reaches it can
+    /// read the tasks and ask for retries (`[settings.http] allow_remote`).
+    #[arg(long)]
+    listen_remote: bool,
     #[command(flatten)]
     verbosity: Verbosity,
 }
@@ -89,6 +100,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .context("cannot install the SIGINT/SIGTERM handlers")?;
     let settings = &config.settings.ledger;
     let mut held = None;
+    let mut served_metrics = None;
+    if options.dry_run && (args.listen.is_some() || config.settings.http.listen.is_some()) {
+        tracing::warn!("a dry run serves no status page or API (`--listen` is ignored)");
+    }
     if options.dry_run {
         if settings.enabled {
             options.ledger = Ledger::open_existing(&settings.path)?.map(|reader| RunLedger {
@@ -170,8 +185,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let status_path = state_dir.join(state::STATUS_FILE);
         let publisher = Publisher::start(live.clone(), &status_path)
             .context("cannot start the thread that publishes the run's status")?;
+        let server = match serve(&args, &config, &state_dir, &live)? {
+            Served::Refused => return Ok(ExitCode::from(2)),
+            Served::Off => None,
+            Served::On(server, metrics) => {
+                served_metrics = Some(metrics);
+                Some(server)
+            }
+        };
         options.live = Some(live);
-        held = Some((lock, dog, writer_thread, sqlite_reader, publisher));
+        held = Some((lock, dog, writer_thread, sqlite_reader, publisher, server));
     }
     // The live line, on a terminal, with human events (see `curupira_host::live_line`).
     let line = options
@@ -183,13 +206,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(line) => Box::new(line.writer(io::stdout())),
         None => Box::new(io::stdout()),
     };
-    let mut events = EventWriter::new(out, args.format).dry_run(options.dry_run);
+    let mut events = Observed {
+        inner: EventWriter::new(out, args.format).dry_run(options.dry_run),
+        metrics: served_metrics.clone(),
+    };
     let ran = runner::run(&plan, &options, &stop, &mut events);
+    let events = events.inner;
     if let Some(line) = line {
         line.finish();
     }
     let mut closed = Ok(());
-    if let Some((lock, dog, writer_thread, sqlite_reader, publisher)) = held {
+    if let Some((lock, dog, writer_thread, sqlite_reader, publisher, server)) = held {
+        if let Some(server) = server {
+            server.stop();
+        }
         let path = publisher.path().to_owned();
         if let Err(err) = publisher.finish() {
             tracing::warn!(
@@ -293,4 +323,77 @@ fn say_stop(name: &'static str, seen: usize) {
         ),
         _ => tracing::warn!("received {name} again; the agents are stopping"),
     }
+}
+
+/// Hands each event to the metrics (when served) before the writer.
+struct Observed<S> {
+    inner: S,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl<S: EventSink> EventSink for Observed<S> {
+    fn emit(&mut self, event: &Event) -> io::Result<()> {
+        if let Some(metrics) = &self.metrics {
+            metrics.observe(event);
+        }
+        self.inner.emit(event)
+    }
+}
+
+/// Whether `run --listen` serves.
+enum Served {
+    /// Not asked.
+    Off,
+    /// Asked for an address it may not use (said on stderr): exit 2.
+    Refused,
+    /// Serving.
+    On(Server, Arc<Metrics>),
+}
+
+/// Starts the HTTP server when `--listen` or `[settings.http] listen` asks for one.
+fn serve(args: &Args, config: &Config, state_dir: &Path, live: &Live) -> anyhow::Result<Served> {
+    let Some(addr) = args.listen.or(config.settings.http.listen) else {
+        return Ok(Served::Off);
+    };
+    let allow_remote = args.listen_remote || config.settings.http.allow_remote;
+    let listener = match curupira_http::bind(addr, allow_remote) {
+        Ok(listener) => listener,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Ok(Served::Refused);
+        }
+    };
+    if !addr.ip().is_loopback() {
+        tracing::warn!(
+            "serving on {addr}, which is not loopback: anyone who reaches it can read the \
+             tasks and their logs and ask for retries (there is no authentication)"
+        );
+    }
+    let settings = &config.settings.ledger;
+    let ledger = if settings.enabled {
+        Some((
+            settings.path.clone(),
+            Mutex::new(Ledger::open(&settings.path)?),
+        ))
+    } else {
+        None
+    };
+    let api = super::http::HostApi {
+        state_dir: state_dir.to_owned(),
+        live: live.clone(),
+        ledger,
+    };
+    let metrics = Arc::new(Metrics::new(Some(live.clone())));
+    let server = Server::start(
+        listener,
+        Arc::new(api),
+        Arc::clone(&metrics),
+        Limits::default(),
+    )
+    .context("cannot start the HTTP server")?;
+    tracing::info!(
+        "the status page is at http://{}/ (the API under /api/v1/, metrics at /metrics)",
+        server.local_addr()
+    );
+    Ok(Served::On(server, metrics))
 }

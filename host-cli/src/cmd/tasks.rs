@@ -572,24 +572,42 @@ fn forget(args: ForgetArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The one row `id` (a full id or a unique prefix) names, in the ledger at `path`.
-fn resolve(
+/// Why an id names no one task ([`resolve`]).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unresolved {
+    /// Not 1 to 64 hex digits.
+    #[error("`{0}` is not a task id: expected 1 to 64 hexadecimal digits")]
+    NotAnId(String),
+    /// No task has such an id.
+    #[error("{0}")]
+    NotFound(String),
+    /// Several tasks do.
+    #[error("{0}")]
+    Ambiguous(String),
+    /// The ledger could not be read.
+    #[error(transparent)]
+    Ledger(#[from] curupira_ledger::LedgerError),
+}
+
+/// The one task whose id starts with `id` (of `automation` when given).
+pub(crate) fn resolve(
     ledger: &dyn TasksBackend,
     path: &Path,
     id: &str,
     automation: Option<&str>,
-) -> anyhow::Result<TaskRecord> {
+) -> Result<TaskRecord, Unresolved> {
     const SHOWN: usize = 10;
     let prefix = id.to_ascii_lowercase();
     if prefix.is_empty() || prefix.len() > 64 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
-        bail!("`{id}` is not a task id: expected 1 to 64 hexadecimal digits");
+        return Err(Unresolved::NotAnId(id.to_owned()));
     }
     let mut rows = ledger.find(&prefix, automation, SHOWN as u32 + 1)?;
     let within = automation.map_or_else(String::new, |a| format!(" of automation `{a}`"));
     match rows.len() {
-        0 => bail!(
+        0 => Err(Unresolved::NotFound(format!(
             "no task{within} in `{}` has an id starting with `{prefix}`",
             path.display()
-        ),
+        ))),
         1 => Ok(rows.remove(0)),
         count => {
             let mut candidates: Vec<String> = rows
@@ -600,7 +618,7 @@ fn resolve(
             if count > SHOWN {
                 candidates.push("…".to_owned());
             }
-            bail!(
+            Err(Unresolved::Ambiguous(format!(
                 "`{id}` is ambiguous: it starts the ids of several tasks{within}: {}; give more \
                  digits{}",
                 candidates.join(", "),
@@ -609,7 +627,7 @@ fn resolve(
                 } else {
                     ""
                 }
-            )
+            )))
         }
     }
 }

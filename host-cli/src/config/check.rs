@@ -15,9 +15,9 @@ use toml::Value as TomlValue;
 use super::codes;
 use super::model::{
     Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, ExtensionConfig,
-    ExtensionSource, LedgerSettings, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK, MAX_LOG_MAX_BYTES,
-    MAX_SECONDS, MIN_LOG_MAX_BYTES, PluginType, Polling, ProcessMode, Settings, StatusSettings,
-    Timeouts, TriggerRef, Unusable, UnusableAutomation,
+    ExtensionSource, HttpSettings, LedgerSettings, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK,
+    MAX_LOG_MAX_BYTES, MAX_SECONDS, MIN_LOG_MAX_BYTES, PluginType, Polling, ProcessMode, Settings,
+    StatusSettings, Timeouts, TriggerRef, Unusable, UnusableAutomation,
 };
 use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
 
@@ -221,6 +221,7 @@ impl Checker<'_> {
                 "timeouts",
                 "ledger",
                 "status",
+                "http",
             ],
         );
         let repository = self.string_member(table, &at, "repository", true);
@@ -280,12 +281,17 @@ impl Checker<'_> {
             Some(status) => self.status(status, &at.key("status")),
             None => StatusSettings::default(),
         };
+        let http = match self.table_member(table, &at, "http") {
+            Some(http) => self.http(http, &at.key("http")),
+            None => HttpSettings::default(),
+        };
         let settings = Settings {
             repository,
             max_frame_bytes,
             timeouts,
             ledger,
             status,
+            http,
             agent: merged_agent(&agent, &AgentOverride::default()),
             workspace: merged_workspace(self.dir, &workspace, &WorkspaceOverride::default()),
         };
@@ -295,6 +301,31 @@ impl Checker<'_> {
             workspace,
         };
         (settings, defaults)
+    }
+
+    /// `[settings.http]`: `listen` (an `IP:PORT`), `allow_remote` (a boolean).
+    fn http(&mut self, table: &toml::Table, at: &JsonPointer) -> HttpSettings {
+        self.unknown_keys(table, at, &["listen", "allow_remote"]);
+        let mut http = HttpSettings::default();
+        if let Some(text) = self.string_member(table, at, "listen", true) {
+            match text.parse() {
+                Ok(addr) => http.listen = Some(addr),
+                Err(_) => self.collector.error(
+                    codes::INVALID_VALUE,
+                    &at.key("listen"),
+                    format!(
+                        "`settings.http.listen` must be an address and port such as \
+                         `127.0.0.1:8080` or `[::1]:8080`, found `{text}`"
+                    ),
+                ),
+            }
+        }
+        match table.get("allow_remote") {
+            Some(TomlValue::Boolean(on)) => http.allow_remote = *on,
+            Some(other) => self.wrong_type(&at.key("allow_remote"), "a boolean", other),
+            None => {}
+        }
+        http
     }
 
     /// `[settings.status]`: `idle_notice_seconds` (0 to [`MAX_SECONDS`], 0 for never),

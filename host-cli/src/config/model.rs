@@ -146,6 +146,17 @@ pub struct Settings {
     pub ledger: LedgerSettings,
     /// `[settings.status]` with defaults filled in.
     pub status: StatusSettings,
+    /// `[settings.http]`.
+    pub http: HttpSettings,
+}
+
+/// `[settings.http]`: `run`'s status page, API and metrics (`curupira-http`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HttpSettings {
+    /// `listen`: the address to serve on; `None` (the default): no server.
+    pub listen: Option<std::net::SocketAddr>,
+    /// `allow_remote`: whether `listen` may be another address than loopback.
+    pub allow_remote: bool,
 }
 
 /// `[settings.status]`: what `run` tells people while it runs.

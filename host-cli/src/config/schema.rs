@@ -67,6 +67,24 @@ pub struct SettingsFile {
     pub ledger: Option<LedgerFile>,
     /// What `run` tells people while it runs.
     pub status: Option<StatusFile>,
+    /// `run`'s status page, JSON API and metrics over HTTP.
+    pub http: Option<HttpFile>,
+}
+
+/// `[settings.http]`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct HttpFile {
+    /// Serve the status page (`/`), the JSON API (`/api/v1/…`) and the metrics
+    /// (`/metrics`) on this address and port while `run` runs, e.g. `127.0.0.1:8080`
+    /// (`run --listen` overrides it). Off when not written.
+    #[schemars(length(min = 1), extend("x-codes" = ["config/invalid-value", "config/invalid-type"]))]
+    pub listen: Option<String>,
+    /// Allow `listen` to be another address than loopback. The server has no
+    /// authentication: anyone who reaches the address can read the tasks and ask for
+    /// retries.
+    #[schemars(extend("default" = false, "x-codes" = ["config/invalid-type"]))]
+    pub allow_remote: Option<bool>,
 }
 
 /// `[settings.status]`.
