@@ -18,34 +18,6 @@ use curupira_test_support::process::wait_until;
 use run_support::Project;
 use serde_json::{Value, json};
 
-/// A host over a queue of `a` (succeeds), `b` (fails, no retry) and `c` (runs until
-/// the file `release` exists).
-fn project() -> Project {
-    let project = Project::new();
-    let dir = project.path().display().to_string();
-    project.write(
-        "agent.sh",
-        &format!(
-            "read -r prompt\necho \"working on $prompt\"\n\
-             case \"$prompt\" in *b.*) exit 4;; *c.*) while [ ! -e {dir}/release ]; do sleep 0.05; done;; esac\n"
-        ),
-    );
-    project.write(
-        "curupira.toml",
-        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
-         [settings.agent]\ncommand = [\"sh\", \"agent.sh\"]\nmax_concurrent = 1\n\n\
-         [settings.polling]\ninterval_seconds = 3600\n\n\
-         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
-         [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${n}.\"\n\
-         arguments = { path = \"tasks.jsonl\", done_path = \"done.jsonl\" }\n",
-    );
-    project.write(
-        "tasks.jsonl",
-        "{\"n\": \"a\"}\n{\"n\": \"b\"}\n{\"n\": \"c\"}\n",
-    );
-    project
-}
-
 /// One answer: status, headers (lowercase names), body.
 #[derive(Debug)]
 struct Answer {
@@ -173,7 +145,7 @@ fn start(project: &Project, args: &[&str]) -> (Child, u16) {
 
 #[test]
 fn every_endpoint_answers_as_its_openapi_document_says_and_mutations_are_guarded() {
-    let project = project();
+    let project = run_support::three_tasks();
     let (host, port) = start(&project, &["--listen", "127.0.0.1:0"]);
     let openapi = get(port, "/api/v1/openapi.json").json();
     assert_eq!(openapi["openapi"], "3.1.0");
@@ -309,7 +281,10 @@ fn every_endpoint_answers_as_its_openapi_document_says_and_mutations_are_guarded
         page.body.matches("http").count(),
         page.body.matches("http://www.w3.org/2000/svg").count()
     );
-    assert!(!page.body.contains("<script src") && !page.body.contains("<link"));
+    assert!(!page.body.contains("<script src"));
+    // Its one `<link>`: an empty icon, so the browser asks for no `/favicon.ico`.
+    assert_eq!(page.body.matches("<link").count(), 1);
+    assert!(page.body.contains("<link rel=\"icon\" href=\"data:,\">"));
 
     // The one mutation, and its guards.
     let retry = |headers: &str, body: &str, id: &str| {
@@ -380,7 +355,7 @@ fn every_endpoint_answers_as_its_openapi_document_says_and_mutations_are_guarded
 
 #[test]
 fn a_non_loopback_address_is_refused_without_listen_remote() {
-    let project = project();
+    let project = run_support::three_tasks();
     let ran = project.curupira(&["run", "--once", "--listen", "0.0.0.0:0"]);
     assert_eq!(ran.code, Some(2), "{ran:?}");
     assert!(
@@ -390,4 +365,52 @@ fn a_non_loopback_address_is_refused_without_listen_remote() {
         ran.stderr
     );
     assert!(!project.exists("done.jsonl"), "nothing ran");
+}
+
+/// The pinned validator of OpenAPI documents (PyPI), installed at test time into
+/// `target/openapi-validator`.
+const VALIDATOR: &str = "openapi-spec-validator==0.9.0";
+
+/// The OpenAPI document is valid OpenAPI 3.1, as `openapi-spec-validator` reads it.
+/// Where it cannot be installed (no network) the test says it skipped, and fails
+/// under CI.
+#[test]
+fn the_openapi_document_is_valid_openapi_3_1() {
+    let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    let venv = target.join("openapi-validator");
+    let python = venv.join("bin/python");
+    let ready = venv.join("installed");
+    if std::fs::read_to_string(&ready).ok().as_deref() != Some(VALIDATOR) {
+        let _ = std::fs::remove_dir_all(&venv);
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .is_ok_and(|s| s.success())
+            && Command::new(venv.join("bin/pip"))
+                .args(["install", "-q", "--disable-pip-version-check", VALIDATOR])
+                .status()
+                .is_ok_and(|s| s.success());
+        if !made {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "cannot install {VALIDATOR}, and CI (`CI` is set) must not skip this test"
+            );
+            eprintln!("skipped: cannot install {VALIDATOR} (no network?)");
+            return;
+        }
+        std::fs::write(&ready, VALIDATOR).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("openapi.json");
+    std::fs::write(&file, curupira_http::openapi::document().to_string()).unwrap();
+    let checked = Command::new(&python)
+        .args(["-m", "openapi_spec_validator", "--schema", "3.1.0"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&checked.stdout).into_owned()
+        + &String::from_utf8_lossy(&checked.stderr);
+    assert!(checked.status.success(), "{said}");
+    assert!(said.contains("OK"), "{said}");
 }

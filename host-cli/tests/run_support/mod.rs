@@ -239,3 +239,31 @@ pub fn spawn(project: &Project, name: &str, args: &[&str]) -> Child {
         .spawn()
         .unwrap()
 }
+
+/// A project whose host runs over a queue of `a` (succeeds), `b` (fails, no retry)
+/// and `c` (runs until the file `release` exists), one agent at a time.
+pub fn three_tasks() -> Project {
+    let project = Project::new();
+    let dir = project.path().display().to_string();
+    project.write(
+        "agent.sh",
+        &format!(
+            "read -r prompt\necho \"working on $prompt\"\n\
+             case \"$prompt\" in *b.*) exit 4;; *c.*) while [ ! -e {dir}/release ]; do sleep 0.05; done;; esac\n"
+        ),
+    );
+    project.write(
+        "curupira.toml",
+        "[settings]\nrepository = \"example.com/acme/widgets\"\n\n\
+         [settings.agent]\ncommand = [\"sh\", \"agent.sh\"]\nmax_concurrent = 1\n\n\
+         [settings.polling]\ninterval_seconds = 3600\n\n\
+         [extensions.local]\nbuiltin = \"local-queue\"\n\n\
+         [automations.q]\ntrigger = \"jsonl\"\nprompt = \"Do ${n}.\"\n\
+         arguments = { path = \"tasks.jsonl\", done_path = \"done.jsonl\" }\n",
+    );
+    project.write(
+        "tasks.jsonl",
+        "{\"n\": \"a\"}\n{\"n\": \"b\"}\n{\"n\": \"c\"}\n",
+    );
+    project
+}
