@@ -344,7 +344,33 @@ fn every_endpoint_answers_as_its_openapi_document_says_and_mutations_are_guarded
     let asked = get(port, &format!("/api/v1/tasks/{failed_id}")).json();
     assert_eq!(asked["retry_requested"], true);
 
+    // A client that connects and sends nothing holds no one up, and is let go once
+    // its headers' time (5 s) is over.
+    let mut stalled = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let since = std::time::Instant::now();
+    assert_eq!(get(port, "/api/v1/state").status, 200, "answered beside it");
     project.write("release", "");
+    assert!(
+        wait_until(Duration::from_secs(20), || get(port, "/api/v1/state")
+            .json()["running"]
+            .as_array()
+            .is_some_and(Vec::is_empty)),
+        "the run went on while a client stalled"
+    );
+    let mut byte = [0u8; 1];
+    let read = stalled.read(&mut byte);
+    let waited = since.elapsed();
+    assert!(
+        matches!(read, Ok(0)) || read.is_err(),
+        "the stalled connection was closed: {read:?}"
+    );
+    assert!(
+        (Duration::from_secs(4)..Duration::from_secs(15)).contains(&waited),
+        "closed after {waited:?}"
+    );
     Command::new("kill")
         .args(["-INT", &host.id().to_string()])
         .status()
