@@ -29,7 +29,7 @@ use std::io::{self, IsTerminal, Write};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use curupira_orchestrator::status::{Live, Published, parse_timestamp};
+use curupira_orchestrator::status::{Live, Published, seconds_since};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use unicode_width::UnicodeWidthChar;
 
@@ -143,16 +143,8 @@ impl<W: Write> Drop for Suspended<W> {
 /// run (the oldest few named, with their time), how many wait for a retry (the next
 /// one's time), and the next round.
 pub fn line_text(state: &Published, now: SystemTime, width: usize) -> String {
-    let since = |time: &str| {
-        parse_timestamp(time)
-            .and_then(|time| now.duration_since(time).ok())
-            .map_or(0.0, |elapsed| elapsed.as_secs_f64())
-    };
-    let until = |time: &str| {
-        parse_timestamp(time)
-            .and_then(|time| time.duration_since(now).ok())
-            .map_or(0.0, |ahead| ahead.as_secs_f64())
-    };
+    let since = |time: &str| seconds_since(time, now).max(0.0);
+    let until = |time: &str| (-seconds_since(time, now)).max(0.0);
     let mut parts = Vec::new();
     if state.running.is_empty() {
         parts.push("nothing running".to_owned());

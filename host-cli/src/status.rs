@@ -200,7 +200,7 @@ pub fn collect_from(
                 .running
                 .into_iter()
                 .map(|attempt| Running {
-                    elapsed_seconds: since(&attempt.started_at, now),
+                    elapsed_seconds: live::seconds_since(&attempt.started_at, now),
                     attempt,
                 })
                 .collect();
@@ -208,7 +208,7 @@ pub fn collect_from(
                 .retrying
                 .into_iter()
                 .map(|retry| Retrying {
-                    due_in_seconds: -since(&retry.due_at, now).min(0.0),
+                    due_in_seconds: -live::seconds_since(&retry.due_at, now).min(0.0),
                     retry,
                 })
                 .collect();
@@ -264,18 +264,6 @@ fn host(state: HostState, holder_pid: Option<u32>, doc: Option<&Published>) -> H
         config: doc.and_then(|doc| doc.host.config.clone()),
         published_at: doc.map(|doc| doc.updated_at.clone()),
         stopping: doc.is_some_and(|doc| doc.stopping && doc.ended_at.is_none()),
-    }
-}
-
-/// Seconds from `time` (the document's form) to `now`; negative when `time` is
-/// later, 0 when it is not a time.
-fn since(time: &str, now: SystemTime) -> f64 {
-    let Some(time) = live::parse_timestamp(time) else {
-        return 0.0;
-    };
-    match now.duration_since(time) {
-        Ok(elapsed) => elapsed.as_secs_f64(),
-        Err(ahead) => -ahead.duration().as_secs_f64(),
     }
 }
 

@@ -1549,11 +1549,9 @@ impl Scheduler<'_> {
                     policy.max_bytes,
                 )
             });
-        let branch = || {
-            (run.workspaces.spec().mode == WorkspaceMode::Worktree)
-                .then(|| curupira_workspace::task_branch(&automation.name, &task.id_text))
-        };
-        let log_path = || log.as_ref().map(|(path, _)| path.display().to_string());
+        let branch = (run.workspaces.spec().mode == WorkspaceMode::Worktree)
+            .then(|| curupira_workspace::task_branch(&automation.name, &task.id_text));
+        let log_path = log.as_ref().map(|(path, _)| path.display().to_string());
         // Handed to the writer thread, not waited for (see `curupira_ledger::writer`):
         // the `task.started` below is printed once it is committed.
         if let Some(writer) = &self.writer {
@@ -1562,16 +1560,16 @@ impl Scheduler<'_> {
                 task_id: task.id_text.clone(),
                 pairs: serde_json::to_string(&task.pairs).unwrap_or_default(),
                 workspace: workspace.clone(),
-                branch: branch(),
-                log_path: log_path(),
+                branch: branch.clone(),
+                log_path: log_path.clone(),
                 host_pid: self.host_pid,
             });
         }
         if let Some(live) = &self.options.live {
             live.attempt_started(RunningAttempt {
                 workspace: Some(workspace.clone()),
-                branch: branch(),
-                log_path: log_path(),
+                branch,
+                log_path,
                 ..RunningAttempt::new(
                     &automation.name,
                     &task.id_text,

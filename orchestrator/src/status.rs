@@ -60,6 +60,16 @@ pub fn parse_timestamp(text: &str) -> Option<SystemTime> {
     humantime::parse_rfc3339_weak(text.trim_end_matches('Z')).ok()
 }
 
+/// Seconds from the document's time `text` to `now`: negative when `text` is later,
+/// 0 when it is not a time.
+pub fn seconds_since(text: &str, now: SystemTime) -> f64 {
+    match parse_timestamp(text).map(|time| now.duration_since(time)) {
+        Some(Ok(elapsed)) => elapsed.as_secs_f64(),
+        Some(Err(ahead)) => -ahead.duration().as_secs_f64(),
+        None => 0.0,
+    }
+}
+
 /// The host that runs: what it says of itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostInfo {

@@ -10,7 +10,9 @@
 //! [`RunBackend`] and [`TasksBackend`], which [`Ledger`] implements: the seam for a
 //! second backend (below).
 //!
-//! Beside each task's row it keeps the history of its attempts (schema version 3):
+//! Beside each task's row it keeps the history of its attempts (schema version 3;
+//! version 4 indexes them by outcome, and the tasks by their end, for
+//! [`Ledger::outcome_counts`] and [`Ledger::finished_per_hour`]):
 //! one row per attempt, opened by [`Ledger::attempt_started_on`], ended by
 //! [`Ledger::attempt_ended`] (or the task's [`Ledger::finished`], or, for one a dead
 //! host left, [`Ledger::mark_unrecorded`]), read by [`Ledger::attempts`], and pruned

@@ -171,13 +171,7 @@ impl RunLock {
     /// Whether some process holds the lock on `path` right now (a missing file is not
     /// held). Used by `curupira tasks` to know whether a host runs.
     pub fn is_held(path: &Path) -> io::Result<bool> {
-        let file = match File::open(path) {
-            Ok(file) => file,
-            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(false),
-            Err(err) => return Err(err),
-        };
-        // Taken (and released on drop) only to see whether it can be.
-        Ok(!try_lock(&file)?)
+        Ok(Self::holder(path)? != Holder::Free)
     }
 
     /// Who holds the lock on `path` right now, and the pid it wrote ([`Holder`]); a

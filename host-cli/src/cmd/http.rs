@@ -12,7 +12,7 @@ use curupira_orchestrator::status::{Live, timestamp};
 use curupira_workspace::state::Holder;
 use serde_json::{Value, json};
 
-use super::tasks::{Unresolved, resolve};
+use super::tasks::{Unresolved, attempt_numbered, resolve};
 
 /// The running host, as its server sees it.
 pub struct HostApi {
@@ -28,7 +28,7 @@ pub struct HostApi {
 impl HostApi {
     fn ledger<T>(
         &self,
-        read: impl FnOnce(&Path, &dyn TasksBackend) -> Result<T, ApiError>,
+        read: impl FnOnce(&Path, &mut Ledger) -> Result<T, ApiError>,
     ) -> Result<T, ApiError> {
         let Some((path, ledger)) = &self.ledger else {
             return Err(ApiError::new(
@@ -37,8 +37,8 @@ impl HostApi {
                 "this host runs without a task ledger (`[settings.ledger] enabled = false`)",
             ));
         };
-        let ledger = ledger.lock().unwrap_or_else(PoisonError::into_inner);
-        read(path, &*ledger)
+        let mut ledger = ledger.lock().unwrap_or_else(PoisonError::into_inner);
+        read(path, &mut ledger)
     }
 }
 
@@ -117,11 +117,7 @@ impl Api for HostApi {
             let attempts = ledger
                 .attempts(&row.automation, &row.task_id)
                 .map_err(internal)?;
-            let found = match attempt {
-                Some(n) => attempts.into_iter().find(|a| a.attempt == n),
-                None => attempts.into_iter().last(),
-            };
-            found.ok_or_else(|| {
+            attempt_numbered(attempts, attempt).ok_or_else(|| {
                 ApiError::not_found(match attempt {
                     Some(n) => format!("task {} has no attempt {n}", row.task_id),
                     None => format!("task {} has no attempt", row.task_id),
@@ -140,26 +136,20 @@ impl Api for HostApi {
     }
 
     fn retry(&self, id: &str) -> Result<Value, ApiError> {
-        let Some((path, ledger)) = &self.ledger else {
-            return Err(ApiError::new(
-                404,
-                "no-ledger",
-                "this host runs without a task ledger (`[settings.ledger] enabled = false`)",
-            ));
-        };
-        let mut ledger = ledger.lock().unwrap_or_else(PoisonError::into_inner);
-        let row = resolve(&*ledger, path, id, None).map_err(unresolved)?;
-        if row.status == Status::Running {
-            return Err(ApiError::conflict(format!(
-                "task {} of automation `{}` is running; retry it once it ended",
-                row.task_id, row.automation
-            )));
-        }
-        let key = (row.automation.clone(), row.task_id.clone());
-        ledger
-            .request_retry(std::slice::from_ref(&key))
-            .map_err(internal)?;
-        Ok(json!({"automation": key.0, "task_id": key.1, "retry_requested": true}))
+        self.ledger(|path, ledger| {
+            let row = resolve(ledger, path, id, None).map_err(unresolved)?;
+            if row.status == Status::Running {
+                return Err(ApiError::conflict(format!(
+                    "task {} of automation `{}` is running; retry it once it ended",
+                    row.task_id, row.automation
+                )));
+            }
+            let key = (row.automation, row.task_id);
+            ledger
+                .request_retry(std::slice::from_ref(&key))
+                .map_err(internal)?;
+            Ok(json!({"automation": key.0, "task_id": key.1, "retry_requested": true}))
+        })
     }
 
     fn outcomes(&self, hours: u32) -> Result<Value, ApiError> {

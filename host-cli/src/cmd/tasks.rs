@@ -364,11 +364,7 @@ fn log(args: LogArgs) -> anyhow::Result<ExitCode> {
     let path = opened.settings.path.clone();
     let attempt_of = |opened: &mut Opened| -> anyhow::Result<AttemptRecord> {
         let attempts = opened.ledger()?.attempts(&row.automation, &row.task_id)?;
-        let found = match args.attempt {
-            Some(n) => attempts.into_iter().find(|attempt| attempt.attempt == n),
-            None => attempts.into_iter().last(),
-        };
-        match (found, args.attempt) {
+        match (attempt_numbered(attempts, args.attempt), args.attempt) {
             (Some(attempt), _) => Ok(attempt),
             (None, Some(n)) => bail!(
                 "task {} of automation `{}` has no attempt {n} in the ledger's history (see \
@@ -572,6 +568,18 @@ fn forget(args: ForgetArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The one row `id` (a full id or a unique prefix) names, in the ledger at `path`.
+/// Attempt `n` of a task's `attempts` (`tasks show`'s numbers), or its last when `n`
+/// is `None`.
+pub(crate) fn attempt_numbered(
+    attempts: Vec<AttemptRecord>,
+    n: Option<u32>,
+) -> Option<AttemptRecord> {
+    match n {
+        Some(n) => attempts.into_iter().find(|attempt| attempt.attempt == n),
+        None => attempts.into_iter().last(),
+    }
+}
+
 /// Why an id names no one task ([`resolve`]).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Unresolved {
