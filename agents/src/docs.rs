@@ -91,9 +91,7 @@ fn section(out: &mut String, spec: &Spec) {
     };
     let _ = writeln!(out, "- Session: {session}");
     let long = match spec.long_prompt {
-        LongPrompt::Stdin(instead) if instead.is_empty() => {
-            "on standard input instead of an argument".to_owned()
-        }
+        LongPrompt::Stdin([]) => "on standard input instead of an argument".to_owned(),
         LongPrompt::Stdin(instead) => {
             format!(
                 "on standard input, with `{}` in the prompt's place",

@@ -4,6 +4,8 @@
 //! together, fresh and resumed after a SIGKILL, the errors it gave, OpenCode's version
 //! detection and the one-argument limit.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 use curupira_agents::stream::Reader;
@@ -273,4 +275,42 @@ fn the_table_is_in_provider_order_and_names_round_trip() {
         Provider::names(),
         "claude, codex, cursor, gemini, copilot, kilo, opencode, pi, qwen"
     );
+}
+
+/// `docs/AGENTS.md` holds the generated provider reference, as the table makes it now.
+/// `CURUPIRA_WRITE_DOCS=1` rewrites it.
+#[test]
+fn the_provider_reference_in_the_docs_is_the_tables() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/AGENTS.md");
+    let text = std::fs::read_to_string(&path).expect("docs/AGENTS.md");
+    let generated = curupira_agents::docs::markdown();
+    let placeholder = text.contains("@@GENERATED@@\n");
+    let (begin, end) = (curupira_agents::docs::BEGIN, curupira_agents::docs::END);
+    let current = match (text.find(begin), text.find(end)) {
+        (Some(start), Some(stop)) => Some(text[start..stop + end.len() + 1].to_owned()),
+        _ => None,
+    };
+    if std::env::var_os("CURUPIRA_WRITE_DOCS").is_some() {
+        let updated = match &current {
+            Some(current) => text.replace(current.as_str(), &generated),
+            None => text.replace("@@GENERATED@@\n", &generated),
+        };
+        std::fs::write(&path, updated).expect("written");
+        return;
+    }
+    assert!(
+        !placeholder,
+        "docs/AGENTS.md: run with CURUPIRA_WRITE_DOCS=1"
+    );
+    assert_eq!(
+        current.as_deref(),
+        Some(generated.as_str()),
+        "docs/AGENTS.md differs from the table: run `CURUPIRA_WRITE_DOCS=1 cargo test -p curupira-agents`"
+    );
+    for provider in Provider::ALL {
+        assert!(
+            generated.contains(&format!("### `{}` (", provider.name())),
+            "{provider}"
+        );
+    }
 }

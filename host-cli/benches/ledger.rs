@@ -139,6 +139,8 @@ fn per_dispatch(dispatches: usize) {
             task_id,
             repository: "",
             branch: None,
+            env: &[],
+            stream: None,
         };
         let outcome = run_attempt(&run, &limits, &stop);
         assert!(outcome.succeeded(), "{outcome:?}");

@@ -107,6 +107,7 @@ fn automation_plan(
         arguments: automation.arguments.clone(),
         polling: automation.polling,
         agent: automation.agent.clone().unwrap_or_default(),
+        provider: automation.provider.clone(),
         agent_policy: AgentPolicy {
             cap: policy.cap,
             limits: policy.limits(),

@@ -52,7 +52,23 @@ pub fn document() -> Value {
         "agent_pid": nullable("integer"),
         "started_at": time,
         "ended_at": time_or_null,
-        "duration_seconds": nullable("number")
+        "duration_seconds": nullable("number"),
+        "provider": nullable("string"),
+        "session_id": nullable("string"),
+        "resumed": {"type": "boolean"},
+        "answer": nullable("string"),
+        "usage": {"oneOf": [{"type": "null"}, {
+            "type": "object", "additionalProperties": false,
+            "required": ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"],
+            "properties": {
+                "input_tokens": {"type": "integer", "minimum": 0},
+                "output_tokens": {"type": "integer", "minimum": 0},
+                "cache_read_tokens": {"type": "integer", "minimum": 0},
+                "cache_write_tokens": {"type": "integer", "minimum": 0}
+            }
+        }]},
+        "cost_usd": nullable("number"),
+        "stream_diagnostics": {"type": "array", "items": {"type": "string"}}
     });
     let attempt_required = json!([
         "attempt",
@@ -67,7 +83,14 @@ pub fn document() -> Value {
         "agent_pid",
         "started_at",
         "ended_at",
-        "duration_seconds"
+        "duration_seconds",
+        "provider",
+        "session_id",
+        "resumed",
+        "answer",
+        "usage",
+        "cost_usd",
+        "stream_diagnostics"
     ]);
     let mut task_attempt_properties = attempt_properties.clone();
     task_attempt_properties["automation"] = json!({"type": "string"});

@@ -51,6 +51,7 @@
 //! | `SpawnFailed` | `spawn-failed` | it could not start: not found, not executable, fork failure | no |
 //! | `Interrupted` | `interrupted` | the host's own shutdown stopped it (a second SIGINT/SIGTERM), or a stop signal ended it while the host was stopping (a service manager signalling every process), or the `after_create`/`before_run` hook before it (the caller's) | no |
 //! | `HookFailed` | `hook-failed` | never returned here: an `after_create` or `before_run` hook failed or timed out (the caller's) | yes (failed) |
+//! | `Refused` | `refused` | never returned here: the provider's command line could not be built (a prompt too long for the one argument its CLI takes), so the agent did not start and would not on a retry (the caller's) | yes (failed) |
 //! | `WorkspaceFailed` | `workspace-failed` | never returned here: the task's workspace could not be prepared, so the agent did not start (the caller's) | no |
 //!
 //! "Finishes the task" ([`AttemptOutcome::finishes_task`]) is what the caller needs: a
@@ -137,6 +138,12 @@ pub struct AgentRun<'a> {
     pub repository: &'a str,
     /// `CURUPIRA_BRANCH`, the worktree's branch; `None` removes the variable.
     pub branch: Option<&'a str>,
+    /// Variables added to the environment after the host's own (a provider's, such
+    /// as OpenCode 1.x's `OPENCODE_DB`).
+    pub env: &'a [(String, String)],
+    /// The provider whose JSON stream its stdout is, read line by line
+    /// ([`curupira_agents::stream`]); `None`: stdout is only forwarded.
+    pub stream: Option<curupira_agents::Provider>,
 }
 
 /// The time limits of one attempt.
@@ -199,6 +206,13 @@ pub enum EndReason {
         /// Which hook, and how it failed, in one sentence.
         error: String,
     },
+    /// The provider's command line could not be built (a prompt too long for the one
+    /// argument its CLI takes it in), so the agent did not start; another attempt
+    /// would not either. Never returned by [`run_attempt`]: the caller builds it.
+    Refused {
+        /// Why, in one sentence.
+        error: String,
+    },
     /// The task's workspace could not be prepared (a git command that failed or ran
     /// too long, a folder that is taken, a branch checked out elsewhere), so the agent
     /// did not run. Never returned by [`run_attempt`]: the caller builds it.
@@ -210,7 +224,7 @@ pub enum EndReason {
 
 impl EndReason {
     /// The reason's name in events: `exit`, `timeout`, `stalled`, `signal`,
-    /// `spawn-failed`, `interrupted`, `hook-failed`, `workspace-failed`.
+    /// `spawn-failed`, `interrupted`, `hook-failed`, `refused`, `workspace-failed`.
     pub fn as_str(&self) -> &'static str {
         match self {
             EndReason::Exit { .. } => "exit",
@@ -220,6 +234,7 @@ impl EndReason {
             EndReason::SpawnFailed { .. } => "spawn-failed",
             EndReason::Interrupted => "interrupted",
             EndReason::HookFailed { .. } => "hook-failed",
+            EndReason::Refused { .. } => "refused",
             EndReason::WorkspaceFailed { .. } => "workspace-failed",
         }
     }
@@ -290,6 +305,7 @@ impl AttemptOutcome {
             }
             EndReason::SpawnFailed { error }
             | EndReason::HookFailed { error }
+            | EndReason::Refused { error }
             | EndReason::WorkspaceFailed { error } => error.clone(),
             EndReason::Interrupted => {
                 "the agent was stopped by the host's shutdown (a second stop signal)".to_owned()
@@ -323,6 +339,11 @@ pub trait AgentObserver: fmt::Debug + Sync {
     fn output_log(&self) -> Option<crate::log::SharedLog> {
         None
     }
+    /// The agent's stream announced its session ([`AgentRun::stream`]); told once, as
+    /// soon as the line is read.
+    fn session(&self, _session_id: &str) {}
+    /// What the agent's stream said, once it ended ([`AgentRun::stream`]).
+    fn stream_read(&self, _summary: curupira_agents::stream::Summary) {}
 }
 
 /// Runs one attempt of the agent under `limits` and reports how it ended; it never
@@ -353,7 +374,7 @@ pub fn run_attempt_observed(
                 }
                 let log = observer.and_then(|observer| observer.output_log());
                 // `supervise` reaps the agent (and kills its group) before it returns.
-                let reason = supervise(agent, run, limits, stop, log);
+                let reason = supervise(agent, run, limits, stop, log, observer);
                 if let Some(observer) = observer {
                     observer.reaped(pid);
                 }
@@ -405,6 +426,60 @@ pub fn check_agent_program(command: &[String], config_dir: &Path) -> Result<Path
         return Err("the agent command is empty".to_owned());
     };
     resolve_program(program, config_dir, env::var_os("PATH").as_deref())
+}
+
+/// How long [`program_version`] waits for `PROGRAM --version`.
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What `program --version` prints: its stdout, a line end, then its stderr (as the
+/// reference host shows it), run with stdin closed in `dir`, killed after
+/// [`VERSION_TIMEOUT`]. Why it could not be run, in one sentence.
+pub fn program_version(program: &Path, dir: &Path) -> Result<String, String> {
+    let mut command = std::process::Command::new(program);
+    command
+        .arg("--version")
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = ProcessGuard::spawn(&mut command)
+        .map_err(|err| format!("cannot run `{} --version`: {err}", program.display()))?;
+    let (stdout, stderr) = (child.take_stdout(), child.take_stderr());
+    fn read<R: io::Read + Send + 'static>(pipe: Option<R>) -> thread::JoinHandle<String> {
+        thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(pipe) = pipe {
+                let _ = io::Read::read_to_end(&mut io::Read::take(pipe, 64 * 1024), &mut text);
+            }
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    }
+    let (out, err) = (read(stdout), read(stderr));
+    let deadline = Instant::now() + VERSION_TIMEOUT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() >= deadline => {
+                child.kill();
+                return Err(format!(
+                    "`{} --version` did not end within {}",
+                    program.display(),
+                    seconds(VERSION_TIMEOUT)
+                ));
+            }
+            Ok(None) => thread::sleep(Duration::from_millis(5)),
+            Err(err) => {
+                return Err(format!(
+                    "cannot wait for `{} --version`: {err}",
+                    program.display()
+                ));
+            }
+        }
+    }
+    drop(child);
+    let out = out.join().unwrap_or_default();
+    let err = err.join().unwrap_or_default();
+    Ok(format!("{out}\n{err}"))
 }
 
 /// [`check_agent_program`] with the `PATH` given.
@@ -513,6 +588,9 @@ fn start(run: &AgentRun<'_>, label: Option<&str>) -> Result<ProcessGuard, String
     if let Some(label) = label {
         command.env(RUN_VAR, label);
     }
+    for (key, value) in run.env {
+        command.env(key, value);
+    }
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -536,6 +614,38 @@ struct Output {
     /// The attempt's own log, when it has one.
     log: Option<crate::log::SharedLog>,
     last_byte: Instant,
+    /// The provider's stream on stdout, when it has one.
+    stream: Option<StreamState>,
+}
+
+/// A provider's stream being read: its lines, what they said, and the sessions
+/// announced since the supervisor last looked.
+struct StreamState {
+    lines: curupira_agents::stream::Lines,
+    reader: curupira_agents::stream::Reader,
+    announced: Vec<String>,
+}
+
+impl StreamState {
+    fn take(&mut self, bytes: &[u8]) {
+        let StreamState {
+            lines,
+            reader,
+            announced,
+        } = self;
+        lines.take(bytes, reader, &mut |session| announced.push(session));
+    }
+
+    /// The stream ended: its last line is read and the summary made.
+    fn finish(mut self) -> (Vec<String>, curupira_agents::stream::Summary) {
+        let StreamState {
+            lines,
+            reader,
+            announced,
+        } = &mut self;
+        lines.finish(reader, &mut |session| announced.push(session));
+        (self.announced, self.reader.finish())
+    }
 }
 
 impl Output {
@@ -544,13 +654,45 @@ impl Output {
             forward: Forward::new(&lines::prefix(run.automation, run.task_id)),
             log,
             last_byte: Instant::now(),
+            stream: run.stream.map(|provider| StreamState {
+                lines: curupira_agents::stream::Lines::new(),
+                reader: curupira_agents::stream::Reader::new(provider),
+                announced: Vec::new(),
+            }),
+        }
+    }
+
+    /// Tells `observer` the sessions announced since the last call.
+    fn tell(&mut self, observer: Option<&dyn AgentObserver>) {
+        if let (Some(stream), Some(observer)) = (self.stream.as_mut(), observer) {
+            for session in stream.announced.drain(..) {
+                observer.session(&session);
+            }
+        }
+    }
+
+    /// Ends the stream (when there is one) and tells `observer` what it said.
+    fn end_stream(&mut self, observer: Option<&dyn AgentObserver>) {
+        if let Some(stream) = self.stream.take() {
+            let (announced, summary) = stream.finish();
+            if let Some(observer) = observer {
+                for session in announced {
+                    observer.session(&session);
+                }
+                observer.stream_read(summary);
+            }
         }
     }
 
     /// Takes what a pipe gave and forwards the lines it completes (and logs them).
     fn take(&mut self, stream: Stream, chunk: Chunk<'_>) {
-        if let Chunk::Bytes(_) = chunk {
+        if let Chunk::Bytes(bytes) = chunk {
             self.last_byte = Instant::now();
+            if stream == Stream::Stdout
+                && let Some(state) = self.stream.as_mut()
+            {
+                state.take(bytes);
+            }
         }
         if let Some(log) = &self.log {
             crate::log::lock(log).take(stream, chunk);
@@ -567,6 +709,7 @@ fn supervise(
     limits: &AgentLimits,
     stop: &Stop,
     log: Option<crate::log::SharedLog>,
+    observer: Option<&dyn AgentObserver>,
 ) -> EndReason {
     let started = Instant::now();
     let mut output = Output::new(run, log);
@@ -655,16 +798,18 @@ fn supervise(
             );
             thread::sleep(wait);
         }
+        output.tell(observer);
         step = (step * 2).min(STEP);
     };
     // Reap now (the guard would on drop): its group dies, so its pipes end.
     drop(agent);
-    if !matches!(
-        drain(&mut pipes, &mut |stream, chunk: Chunk<'_>| {
-            output.take(stream, chunk)
-        }),
-        Ok(true)
-    ) {
+    let drained = drain(&mut pipes, &mut |stream, chunk: Chunk<'_>| {
+        output.take(stream, chunk)
+    });
+    // What the stream said is told now, with what was read of it: a stream still open
+    // (below) is forwarded, not read any more.
+    output.end_stream(observer);
+    if !matches!(drained, Ok(true)) {
         tracing::warn!(
             "automation `{}`: the output of the agent of task {} is still open after it ended \
              (a process that left its group holds it); it is forwarded in the background",

@@ -92,6 +92,7 @@
 //!         polling: Polling { batch_size: 10, interval: Duration::from_secs(60) },
 //!         // A stand-in agent: reads its prompt and succeeds.
 //!         agent: vec!["sh".to_owned(), "-c".to_owned(), "cat > /dev/null".to_owned()],
+//!         provider: None,
 //!         agent_policy: AgentPolicy {
 //!             cap: None,
 //!             limits: AgentLimits::default(),

@@ -116,12 +116,27 @@ pub struct Automation {
     pub arguments: Map<String, Value>,
     /// How often and how much it polls.
     pub polling: Polling,
-    /// The agent's command line (program first); it reads the prompt on stdin.
+    /// The agent's command line (program first); it reads the prompt on stdin. Not
+    /// used when [`provider`](Self::provider) is set.
     pub agent: Vec<String>,
+    /// The coding-agent CLI its agents are, when it names one (`provider = "…"`): the
+    /// command line, the stream and the resume come from `curupira-agents`' table.
+    pub provider: Option<ProviderAgent>,
     /// Its agents' cap, time limits and retries.
     pub agent_policy: AgentPolicy,
     /// Where its agents work.
     pub workspace: WorkspaceSpec,
+}
+
+/// An automation's agent when it is a known coding-agent CLI.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderAgent {
+    /// The provider and its options, checked.
+    pub profile: curupira_agents::Profile,
+    /// Whether an interrupted session is resumed on the task's next attempt.
+    pub resume: bool,
+    /// What a resumed session is told before `"\n\nTask:\n"` and the prompt.
+    pub continue_prompt: String,
 }
 
 /// How an automation polls.

@@ -426,6 +426,8 @@ struct Attempted {
 /// What a worker thread needs besides the task: owned copies.
 struct AttemptSpec {
     command: Vec<String>,
+    /// The provider, when the automation names one: it decides the command line.
+    provider: Option<crate::plan::ProviderAgent>,
     config_dir: PathBuf,
     automation: String,
     repository: String,
@@ -452,6 +454,8 @@ struct TaskObserver {
     /// This attempt's log (its agent's and its hooks' output), when the plan keeps
     /// logs.
     log: Option<crate::log::SharedLog>,
+    /// The provider the agent is, when the automation names one.
+    provider: Option<curupira_agents::Provider>,
 }
 
 impl AgentObserver for TaskObserver {
@@ -489,6 +493,66 @@ impl AgentObserver for TaskObserver {
 
     fn output_log(&self) -> Option<crate::log::SharedLog> {
         self.log.clone()
+    }
+
+    fn session(&self, session_id: &str) {
+        let Some(provider) = self.provider else {
+            return;
+        };
+        tracing::debug!(
+            "automation `{}`: the {provider} agent of task {} runs session {session_id}",
+            self.automation,
+            short_id(&self.task_id)
+        );
+        if let Some(writer) = &self.writer {
+            // Not waited for; the writer commits it within its batch (milliseconds).
+            writer.write(Change::AttemptSession {
+                automation: self.automation.clone(),
+                task_id: self.task_id.clone(),
+                provider: provider.name().to_owned(),
+                session_id: session_id.to_owned(),
+                resumed: false,
+            });
+        }
+    }
+
+    fn stream_read(&self, summary: curupira_agents::stream::Summary) {
+        let Some(provider) = self.provider else {
+            return;
+        };
+        if let Some(first) = summary.diagnostics.first() {
+            tracing::warn!(
+                "automation `{}`: the {provider} stream of task {} is not what {provider} \
+                 prints ({} finding(s); the first: {} [{}]); the task's outcome is its exit \
+                 status",
+                self.automation,
+                short_id(&self.task_id),
+                summary.diagnostic_count,
+                first.message,
+                first.code
+            );
+        }
+        if let Some(writer) = &self.writer {
+            writer.write(Change::AttemptStream {
+                automation: self.automation.clone(),
+                task_id: self.task_id.clone(),
+                stream: curupira_ledger::StreamRecord {
+                    answer: summary.answer,
+                    usage: summary.usage.map(|u| curupira_ledger::StreamUsage {
+                        input_tokens: u.input_tokens,
+                        output_tokens: u.output_tokens,
+                        cache_read_tokens: u.cache_read_tokens,
+                        cache_write_tokens: u.cache_write_tokens,
+                    }),
+                    cost_usd: summary.cost_usd,
+                    diagnostics: summary
+                        .diagnostics
+                        .into_iter()
+                        .map(|d| format!("{} [{}]", d.message, d.code))
+                        .collect(),
+                },
+            });
+        }
     }
 }
 
@@ -1580,6 +1644,7 @@ impl Scheduler<'_> {
         }
         let spec = AttemptSpec {
             command: automation.agent.clone(),
+            provider: automation.provider.clone(),
             config_dir: self.plan.dir.clone(),
             automation: automation.name.clone(),
             repository: self.repository.to_owned(),
@@ -1602,6 +1667,10 @@ impl Scheduler<'_> {
                         .ok()
                         .map(|log| Arc::new(Mutex::new(log)))
                 }),
+                provider: automation
+                    .provider
+                    .as_ref()
+                    .map(|agent| agent.profile.provider()),
             },
             expected_add: (task.workspace.is_none() && run.workspaces.adds_worktrees())
                 .then(expect_add),
@@ -2041,16 +2110,27 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
     if let Err(error) = workspace.run_hook(HookKind::BeforeRun) {
         return failed(task, hook_ended(error));
     }
+    let (command, stdin, env) = match &spec.provider {
+        None => (spec.command.clone(), task.prompt.clone(), Vec::new()),
+        Some(agent) => {
+            match provider_command(agent, &task.prompt, workspace.path(), &spec.observer) {
+                Ok(call) => call,
+                Err(error) => return failed(task, EndReason::Refused { error }),
+            }
+        }
+    };
     let outcome = run_attempt_observed(
         &AgentRun {
-            command: &spec.command,
+            command: &command,
             config_dir: &spec.config_dir,
             cwd: workspace.path(),
-            prompt: &task.prompt,
+            prompt: &stdin,
             automation: &spec.automation,
             task_id: &task.id_text,
             repository: &spec.repository,
             branch: workspace.branch(),
+            env: &env,
+            stream: spec.provider.as_ref().map(|agent| agent.profile.provider()),
         },
         &spec.limits,
         &spec.stop,
@@ -2060,6 +2140,49 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
         tracing::warn!("automation `{}`: {error}", spec.automation);
     }
     Attempted { task, outcome }
+}
+
+/// Program and arguments, what goes to stdin, and the variables added.
+type AgentCall = (Vec<String>, String, Vec<(String, String)>);
+
+/// A provider's command line for one attempt: program and arguments, what goes to
+/// its stdin (empty: nothing), the variables it adds. A session the host names itself
+/// (Copilot's) is told to the observer now, before the agent starts.
+fn provider_command(
+    agent: &crate::plan::ProviderAgent,
+    prompt: &str,
+    worktree: &std::path::Path,
+    observer: &TaskObserver,
+) -> Result<AgentCall, String> {
+    let provider = agent.profile.provider();
+    let mut profile = agent.profile.clone();
+    if profile.opencode_api() == curupira_agents::OpencodeApi::Auto
+        && provider == curupira_agents::Provider::Opencode
+    {
+        // As the reference host: the major version decides, read before each attempt.
+        let program =
+            crate::agent::check_agent_program(&[provider.program().to_owned()], worktree)?;
+        let output = crate::agent::program_version(&program, worktree)?;
+        let api = curupira_agents::opencode_api(&program.display().to_string(), &output)
+            .map_err(|error| error.to_string())?;
+        profile = profile.with_opencode_api(api);
+    }
+    let named = curupira_agents::host_session(provider);
+    let request = curupira_agents::Request {
+        session: named.as_deref(),
+        continue_prompt: &agent.continue_prompt,
+        ..curupira_agents::Request::fresh(prompt, worktree)
+    };
+    let call = profile
+        .invocation(&request)
+        .map_err(|error| format!("cannot start the {provider} agent: {error}"))?;
+    if let Some(session) = &named {
+        observer.session(session);
+    }
+    let mut command = Vec::with_capacity(call.args.len() + 1);
+    command.push(call.program.to_owned());
+    command.extend(call.args);
+    Ok((command, call.stdin.unwrap_or_default(), call.env))
 }
 
 fn emit_failure(events: &mut Journal<'_>, automation: &str, error: &CallError) -> io::Result<()> {

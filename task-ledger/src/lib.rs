@@ -169,7 +169,7 @@ pub const FILE_NAME: &str = "ledger.sqlite";
 pub const READER_SNAPSHOT_AGE: Duration = Duration::from_millis(100);
 
 /// The schema version this host writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// `PRAGMA application_id` of a ledger: "CURU".
 const APPLICATION_ID: i64 = 0x4355_5255;
@@ -244,7 +244,36 @@ pub const MIGRATIONS: &[&str] = &[
     // their end, for the tasks finished per hour (`run --listen`'s chart).
     "CREATE INDEX attempts_by_outcome ON attempts (outcome, ended_at);
     CREATE INDEX tasks_by_end ON tasks (ended_at, status);",
+    // 5: what a coding-agent provider's stream said of an attempt: its session (for
+    // a resume), whether the attempt resumed one, its final answer, tokens and cost,
+    // and what was wrong with the stream (one message per line).
+    "ALTER TABLE attempts ADD COLUMN provider TEXT;
+    ALTER TABLE attempts ADD COLUMN session_id TEXT;
+    ALTER TABLE attempts ADD COLUMN resumed INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE attempts ADD COLUMN answer TEXT;
+    ALTER TABLE attempts ADD COLUMN input_tokens INTEGER;
+    ALTER TABLE attempts ADD COLUMN output_tokens INTEGER;
+    ALTER TABLE attempts ADD COLUMN cache_read_tokens INTEGER;
+    ALTER TABLE attempts ADD COLUMN cache_write_tokens INTEGER;
+    ALTER TABLE attempts ADD COLUMN cost_usd REAL;
+    ALTER TABLE attempts ADD COLUMN stream_diagnostics TEXT;",
 ];
+
+/// The longest final answer kept on an attempt, in bytes: a longer one is cut (at a
+/// character boundary) and marked with `…`; the whole stream is in the attempt's log.
+pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// `answer`, cut to [`MAX_ANSWER_BYTES`] at a character boundary (then ending in `…`).
+fn cut_answer(answer: &str) -> String {
+    if answer.len() <= MAX_ANSWER_BYTES {
+        return answer.to_owned();
+    }
+    let mut end = MAX_ANSWER_BYTES - '…'.len_utf8();
+    while !answer.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &answer[..end])
+}
 
 /// The current time as the ledger writes it: milliseconds since the Unix epoch. An
 /// integer keeps the three indexes on `updated_at` small and costs no formatting per
@@ -262,7 +291,9 @@ macro_rules! attempt_columns {
         "attempt, outcome, reason, exit_code, error, workspace, branch, log_path, host_pid,
          agent_pid, strftime('%Y-%m-%dT%H:%M:%fZ', started_at / 1000.0, 'unixepoch'),
          strftime('%Y-%m-%dT%H:%M:%fZ', ended_at / 1000.0, 'unixepoch'),
-         (ended_at - started_at) / 1000.0, automation, task_id"
+         (ended_at - started_at) / 1000.0, automation, task_id, provider, session_id,
+         resumed, answer, input_tokens, output_tokens, cache_read_tokens,
+         cache_write_tokens, cost_usd, stream_diagnostics"
     };
 }
 
@@ -515,6 +546,47 @@ pub struct AttemptRecord {
     pub ended_at: Option<String>,
     /// How long it took, in seconds; `None` while it runs.
     pub duration_seconds: Option<f64>,
+    /// The coding-agent provider that ran it, when the automation names one.
+    pub provider: Option<String>,
+    /// The provider's session, once announced (what a resume goes on with).
+    pub session_id: Option<String>,
+    /// Whether it resumed the session of an earlier attempt.
+    pub resumed: bool,
+    /// The agent's final answer, as its stream gave it (at most
+    /// [`MAX_ANSWER_BYTES`]).
+    pub answer: Option<String>,
+    /// Tokens used, as the stream said.
+    pub usage: Option<StreamUsage>,
+    /// What it cost in US dollars, as the stream said.
+    pub cost_usd: Option<f64>,
+    /// What was wrong with the provider's stream, one sentence each.
+    pub stream_diagnostics: Vec<String>,
+}
+
+/// Token counts of an attempt, as the provider's stream said them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct StreamUsage {
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from a cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to a cache.
+    pub cache_write_tokens: u64,
+}
+
+/// What a provider's stream said of an attempt ([`Ledger::attempt_stream`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StreamRecord {
+    /// The final answer (cut to [`MAX_ANSWER_BYTES`] when written).
+    pub answer: Option<String>,
+    /// Tokens used.
+    pub usage: Option<StreamUsage>,
+    /// The cost in US dollars.
+    pub cost_usd: Option<f64>,
+    /// What was wrong with the stream.
+    pub diagnostics: Vec<String>,
 }
 
 /// An attempt, with the task it belongs to ([`Ledger::open_attempts`],
@@ -1152,6 +1224,27 @@ impl Ledger {
                             started_at: row.get(10)?,
                             ended_at: row.get(11)?,
                             duration_seconds: row.get(12)?,
+                            provider: row.get(15)?,
+                            session_id: row.get(16)?,
+                            resumed: row.get::<_, i64>(17)? != 0,
+                            answer: row.get(18)?,
+                            usage: match (
+                                row.get::<_, Option<u64>>(19)?,
+                                row.get::<_, Option<u64>>(20)?,
+                            ) {
+                                (None, None) => None,
+                                (input, output) => Some(StreamUsage {
+                                    input_tokens: input.unwrap_or(0),
+                                    output_tokens: output.unwrap_or(0),
+                                    cache_read_tokens: row.get::<_, Option<u64>>(21)?.unwrap_or(0),
+                                    cache_write_tokens: row.get::<_, Option<u64>>(22)?.unwrap_or(0),
+                                }),
+                            },
+                            cost_usd: row.get(23)?,
+                            stream_diagnostics: row
+                                .get::<_, Option<String>>(24)?
+                                .map(|text| text.lines().map(str::to_owned).collect())
+                                .unwrap_or_default(),
                         },
                     },
                 ))
@@ -1227,6 +1320,66 @@ impl Ledger {
                  WHERE automation = ?1 AND task_id = ?2 AND ended_at IS NULL",
             )
             .and_then(|mut statement| statement.execute(params![automation, task_id, agent.pid]))
+            .map_err(self.error("write"))?;
+        Ok(())
+    }
+
+    /// The running attempt of a task runs `provider` in session `session_id`
+    /// (`resumed`: going on with an earlier attempt's session). Written as soon as the
+    /// session is known, so that a host killed a moment later leaves it for a resume.
+    pub fn attempt_session(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+        provider: &str,
+        session_id: &str,
+        resumed: bool,
+    ) -> Result<(), LedgerError> {
+        self.end_snapshot().map_err(self.error("write"))?;
+        self.connection
+            .prepare_cached(
+                "UPDATE attempts SET provider = ?3, session_id = ?4, resumed = ?5
+                 WHERE automation = ?1 AND task_id = ?2 AND ended_at IS NULL",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![automation, task_id, provider, session_id, resumed])
+            })
+            .map_err(self.error("write"))?;
+        Ok(())
+    }
+
+    /// What the running attempt's stream said, once it ended.
+    pub fn attempt_stream(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+        stream: &StreamRecord,
+    ) -> Result<(), LedgerError> {
+        self.end_snapshot().map_err(self.error("write"))?;
+        let answer = stream.answer.as_deref().map(cut_answer);
+        let usage = stream.usage;
+        let diagnostics = (!stream.diagnostics.is_empty()).then(|| stream.diagnostics.join("\n"));
+        let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        self.connection
+            .prepare_cached(
+                "UPDATE attempts SET answer = ?3, input_tokens = ?4, output_tokens = ?5,
+                 cache_read_tokens = ?6, cache_write_tokens = ?7, cost_usd = ?8,
+                 stream_diagnostics = ?9
+                 WHERE automation = ?1 AND task_id = ?2 AND ended_at IS NULL",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    automation,
+                    task_id,
+                    answer,
+                    usage.map(|u| count(u.input_tokens)),
+                    usage.map(|u| count(u.output_tokens)),
+                    usage.map(|u| count(u.cache_read_tokens)),
+                    usage.map(|u| count(u.cache_write_tokens)),
+                    stream.cost_usd,
+                    diagnostics
+                ])
+            })
             .map_err(self.error("write"))?;
         Ok(())
     }

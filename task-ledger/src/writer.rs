@@ -91,7 +91,7 @@ pub const MAX_QUEUED: usize = 65_536;
 const MAX_BATCH: usize = 512;
 
 /// One change of a task's row, as [`Ledger`]'s methods of the same names make it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Change {
     /// [`Ledger::attempt_started`].
     AttemptStarted {
@@ -133,6 +133,28 @@ pub enum Change {
         task_id: String,
         /// The agent's process.
         agent: AgentProcess,
+    },
+    /// [`Ledger::attempt_session`].
+    AttemptSession {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The provider.
+        provider: String,
+        /// Its session.
+        session_id: String,
+        /// Whether the attempt resumed it.
+        resumed: bool,
+    },
+    /// [`Ledger::attempt_stream`].
+    AttemptStream {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// What the stream said.
+        stream: crate::StreamRecord,
     },
     /// [`Ledger::finished`].
     Finished {
@@ -212,6 +234,18 @@ impl Ledger {
                 task_id,
                 agent,
             } => self.agent_started(automation, task_id, *agent),
+            Change::AttemptSession {
+                automation,
+                task_id,
+                provider,
+                session_id,
+                resumed,
+            } => self.attempt_session(automation, task_id, provider, session_id, *resumed),
+            Change::AttemptStream {
+                automation,
+                task_id,
+                stream,
+            } => self.attempt_stream(automation, task_id, stream),
             Change::Finished {
                 automation,
                 task_id,

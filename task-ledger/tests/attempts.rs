@@ -231,7 +231,7 @@ fn a_ledger_of_schema_version_2_is_upgraded_with_each_task_s_last_attempt() {
     let path = dir.path().join("ledger.sqlite");
     std::fs::copy(&fixture, &path).unwrap();
     let ledger = Ledger::open(&path).unwrap();
-    assert_eq!(SCHEMA_VERSION, 4);
+    assert_eq!(SCHEMA_VERSION, 5);
     let tasks = ledger.list(&Filter::default(), 10).unwrap();
     assert_eq!(tasks.len(), 3, "{tasks:#?}");
     for task in &tasks {
@@ -302,7 +302,7 @@ fn a_ledger_of_schema_version_3_gets_the_outcome_index() {
     let version: i64 = connection
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, SCHEMA_VERSION);
 }
 
 #[test]
@@ -408,5 +408,96 @@ fn tasks_finished_per_hour_are_counted_by_status_in_their_hour() {
             (Status::Interrupted, 1),
             (Status::Succeeded, 2)
         ]
+    );
+}
+
+/// Version 5 adds what a provider's stream said to each attempt: a ledger of version
+/// 4 keeps its rows (with none of it), and a new attempt gets its session as soon as
+/// it is written and its answer, usage, cost and diagnostics once the stream ended.
+#[test]
+fn a_ledger_of_schema_version_4_gets_the_stream_columns_and_they_are_written() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ledger-v2.sqlite");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger.sqlite");
+    std::fs::copy(&fixture, &path).unwrap();
+    {
+        let connection = rusqlite::Connection::open(&path).unwrap();
+        for step in &curupira_ledger::MIGRATIONS[2..4] {
+            connection.execute_batch(step).unwrap();
+        }
+        connection.pragma_update(None, "user_version", 4).unwrap();
+    }
+    let mut ledger = Ledger::open(&path).unwrap();
+    let old = ledger.list(&Filter::default(), 10).unwrap();
+    assert_eq!(old.len(), 3);
+    let before = ledger
+        .attempts(&old[0].automation, &old[0].task_id)
+        .unwrap();
+    assert_eq!(before.len(), 1);
+    assert_eq!(
+        (
+            before[0].provider.as_deref(),
+            before[0].session_id.as_deref()
+        ),
+        (None, None)
+    );
+    assert!(
+        !before[0].resumed && before[0].usage.is_none() && before[0].stream_diagnostics.is_empty()
+    );
+
+    ledger
+        .attempt_started("fix", &id(9), "[]", "/w", 1)
+        .unwrap();
+    ledger
+        .attempt_session("fix", &id(9), "claude", "s-9", true)
+        .unwrap();
+    // Readable at once, while the attempt still runs: what a resume needs after a kill.
+    let running = ledger.attempts("fix", &id(9)).unwrap();
+    assert_eq!(running[0].session_id.as_deref(), Some("s-9"));
+    assert_eq!(running[0].provider.as_deref(), Some("claude"));
+    assert!(running[0].resumed);
+    assert_eq!(running[0].ended_at, None);
+    let long = "é".repeat(40 * 1024);
+    ledger
+        .attempt_stream(
+            "fix",
+            &id(9),
+            &curupira_ledger::StreamRecord {
+                answer: Some(long.clone()),
+                usage: Some(curupira_ledger::StreamUsage {
+                    input_tokens: 10,
+                    output_tokens: 3,
+                    cache_read_tokens: 2,
+                    cache_write_tokens: 1,
+                }),
+                cost_usd: Some(0.25),
+                diagnostics: vec!["line 2 is not JSON".into(), "no result".into()],
+            },
+        )
+        .unwrap();
+    ledger
+        .attempt_ended("fix", &id(9), Status::Succeeded, Some(0), "exit", None)
+        .unwrap();
+    let ended = &ledger.attempts("fix", &id(9)).unwrap()[0];
+    let answer = ended.answer.as_deref().unwrap();
+    assert!(
+        answer.len() <= curupira_ledger::MAX_ANSWER_BYTES,
+        "{}",
+        answer.len()
+    );
+    assert!(answer.ends_with('…') && long.starts_with(answer.trim_end_matches('…')));
+    assert_eq!(
+        ended.usage.map(|u| (
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens
+        )),
+        Some((10, 3, 2, 1))
+    );
+    assert_eq!(ended.cost_usd, Some(0.25));
+    assert_eq!(
+        ended.stream_diagnostics,
+        ["line 2 is not JSON", "no result"]
     );
 }

@@ -354,6 +354,46 @@ fn history(attempts: &[AttemptRecord]) -> String {
         out.push_str(line);
         out.push('\n');
     }
+    for attempt in attempts.iter().filter(|a| a.provider.is_some()) {
+        out.push_str(&agent_lines(attempt));
+    }
+    out
+}
+
+/// What a provider's stream said of one attempt, for `show`: its session, tokens,
+/// cost, answer (first line) and stream diagnostics.
+fn agent_lines(attempt: &AttemptRecord) -> String {
+    let mut out = format!(
+        "attempt {} ({}{})\n",
+        attempt.attempt,
+        attempt.provider.as_deref().unwrap_or("-"),
+        if attempt.resumed {
+            ", resumed its session"
+        } else {
+            ""
+        }
+    );
+    if let Some(session) = &attempt.session_id {
+        out.push_str(&format!("  session  {session}\n"));
+    }
+    if let Some(usage) = attempt.usage {
+        out.push_str(&format!(
+            "  tokens   {} in ({} from cache, {} to cache), {} out\n",
+            usage.input_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.output_tokens
+        ));
+    }
+    if let Some(cost) = attempt.cost_usd {
+        out.push_str(&format!("  cost     ${cost:.4}\n"));
+    }
+    if let Some(answer) = &attempt.answer {
+        out.push_str(&format!("  answer   {}\n", one_line(answer)));
+    }
+    for diagnostic in &attempt.stream_diagnostics {
+        out.push_str(&format!("  stream   {diagnostic}\n"));
+    }
     out
 }
 

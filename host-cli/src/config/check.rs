@@ -66,7 +66,8 @@ pub(super) fn check(text: &str, file: &str, dir: &Path) -> (Option<Config>, Vec<
                 .any(|key| broken(&settings_at.key(key))),
         agent: whole_settings
             || errors.contains(&&settings_at.key("agent"))
-            || broken(&settings_at.key("agent").key("command")),
+            || broken(&settings_at.key("agent").key("command"))
+            || broken(&settings_at.key("agent").key("provider")),
         workspace: whole_settings || broken(&settings_at.key("workspace")),
         ..Unusable::default()
     };
@@ -92,6 +93,7 @@ pub(super) fn check(text: &str, file: &str, dir: &Path) -> (Option<Config>, Vec<
             _ => unusable.automations.push(UnusableAutomation {
                 without_agent: !read.own_agent
                     && parts.default_agent.command.is_none()
+                    && parts.default_agent.provider.is_none()
                     && !unusable.agent,
                 name: read.name,
                 trigger: read.trigger,
@@ -139,6 +141,8 @@ struct PollingOverride {
 struct Defaults {
     polling: PollingOverride,
     agent: AgentOverride,
+    /// `[settings.agent]`'s provider with its options, checked once.
+    provider: Option<curupira_orchestrator::plan::ProviderAgent>,
     workspace: WorkspaceOverride,
 }
 
@@ -295,9 +299,11 @@ impl Checker<'_> {
             agent: merged_agent(&agent, &AgentOverride::default()),
             workspace: merged_workspace(self.dir, &workspace, &WorkspaceOverride::default()),
         };
+        let provider = self.provider_agent(&agent, &AgentOverride::default(), None);
         let defaults = Defaults {
             polling,
             agent,
+            provider,
             workspace,
         };
         (settings, defaults)
@@ -744,7 +750,9 @@ impl Checker<'_> {
                 ),
             };
             let own_agent = match auto.get("agent") {
-                Some(TomlValue::Table(agent)) => agent.contains_key("command"),
+                Some(TomlValue::Table(agent)) => {
+                    agent.contains_key("command") || agent.contains_key("provider")
+                }
                 Some(_) => true,
                 None => false,
             };
@@ -764,9 +772,22 @@ impl Checker<'_> {
             let agent_policy = merged_agent(&defaults.agent, &agent_override);
             let workspace_policy =
                 merged_workspace(self.dir, &defaults.workspace, &workspace_override);
-            let agent = agent_override
-                .command
-                .or_else(|| defaults.agent.command.clone());
+            let provider = if agent_override.provider.is_none()
+                && agent_override.command.is_none()
+                && agent_override.options.is_empty()
+                && agent_override.resume.is_none()
+                && agent_override.continue_prompt.is_none()
+            {
+                defaults.provider.clone()
+            } else {
+                self.provider_agent(&defaults.agent, &agent_override, Some(&at.key("agent")))
+            };
+            let agent = match (&agent_override.command, &agent_override.provider) {
+                (Some(command), _) => Some(command.clone()),
+                (None, Some(_)) => None,
+                (None, None) if provider.is_some() => None,
+                (None, None) => defaults.agent.command.clone(),
+            };
             let automation = match (&trigger, prompt, arguments) {
                 (Some(trigger), Some((prompt, prompt_file)), Some(arguments)) => Some(Automation {
                     name: name.clone(),
@@ -776,6 +797,7 @@ impl Checker<'_> {
                     arguments,
                     polling,
                     agent,
+                    provider,
                     agent_policy,
                     workspace_policy,
                 }),

@@ -48,7 +48,22 @@ curupira_diagnostics::codes! {
         "The folder of a `path` extension has no readable `curupira-extension.toml`.";
     /// An automation has no agent command (neither its own nor `[settings.agent]`).
     MISSING_AGENT = "config/missing-agent", Error,
-        "An automation has no agent command: neither `agent = { command = [...] }` nor `[settings.agent] command`. Not checked by `run --dry-run`, which starts no agent.";
+        "An automation has no agent: neither `agent = { command = [...] }` or `agent = { provider = \"...\" }` nor `[settings.agent] command` or `provider`. Not checked by `run --dry-run`, which starts no agent.";
+    /// An agent table sets both `provider` and `command`.
+    AGENT_CONFLICT = "config/agent-conflict", Error,
+        "An agent table (`[settings.agent]` or an automation's `agent`) sets both `provider` and `command`: a provider decides its own command line; `command` is for any other agent. Reported at `provider`.";
+    /// A provider's CLI version the reference host refuses.
+    AGENT_VERSION = "config/agent-version", Error,
+        "A provider's CLI has a version the reference host refuses: an `opencode` whose `--version` shows no `x.y.z`, or a 0.x one, with `api = \"auto\"` (the default); set `api = \"v1\"` or `\"v2\"`. Checked by `validate` and `run` before the first poll.";
+    /// A provider's CLI version could not be read.
+    AGENT_VERSION_UNKNOWN = "config/agent-version-unknown", Warning,
+        "A provider's CLI (other than OpenCode) shows no `x.y.z` in its `--version`, or that could not be run within 10 s: the command line is the one curupira 0.4.0 uses, which this version may not take.";
+    /// A provider option its CLI would ignore.
+    PROVIDER_OPTION_IGNORED = "config/provider-option-ignored", Warning,
+        "A provider option the CLI would ignore as written: OpenCode 2.x's `effort` without a `model` (the variant belongs in `--model provider/model#variant`).";
+    /// A provider option is wrong for its provider.
+    PROVIDER_OPTION = "config/provider-option", Error,
+        "A provider option (`model`, `effort`, `agent`, permission options) is of the wrong kind, not taken by the provider, or breaks one of its rules (Kilo's `provider/model`, pi's `model_provider` without `model`, a Copilot tool with a comma, OpenCode's `api`); the message is the reference host's where it has one. A warning when the CLI would ignore it (OpenCode 2.x's `effort` without `model`).";
     /// An automation's agent program cannot be run.
     AGENT_NOT_RUNNABLE = "config/agent-not-runnable", Error,
         "An automation's agent program is not an executable file: not found on `PATH`, or (a path with `/`) not found relative to the config's folder, or not executable. Checked by `validate` and `run` before the first poll, so no item is handed over to an agent that cannot start; not by `run --dry-run`.";

@@ -354,6 +354,9 @@ pub struct Automation {
     pub polling: Polling,
     /// `agent.command`, or `[settings.agent] command`; `None` when neither is set.
     pub agent: Option<Vec<String>>,
+    /// The coding-agent provider its agents are (`provider = "…"`, its own or
+    /// `[settings.agent]`'s), with its options; then [`agent`](Self::agent) is `None`.
+    pub provider: Option<curupira_orchestrator::plan::ProviderAgent>,
     /// How its agents run: `[settings.agent]` with the automation's `agent = { … }`
     /// merged over it, key by key.
     pub agent_policy: AgentPolicy,

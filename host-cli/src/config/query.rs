@@ -206,6 +206,16 @@ impl Config {
             if !(names.is_empty() || names.contains(&automation.name)) {
                 continue;
             }
+            if let Some(agent) = &automation.provider {
+                let at = self
+                    .written_at(&automation.name, "agent", "provider")
+                    .unwrap_or_else(|| settings_key("agent", "provider"));
+                if !reported.contains(&at) {
+                    out.extend(self.provider_problems(&automation.name, agent, &at));
+                    reported.push(at);
+                }
+                continue;
+            }
             let Some(command) = &automation.agent else {
                 continue;
             };
@@ -231,6 +241,69 @@ impl Config {
             }
         }
         out
+    }
+
+    /// A provider's program: on `PATH` (else `config/agent-not-runnable`), and its
+    /// version: OpenCode's must be readable and 1.x or later when `api` is `auto` (the
+    /// reference host refuses it otherwise: `config/agent-version`, an error); another
+    /// CLI whose `--version` shows no `x.y.z` gets a `config/agent-version` warning.
+    fn provider_problems(
+        &self,
+        automation: &str,
+        agent: &curupira_orchestrator::plan::ProviderAgent,
+        at: &JsonPointer,
+    ) -> Vec<Diagnostic> {
+        let provider = agent.profile.provider();
+        let command = [provider.program().to_owned()];
+        let program = match curupira_orchestrator::agent::check_agent_program(&command, &self.dir) {
+            Ok(program) => program,
+            Err(reason) => {
+                return vec![self.diagnostic(
+                    Severity::Error,
+                    codes::AGENT_NOT_RUNNABLE,
+                    at,
+                    format!(
+                        "automation `{automation}` cannot start its agent (provider {provider}): \
+                         {reason}"
+                    ),
+                )];
+            }
+        };
+        let output = curupira_orchestrator::agent::program_version(&program, &self.dir);
+        let opencode_auto = provider == curupira_agents::Provider::Opencode
+            && agent.profile.opencode_api() == curupira_agents::OpencodeApi::Auto;
+        match output {
+            Ok(output) if opencode_auto => {
+                match curupira_agents::opencode_api(&program.display().to_string(), &output) {
+                    Ok(_) => Vec::new(),
+                    Err(error) => vec![self.diagnostic(
+                        Severity::Error,
+                        codes::AGENT_VERSION,
+                        at,
+                        format!("automation `{automation}`: {error}"),
+                    )],
+                }
+            }
+            Ok(output) if has_version(&output) => Vec::new(),
+            Ok(output) => vec![self.diagnostic(
+                Severity::Warning,
+                codes::AGENT_VERSION_UNKNOWN,
+                at,
+                format!(
+                    "automation `{automation}`: `{} --version` shows no x.y.z version ({:?}); \
+                     the command line is the one curupira 0.4.0 uses, check that this {provider} \
+                     takes it",
+                    program.display(),
+                    output.trim()
+                ),
+            )],
+            Err(reason) => vec![self.diagnostic(
+                Severity::Warning,
+                codes::AGENT_VERSION_UNKNOWN,
+                at,
+                format!("automation `{automation}`: {reason}"),
+            )],
+        }
     }
 
     /// For the automations that `names` selects (every one when empty): a
@@ -374,7 +447,11 @@ impl Config {
             .iter()
             .filter(|name| names.is_empty() || names.contains(name))
             .filter(|name| match self.automation(name) {
-                Some(automation) => automation.agent.is_none() && !self.unusable.agent,
+                Some(automation) => {
+                    automation.agent.is_none()
+                        && automation.provider.is_none()
+                        && !self.unusable.agent
+                }
                 None => self
                     .unusable
                     .automations
@@ -403,4 +480,13 @@ impl Config {
 /// `/settings/TABLE/KEY`.
 fn settings_key(table: &str, key: &str) -> JsonPointer {
     JsonPointer::root().key("settings").key(table).key(key)
+}
+
+/// Whether `output` holds an `x.y.z` version.
+fn has_version(output: &str) -> bool {
+    curupira_agents::opencode_api("", output).is_ok()
+        || matches!(
+            curupira_agents::opencode_api("", output),
+            Err(curupira_agents::VersionError::Unsupported)
+        )
 }

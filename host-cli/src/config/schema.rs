@@ -124,6 +124,83 @@ pub struct AgentFile {
     /// (the first element) may not be empty.
     #[schemars(length(min = 1), extend("prefixItems" = [{ "type": "string", "minLength": 1 }], "x-codes" = ["config/invalid-value", "config/missing-agent", "config/agent-not-runnable"]))]
     pub command: Option<Vec<String>>,
+    /// A coding-agent CLI the host knows (`docs/AGENTS.md`): it decides the command
+    /// line, reads the CLI's stream and resumes its session. Not with `command`.
+    #[schemars(extend("enum" = ["claude", "codex", "cursor", "gemini", "copilot", "kilo", "opencode", "pi", "qwen"], "x-codes" = ["config/invalid-value", "config/agent-conflict", "config/agent-not-runnable", "config/agent-version", "config/agent-version-unknown"]))]
+    pub provider: Option<String>,
+    /// Provider option: the model (all providers; Kilo's as `provider/model`).
+    #[schemars(length(min = 1), extend("x-codes" = ["config/provider-option"]))]
+    pub model: Option<String>,
+    /// Provider option: the CLI's named agent, mode or profile (claude, codex, cursor,
+    /// copilot, kilo, opencode).
+    #[schemars(length(min = 1), extend("x-codes" = ["config/provider-option"]))]
+    pub agent: Option<String>,
+    /// Provider option: the reasoning effort or variant (claude, codex, copilot, kilo,
+    /// opencode, pi).
+    #[schemars(length(min = 1), extend("x-codes" = ["config/provider-option", "config/provider-option-ignored"]))]
+    pub effort: Option<String>,
+    /// Provider option (claude): `--permission-mode`.
+    #[schemars(length(min = 1), extend("x-codes" = ["config/provider-option"]))]
+    pub permission_mode: Option<String>,
+    /// Provider option (claude): `--permission-prompts`.
+    #[schemars(length(min = 1), extend("x-codes" = ["config/provider-option"]))]
+    pub permission_prompts: Option<String>,
+    /// Provider option (codex): `--sandbox`.
+    #[schemars(length(min = 1), extend("x-codes" = ["config/provider-option"]))]
+    pub sandbox: Option<String>,
+    /// Provider option (codex): approvals on request, answered by the auto reviewer.
+    #[schemars(extend("x-codes" = ["config/provider-option"]))]
+    pub auto_review: Option<bool>,
+    /// Provider option (cursor): `--force`.
+    #[schemars(extend("x-codes" = ["config/provider-option"]))]
+    pub force: Option<bool>,
+    /// Provider option (cursor): `--trust`.
+    #[schemars(extend("x-codes" = ["config/provider-option"]))]
+    pub trust: Option<bool>,
+    /// Provider option (gemini, qwen): `--approval-mode`.
+    #[schemars(length(min = 1), extend("x-codes" = ["config/provider-option"]))]
+    pub approval_mode: Option<String>,
+    /// Provider option (gemini): `--skip-trust`.
+    #[schemars(extend("x-codes" = ["config/provider-option"]))]
+    pub skip_trust: Option<bool>,
+    /// Provider option (copilot): `--allow-all-tools`.
+    #[schemars(extend("x-codes" = ["config/provider-option"]))]
+    pub allow_all_tools: Option<bool>,
+    /// Provider option (copilot): `--allow-tool=`, no entry with a comma.
+    #[schemars(extend("x-codes" = ["config/provider-option"]))]
+    pub allow_tools: Option<Vec<String>>,
+    /// Provider option (copilot): `--deny-tool=`, no entry with a comma.
+    #[schemars(extend("x-codes" = ["config/provider-option"]))]
+    pub deny_tools: Option<Vec<String>>,
+    /// Provider option (kilo, opencode): `--auto`.
+    #[schemars(extend("x-codes" = ["config/provider-option"]))]
+    pub auto_approve: Option<bool>,
+    /// Provider option (opencode): `v1`, `v2`, or `auto` (from `opencode --version`).
+    #[schemars(extend("enum" = ["v1", "v2", "auto"], "default" = "auto", "x-codes" = ["config/provider-option", "config/agent-version"]))]
+    pub api: Option<String>,
+    /// Provider option (pi): `--provider`; needs `model`.
+    #[schemars(length(min = 1), extend("x-codes" = ["config/provider-option"]))]
+    pub model_provider: Option<String>,
+    /// Provider option (pi): `--tools`.
+    #[schemars(extend("x-codes" = ["config/provider-option"]))]
+    pub tools: Option<Vec<String>>,
+    /// Provider option (pi): `--exclude-tools`.
+    #[schemars(extend("x-codes" = ["config/provider-option"]))]
+    pub exclude_tools: Option<Vec<String>>,
+    /// Provider option (pi): `--approve`, or `--no-approve` when false.
+    #[schemars(extend("x-codes" = ["config/provider-option"]))]
+    pub approve: Option<bool>,
+    /// Provider option (qwen): `--max-session-turns`.
+    #[schemars(range(min = 1), extend("x-codes" = ["config/provider-option"]))]
+    pub max_session_turns: Option<u64>,
+    /// With a provider: whether a task interrupted mid-session (the host's death, a
+    /// timeout, a stall, a stop) resumes that session on its next attempt.
+    #[schemars(extend("default" = true, "x-codes" = ["config/invalid-value"]))]
+    pub resume: Option<bool>,
+    /// With a provider: what a resumed session is told before the task's prompt
+    /// (default: the reference host's continue prompt).
+    #[schemars(length(min = 1), extend("x-codes" = ["config/invalid-value"]))]
+    pub continue_prompt: Option<String>,
     /// In `[settings.agent]`: the most agents at once, all automations together. In an
     /// automation: the most of its own agents at once, under that limit.
     #[schemars(range(min = 1, max = MAX_CONCURRENT_LIMIT), extend("default" = DEFAULT_MAX_CONCURRENT, "x-codes" = ["config/invalid-value", "config/shared-workspace"]))]

@@ -37,6 +37,8 @@ fn attempt_in(dir: &Path, command: &[String], limits: AgentLimits, stop: &Stop) 
         task_id: "0123456789abcdef",
         repository: "example.com/acme/app",
         branch: None,
+        env: &[],
+        stream: None,
     };
     run_attempt(&run, &limits, stop)
 }
@@ -120,6 +122,8 @@ fn an_exit_status_is_the_outcome_with_the_prompt_environment_and_directory() {
         task_id: "0123456789abcdef",
         repository: "example.com/acme/app",
         branch: Some("curupira/nightly/0123456789ab"),
+        env: &[],
+        stream: None,
     };
     let outcome = run_attempt(&run, &AgentLimits::default(), &Stop::new());
     assert_eq!(outcome.reason, EndReason::Exit { code: 3 });
@@ -173,6 +177,8 @@ fn a_prompt_larger_than_the_pipe_reaches_an_agent_that_reads_it_late() {
         task_id: "0123456789abcdef",
         repository: "",
         branch: None,
+        env: &[],
+        stream: None,
     };
     let outcome = run_attempt(&run, &limits(Some(SLOW), None, ms(100)), &Stop::new());
     assert_eq!(outcome.reason, EndReason::Exit { code: 0 });
@@ -223,6 +229,8 @@ fn a_relative_program_is_found_from_the_config_folder_not_the_workspace() {
         task_id: "0123456789abcdef",
         repository: "",
         branch: None,
+        env: &[],
+        stream: None,
     };
     let outcome = run_attempt(&run, &AgentLimits::default(), &Stop::new());
     assert_eq!(outcome.reason, EndReason::Exit { code: 7 });
@@ -407,6 +415,8 @@ fn a_program_that_cannot_start_is_a_spawn_failure() {
         task_id: "0123456789abcdef",
         repository: "",
         branch: None,
+        env: &[],
+        stream: None,
     };
     let outcome = run_attempt(&run, &AgentLimits::default(), &Stop::new());
     assert_eq!(
@@ -488,6 +498,8 @@ fn run_agent_keeps_the_first_hosts_outcome() {
                 task_id: "0123456789abcdef",
                 repository: "",
                 branch: None,
+                env: &[],
+                stream: None,
             },
             &Stop::new(),
         )

@@ -31,7 +31,24 @@ const AGENT_KEYS: &[&str] = &[
     "retries",
     "retry_backoff_seconds",
     "max_retry_backoff_seconds",
+    "provider",
+    "resume",
+    "continue_prompt",
 ];
+
+/// Every option key some provider takes (`model`, `effort`, …), in table order:
+/// also keys of an agent table, checked against its provider.
+fn provider_option_keys() -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = Vec::new();
+    for spec in &curupira_agents::TABLE {
+        for option in spec.options {
+            if !keys.contains(&option.key) {
+                keys.push(option.key);
+            }
+        }
+    }
+    keys
+}
 
 /// The keys of `[settings.workspace]` and of an automation's `workspace`.
 const WORKSPACE_KEYS: &[&str] = &[
@@ -51,6 +68,14 @@ const HOOK_KEYS: &[&str] = &["after_create", "before_run", "after_run", "before_
 pub(super) struct AgentOverride {
     /// `command`.
     pub(super) command: Option<Vec<String>>,
+    /// `provider`, when it names a known one.
+    pub(super) provider: Option<curupira_agents::Provider>,
+    /// The provider options written in this table, as JSON.
+    pub(super) options: serde_json::Map<String, serde_json::Value>,
+    /// `resume`.
+    pub(super) resume: Option<bool>,
+    /// `continue_prompt`.
+    pub(super) continue_prompt: Option<String>,
     max_concurrent: Option<u32>,
     timeout: Option<u64>,
     stall: Option<u64>,
@@ -150,7 +175,13 @@ impl Checker<'_> {
         at: &JsonPointer,
         parent: Option<(&AgentOverride, &JsonPointer)>,
     ) -> AgentOverride {
-        self.unknown_keys(table, at, AGENT_KEYS);
+        let option_keys = provider_option_keys();
+        let known: Vec<&str> = AGENT_KEYS
+            .iter()
+            .copied()
+            .chain(option_keys.iter().copied())
+            .collect();
+        self.unknown_keys(table, at, &known);
         let count = |n: u64| u32::try_from(n).ok();
         let max_concurrent = self
             .whole(
@@ -172,8 +203,30 @@ impl Checker<'_> {
                 &format!("a whole number from 0 to {MAX_RETRIES} (attempts after the first)"),
             )
             .and_then(count);
+        let provider = self.provider(table, at);
+        let mut options = serde_json::Map::new();
+        for key in &option_keys {
+            if let Some(value) = table.get(*key)
+                && let Some(json) = self.json_of(value, &at.key(key))
+            {
+                options.insert((*key).to_owned(), json);
+            }
+        }
+        let resume = match table.get("resume") {
+            None => None,
+            Some(TomlValue::Boolean(resume)) => Some(*resume),
+            Some(other) => {
+                self.wrong_type(&at.key("resume"), "true or false", other);
+                None
+            }
+        };
+        let continue_prompt = self.string_member(table, at, "continue_prompt", true);
         let read = AgentOverride {
             command: self.command(table, at),
+            provider,
+            options,
+            resume,
+            continue_prompt,
             max_concurrent,
             timeout: self.seconds_whole(table, at, "timeout_seconds", 1),
             stall: self.seconds_whole(table, at, "stall_seconds", 1),
@@ -184,6 +237,113 @@ impl Checker<'_> {
         };
         self.retry_backoffs(parent, &read, at);
         read
+    }
+
+    /// `provider`: a known provider's name (`claude`, `codex`, …), and not beside
+    /// `command`.
+    fn provider(
+        &mut self,
+        table: &toml::Table,
+        at: &JsonPointer,
+    ) -> Option<curupira_agents::Provider> {
+        let name = self.string_member(table, at, "provider", true)?;
+        let at = at.key("provider");
+        if table.contains_key("command") {
+            self.collector.error(
+                codes::AGENT_CONFLICT,
+                &at,
+                format!(
+                    "`{}` and `command` are both set: name a provider, or give the command of \
+                     any other agent, not both",
+                    dotted(&at)
+                ),
+            );
+            return None;
+        }
+        let provider = curupira_agents::Provider::parse(&name);
+        if provider.is_none() {
+            let names: Vec<&str> = curupira_agents::Provider::ALL.map(|p| p.name()).to_vec();
+            let hint = did_you_mean(&name, names.iter().copied())
+                .map(|near| format!(" (did you mean `{near}`?)"))
+                .unwrap_or_default();
+            self.collector.error(
+                codes::INVALID_VALUE,
+                &at,
+                format!(
+                    "unknown provider `{name}` at `{}`{hint}; expected {}",
+                    dotted(&at),
+                    one_of(&names)
+                ),
+            );
+        }
+        provider
+    }
+
+    /// The provider agent of an automation, from its own agent table over
+    /// `[settings.agent]`: a table naming `provider` or `command` replaces the global
+    /// agent; one naming neither takes the global provider with its own options over
+    /// the global ones. Profile errors are reported at the option (or at `provider`).
+    pub(super) fn provider_agent(
+        &mut self,
+        global: &AgentOverride,
+        own: &AgentOverride,
+        own_at: Option<&JsonPointer>,
+    ) -> Option<curupira_orchestrator::plan::ProviderAgent> {
+        let global_at = JsonPointer::root().key("settings").key("agent");
+        let (provider, options, at) = if own.provider.is_some() {
+            (
+                own.provider?,
+                own.options.clone(),
+                own_at.cloned().unwrap_or(global_at),
+            )
+        } else if own.command.is_some() {
+            return None;
+        } else {
+            let provider = global.provider?;
+            let mut options = global.options.clone();
+            options.extend(own.options.clone());
+            let at = match own_at {
+                Some(own_at) if !own.options.is_empty() => own_at.clone(),
+                _ => global_at,
+            };
+            (provider, options, at)
+        };
+        match curupira_agents::Profile::new(provider, &options) {
+            Ok(profile) => {
+                if let Some(warning) = profile.warning() {
+                    self.collector.warning(
+                        codes::PROVIDER_OPTION_IGNORED,
+                        &at.key("effort"),
+                        warning,
+                    );
+                }
+                Some(curupira_orchestrator::plan::ProviderAgent {
+                    profile,
+                    resume: own.resume.or(global.resume).unwrap_or(true),
+                    continue_prompt: own
+                        .continue_prompt
+                        .clone()
+                        .or_else(|| global.continue_prompt.clone())
+                        .unwrap_or_else(|| curupira_agents::CONTINUE_PROMPT.to_owned()),
+                })
+            }
+            Err(error) => {
+                let key = match &error {
+                    curupira_agents::ProfileError::WrongKind { key, .. }
+                    | curupira_agents::ProfileError::Empty { key }
+                    | curupira_agents::ProfileError::BelowOne { key }
+                    | curupira_agents::ProfileError::Unsupported { key, .. }
+                    | curupira_agents::ProfileError::Unknown { key, .. } => key.clone(),
+                    curupira_agents::ProfileError::Rule(_) => "provider".to_owned(),
+                };
+                self.collector.error(
+                    codes::PROVIDER_OPTION,
+                    &at.key(&key),
+                    format!("`{}`: {error}", dotted(&at.key(&key))),
+                );
+                None
+            }
+        }
     }
 
     /// Reports a longest pause between retries shorter than the first pause, once, at
