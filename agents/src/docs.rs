@@ -1,4 +1,4 @@
-//! The provider reference page (`docs/AGENTS.md`, between its generated markers),
+//! The provider reference page ([`docs/AGENTS.md`](https://example.invalid/curupira/blob/main/docs/AGENTS.md), between its generated markers),
 //! written from [`crate::table::TABLE`]: per provider the command line, fresh and
 //! resumed, its options and the flags they become, what is read from its stream,
 //! and what happens to a prompt too long for one argument.
@@ -8,7 +8,7 @@ use std::fmt::Write;
 use crate::table::{Kind, LongPrompt, PromptArg, Render, Resume, SessionKey, Spec, TABLE};
 use crate::{CONTINUE_PROMPT, MAX_ARGUMENT_BYTES};
 
-/// The line before the generated part of `docs/AGENTS.md`.
+/// The line before the generated part of [`docs/AGENTS.md`](https://example.invalid/curupira/blob/main/docs/AGENTS.md).
 pub const BEGIN: &str = "<!-- providers: generated from curupira-agents' table; `cargo test -p curupira-agents` checks it -->";
 /// The line after it.
 pub const END: &str = "<!-- end of providers -->";

@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use curupira_agents::{Profile, Provider, Request};
-//! use serde_json::json;
+//! use curupira_agents::serde_json::json;
 //!
 //! let options = json!({"model": "sonnet", "permission_mode": "acceptEdits"});
 //! let profile = Profile::new(Provider::Claude, options.as_object().unwrap())?;
@@ -48,6 +48,10 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 pub use table::{Kind, OptionSpec, Spec, TABLE};
+
+/// The JSON crate of [`Profile::new`]'s options, re-exported so a user needs no
+/// version of their own.
+pub use serde_json;
 use table::{LongPrompt, PromptArg, Render, Resume};
 
 /// The longest one argument may be on Linux, its terminating NUL included

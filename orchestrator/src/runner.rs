@@ -415,6 +415,11 @@ struct Task {
     attempt: u32,
     /// Its workspace, once prepared (by its first attempt); kept for the retries.
     workspace: Option<Workspace>,
+    /// The provider session its next attempt resumes (one an earlier attempt left
+    /// unfinished: the host's death, a timeout, a stall, a stop).
+    resume: Option<String>,
+    /// The session its last attempt ran, when its provider's stream said it.
+    session: Option<String>,
 }
 
 /// An attempt that ended, sent back by its worker thread.
@@ -456,6 +461,11 @@ struct TaskObserver {
     log: Option<crate::log::SharedLog>,
     /// The provider the agent is, when the automation names one.
     provider: Option<curupira_agents::Provider>,
+    /// The session the attempt runs, once known (announced, named by the host, or
+    /// resumed).
+    seen: Mutex<Option<String>>,
+    /// Whether the attempt resumes an earlier attempt's session.
+    resuming: std::sync::atomic::AtomicBool,
 }
 
 impl AgentObserver for TaskObserver {
@@ -504,6 +514,7 @@ impl AgentObserver for TaskObserver {
             self.automation,
             short_id(&self.task_id)
         );
+        *self.seen.lock().unwrap_or_else(PoisonError::into_inner) = Some(session_id.to_owned());
         if let Some(writer) = &self.writer {
             // Not waited for; the writer commits it within its batch (milliseconds).
             writer.write(Change::AttemptSession {
@@ -511,7 +522,7 @@ impl AgentObserver for TaskObserver {
                 task_id: self.task_id.clone(),
                 provider: provider.name().to_owned(),
                 session_id: session_id.to_owned(),
-                resumed: false,
+                resumed: self.resuming.load(std::sync::atomic::Ordering::Relaxed),
             });
         }
     }
@@ -605,8 +616,8 @@ enum Done {
         branch: String,
         reused: bool,
     },
-    /// An attempt ended.
-    Attempted(Attempted),
+    /// An attempt ended (boxed: a task is the largest thing a worker sends).
+    Attempted(Box<Attempted>),
     /// A removal ended: the task (its automation's index and its id), its
     /// workspace's path, and how it went.
     Removed {
@@ -807,7 +818,7 @@ fn work(
         let report = match job {
             Job::Attempt(job) => {
                 let (task, spec) = *job;
-                Done::Attempted(attempt(task, spec, results))
+                Done::Attempted(Box::new(attempt(task, spec, results)))
             }
             Job::Remove(removal) => removal.run(),
         };
@@ -1572,6 +1583,7 @@ impl Scheduler<'_> {
             // `next_to_serve` said a slot was free; it still is (nothing ran between).
             tracing::warn!("automation `{name}`: no agent slot after a poll; running anyway");
         }
+        let resume = self.resume_point(runs[index].automation, &id_text);
         let task = Task {
             run: index,
             task_id,
@@ -1580,9 +1592,72 @@ impl Scheduler<'_> {
             prompt,
             attempt: 1,
             workspace: None,
+            resume,
+            session: None,
         };
         self.spawn_attempt(task, runs, events)?;
         Ok(Ok(()))
+    }
+
+    /// The session a task's first attempt in this run resumes: the one its last
+    /// attempt (an earlier run's) ran with this automation's provider, when that
+    /// attempt did not end by itself (the host died, a timeout, a stall, a stop) and
+    /// no fresh start was asked for (`tasks retry --fresh`). `None` without a ledger,
+    /// a provider, or `resume`.
+    fn resume_point(
+        &mut self,
+        automation: &crate::plan::Automation,
+        task_id: &str,
+    ) -> Option<String> {
+        let agent = automation.provider.as_ref().filter(|agent| agent.resume)?;
+        let ledger = self.options.ledger.as_ref()?;
+        let point = ledger
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .resume_point(&automation.name, task_id);
+        let point = match point {
+            Ok(point) => point?,
+            Err(error) => {
+                tracing::warn!(
+                    "automation `{}`: cannot read the last attempt of task {} ({error}); it \
+                     starts its session over",
+                    automation.name,
+                    short_id(task_id)
+                );
+                return None;
+            }
+        };
+        let provider = agent.profile.provider();
+        if point.provider.as_deref() != Some(provider.name()) {
+            return None;
+        }
+        let session = point.session_id?;
+        if point.fresh {
+            tracing::info!(
+                "automation `{}`: task {} starts its {provider} session over (tasks retry \
+                 --fresh)",
+                automation.name,
+                short_id(task_id)
+            );
+            return None;
+        }
+        let unfinished = point.open
+            || point
+                .reason
+                .as_deref()
+                .is_some_and(|reason| RESUMED_AFTER.contains(&reason));
+        unfinished.then(|| {
+            tracing::info!(
+                "automation `{}`: task {} resumes {provider} session {session} (its attempt {} \
+                 ended: {})",
+                automation.name,
+                short_id(task_id),
+                point.attempt,
+                point.reason.as_deref().unwrap_or("its host died")
+            );
+            session
+        })
     }
 
     /// Starts one attempt of `task` on a worker thread (its slot is already taken),
@@ -1671,6 +1746,8 @@ impl Scheduler<'_> {
                     .provider
                     .as_ref()
                     .map(|agent| agent.profile.provider()),
+                seen: Mutex::new(None),
+                resuming: std::sync::atomic::AtomicBool::new(false),
             },
             expected_add: (task.workspace.is_none() && run.workspaces.adds_worktrees())
                 .then(expect_add),
@@ -1761,6 +1838,16 @@ impl Scheduler<'_> {
                 return Ok(());
             }
             let delay = policy.retry_delay(task.attempt);
+            let resumes = run
+                .automation
+                .provider
+                .as_ref()
+                .is_some_and(|agent| agent.resume)
+                && matches!(
+                    outcome.reason,
+                    EndReason::Timeout { .. } | EndReason::Stalled { .. }
+                );
+            task.resume = if resumes { task.session.clone() } else { None };
             events.emit(Event::TaskRetrying {
                 automation: name.clone(),
                 task_id: task.id_text.clone(),
@@ -1911,7 +1998,7 @@ impl Scheduler<'_> {
                 branch,
                 reused,
             }),
-            Done::Attempted(attempted) => self.attempt_ended(attempted, runs, extensions, events),
+            Done::Attempted(attempted) => self.attempt_ended(*attempted, runs, extensions, events),
             Done::Removed {
                 run,
                 task_id,
@@ -2062,6 +2149,8 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
     if let Some(workspace) = task.workspace.as_mut() {
         workspace.set_output(hook_output.clone());
     }
+    // A new worktree holds none of an earlier session's work.
+    let mut new_worktree = false;
     if task.workspace.is_none() {
         let prepared = spec.workspaces.prepare(&spec.automation, &task.id_text);
         // Removals waiting for this add may go now.
@@ -2070,6 +2159,7 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
             Ok(mut workspace) => {
                 workspace.set_output(hook_output.clone());
                 let origin = workspace.origin();
+                new_worktree = matches!(origin, Origin::Created | Origin::Recreated);
                 if origin != Origin::Shared {
                     // The dispatcher owns the receiver until every job came back.
                     let _ = results.send(Done::Prepared {
@@ -2110,14 +2200,28 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
     if let Err(error) = workspace.run_hook(HookKind::BeforeRun) {
         return failed(task, hook_ended(error));
     }
+    let mut resume = task.resume.take();
+    if let Some(session) = resume.as_deref().filter(|_| new_worktree) {
+        tracing::warn!(
+            "automation `{}`: the worktree of task {} was removed (its cleanup policy), so \
+             its session {session} is not resumed: the attempt starts over in a new worktree",
+            spec.automation,
+            short_id(&task.id_text)
+        );
+        resume = None;
+    }
     let (command, stdin, env) = match &spec.provider {
         None => (spec.command.clone(), task.prompt.clone(), Vec::new()),
-        Some(agent) => {
-            match provider_command(agent, &task.prompt, workspace.path(), &spec.observer) {
-                Ok(call) => call,
-                Err(error) => return failed(task, EndReason::Refused { error }),
-            }
-        }
+        Some(agent) => match provider_command(
+            agent,
+            &task.prompt,
+            workspace.path(),
+            &spec.observer,
+            resume.as_deref(),
+        ) {
+            Ok(call) => call,
+            Err(error) => return failed(task, EndReason::Refused { error }),
+        },
     };
     let outcome = run_attempt_observed(
         &AgentRun {
@@ -2139,8 +2243,24 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
     if let Err(error) = workspace.run_hook(HookKind::AfterRun) {
         tracing::warn!("automation `{}`: {error}", spec.automation);
     }
+    task.session = spec
+        .observer
+        .seen
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
     Attempted { task, outcome }
 }
+
+/// How an attempt ended, in the ledger's words, when its agent's session is worth
+/// resuming: it did not end by itself.
+const RESUMED_AFTER: [&str; 5] = [
+    "timeout",
+    "stalled",
+    "interrupted",
+    "unrecorded",
+    "shutdown",
+];
 
 /// Program and arguments, what goes to stdin, and the variables added.
 type AgentCall = (Vec<String>, String, Vec<(String, String)>);
@@ -2153,6 +2273,7 @@ fn provider_command(
     prompt: &str,
     worktree: &std::path::Path,
     observer: &TaskObserver,
+    resume: Option<&str>,
 ) -> Result<AgentCall, String> {
     let provider = agent.profile.provider();
     let mut profile = agent.profile.clone();
@@ -2167,12 +2288,21 @@ fn provider_command(
             .map_err(|error| error.to_string())?;
         profile = profile.with_opencode_api(api);
     }
-    let named = curupira_agents::host_session(provider);
+    let named = match resume {
+        Some(session) => Some(session.to_owned()),
+        None => curupira_agents::host_session(provider),
+    };
     let request = curupira_agents::Request {
         session: named.as_deref(),
+        resuming: resume.is_some(),
         continue_prompt: &agent.continue_prompt,
         ..curupira_agents::Request::fresh(prompt, worktree)
     };
+    if resume.is_some() {
+        observer
+            .resuming
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let call = profile
         .invocation(&request)
         .map_err(|error| format!("cannot start the {provider} agent: {error}"))?;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::{
     AttemptRecord, Change, Decision, Filter, Ledger, LedgerError, OutcomeCounts, Requested,
-    Retention, Status, TaskAttempt, TaskRecord,
+    ResumePoint, Retention, Status, TaskAttempt, TaskRecord,
 };
 
 /// What a run needs of a durable ledger: the decision for every polled task, the
@@ -59,6 +59,17 @@ pub trait RunBackend: Send + fmt::Debug {
     /// any more, and returns their keys (automation, task id).
     fn mark_unrecorded(&mut self) -> Result<Vec<(String, String)>, LedgerError>;
 
+    /// The task's last attempt, for a resume of its agent's session; read afresh. A
+    /// backend that keeps no history has none.
+    fn resume_point(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+    ) -> Result<Option<ResumePoint>, LedgerError> {
+        let _ = (automation, task_id);
+        Ok(None)
+    }
+
     /// Called while the run has nothing to do: ends a read snapshot older than its
     /// allowed age (see [`Ledger::read_in_snapshots`]). A backend that keeps no
     /// snapshot has nothing to do.
@@ -104,6 +115,10 @@ pub trait TasksBackend {
     /// returns how many rows changed. One transaction.
     fn request_retry(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError>;
 
+    /// [`request_retry`](Self::request_retry), the next attempt starting its agent's
+    /// session over (`tasks retry --fresh`).
+    fn request_fresh_retry(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError>;
+
     /// Forgets these tasks (deletes their rows); returns how many were deleted. One
     /// transaction.
     fn forget(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError>;
@@ -132,6 +147,14 @@ pub trait TasksBackend {
 impl RunBackend for Ledger {
     fn decide(&mut self, automation: &str, task_id: &str) -> Result<Decision, LedgerError> {
         Ledger::decide(self, automation, task_id)
+    }
+
+    fn resume_point(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+    ) -> Result<Option<ResumePoint>, LedgerError> {
+        Ledger::resume_point(self, automation, task_id)
     }
 
     fn apply(&mut self, changes: &[Change]) -> Result<(), LedgerError> {
@@ -183,6 +206,10 @@ impl TasksBackend for Ledger {
 
     fn request_retry(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError> {
         Ledger::request_retry(self, keys)
+    }
+
+    fn request_fresh_retry(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError> {
+        Ledger::request_fresh_retry(self, keys)
     }
 
     fn forget(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError> {

@@ -256,7 +256,8 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE attempts ADD COLUMN cache_read_tokens INTEGER;
     ALTER TABLE attempts ADD COLUMN cache_write_tokens INTEGER;
     ALTER TABLE attempts ADD COLUMN cost_usd REAL;
-    ALTER TABLE attempts ADD COLUMN stream_diagnostics TEXT;",
+    ALTER TABLE attempts ADD COLUMN stream_diagnostics TEXT;
+    ALTER TABLE tasks ADD COLUMN fresh INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// The longest final answer kept on an attempt, in bytes: a longer one is cut (at a
@@ -633,6 +634,26 @@ pub struct Filter {
     pub status: Option<Status>,
 }
 
+/// A task's last attempt, as a resume needs it ([`Ledger::resume_point`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResumePoint {
+    /// Its number.
+    pub attempt: u32,
+    /// The provider it ran.
+    pub provider: Option<String>,
+    /// Its session.
+    pub session_id: Option<String>,
+    /// How it ended, in a word (`timeout`, `stalled`, `interrupted`, `unrecorded`, …);
+    /// `None` while open.
+    pub reason: Option<String>,
+    /// It never ended (a host died and no run marked it yet).
+    pub open: bool,
+    /// Its working directory.
+    pub workspace: Option<String>,
+    /// `tasks retry --fresh` asked for a fresh start.
+    pub fresh: bool,
+}
+
 /// A task that `tasks retry` asked to dispatch again, as the next run reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Requested {
@@ -991,7 +1012,7 @@ impl Ledger {
                 pairs = excluded.pairs, status = 'running', attempts = attempts + 1,
                 exit_code = NULL, reason = NULL, workspace = excluded.workspace,
                 host_pid = excluded.host_pid, agent_pid = NULL, agent_start = NULL,
-                retry = 0, updated_at = excluded.updated_at,
+                retry = 0, fresh = 0, updated_at = excluded.updated_at,
                 attempt_started_at = excluded.attempt_started_at, ended_at = NULL"
         );
         self.connection
@@ -1536,6 +1557,56 @@ impl Ledger {
                 " WHERE automation = ?1 AND task_id = ?2"
             )],
         )
+    }
+
+    /// [`request_retry`](Self::request_retry), and the next attempt starts its agent's
+    /// session over rather than resume it (`tasks retry --fresh`).
+    pub fn request_fresh_retry(&mut self, keys: &[(String, String)]) -> Result<usize, LedgerError> {
+        self.end_snapshot().map_err(self.error("write"))?;
+        self.each_key(
+            keys,
+            &[concat!(
+                "UPDATE tasks SET retry = 1, fresh = 1, updated_at = ",
+                now!(),
+                " WHERE automation = ?1 AND task_id = ?2"
+            )],
+        )
+    }
+
+    /// Where the task's next attempt could go on from: its last attempt (over every
+    /// run), with the provider and session it ran and how it ended, and whether a
+    /// fresh start was asked for. `None` when the task has no attempt. Read afresh.
+    pub fn resume_point(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+    ) -> Result<Option<ResumePoint>, LedgerError> {
+        self.end_snapshot().map_err(self.error("read"))?;
+        self.connection
+            .prepare_cached(
+                "SELECT a.attempt, a.provider, a.session_id, a.reason, a.ended_at IS NULL,
+                        a.workspace, t.fresh
+                 FROM attempts a JOIN tasks t
+                   ON t.automation = a.automation AND t.task_id = a.task_id
+                 WHERE a.automation = ?1 AND a.task_id = ?2
+                 ORDER BY a.attempt DESC LIMIT 1",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_row(params![automation, task_id], |row| {
+                        Ok(ResumePoint {
+                            attempt: row.get(0)?,
+                            provider: row.get(1)?,
+                            session_id: row.get(2)?,
+                            reason: row.get(3)?,
+                            open: row.get(4)?,
+                            workspace: row.get(5)?,
+                            fresh: row.get::<_, i64>(6)? != 0,
+                        })
+                    })
+                    .optional()
+            })
+            .map_err(self.error("read"))
     }
 
     /// Whether the ledger has a row for the task, read afresh (not from a snapshot):

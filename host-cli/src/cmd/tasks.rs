@@ -113,6 +113,10 @@ pub struct RetryArgs {
     /// The task's automation; with `--failed`, only its tasks.
     #[arg(long, value_name = "NAME")]
     automation: Option<String>,
+    /// Start the agent's session over: a provider's next attempt does not resume the
+    /// session an interrupted attempt left.
+    #[arg(long)]
+    fresh: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -504,7 +508,11 @@ fn retry(args: RetryArgs) -> anyhow::Result<ExitCode> {
             .map(|(automation, task_id, _)| (automation, task_id))
             .collect(),
     };
-    let changed = ledger.request_retry(&keys)?;
+    let changed = if args.fresh {
+        ledger.request_fresh_retry(&keys)?
+    } else {
+        ledger.request_retry(&keys)?
+    };
     let message = match (&args.id, keys.first()) {
         (Some(_), Some((automation, task_id))) => format!(
             "task {task_id} of automation `{automation}` will be dispatched again by the next \
