@@ -59,11 +59,16 @@ fn run(project: &Project, args: &[&str]) -> run_support::Run {
     run_in_with_path(project.path(), &project.path().join("bin"), args)
 }
 
-fn history(project: &Project) -> Vec<Value> {
+/// The id of the newest task in the ledger.
+fn task_id(project: &Project) -> String {
     let list = run(project, &["tasks", "list", "--format", "json"]);
     assert_eq!(list.code, Some(0), "{list:?}");
     let row: Value = serde_json::from_str(list.stdout.lines().next().unwrap()).unwrap();
-    let id = row["task_id"].as_str().unwrap().to_owned();
+    row["task_id"].as_str().unwrap().to_owned()
+}
+
+fn history(project: &Project) -> Vec<Value> {
+    let id = task_id(project);
     let show = run(project, &["tasks", "show", &id, "--format", "json"]);
     assert_eq!(show.code, Some(0), "{show:?}");
     let shown: Value = serde_json::from_str(&show.stdout).unwrap();
@@ -305,5 +310,53 @@ fn a_prompt_too_long_for_copilot_fails_the_task_clearly() {
             .unwrap()
             .contains("Copilot takes its prompt only as an argument"),
         "{attempt}"
+    );
+}
+
+#[test]
+fn an_automation_names_its_own_provider_and_the_raw_stream_stays_in_its_log() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"5\"}\n");
+    stand_in(&project, "claude", CLAUDE_STREAM, 0, "2.0.14 (Claude Code)");
+    stand_in(
+        &project,
+        "codex",
+        "{\"type\":\"thread.started\",\"thread_id\":\"t-9\"}\n{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":4,\"output_tokens\":2}}\n",
+        0,
+        "codex-cli 0.46.0",
+    );
+    // [settings.agent] says claude with a model; the automation says codex: its own
+    // provider, none of claude's options.
+    let text = config("provider = \"claude\"\nmodel = \"sonnet\"").replace(
+        "arguments = { path = \"tasks.jsonl\" }\n",
+        "arguments = { path = \"tasks.jsonl\" }\nagent = { provider = \"codex\", sandbox = \"workspace-write\" }\n",
+    );
+    project.write("curupira.toml", &text);
+    let done = run(&project, &["run", "--once", "--format", "json"]);
+    assert_eq!(done.code, Some(0), "{done:?}");
+    assert!(calls(&project, "claude").is_empty());
+    assert_eq!(
+        calls(&project, "codex")[0]["argv"],
+        serde_json::json!([
+            "exec",
+            "--sandbox",
+            "workspace-write",
+            "--json",
+            "--",
+            "Fix issue 5"
+        ])
+    );
+    let attempt = &history(&project)[0];
+    assert_eq!(
+        (attempt["provider"].as_str(), attempt["session_id"].as_str()),
+        (Some("codex"), Some("t-9"))
+    );
+    // The stream as the CLI printed it, in the attempt's log.
+    let log = run(&project, &["tasks", "log", &task_id(&project)]);
+    assert_eq!(log.code, Some(0), "{log:?}");
+    assert!(
+        log.stdout
+            .contains("{\"type\":\"thread.started\",\"thread_id\":\"t-9\"}"),
+        "{log:?}"
     );
 }

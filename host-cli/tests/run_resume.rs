@@ -343,3 +343,28 @@ fn a_session_stopped_by_the_hosts_shutdown_is_resumed_by_the_next_run() {
     assert_eq!(made[1]["argv"], resumed_argv("sess-1", "Fix issue 7"));
     assert_eq!(made[1]["cwd"], made[0]["cwd"]);
 }
+
+/// `continue_prompt` replaces the reference host's words; the task's prompt follows.
+#[test]
+fn the_continue_prompt_is_configurable() {
+    let project = project(
+        "timeout_seconds = 1\nretries = 1\nretry_backoff_seconds = 0\ncontinue_prompt = \"Go on where you stopped.\"",
+    );
+    project.write("hang", "");
+    let done = run(&project, &["run", "--once", "--format", "json"]);
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let made = calls(&project);
+    assert_eq!(
+        made[1]["argv"],
+        serde_json::json!([
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--resume",
+            "sess-1",
+            "--",
+            "Go on where you stopped.\n\nTask:\nFix issue 7"
+        ])
+    );
+}
