@@ -295,8 +295,17 @@ fn a_prompt_too_long_for_copilot_fails_the_task_clearly() {
     let long = "x".repeat(140 * 1024);
     project.write("tasks.jsonl", &format!("{{\"n\": \"{long}\"}}\n"));
     stand_in(&project, "copilot", "", 0, "0.0.339");
-    project.write("curupira.toml", &config("provider = \"copilot\""));
+    // Retries allowed, but a refusal is not retried: it would be refused again.
+    project.write(
+        "curupira.toml",
+        &config("provider = \"copilot\"\nretries = 2"),
+    );
     let done = run(&project, &["run", "--once", "--format", "json"]);
+    assert!(
+        done.events_named("task.retrying").is_empty(),
+        "{}",
+        done.stderr
+    );
     assert_eq!(done.code, Some(1), "{}", done.stderr);
     assert!(calls(&project, "copilot").is_empty(), "never started");
     let finished = &done.events_named("task.finished")[0];

@@ -368,3 +368,21 @@ fn the_continue_prompt_is_configurable() {
         ])
     );
 }
+
+/// A stall (no output for `stall_seconds`) is an unfinished session too: the retry
+/// resumes it.
+#[test]
+fn a_stalled_attempt_is_retried_in_its_session() {
+    let project = project("stall_seconds = 1\nretries = 1\nretry_backoff_seconds = 0");
+    project.write("hang", "");
+    let done = run(&project, &["run", "--once", "--format", "json"]);
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let made = calls(&project);
+    assert_eq!(made.len(), 2, "{made:?}");
+    assert_eq!(made[1]["argv"], resumed_argv("sess-1", "Fix issue 7"));
+    let reasons: Vec<Value> = history(&project)
+        .iter()
+        .map(|a| a["reason"].clone())
+        .collect();
+    assert_eq!(reasons, [Value::from("stalled"), Value::from("exit")]);
+}

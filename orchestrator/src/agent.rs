@@ -51,7 +51,7 @@
 //! | `SpawnFailed` | `spawn-failed` | it could not start: not found, not executable, fork failure | no |
 //! | `Interrupted` | `interrupted` | the host's own shutdown stopped it (a second SIGINT/SIGTERM), or a stop signal ended it while the host was stopping (a service manager signalling every process), or the `after_create`/`before_run` hook before it (the caller's) | no |
 //! | `HookFailed` | `hook-failed` | never returned here: an `after_create` or `before_run` hook failed or timed out (the caller's) | yes (failed) |
-//! | `Refused` | `refused` | never returned here: the provider's command line could not be built (a prompt too long for the one argument its CLI takes), so the agent did not start and would not on a retry (the caller's) | yes (failed) |
+//! | `Refused` | `refused` | never returned here: the provider's command line could not be built (a prompt too long for the one argument its CLI takes), so the agent did not start and would not on a retry (the caller's; it does not retry it) | yes (failed) |
 //! | `WorkspaceFailed` | `workspace-failed` | never returned here: the task's workspace could not be prepared, so the agent did not start (the caller's) | no |
 //!
 //! "Finishes the task" ([`AttemptOutcome::finishes_task`]) is what the caller needs: a

@@ -1829,7 +1829,9 @@ impl Scheduler<'_> {
             self.interrupted(task, runs, events)?;
             return Ok(());
         }
-        if !outcome.succeeded() && task.attempt <= policy.retries {
+        // A refused command line would be refused again: no retry.
+        let retryable = !matches!(outcome.reason, EndReason::Refused { .. });
+        if !outcome.succeeded() && retryable && task.attempt <= policy.retries {
             if self.stopping() {
                 // It has retries left, but no new attempt starts once the run stops:
                 // interrupted, as a task waiting for its retry is, and handed over again
