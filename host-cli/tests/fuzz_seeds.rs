@@ -22,7 +22,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use checks::{
-    frame_decode, jcs_canonicalize, json_spans, jsonrpc_message, manifest_parse, registry_entry,
+    agent_stream, frame_decode, jcs_canonicalize, json_spans, jsonrpc_message, manifest_parse, registry_entry,
     spirit_archive_listing, spirit_install_names, spirit_package_json, template_render,
 };
 
@@ -39,6 +39,7 @@ const PACKAGE_JSON_SEEDS: [&str; 3] = [
 /// `?`, which is read where present (the upstream conformance inputs in `../shared`,
 /// beside the repository).
 const TARGETS: &[(&str, &[&str])] = &[
+    ("agent_stream", &["fuzz/seeds/agent_stream/*"]),
     ("frame_decode", &["fuzz/seeds/frame_decode/*.bin"]),
     (
         "jcs_canonicalize",
@@ -89,6 +90,7 @@ fn root() -> PathBuf {
 /// a seed that runs nothing tests nothing.
 fn check_of(target: &str) -> fn(&[u8]) {
     match target {
+        "agent_stream" => agent_stream::check,
         "frame_decode" => |data| frame_decode::check(input(data)),
         "jcs_canonicalize" => jcs_canonicalize::check,
         "json_spans" => json_spans::check,
@@ -182,6 +184,11 @@ fn run(target: &str) {
         panicked.len(),
         files.len()
     );
+}
+
+#[test]
+fn agent_stream_seeds() {
+    run("agent_stream");
 }
 
 #[test]

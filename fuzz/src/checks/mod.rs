@@ -11,6 +11,7 @@
 //! argument has an `Input` type (derived with `arbitrary`) and `check(input: Input)`;
 //! [`typed`] reads bytes into it the way `fuzz_target!` does.
 
+pub mod agent_stream;
 pub mod frame_decode;
 pub mod jcs_canonicalize;
 pub mod json_spans;
