@@ -72,6 +72,16 @@ fn human_line(event: &Event, dry_run: bool) -> String {
                 duration_text(*delay_seconds)
             )
         }
+        Event::TaskResumed {
+            automation,
+            task_id,
+            attempt,
+            provider,
+            session_id,
+        } => format!(
+            "{automation}: task {} attempt {attempt} resumes its {provider} session {session_id}",
+            short_id(task_id)
+        ),
         Event::WorkspaceCreated {
             automation,
             task_id,

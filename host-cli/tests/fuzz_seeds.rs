@@ -22,8 +22,9 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use checks::{
-    agent_stream, frame_decode, jcs_canonicalize, json_spans, jsonrpc_message, manifest_parse, registry_entry,
-    spirit_archive_listing, spirit_install_names, spirit_package_json, template_render,
+    agent_stream, frame_decode, jcs_canonicalize, json_spans, jsonrpc_message, manifest_parse,
+    registry_entry, spirit_archive_listing, spirit_install_names, spirit_package_json,
+    template_render,
 };
 
 /// The seeds of the `spirit_package_json` target (also read by `json_spans`).

@@ -186,6 +186,16 @@ fn a_host_killed_mid_session_resumes_it_in_the_same_worktree() {
         "{}",
         again.stderr
     );
+    let resumed = again.events_named("task.resumed");
+    assert_eq!(resumed.len(), 1, "{}", again.stdout);
+    assert_eq!(
+        (
+            resumed[0]["provider"].as_str(),
+            resumed[0]["session_id"].as_str(),
+            resumed[0]["attempt"].as_u64()
+        ),
+        (Some("claude"), Some("sess-1"), Some(1))
+    );
     let made = calls(&project);
     assert_eq!(made.len(), 2, "{made:?}");
     assert_eq!(made[1]["argv"], resumed_argv("sess-1", "Fix issue 7"));
@@ -216,6 +226,24 @@ fn a_timed_out_attempt_is_retried_in_its_session() {
     assert_eq!(made[0]["argv"], fresh_argv("Fix issue 7"));
     assert_eq!(made[1]["argv"], resumed_argv("sess-1", "Fix issue 7"));
     assert_eq!(made[1]["cwd"], made[0]["cwd"]);
+    // In order: the retry is announced, then its resume, then its end.
+    let names: Vec<String> = done
+        .event_names()
+        .into_iter()
+        .filter(|n| n.starts_with("task."))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "task.started",
+            "task.retrying",
+            "task.started",
+            "task.resumed",
+            "task.finished"
+        ],
+        "{}",
+        done.stdout
+    );
     let attempts = history(&project);
     assert_eq!(
         attempts
@@ -296,6 +324,7 @@ fn resume_false_and_a_removed_worktree_start_over() {
         "{}",
         again.stderr
     );
+    assert!(again.events_named("task.resumed").is_empty());
     assert_eq!(calls(&project)[1]["argv"], fresh_argv("Fix issue 7"));
 }
 

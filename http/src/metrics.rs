@@ -166,6 +166,7 @@ impl Metrics {
                     .inc();
             }
             Event::TaskStarted { .. }
+            | Event::TaskResumed { .. }
             | Event::WorkspaceCreated { .. }
             | Event::WorkspaceRemoved { .. }
             | Event::TaskSkipped { .. }

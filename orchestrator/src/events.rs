@@ -110,6 +110,21 @@ pub enum Event {
         /// The last attempt's duration, in seconds.
         duration_seconds: f64,
     },
+    /// An attempt goes on with the session of an earlier one (a provider's agent whose
+    /// attempt did not end by itself): sent before its agent starts.
+    #[serde(rename = "task.resumed")]
+    TaskResumed {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The attempt's number in this run, from 1.
+        attempt: u32,
+        /// The provider (`claude`, `codex`, …).
+        provider: String,
+        /// The session it resumes.
+        session_id: String,
+    },
     /// A task's worktree was made (or an earlier run's taken up again).
     #[serde(rename = "workspace.created")]
     WorkspaceCreated {
@@ -224,6 +239,7 @@ impl Event {
             Event::AutomationFailed { .. } | Event::ExtensionFailed { .. } => true,
             Event::TaskStarted { .. }
             | Event::TaskRetrying { .. }
+            | Event::TaskResumed { .. }
             | Event::WorkspaceCreated { .. }
             | Event::WorkspaceRemoved { .. }
             | Event::TaskSkipped { .. }

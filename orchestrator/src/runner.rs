@@ -616,6 +616,14 @@ enum Done {
         branch: String,
         reused: bool,
     },
+    /// An attempt resumes a provider's session (`task.resumed`).
+    Resumed {
+        run: usize,
+        task_id: String,
+        attempt: u32,
+        provider: &'static str,
+        session_id: String,
+    },
     /// An attempt ended (boxed: a task is the largest thing a worker sends).
     Attempted(Box<Attempted>),
     /// A removal ended: the task (its automation's index and its id), its
@@ -2000,6 +2008,19 @@ impl Scheduler<'_> {
                 branch,
                 reused,
             }),
+            Done::Resumed {
+                run,
+                task_id,
+                attempt,
+                provider,
+                session_id,
+            } => events.emit(Event::TaskResumed {
+                automation: runs[run].automation.name.clone(),
+                task_id,
+                attempt,
+                provider: provider.to_owned(),
+                session_id,
+            }),
             Done::Attempted(attempted) => self.attempt_ended(*attempted, runs, extensions, events),
             Done::Removed {
                 run,
@@ -2211,6 +2232,16 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
             short_id(&task.id_text)
         );
         resume = None;
+    }
+    if let (Some(session), Some(agent)) = (&resume, &spec.provider) {
+        // The dispatcher owns the receiver until every job came back.
+        let _ = results.send(Done::Resumed {
+            run: task.run,
+            task_id: task.id_text.clone(),
+            attempt: task.attempt,
+            provider: agent.profile.provider().name(),
+            session_id: session.clone(),
+        });
     }
     let (command, stdin, env) = match &spec.provider {
         None => (spec.command.clone(), task.prompt.clone(), Vec::new()),

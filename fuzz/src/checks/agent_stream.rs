@@ -37,14 +37,22 @@ pub fn check(data: &[u8]) {
     let cut = cut.min(stream.len());
     let (left, right) = stream.split_at(cut);
     for other in [read(provider, &bytes), read(provider, &[left, right])] {
-        assert_eq!(other.0, whole.0, "{provider}: the sessions depend on the chunking");
+        assert_eq!(
+            other.0, whole.0,
+            "{provider}: the sessions depend on the chunking"
+        );
         // Costs are summed in the same order: equal as values, NaN aside.
-        assert_eq!(format!("{:?}", other.1), format!("{:?}", whole.1), "{provider}: the summary depends on the chunking");
+        assert_eq!(
+            format!("{:?}", other.1),
+            format!("{:?}", whole.1),
+            "{provider}: the summary depends on the chunking"
+        );
     }
     let (announced, summary) = whole;
     assert!(announced.len() <= 1, "{provider}: {announced:?}");
     assert_eq!(announced.first(), summary.session_id.as_ref(), "{provider}");
-    let expected_lines = stream.split(|&b| b == b'\n').count() - usize::from(stream.ends_with(b"\n") || stream.is_empty());
+    let expected_lines = stream.split(|&b| b == b'\n').count()
+        - usize::from(stream.ends_with(b"\n") || stream.is_empty());
     assert_eq!(summary.lines, expected_lines as u64, "{provider}: lines");
     assert!(summary.diagnostics.len() <= MAX_DIAGNOSTICS);
     assert!(summary.diagnostic_count >= summary.diagnostics.len() as u64);
@@ -56,7 +64,10 @@ pub fn check(data: &[u8]) {
                 .unwrap_or_default();
             let text = String::from_utf8_lossy(line);
             let parsed = serde_json::from_str::<serde_json::Value>(text.trim_end_matches('\r'));
-            assert!(parsed.is_err(), "{provider}: a JSON line said not JSON: {text:?}");
+            assert!(
+                parsed.is_err(),
+                "{provider}: a JSON line said not JSON: {text:?}"
+            );
         }
     }
 }
