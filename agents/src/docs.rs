@@ -121,9 +121,9 @@ fn section(out: &mut String, spec: &Spec) {
             Render::Flag(flag) => format!("`{flag} <value>`"),
             Render::Joined(flag) => format!("`{flag}<value>`"),
             Render::Config(flag, key) => format!("`{flag} {key}=\"<value>\"`"),
-            Render::WhenTrue([]) => "nothing (it chooses the command line)".to_owned(),
             Render::WhenTrue(args) => format!("`{}` when true", args.join(" ")),
             Render::Either(yes, no) => format!("`{yes}` when true, `{no}` when false"),
+            Render::Selects => "nothing (it chooses the command line)".to_owned(),
             Render::ModelVariant => {
                 "`--model <model>#<value>` (2.x), `--variant <value>` (1.x)".to_owned()
             }

@@ -458,8 +458,9 @@ impl Profile {
                 args.push("--variant".to_owned());
                 args.push(text);
             }
-            Render::ModelVariant => {
-                // On 2.x the effort rides on the model (`MODEL`'s turn, below).
+            Render::ModelVariant | Render::Selects => {
+                // On 2.x the effort rides on the model (`MODEL`'s turn, below); `api`
+                // chose the first arguments already.
             }
         }
         // OpenCode 2.x: `--model provider/model#effort`.
@@ -564,11 +565,6 @@ pub struct Invocation {
 /// UUID, as the reference host gives; `None` for the others (their stream says it).
 pub fn host_session(provider: Provider) -> Option<String> {
     (provider.spec().resume == Resume::HostNamed).then(|| uuid::Uuid::new_v4().to_string())
-}
-
-/// Whether this provider can resume a session at all (every one of the nine can).
-pub fn resumes(provider: Provider) -> bool {
-    matches!(provider.spec().resume, Resume::Args(_) | Resume::HostNamed)
 }
 
 /// Why OpenCode's version cannot be used.

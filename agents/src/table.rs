@@ -50,6 +50,8 @@ pub enum Render {
     Either(&'static str, &'static str),
     /// opencode 2.x: `#VALUE` appended to the model (`--model provider/model#VALUE`).
     ModelVariant,
+    /// No argument: the value chooses the command line itself (OpenCode's `api`).
+    Selects,
 }
 
 /// One profile option of a provider.
@@ -444,7 +446,7 @@ pub const TABLE: [Spec; 9] = [
             OptionSpec {
                 key: "api",
                 kind: Kind::Text,
-                render: Render::WhenTrue(&[]),
+                render: Render::Selects,
                 doc: "`v1`, `v2` or `auto` (the default: the major version `opencode --version` prints)",
             },
         ],

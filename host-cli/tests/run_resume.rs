@@ -11,10 +11,10 @@ mod run_support;
 
 use std::fs::File;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use curupira_test_support::process::{alive, finish, wait_until};
+use curupira_test_support::process::{Reaper, alive, wait_until};
 use run_support::{Project, curupira, run_in_with_path};
 use serde_json::Value;
 
@@ -83,7 +83,9 @@ fn run(project: &Project, args: &[&str]) -> run_support::Run {
     run_in_with_path(project.path(), &project.path().join("bin"), args)
 }
 
-fn spawn_host(project: &Project) -> Child {
+/// The host, killed if the test fails before it ended (its watchdog then stops the
+/// agent).
+fn spawn_host(project: &Project) -> Reaper {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut paths = vec![project.path().join("bin")];
     paths.extend(std::env::split_paths(&path));
@@ -96,6 +98,7 @@ fn spawn_host(project: &Project) -> Child {
         .stdout(File::create(project.path().join("first.out")).unwrap())
         .stderr(File::create(project.path().join("first.err")).unwrap())
         .spawn()
+        .map(Reaper::new)
         .unwrap()
 }
 
@@ -124,6 +127,18 @@ fn task_id(project: &Project) -> String {
     let list = run(project, &["tasks", "list", "--format", "json"]);
     let row: Value = serde_json::from_str(list.stdout.lines().next().unwrap()).unwrap();
     row["task_id"].as_str().unwrap().to_owned()
+}
+
+/// A run whose first attempt hangs until `limit` stops it, then retries once at once
+/// (the retry resumes, so it does not hang): the project, the run, the two calls.
+fn retried_once(limit: &str) -> (Project, run_support::Run, Vec<Value>) {
+    let project = project(&format!("{limit}\nretries = 1\nretry_backoff_seconds = 0"));
+    project.write("hang", "");
+    let done = run(&project, &["run", "--once", "--format", "json"]);
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let made = calls(&project);
+    assert_eq!(made.len(), 2, "{made:?}");
+    (project, done, made)
 }
 
 fn fresh_argv(prompt: &str) -> Value {
@@ -173,7 +188,7 @@ fn a_host_killed_mid_session_resumes_it_in_the_same_worktree() {
         .args(["-KILL", &host.id().to_string()])
         .status()
         .unwrap();
-    let _ = finish(host, Duration::from_secs(5));
+    let _ = host.finish(Duration::from_secs(5));
     assert!(
         wait_until(Duration::from_secs(10), || !alive(agent)),
         "the watchdog stops the agent"
@@ -217,12 +232,7 @@ fn a_host_killed_mid_session_resumes_it_in_the_same_worktree() {
 #[test]
 fn a_timed_out_attempt_is_retried_in_its_session() {
     // In one run: attempt 1 times out, attempt 2 (the retry) resumes its session.
-    let project = project("timeout_seconds = 1\nretries = 1\nretry_backoff_seconds = 0");
-    project.write("hang", "");
-    let done = run(&project, &["run", "--once", "--format", "json"]);
-    assert_eq!(done.code, Some(0), "{}", done.stderr);
-    let made = calls(&project);
-    assert_eq!(made.len(), 2, "{made:?}");
+    let (project, done, made) = retried_once("timeout_seconds = 1");
     assert_eq!(made[0]["argv"], fresh_argv("Fix issue 7"));
     assert_eq!(made[1]["argv"], resumed_argv("sess-1", "Fix issue 7"));
     assert_eq!(made[1]["cwd"], made[0]["cwd"]);
@@ -357,7 +367,7 @@ fn a_session_stopped_by_the_hosts_shutdown_is_resumed_by_the_next_run() {
             .unwrap();
         std::thread::sleep(Duration::from_millis(200));
     }
-    let _ = finish(host, Duration::from_secs(10));
+    let _ = host.finish(Duration::from_secs(10));
     assert_eq!(
         history(&project)[0]["reason"],
         "interrupted",
@@ -402,12 +412,7 @@ fn the_continue_prompt_is_configurable() {
 /// resumes it.
 #[test]
 fn a_stalled_attempt_is_retried_in_its_session() {
-    let project = project("stall_seconds = 1\nretries = 1\nretry_backoff_seconds = 0");
-    project.write("hang", "");
-    let done = run(&project, &["run", "--once", "--format", "json"]);
-    assert_eq!(done.code, Some(0), "{}", done.stderr);
-    let made = calls(&project);
-    assert_eq!(made.len(), 2, "{made:?}");
+    let (project, _, made) = retried_once("stall_seconds = 1");
     assert_eq!(made[1]["argv"], resumed_argv("sess-1", "Fix issue 7"));
     let reasons: Vec<Value> = history(&project)
         .iter()

@@ -128,7 +128,8 @@ pub struct AgentRun<'a> {
     /// The working directory: the task's workspace, also given as
     /// `CURUPIRA_WORKSPACE`.
     pub cwd: &'a Path,
-    /// The rendered prompt, written to stdin.
+    /// What is written to stdin, then closed: the rendered prompt for a command; for
+    /// a provider, nothing, or a prompt too long for its last argument.
     pub prompt: &'a str,
     /// `CURUPIRA_AUTOMATION`.
     pub automation: &'a str,

@@ -2249,6 +2249,7 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
             agent,
             &task.prompt,
             workspace.path(),
+            &spec.config_dir,
             &spec.observer,
             resume.as_deref(),
         ) {
@@ -2285,26 +2286,22 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
     Attempted { task, outcome }
 }
 
-/// How an attempt ended, in the ledger's words, when its agent's session is worth
-/// resuming: it did not end by itself.
-const RESUMED_AFTER: [&str; 5] = [
-    "timeout",
-    "stalled",
-    "interrupted",
-    "unrecorded",
-    "shutdown",
-];
+/// How an attempt ended, in the ledger's words (its row's `reason`), when its agent's
+/// session is worth resuming: it did not end by itself (`unrecorded`: a dead host's).
+const RESUMED_AFTER: [&str; 4] = ["timeout", "stalled", "interrupted", "unrecorded"];
 
 /// Program and arguments, what goes to stdin, and the variables added.
 type AgentCall = (Vec<String>, String, Vec<(String, String)>);
 
 /// A provider's command line for one attempt: program and arguments, what goes to
 /// its stdin (empty: nothing), the variables it adds. A session the host names itself
-/// (Copilot's) is told to the observer now, before the agent starts.
+/// (Copilot's) is told to the observer now, before the agent starts. OpenCode's
+/// program is looked up as an agent's is (relative `PATH` folders from `config_dir`).
 fn provider_command(
     agent: &crate::plan::ProviderAgent,
     prompt: &str,
     worktree: &std::path::Path,
+    config_dir: &std::path::Path,
     observer: &TaskObserver,
     resume: Option<&str>,
 ) -> Result<AgentCall, String> {
@@ -2315,7 +2312,7 @@ fn provider_command(
     {
         // As the reference host: the major version decides, read before each attempt.
         let program =
-            crate::agent::check_agent_program(&[provider.program().to_owned()], worktree)?;
+            crate::agent::check_agent_program(&[provider.program().to_owned()], config_dir)?;
         let output = crate::agent::program_version(&program, worktree)?;
         let api = curupira_agents::opencode_api(&program.display().to_string(), &output)
             .map_err(|error| error.to_string())?;

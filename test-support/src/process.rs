@@ -91,6 +91,39 @@ pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool 
     condition()
 }
 
+/// A child a test started that is killed (SIGKILL) and reaped when the guard is
+/// dropped, so a test that fails halfway leaves no process behind; [`Reaper::finish`]
+/// waits for its end instead.
+#[derive(Debug)]
+pub struct Reaper(Option<Child>);
+
+impl Reaper {
+    /// Guards `child`.
+    pub fn new(child: Child) -> Self {
+        Reaper(Some(child))
+    }
+
+    /// Its pid.
+    pub fn id(&self) -> u32 {
+        self.0.as_ref().map_or(0, Child::id)
+    }
+
+    /// [`finish`]: waits for its end (at most `limit`) and returns its exit code.
+    pub fn finish(mut self, limit: Duration) -> Option<i32> {
+        let child = self.0.take()?;
+        finish(child, limit)
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// Waits for a child's end and returns its exit code; past `limit` it is killed and the
 /// test fails.
 pub fn finish(mut child: Child, limit: Duration) -> Option<i32> {

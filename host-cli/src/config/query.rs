@@ -484,9 +484,8 @@ fn settings_key(table: &str, key: &str) -> JsonPointer {
 
 /// Whether `output` holds an `x.y.z` version.
 fn has_version(output: &str) -> bool {
-    curupira_agents::opencode_api("", output).is_ok()
-        || matches!(
-            curupira_agents::opencode_api("", output),
-            Err(curupira_agents::VersionError::Unsupported)
-        )
+    !matches!(
+        curupira_agents::opencode_api("", output),
+        Err(curupira_agents::VersionError::Unreadable { .. })
+    )
 }
