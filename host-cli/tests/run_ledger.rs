@@ -498,7 +498,9 @@ fn nothing_of_a_killed_host_survives_and_a_restart_runs_the_task_once() {
 
 /// A task left `running` by a killed host whose item is not handed over again (here:
 /// taken off the queue) is not shown running for ever: the next run marks it
-/// `interrupted`, reason `unrecorded`, says so, and runs it if it comes back.
+/// `interrupted`, reason `unrecorded`, says so, and (issue 37: what is not finished
+/// runs again, whether or not its extension hands it over again) runs it from the
+/// ledger's pairs, as its second attempt.
 #[test]
 fn a_task_a_killed_host_left_running_is_marked_unrecorded_by_the_next_run() {
     let project = queue_project(&["a"], "");
@@ -521,32 +523,37 @@ fn a_task_a_killed_host_left_running_is_marked_unrecorded_by_the_next_run() {
     assert_eq!(status_of(&project, &task_id), Status::Running);
 
     project.write("tasks.jsonl", "");
+    project.write("agent-exit", "4");
+    fs::remove_file(project.path().join("sleep")).unwrap();
     let next = project.curupira(ONCE);
-    assert_eq!(next.code, Some(0), "{next:?}");
+    assert_eq!(next.code, Some(1), "{next:?}");
     assert!(
         next.stderr.contains("reason `unrecorded`")
             && next.stderr.contains(&format!("q {}", &task_id[..12])),
         "{}",
         next.stderr
     );
-    let list = project.curupira(&["tasks", "list", "--format", "json"]);
-    let row: Value = serde_json::from_str(list.stdout.lines().next().unwrap()).unwrap();
+    let started = next.events_named("task.started");
+    assert_eq!(started.len(), 1, "run again from the ledger: {next:?}");
+    assert_eq!(started[0]["attempt"], 2, "{next:?}");
+    let history = ledger(&project).attempts("q", &task_id).unwrap();
+    let ended: Vec<_> = history
+        .iter()
+        .map(|a| (a.attempt, a.outcome, a.reason.as_deref()))
+        .collect();
     assert_eq!(
-        (row["status"].as_str(), row["reason"].as_str()),
-        (Some("interrupted"), Some("unrecorded")),
-        "{row}"
+        ended,
+        [
+            (1, Some(Status::Interrupted), Some("unrecorded")),
+            (2, Some(Status::Failed), Some("exit"))
+        ]
     );
+    assert_eq!(status_of(&project, &task_id), Status::Failed);
 
-    // Said once: the next run finds nothing to mark.
+    // Said once, and finished: the next run finds nothing to mark or run.
     let quiet = project.curupira(ONCE);
     assert!(!quiet.stderr.contains("unrecorded"), "{}", quiet.stderr);
-    // Handed over again, it runs again.
-    fs::remove_file(project.path().join("sleep")).unwrap();
-    project.write("tasks.jsonl", "{\"n\": \"a\"}\n");
-    let again = project.curupira(ONCE);
-    assert_eq!(again.code, Some(0), "{again:?}");
-    assert_eq!(again.events_named("task.started").len(), 1, "{again:?}");
-    assert_eq!(status_of(&project, &task_id), Status::Succeeded);
+    assert!(quiet.events_named("task.started").is_empty(), "{quiet:?}");
 }
 
 /// SIGKILL of the host during a long `before_run` hook: the watchdog stops the hook's
@@ -1509,4 +1516,134 @@ fn tasks_log_follows_an_attempt_to_its_end() {
         "{}",
         missing.stderr
     );
+}
+
+/// The task id of a run's only `task.finished`.
+fn finished_id(run: &run_support::Run) -> String {
+    let finished = run.events_named("task.finished");
+    assert_eq!(finished.len(), 1, "{run:?}");
+    finished[0]["task_id"].as_str().unwrap().to_owned()
+}
+
+/// Issue 37: `tasks retry` on a failed task, then a stop while its retry ran: the
+/// next run dispatched nothing (`local-queue` had recorded the item as done when it
+/// failed) and the task stayed `interrupted`. A task the ledger holds as not finished
+/// is dispatched again by the next run from its stored pairs; its attempts are
+/// numbered as the ledger numbers them, in every event, log and the history.
+#[test]
+fn a_retried_task_stopped_by_a_signal_runs_again_in_the_next_run() {
+    let project = queue_project(&["a"], "");
+    project.write("agent.sh", &format!("echo \"attempt output\"\n{AGENT}"));
+    project.write("agent-exit", "3");
+    let first = project.curupira(ONCE);
+    assert_eq!(first.code, Some(1), "{first:?}");
+    let id = finished_id(&first);
+    assert_eq!(project.read("done.jsonl").lines().count(), 1, "done, failed");
+    let retried = project.curupira(&["tasks", "retry", &id[..12]]);
+    assert_eq!(retried.code, Some(0), "{retried:?}");
+
+    project.write("sleep", "30");
+    let host = spawn(&project, "run", &["run", "--once", "--format", "json"]);
+    assert!(
+        wait_until(Duration::from_secs(30), || starts(&project) == 2),
+        "{}",
+        project.read("run.err")
+    );
+    signal(host.id(), "INT");
+    thread::sleep(Duration::from_millis(300));
+    signal(host.id(), "INT");
+    let code = finish(host, Duration::from_secs(20));
+    assert_eq!(code, Some(0), "{}", project.read("run.err"));
+    let stopped = events(&project, "run");
+    let started = named(&stopped, "task.started");
+    assert_eq!(started.len(), 1, "{stopped:?}");
+    assert_eq!(started[0]["attempt"], 2, "the ledger's second attempt");
+    let interrupted = named(&stopped, "task.interrupted");
+    assert_eq!(interrupted.len(), 1, "{stopped:?}");
+    assert_eq!(status_of(&project, &id), Status::Interrupted);
+
+    // Nothing comes from the queue (its done file has the item): the ledger's row
+    // alone brings it back, as the interruption's message promised.
+    project.write("sleep", "0");
+    project.write("agent-exit", "0");
+    let again = project.curupira(ONCE);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert_eq!(finished_id(&again), id);
+    assert_eq!(again.events_named("task.started")[0]["attempt"], 3);
+    assert_eq!(status_of(&project, &id), Status::Succeeded);
+    assert_eq!(starts(&project), 3);
+    let history = ledger(&project).attempts("q", &id).unwrap();
+    let numbers: Vec<u32> = history.iter().map(|a| a.attempt).collect();
+    assert_eq!(numbers, [1, 2, 3], "{history:?}");
+    let outcomes: Vec<Option<Status>> = history.iter().map(|a| a.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [
+            Some(Status::Failed),
+            Some(Status::Interrupted),
+            Some(Status::Succeeded)
+        ]
+    );
+    // The logs are named by the same numbers, one each, none `N-2.log`.
+    let logs = project.path().join(".curupira/logs/q").join(&id[..12]);
+    let mut names: Vec<String> = fs::read_dir(&logs)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["1.log", "2.log", "3.log"]);
+    for (n, attempt) in history.iter().enumerate() {
+        let path = attempt.log_path.as_deref().unwrap();
+        assert!(path.ends_with(&format!("/{}.log", n + 1)), "{path}");
+    }
+    let shown = project.curupira(&["tasks", "log", &id[..12], "--attempt", "2"]);
+    assert!(shown.stdout.contains("attempt output"), "{shown:?}");
+    // A third run finds nothing left.
+    let idle = project.curupira(ONCE);
+    assert!(idle.events_named("task.started").is_empty(), "{idle:?}");
+}
+
+/// Issue 37: the same for a retried task whose agent could not start: the message
+/// says a later run hands it over again, and the next run does, from the ledger.
+#[test]
+fn a_retried_task_whose_agent_could_not_start_runs_again_in_the_next_run() {
+    let project = queue_project(&["a"], "");
+    project.write("agent-exit", "3");
+    let first = project.curupira(ONCE);
+    let id = finished_id(&first);
+    assert_eq!(
+        project.curupira(&["tasks", "retry", &id]).code,
+        Some(0),
+        "retry"
+    );
+    // A program that is there but cannot be executed: its interpreter is missing.
+    project.write("broken", "#!/nonexistent/interpreter\n");
+    let status = Command::new("chmod")
+        .args(["+x", "broken"])
+        .current_dir(project.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let toml = project.read("curupira.toml");
+    project.write(
+        "curupira.toml",
+        &toml.replace("command = [\"sh\", \"agent.sh\"]", "command = [\"./broken\"]"),
+    );
+    let failed = project.curupira(&["run", "--once"]);
+    assert!(
+        failed
+            .stdout
+            .contains("not finished: a later run hands it over again"),
+        "{failed:?}"
+    );
+    assert_eq!(status_of(&project, &id), Status::Interrupted);
+
+    project.write("curupira.toml", &toml);
+    project.write("agent-exit", "0");
+    let again = project.curupira(ONCE);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert_eq!(finished_id(&again), id);
+    assert_eq!(again.events_named("task.started")[0]["attempt"], 3);
+    assert_eq!(status_of(&project, &id), Status::Succeeded);
+    assert_eq!(starts(&project), 2, "the agent ran twice, the broken one never");
 }

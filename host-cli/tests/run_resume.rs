@@ -209,7 +209,7 @@ fn a_host_killed_mid_session_resumes_it_in_the_same_worktree() {
             resumed[0]["session_id"].as_str(),
             resumed[0]["attempt"].as_u64()
         ),
-        (Some("claude"), Some("sess-1"), Some(1))
+        (Some("claude"), Some("sess-1"), Some(2))
     );
     let made = calls(&project);
     assert_eq!(made.len(), 2, "{made:?}");

@@ -7,7 +7,7 @@
 //!
 //! | `event` | members | when |
 //! |---|---|---|
-//! | `task.started` | `task_id`, `values`, `attempt`, `workspace` | each attempt; `trigger/onStarted` before the first |
+//! | `task.started` | `task_id`, `values`, `attempt`, `workspace` | each attempt (`attempt`: the ledger's number, over every run); `trigger/onStarted` before the first |
 //! | `task.retrying` | `task_id`, `attempt`, `delay_seconds`, `reason`, `exit_code`, `error`?, `duration_seconds` (of the attempt that failed) | an attempt failed and `retries` allows another, after `delay_seconds` |
 //! | `task.finished` | `task_id`, `values`, `exit_code`, `error`?, `reason`, `duration_seconds` | after the last attempt and `trigger/onFinished` (not sent for `spawn-failed` and `workspace-failed`: the agent never started, the task is reported, not finished) |
 //! | `task.interrupted` | `task_id`, `values`, `reason` | a started task will not finish in this process: the host's shutdown stopped it or its wait for a retry (`shutdown`), or the task ledger could not be written (`ledger-failed`); no `trigger/onFinished`, so a later run hands it over again |
@@ -48,7 +48,8 @@ pub enum Event {
         task_id: String,
         /// The item's pairs.
         values: Vec<Pair>,
-        /// The attempt's number, from 1.
+        /// The attempt's number, the durable ledger's: counted over every run, from 1
+        /// (from 1 in this run without a ledger).
         attempt: u32,
         /// The agent's working directory.
         workspace: String,
@@ -61,7 +62,7 @@ pub enum Event {
         automation: String,
         /// The task identity.
         task_id: String,
-        /// The number of the attempt to come (2 for the first retry).
+        /// The number of the attempt to come, as `task.started` numbers it.
         attempt: u32,
         /// The pause before it, in seconds.
         delay_seconds: f64,
@@ -118,7 +119,7 @@ pub enum Event {
         automation: String,
         /// The task identity.
         task_id: String,
-        /// The attempt's number in this run, from 1.
+        /// The attempt's number, as `task.started` numbers it.
         attempt: u32,
         /// The provider (`claude`, `codex`, …).
         provider: String,

@@ -203,6 +203,14 @@ mod tests {
             Ok(Vec::new())
         }
 
+        fn unfinished(&mut self, _: &str) -> Result<Vec<Requested>, LedgerError> {
+            Ok(Vec::new())
+        }
+
+        fn attempts_started(&mut self, _: &str, _: &str) -> Result<u32, LedgerError> {
+            Ok(0)
+        }
+
         fn has_row(&mut self, _: &str, _: &str) -> Result<bool, LedgerError> {
             Ok(false)
         }

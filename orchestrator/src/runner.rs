@@ -82,7 +82,7 @@
 //! skips it), and emits `task.rendered` with the prompt instead of starting anything:
 //! no agent, no `onStarted`, no `onFinished`.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
@@ -368,9 +368,15 @@ struct AutomationRun<'c> {
     /// Where its agents work (the base of worktrees resolved at the start of the run).
     workspaces: Workspaces,
     /// Tasks to dispatch without a poll, each when due: those `tasks retry` asked for,
-    /// and those waiting for an earlier host's agent to end. Each is claimed in
-    /// `ledger` and counted in its round's `outstanding`.
+    /// those an earlier run left unfinished (read by the first round), and those
+    /// waiting for an earlier host's agent to end. Each is claimed in `ledger` and
+    /// counted in its round's `outstanding`.
     pending: VecDeque<Pending>,
+    /// The durable ledger's count of each task's attempts, as this process knows it:
+    /// the last attempt it started, or the count the ledger gave for a task it read
+    /// from there. A task not in it asks the ledger ([`RunBackend::attempts_started`]).
+    /// So the number of an attempt in events, logs and the live state is the ledger's.
+    attempts: HashMap<TaskId, u32>,
 }
 
 /// A task to dispatch from its stored pairs rather than from a poll.
@@ -411,8 +417,12 @@ struct Task {
     id_text: String,
     pairs: Vec<Pair>,
     prompt: String,
-    /// Attempts started so far (1 during the first).
+    /// The number of its running attempt, the durable ledger's: counted over every
+    /// run (1 during its first ever).
     attempt: u32,
+    /// Attempts started since this process dispatched it (1 during the first): what
+    /// its `retries` and their backoff count.
+    tries: u32,
     /// Its workspace, once prepared (by its first attempt); kept for the retries.
     workspace: Option<Workspace>,
     /// The provider session its next attempt resumes (one an earlier attempt left
@@ -420,6 +430,8 @@ struct Task {
     resume: Option<String>,
     /// The session its last attempt ran, when its provider's stream said it.
     session: Option<String>,
+    /// While it waits for a retry: its last attempt failed, with this exit status.
+    failed_with: Option<Option<i32>>,
 }
 
 /// An attempt that ended, sent back by its worker thread.
@@ -980,6 +992,7 @@ fn run_journaled(
                 rounds: 0,
                 workspaces,
                 pending: VecDeque::new(),
+                attempts: HashMap::new(),
             }),
             Err(error) => emit_failure(events, &automation.name, &error)?,
         }
@@ -1228,6 +1241,7 @@ impl Scheduler<'_> {
                 break;
             }
             task.attempt += 1;
+            task.tries += 1;
             self.spawn_attempt(task, runs, events)?;
             started = true;
         }
@@ -1267,11 +1281,18 @@ impl Scheduler<'_> {
                         let _ = writer.wait_all();
                         own_changes_committed = true;
                     }
-                    let requested = ledger
-                        .reader
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .requested(&run.automation.name);
+                    // The first round also takes up what an earlier run left unfinished
+                    // (interrupted, its agent or worktree never started, its host dead):
+                    // dispatched from the stored pairs, whether or not the extension
+                    // hands it over again (it may have recorded it as done already, as
+                    // `local-queue` does once a task finished before a `tasks retry`).
+                    let mut reader = ledger.reader.lock().unwrap_or_else(PoisonError::into_inner);
+                    let requested = if run.rounds == 1 {
+                        reader.unfinished(&run.automation.name)
+                    } else {
+                        reader.requested(&run.automation.name)
+                    };
+                    drop(reader);
                     match requested {
                         Ok(requested) => {
                             for task in requested {
@@ -1427,8 +1448,10 @@ impl Scheduler<'_> {
         let id_text = task_id.to_string();
         let claim = run.ledger.claim(&task_id);
         if claim == Claim::Finished && self.forgotten(&name, &id_text) {
-            // `tasks forget` since this process finished it: handed over, it runs again.
+            // `tasks forget` since this process finished it: handed over, it runs again,
+            // its attempts counted afresh as the ledger counts them.
             runs[index].ledger.reopen(&task_id);
+            runs[index].attempts.remove(&task_id);
         } else if claim != Claim::New {
             let run = &mut runs[index];
             let Some(round) = run.round.as_mut() else {
@@ -1592,19 +1615,43 @@ impl Scheduler<'_> {
             tracing::warn!("automation `{name}`: no agent slot after a poll; running anyway");
         }
         let resume = self.resume_point(runs[index].automation, &id_text);
+        let attempt = self.attempts_before(&runs[index], &task_id, &id_text) + 1;
         let task = Task {
             run: index,
             task_id,
             id_text,
             pairs,
             prompt,
-            attempt: 1,
+            attempt,
+            tries: 1,
             workspace: None,
             resume,
             session: None,
+            failed_with: None,
         };
         self.spawn_attempt(task, runs, events)?;
         Ok(Ok(()))
+    }
+
+    /// How many attempts of a task the durable ledger counts before the one about to
+    /// start: what this process knows of it, else what the ledger says (0 without a
+    /// ledger, or when it cannot be read: the run stops on that failure anyway).
+    fn attempts_before(&mut self, run: &AutomationRun<'_>, task_id: &TaskId, id_text: &str) -> u32 {
+        if let Some(&known) = run.attempts.get(task_id) {
+            return known;
+        }
+        let Some(ledger) = &self.options.ledger else {
+            return 0;
+        };
+        let counted = ledger
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .attempts_started(&run.automation.name, id_text);
+        counted.unwrap_or_else(|error| {
+            self.ledger_failed(error);
+            0
+        })
     }
 
     /// The session a task's first attempt in this run resumes: the one its last
@@ -1676,6 +1723,9 @@ impl Scheduler<'_> {
         runs: &mut [AutomationRun<'_>],
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
+        runs[task.run]
+            .attempts
+            .insert(task.task_id.clone(), task.attempt);
         let run = &runs[task.run];
         let automation = run.automation;
         let limits = automation.agent_policy.limits();
@@ -1839,15 +1889,16 @@ impl Scheduler<'_> {
         }
         // A refused command line would be refused again: no retry.
         let retryable = !matches!(outcome.reason, EndReason::Refused { .. });
-        if !outcome.succeeded() && retryable && task.attempt <= policy.retries {
+        if !outcome.succeeded() && retryable && task.tries <= policy.retries {
             if self.stopping() {
                 // It has retries left, but no new attempt starts once the run stops:
                 // interrupted, as a task waiting for its retry is, and handed over again
                 // by a later run (finishing it here burnt its retries).
+                task.failed_with = Some(outcome.exit_code());
                 self.interrupted(task, runs, events)?;
                 return Ok(());
             }
-            let delay = policy.retry_delay(task.attempt);
+            let delay = policy.retry_delay(task.tries);
             let resumes = run
                 .automation
                 .provider
@@ -1879,6 +1930,7 @@ impl Scheduler<'_> {
                     exit_code: outcome.exit_code(),
                 });
             }
+            task.failed_with = Some(outcome.exit_code());
             self.retries.defer(&name, Instant::now() + delay, task);
             return Ok(());
         }
@@ -2059,7 +2111,19 @@ impl Scheduler<'_> {
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         let name = runs[task.run].automation.name.clone();
-        self.record_end(&name, &task, Status::Interrupted, None, "interrupted");
+        // One whose last attempt failed keeps that attempt's exit status beside the
+        // reason its retry never started, so the task's row and its last attempt's
+        // (`failed`) tell one story.
+        match task.failed_with {
+            Some(exit_code) => self.record_end(
+                &name,
+                &task,
+                Status::Interrupted,
+                exit_code,
+                RETRY_INTERRUPTED,
+            ),
+            None => self.record_end(&name, &task, Status::Interrupted, None, "interrupted"),
+        }
         if let Some(live) = &self.options.live {
             live.retry_dropped(&name, &task.id_text);
         }
@@ -2290,6 +2354,11 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
 /// session is worth resuming: it did not end by itself (`unrecorded`: a dead host's).
 const RESUMED_AFTER: [&str; 4] = ["timeout", "stalled", "interrupted", "unrecorded"];
 
+/// The reason of a task interrupted after its last attempt failed, while it waited for
+/// (or was about to wait for) a retry that the host's stop kept from starting; the
+/// task's row keeps that attempt's exit status.
+pub const RETRY_INTERRUPTED: &str = "retry-interrupted";
+
 /// Program and arguments, what goes to stdin, and the variables added.
 type AgentCall = (Vec<String>, String, Vec<(String, String)>);
 
@@ -2403,6 +2472,8 @@ fn queue_requested(run: &mut AutomationRun<'_>, round: &mut Round, task: Request
         // Its attempts go on; they are what was asked for.
         Claim::InFlight => return,
     }
+    // Read once this process's changes were committed: the ledger's count is exact.
+    run.attempts.insert(task_id.clone(), task.attempts);
     round.outstanding += 1;
     run.pending.push_back(Pending {
         task_id,

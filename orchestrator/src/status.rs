@@ -102,7 +102,7 @@ pub struct RunningAttempt {
     pub automation: String,
     /// The task's identity (64 hex digits).
     pub task_id: String,
-    /// Its number in this run, from 1.
+    /// Its number, as `task.started` numbers it (the ledger's, over every run).
     pub attempt: u32,
     /// When it started (its workspace and hooks included).
     pub started_at: String,

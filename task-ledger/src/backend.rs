@@ -47,8 +47,20 @@ pub trait RunBackend: Send + fmt::Debug {
     fn apply(&mut self, changes: &[Change]) -> Result<(), LedgerError>;
 
     /// The tasks of `automation` that `tasks retry` asked to dispatch again, read
-    /// afresh, oldest request first.
+    /// afresh, oldest request first. What every round of a run reads.
     fn requested(&mut self, automation: &str) -> Result<Vec<Requested>, LedgerError>;
+
+    /// What a run's first round of `automation` reads instead of
+    /// [`requested`](Self::requested): those tasks and every task not finished
+    /// (`interrupted`), read afresh, oldest change first. A task the ledger holds as
+    /// not finished is dispatched again by the next run from its stored pairs, whether
+    /// or not its extension hands it over again.
+    fn unfinished(&mut self, automation: &str) -> Result<Vec<Requested>, LedgerError>;
+
+    /// How many attempts of the task the ledger counts over every run (0 without a
+    /// row): the number of its next attempt, less one. Read as
+    /// [`decide`](Self::decide) reads; called once per task a run dispatches.
+    fn attempts_started(&mut self, automation: &str, task_id: &str) -> Result<u32, LedgerError>;
 
     /// Whether the ledger has a row for the task, read afresh: a task whose row is
     /// gone was forgotten (`tasks forget`).
@@ -163,6 +175,14 @@ impl RunBackend for Ledger {
 
     fn requested(&mut self, automation: &str) -> Result<Vec<Requested>, LedgerError> {
         Ledger::requested(self, automation)
+    }
+
+    fn unfinished(&mut self, automation: &str) -> Result<Vec<Requested>, LedgerError> {
+        Ledger::unfinished(self, automation)
+    }
+
+    fn attempts_started(&mut self, automation: &str, task_id: &str) -> Result<u32, LedgerError> {
+        Ledger::attempts_started(self, automation, task_id)
     }
 
     fn has_row(&mut self, automation: &str, task_id: &str) -> Result<bool, LedgerError> {
@@ -364,7 +384,8 @@ mod tests {
             run.requested("fix").unwrap(),
             [Requested {
                 task_id: id(1),
-                pairs: r#"[{"key":"issue","value":"1"}]"#.into()
+                pairs: r#"[{"key":"issue","value":"1"}]"#.into(),
+                attempts: 1,
             }]
         );
         assert_eq!(tasks.forget(&keys).unwrap(), 1);

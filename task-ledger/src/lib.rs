@@ -95,7 +95,7 @@
 //! | `pairs` | the item's pairs as polled, JSON `[{"key", "value"}, …]`: what `tasks retry` dispatches again |
 //! | `status` | `running`, `succeeded`, `failed` or `interrupted` ([`Status`]) |
 //! | `attempts` | agent attempts started, over every run |
-//! | `exit_code`, `reason` | how the last attempt ended (`exit`, `timeout`, `stalled`, `signal`, `spawn-failed`, `hook-failed`, `interrupted`, `unrecorded` (its host ended without recording it), …) |
+//! | `exit_code`, `reason` | how the last attempt ended (`exit`, `timeout`, `stalled`, `signal`, `spawn-failed`, `hook-failed`, `interrupted`, `retry-interrupted` (its last attempt failed and the host stopped before its retry: `exit_code` is that attempt's), `unrecorded` (its host ended without recording it), …) |
 //! | `workspace` | the last attempt's working directory |
 //! | `host_pid` | the `curupira run` that wrote the row last |
 //! | `agent_pid`, `agent_start` | the running agent's pid (= its process group) and, on Linux, its start time (clock ticks since boot, as `/proc/PID/stat` shows it; told by the boot clock around the spawn when that stayed within one tick: `curupira_process::watchdog::SpawnWindow`) |
@@ -654,13 +654,17 @@ pub struct ResumePoint {
     pub fresh: bool,
 }
 
-/// A task that `tasks retry` asked to dispatch again, as the next run reads it.
+/// A task a run dispatches again from its stored pairs, whether or not its extension
+/// hands it over again: one `tasks retry` asked for ([`RunBackend::requested`]), or,
+/// at a run's start, one not finished ([`RunBackend::unfinished`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Requested {
     /// The task identity.
     pub task_id: String,
     /// The stored pairs, JSON.
     pub pairs: String,
+    /// Its attempts so far, over every run: its next attempt is this plus one.
+    pub attempts: u32,
 }
 
 /// An open ledger (one SQLite connection).
@@ -1439,26 +1443,63 @@ impl Ledger {
         self.attempt_ended(automation, task_id, status, exit_code, reason, None)
     }
 
-    /// The tasks of `automation` that `tasks retry` asked to dispatch again.
+    /// The tasks of `automation` that `tasks retry` asked to dispatch again, oldest
+    /// request first; read afresh.
     pub fn requested(&mut self, automation: &str) -> Result<Vec<Requested>, LedgerError> {
+        self.requested_where(automation, "retry = 1")
+    }
+
+    /// The tasks of `automation` that a run dispatches again at its start: those
+    /// `tasks retry` asked for, and every one not finished (`interrupted`: the host's
+    /// shutdown stopped it or its wait for a retry, its agent or worktree could not
+    /// start, or its host died without recording its end); oldest change first,
+    /// read afresh.
+    pub fn unfinished(&mut self, automation: &str) -> Result<Vec<Requested>, LedgerError> {
+        self.requested_where(automation, "(retry = 1 OR status = 'interrupted')")
+    }
+
+    fn requested_where(
+        &mut self,
+        automation: &str,
+        condition: &'static str,
+    ) -> Result<Vec<Requested>, LedgerError> {
         self.end_snapshot().map_err(self.error("read"))?;
+        let sql = format!(
+            "SELECT task_id, pairs, attempts FROM tasks WHERE automation = ?1 AND {condition}
+             ORDER BY updated_at"
+        );
         let mut statement = self
             .connection
-            .prepare_cached(
-                "SELECT task_id, pairs FROM tasks WHERE automation = ?1 AND retry = 1
-                 ORDER BY updated_at",
-            )
+            .prepare_cached(&sql)
             .map_err(self.error("read"))?;
         let rows: Vec<Requested> = statement
             .query_map(params![automation], |row| {
                 Ok(Requested {
                     task_id: row.get(0)?,
                     pairs: row.get(1)?,
+                    attempts: row.get(2)?,
                 })
             })
             .and_then(Iterator::collect)
             .map_err(|source| classify(&self.path, "read", source))?;
         Ok(rows)
+    }
+
+    /// How many attempts of the task the ledger counts, over every run (0 without a
+    /// row): its next attempt's number is this plus one. Read as
+    /// [`decide`](Self::decide) reads (in the current snapshot, when reading in
+    /// snapshots).
+    pub fn attempts_started(&mut self, automation: &str, task_id: &str) -> Result<u32, LedgerError> {
+        self.in_snapshot().map_err(self.error("read"))?;
+        self.connection
+            .prepare_cached("SELECT attempts FROM tasks WHERE automation = ?1 AND task_id = ?2")
+            .and_then(|mut statement| {
+                statement
+                    .query_row(params![automation, task_id], |row| row.get::<_, u32>(0))
+                    .optional()
+            })
+            .map(Option::unwrap_or_default)
+            .map_err(self.error("read"))
     }
 
     /// The most recently changed rows matching `filter`, newest first, at most
@@ -2078,21 +2119,48 @@ mod tests {
         };
         assert_eq!(ledger.list(&failed, 10).unwrap().len(), 1);
 
+        // Not finished, not asked for: only a run's start dispatches it again.
+        let b = Requested {
+            task_id: id(2),
+            pairs: PAIRS.to_owned(),
+            attempts: 1,
+        };
+        assert!(ledger.requested("b").unwrap().is_empty());
+        assert_eq!(ledger.unfinished("b").unwrap(), [b.clone()]);
+        assert!(ledger.unfinished("a").unwrap().is_empty(), "a failed task");
+        assert_eq!(
+            (
+                ledger.attempts_started("a", &id(1)).unwrap(),
+                ledger.attempts_started("a", &id(9)).unwrap()
+            ),
+            (2, 0)
+        );
+
         let keys = vec![("a".to_owned(), id(1))];
         assert_eq!(ledger.request_retry(&keys).unwrap(), 1);
         let requested = ledger.requested("a").unwrap();
-        assert_eq!(
-            requested,
-            [Requested {
-                task_id: id(1),
-                pairs: PAIRS.to_owned()
-            }]
-        );
+        let a = Requested {
+            task_id: id(1),
+            pairs: PAIRS.to_owned(),
+            attempts: 2,
+        };
+        assert_eq!(requested, [a.clone()]);
+        assert_eq!(ledger.unfinished("a").unwrap(), [a], "asked for again");
         ledger.attempt_started("a", &id(1), PAIRS, "/w", 8).unwrap();
         assert!(
             ledger.requested("a").unwrap().is_empty(),
             "a new attempt clears it"
         );
+        assert!(ledger.unfinished("a").unwrap().is_empty(), "running");
+        ledger
+            .finished("a", &id(1), Status::Interrupted, None, "interrupted")
+            .unwrap();
+        assert_eq!(
+            ledger.unfinished("a").unwrap()[0].attempts,
+            3,
+            "interrupted after its retry: dispatched again by the next run"
+        );
+        assert!(ledger.requested("a").unwrap().is_empty());
         assert_eq!(ledger.find(&id(1)[..5], None, 10).unwrap().len(), 1);
         assert_eq!(ledger.find("0", None, 10).unwrap().len(), 2);
         assert_eq!(ledger.forget(&keys).unwrap(), 1);

@@ -826,7 +826,8 @@ fn outcome(row: &TaskRecord) -> String {
 /// How an attempt ended, as the `LAST` columns say it: `exit 3`, `timeout`, `-`.
 fn last_text(reason: Option<&str>, exit_code: Option<i32>) -> String {
     match (reason, exit_code) {
-        (Some(reason), Some(code)) => format!("{reason} {code}"),
+        (Some("exit"), Some(code)) => format!("exit {code}"),
+        (Some(reason), Some(code)) => format!("{reason} (exit {code})"),
         (Some(reason), None) => reason.to_owned(),
         (None, _) => "-".to_owned(),
     }
