@@ -154,6 +154,45 @@ fn human_line(event: &Event, dry_run: bool) -> String {
                 short_id(task_id)
             )
         }
+        Event::TaskUnfilled {
+            automation,
+            task_id,
+            values,
+            placeholders,
+            refused,
+        } => {
+            let each: Vec<String> = placeholders
+                .iter()
+                .map(|placeholder| match &placeholder.did_you_mean {
+                    Some(close) => format!(
+                        "${{{}}} (did you mean ${{{close}}}?)",
+                        placeholder.key
+                    ),
+                    None => format!("${{{}}}", placeholder.key),
+                })
+                .collect();
+            let keys: Vec<&str> = values.iter().map(|pair| pair.key.as_str()).collect();
+            let has = if keys.is_empty() {
+                "the item has no key".to_owned()
+            } else {
+                format!("the item has {}", keys.join(", "))
+            };
+            let id = short_id(task_id);
+            let what = each.join(", ");
+            if *refused {
+                format!(
+                    "{automation}: task {id} REFUSED: its prompt leaves {what} unfilled ({has}); \
+                     no agent started (unfilled = \"fail\"); not finished: a later run hands \
+                     it over again"
+                )
+            } else {
+                format!(
+                    "{automation}: task {id}: its prompt leaves {what} unfilled ({has}); the \
+                     agent gets it as written (said once per placeholder; unfilled = \"fail\" \
+                     refuses such tasks)"
+                )
+            }
+        }
         Event::TaskSkipped {
             automation,
             task_id,

@@ -7,7 +7,7 @@ use std::path::Path;
 use curupira_diagnostics::Report;
 use curupira_orchestrator::plan::{self, AgentPolicy, ExtensionPlan, Launch};
 
-use crate::config::{Automation, Config};
+use crate::config::{Automation, Config, Unfilled};
 use crate::resolve::{self, PlannedAutomation, PlannedExtension, resolve};
 
 /// The plan `run` follows, and what stands in its way, worked out before anything
@@ -116,5 +116,9 @@ fn automation_plan(
             max_retry_backoff: policy.max_retry_backoff,
         },
         workspace: automation.workspace_policy.spec(&config.dir),
+        unfilled: match automation.unfilled {
+            Unfilled::Warn => plan::Unfilled::Warn,
+            Unfilled::Fail => plan::Unfilled::Fail,
+        },
     }
 }

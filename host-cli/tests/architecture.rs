@@ -43,23 +43,38 @@ fn names(cell: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// Normal dependencies of a package, target-specific ones included.
-fn dependencies(folder: &str) -> BTreeSet<String> {
+/// Normal dependencies of a package, target-specific ones included; with `optional`
+/// false, only those no feature has to ask for.
+fn dependencies_of(folder: &str, optional: bool) -> BTreeSet<String> {
     let text = fs::read_to_string(root().join(folder).join("Cargo.toml")).unwrap();
     let manifest: toml::Table = text.parse().unwrap();
+    let keep = |table: &toml::Table| -> Vec<String> {
+        table
+            .iter()
+            .filter(|(_, spec)| {
+                optional || spec.get("optional").and_then(toml::Value::as_bool) != Some(true)
+            })
+            .map(|(name, _)| name.clone())
+            .collect()
+    };
     let mut out: BTreeSet<String> = manifest
         .get("dependencies")
         .and_then(toml::Value::as_table)
-        .map(|table| table.keys().cloned().collect())
+        .map(|table| keep(table).into_iter().collect())
         .unwrap_or_default();
     if let Some(targets) = manifest.get("target").and_then(toml::Value::as_table) {
         for target in targets.values() {
             if let Some(table) = target.get("dependencies").and_then(toml::Value::as_table) {
-                out.extend(table.keys().cloned());
+                out.extend(keep(table));
             }
         }
     }
     out
+}
+
+/// Normal dependencies of a package, target-specific and optional ones included.
+fn dependencies(folder: &str) -> BTreeSet<String> {
+    dependencies_of(folder, true)
 }
 
 fn package_name(folder: &str) -> String {
@@ -78,6 +93,8 @@ fn the_crate_map_matches_every_cargo_toml() {
     assert!(rows.len() >= 13, "the crate map has {} rows", rows.len());
     // package → (its direct dependencies, the listed "never").
     let mut crates: BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> = BTreeMap::new();
+    // package → its dependencies that no feature has to ask for.
+    let mut required: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut folders = BTreeSet::new();
     for row in &rows {
         let [folder, package, _concern, depends, never] = row.as_slice() else {
@@ -97,6 +114,7 @@ fn the_crate_map_matches_every_cargo_toml() {
             actual, listed,
             "`{package}` depends on these crates of ours; ARCHITECTURE.md lists others"
         );
+        required.insert(package.clone(), dependencies_of(&folder, false));
         crates.insert(package, (direct, names(never)));
     }
     // Every workspace member is on the map.
@@ -120,12 +138,19 @@ fn the_crate_map_matches_every_cargo_toml() {
             "`cargo tree -p {package} -e normal` reaches {bad:?}, which it must never depend on"
         );
     }
-    // "Never", directly or through a crate of ours.
+    // "Never", directly or through a crate of ours (of which only what no feature has
+    // to ask for: an optional dependency of a dependency is reached when a feature
+    // enables it, which the `cargo tree` check above sees as Cargo resolves it).
     for (package, (_, never)) in &crates {
         let mut reached = BTreeSet::new();
         let mut todo = vec![package.clone()];
         while let Some(next) = todo.pop() {
-            let Some((direct, _)) = crates.get(&next) else {
+            let direct = if next == *package {
+                crates.get(&next).map(|(direct, _)| direct)
+            } else {
+                required.get(&next)
+            };
+            let Some(direct) = direct else {
                 continue;
             };
             for dependency in direct {

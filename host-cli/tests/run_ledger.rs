@@ -1647,3 +1647,87 @@ fn a_retried_task_whose_agent_could_not_start_runs_again_in_the_next_run() {
     assert_eq!(status_of(&project, &id), Status::Succeeded);
     assert_eq!(starts(&project), 2, "the agent ran twice, the broken one never");
 }
+
+/// Issue 37: with `prompt = "Fix ${titel} in ${repo} for ${automaton}"`, `run` said
+/// nothing and the agent received `Fix ${titel} …` literally. Now the run says so,
+/// once per automation and key, with a did-you-mean against the item's keys; with
+/// `unfilled = "fail"` every such task is refused before its agent starts, and is not
+/// finished: once the prompt is mended, the next run runs them all.
+#[test]
+fn an_unfilled_placeholder_is_said_once_and_fail_refuses_the_task_before_its_agent() {
+    let project = queue_project(&[], "");
+    project.write(
+        "tasks.jsonl",
+        "{\"title\": \"Crash\", \"repo\": \"acme/a\"}\n{\"title\": \"Hang\", \"repo\": \"acme/b\"}\n",
+    );
+    project.write("agent.sh", &format!("cat >> prompts.txt\necho >> prompts.txt\n{AGENT}"));
+    let toml = project.read("curupira.toml");
+    let typo = toml.replace(
+        "prompt = \"Do ${n}.\"",
+        "prompt = \"Fix ${titel} in ${repo} for ${automaton} (${titel})\"",
+    );
+    project.write("curupira.toml", &typo);
+    let warned = project.curupira(ONCE);
+    assert_eq!(warned.code, Some(0), "{warned:?}");
+    let unfilled = warned.events_named("task.unfilled");
+    assert_eq!(unfilled.len(), 1, "once per key, not per task: {warned:?}");
+    assert_eq!(
+        unfilled[0]["placeholders"],
+        serde_json::json!([
+            {"key": "titel", "did_you_mean": "title"},
+            {"key": "automaton", "did_you_mean": "automation"}
+        ])
+    );
+    assert_eq!(unfilled[0]["refused"], false);
+    assert_eq!(warned.events_named("task.finished").len(), 2);
+    assert_eq!(
+        project.read("prompts.txt"),
+        "Fix ${titel} in acme/a for ${automaton} (${titel})\n\
+         Fix ${titel} in acme/b for ${automaton} (${titel})\n",
+        "warn: the agent gets it as written"
+    );
+    let human = project.curupira(&["render", "--template", "curupira.toml"]);
+    assert!(
+        human.stderr.contains("`${titel}`") && human.stderr.contains("`${automaton}`"),
+        "render warns too: {human:?}"
+    );
+
+    // `fail`: refused before onStarted and the agent; not in the ledger, not done.
+    let _ = fs::remove_file(project.path().join("done.jsonl"));
+    fs::remove_dir_all(project.path().join(".curupira")).unwrap();
+    fs::remove_file(project.path().join("prompts.txt")).unwrap();
+    project.write(
+        "curupira.toml",
+        &typo.replace(
+            "arguments = {",
+            "unfilled = \"fail\"\narguments = {",
+        ),
+    );
+    let refused = project.curupira(ONCE);
+    assert_eq!(refused.code, Some(1), "a refused task is a failure: {refused:?}");
+    let unfilled = refused.events_named("task.unfilled");
+    assert_eq!(unfilled.len(), 2, "every refused task is said: {refused:?}");
+    assert!(unfilled.iter().all(|e| e["refused"] == true), "{unfilled:?}");
+    assert!(refused.events_named("task.started").is_empty(), "{refused:?}");
+    assert!(!project.exists("prompts.txt"), "no agent ran");
+    assert_eq!(project.read("done.jsonl"), "", "not finished");
+    let human = project.curupira(&["run", "--once"]);
+    assert!(
+        human.stdout.contains("REFUSED: its prompt leaves ${titel} (did you mean ${title}?)"),
+        "{human:?}"
+    );
+
+    // Mended: the next run runs both, the prompt whole.
+    project.write(
+        "curupira.toml",
+        &toml.replace("prompt = \"Do ${n}.\"", "prompt = \"Fix ${title} in ${repo} for ${automation}\"\nunfilled = \"fail\""),
+    );
+    let mended = project.curupira(ONCE);
+    assert_eq!(mended.code, Some(0), "{mended:?}");
+    assert_eq!(mended.events_named("task.finished").len(), 2, "{mended:?}");
+    assert!(mended.events_named("task.unfilled").is_empty());
+    assert_eq!(
+        project.read("prompts.txt"),
+        "Fix Crash in acme/a for q\nFix Hang in acme/b for q\n"
+    );
+}

@@ -3,7 +3,7 @@
 //!
 //! | metric | type | labels | what |
 //! |---|---|---|---|
-//! | `curupira_tasks_finished_total` | counter | `automation`, `outcome` | tasks that ended: `succeeded`, `failed` (`task.finished`), `interrupted` (`task.interrupted`) |
+//! | `curupira_tasks_finished_total` | counter | `automation`, `outcome` | tasks that ended: `succeeded`, `failed` (`task.finished`), `interrupted` (`task.interrupted`), `refused` (`task.unfilled` that refused the task) |
 //! | `curupira_tasks_running` | gauge | — | attempts running now |
 //! | `curupira_tasks_waiting_retry` | gauge | — | tasks waiting for a retry now |
 //! | `curupira_attempt_duration_seconds` | histogram | `automation` | each attempt that ended with a retry or its task's end, from 0.1 s to about 1 h 49 min in doublings |
@@ -155,6 +155,11 @@ impl Metrics {
                     .observe(*duration_seconds);
             }
             Event::TaskInterrupted { automation, .. } => self.finish(automation, "interrupted"),
+            Event::TaskUnfilled {
+                automation,
+                refused: true,
+                ..
+            } => self.finish(automation, "refused"),
             Event::AutomationFailed { code, .. } | Event::ExtensionFailed { code, .. } => {
                 self.errors.get_or_create(&Code { code: *code }).inc();
             }
@@ -171,6 +176,7 @@ impl Metrics {
             | Event::WorkspaceRemoved { .. }
             | Event::TaskSkipped { .. }
             | Event::TaskRendered { .. }
+            | Event::TaskUnfilled { .. }
             | Event::Waiting { .. } => {}
         }
     }

@@ -15,6 +15,7 @@
 //! | `workspace.removed` | `task_id`, `workspace` | worktree mode: removed after the task, per `cleanup` (the branch stays) |
 //! | `task.skipped` | `task_id`, `values` | a poll returned an identity this automation already handled: in this process, or (with the durable ledger) finished in an earlier one |
 //! | `task.rendered` | `task_id`, `values`, `prompt` | `--dry-run`: instead of started/finished |
+//! | `task.unfilled` | `task_id`, `values`, `placeholders` (`[{key, did_you_mean?}]`), `refused` | the task's prompt leaves placeholders no item key and no host variable fills: once per automation and key, and for every task refused for it (`unfilled = "fail"`: not started, not finished) |
 //! | `round.finished` | `polled`, `dispatched`, `skipped`, `failed` | after each complete round |
 //! | `automation.failed` | `code`, `message`, `extension`?, `method`? | the automation stops (for the rest of the process) |
 //! | `extension.failed` | `extension`, `method`, `code`, `message` | an extension failed outside any automation's step (at `shutdown`) |
@@ -173,6 +174,27 @@ pub enum Event {
         /// The rendered prompt.
         prompt: String,
     },
+    /// A task's prompt leaves placeholders that neither its item nor the host fills:
+    /// they would reach the agent as written (`${titel}`). Said once per automation and
+    /// key in a run (a task whose unfilled keys were all said already says nothing), and
+    /// for every task refused for it (`unfilled = "fail"`): no `trigger/onStarted`, no
+    /// agent, nothing in the ledger; not finished, so a later run hands it over again
+    /// once the prompt (or the item) is mended.
+    #[serde(rename = "task.unfilled")]
+    TaskUnfilled {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The item's pairs.
+        values: Vec<Pair>,
+        /// Every placeholder of the prompt left unfilled for this task, once each, in
+        /// the prompt's order.
+        placeholders: Vec<UnfilledPlaceholder>,
+        /// Whether the task was refused (`unfilled = "fail"`) rather than dispatched with
+        /// the placeholders as written.
+        refused: bool,
+    },
     /// A round of polls ended normally.
     #[serde(rename = "round.finished")]
     RoundFinished {
@@ -230,6 +252,17 @@ pub enum Event {
     },
 }
 
+/// A placeholder a task's prompt leaves unfilled ([`Event::TaskUnfilled`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnfilledPlaceholder {
+    /// Its key, as written between `${` and `}`.
+    pub key: String,
+    /// The closest key the item or the host has, when one is close (`title` for
+    /// `titel`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub did_you_mean: Option<String>,
+}
+
 impl Event {
     /// Whether this event means the run had a failure (exit code 1).
     pub fn is_failure(&self) -> bool {
@@ -238,6 +271,7 @@ impl Event {
                 exit_code, error, ..
             } => *exit_code != Some(0) || error.is_some(),
             Event::AutomationFailed { .. } | Event::ExtensionFailed { .. } => true,
+            Event::TaskUnfilled { refused, .. } => *refused,
             Event::TaskStarted { .. }
             | Event::TaskRetrying { .. }
             | Event::TaskResumed { .. }

@@ -35,7 +35,7 @@
 //! };
 //! use curupira_orchestrator::events::Event;
 //! use curupira_orchestrator::plan::{
-//!     AgentPolicy, Automation, ExtensionPlan, Launch, Plan, Polling,
+//!     AgentPolicy, Automation, ExtensionPlan, Launch, Plan, Polling, Unfilled,
 //! };
 //! use curupira_orchestrator::{AgentLimits, RunOptions, Stop, run};
 //! use curupira_workspace::WorkspaceSpec;
@@ -101,6 +101,7 @@
 //!             max_retry_backoff: Duration::from_secs(1),
 //!         },
 //!         workspace: WorkspaceSpec::new(&dir),
+//!         unfilled: Unfilled::Warn,
 //!     }],
 //!     logs: None,
 //! };

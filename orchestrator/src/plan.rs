@@ -126,6 +126,21 @@ pub struct Automation {
     pub agent_policy: AgentPolicy,
     /// Where its agents work.
     pub workspace: WorkspaceSpec,
+    /// What a task whose prompt leaves a placeholder unfilled gets.
+    pub unfilled: Unfilled,
+}
+
+/// What a task whose rendered prompt leaves a `${key}` that neither its item nor the
+/// host fills gets ([`Event::TaskUnfilled`](crate::Event::TaskUnfilled) says so either
+/// way, once per automation and key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unfilled {
+    /// Dispatched, the placeholder as written (the default).
+    #[default]
+    Warn,
+    /// Refused before `trigger/onStarted` and its agent: not finished, so a later run
+    /// hands it over again.
+    Fail,
 }
 
 /// An automation's agent when it is a known coding-agent CLI.

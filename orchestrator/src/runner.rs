@@ -82,7 +82,7 @@
 //! skips it), and emits `task.rendered` with the prompt instead of starting anything:
 //! no agent, no `onStarted`, no `onFinished`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
@@ -104,9 +104,9 @@ use crate::agent::{
     AgentLimits, AgentObserver, AgentRun, AttemptOutcome, EndReason, run_attempt_observed,
 };
 use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
-use crate::events::{Event, EventSink, short_id};
+use crate::events::{Event, EventSink, UnfilledPlaceholder, short_id};
 use crate::journal::Journal;
-use crate::plan::{Automation, Plan};
+use crate::plan::{Automation, Plan, Unfilled};
 use crate::status::{Live, RunningAttempt, WaitingRetry};
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{Label, SpawnWindow, Watch};
@@ -377,6 +377,12 @@ struct AutomationRun<'c> {
     /// from there. A task not in it asks the ledger ([`RunBackend::attempts_started`]).
     /// So the number of an attempt in events, logs and the live state is the ledger's.
     attempts: HashMap<TaskId, u32>,
+    /// The unfilled placeholder keys said already ([`Event::TaskUnfilled`]: once per
+    /// automation and key in a run).
+    unfilled_said: HashSet<String>,
+    /// Tasks refused in this run for an unfilled placeholder (`unfilled = "fail"`):
+    /// not dispatched again by it, handed over again by a later run.
+    refused: HashSet<TaskId>,
 }
 
 /// A task to dispatch from its stored pairs rather than from a poll.
@@ -993,6 +999,8 @@ fn run_journaled(
                 workspaces,
                 pending: VecDeque::new(),
                 attempts: HashMap::new(),
+                unfilled_said: HashSet::new(),
+                refused: HashSet::new(),
             }),
             Err(error) => emit_failure(events, &automation.name, &error)?,
         }
@@ -1445,6 +1453,11 @@ impl Scheduler<'_> {
         };
         round.polled += 1;
         let task_id = TaskId::of_pairs(&pairs);
+        if run.refused.contains(&task_id) {
+            // Refused earlier in this run, and said so then.
+            round.skipped += 1;
+            return Ok(Ok(()));
+        }
         let id_text = task_id.to_string();
         let claim = run.ledger.claim(&task_id);
         if claim == Claim::Finished && self.forgotten(&name, &id_text) {
@@ -1586,6 +1599,34 @@ impl Scheduler<'_> {
             return Ok(Ok(()));
         };
         let prompt = render(&run.template, &pairs, self.repository, &name);
+        let placeholders = unfilled(&run.template, &pairs, self.repository, &name);
+        if !placeholders.is_empty() {
+            let refused = run.automation.unfilled == Unfilled::Fail;
+            let mut new = false;
+            for placeholder in &placeholders {
+                new |= run.unfilled_said.insert(placeholder.key.clone());
+            }
+            if refused {
+                // Before `onStarted` and the ledger: not started, so not finished.
+                run.ledger.release(&task_id);
+                run.refused.insert(task_id);
+                if counted {
+                    round.outstanding = round.outstanding.saturating_sub(1);
+                }
+            }
+            if refused || new {
+                events.emit(Event::TaskUnfilled {
+                    automation: name.clone(),
+                    task_id: id_text.clone(),
+                    values: pairs.clone(),
+                    placeholders,
+                    refused,
+                })?;
+            }
+            if refused {
+                return Ok(Ok(()));
+            }
+        }
         round.dispatched += 1;
         if self.options.dry_run {
             run.ledger.finish(&task_id);
@@ -2424,6 +2465,39 @@ fn emit_failure(events: &mut Journal<'_>, automation: &str, error: &CallError) -
     })
 }
 
+/// The placeholders of an item's prompt that neither its pairs nor the host's
+/// variables fill, once each, in the prompt's order, each with the closest key there
+/// is (`title` for `titel`).
+fn unfilled(
+    template: &Template,
+    pairs: &[Pair],
+    repository: &str,
+    automation: &str,
+) -> Vec<UnfilledPlaceholder> {
+    let item: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|p| (p.key.as_str(), p.value.as_str()))
+        .collect();
+    let mut host: Vec<(&str, &str)> = vec![("automation", automation)];
+    if !repository.is_empty() {
+        host.push(("repository", repository));
+    }
+    let lookup = Chain(item.as_slice(), host.as_slice());
+    let mut found: Vec<UnfilledPlaceholder> = Vec::new();
+    for placeholder in template.unfilled(&lookup) {
+        let key = placeholder.key();
+        if found.iter().any(|seen| seen.key == key) {
+            continue;
+        }
+        let known = item.iter().chain(&host).map(|(key, _)| *key);
+        found.push(UnfilledPlaceholder {
+            key: key.to_owned(),
+            did_you_mean: curupira_diagnostics::did_you_mean(key, known).map(str::to_owned),
+        });
+    }
+    found
+}
+
 /// The prompt of one item: its pairs, then `repository` (when known) and `automation`.
 pub fn render(template: &Template, pairs: &[Pair], repository: &str, automation: &str) -> String {
     let item: Vec<(&str, &str)> = pairs
@@ -2454,6 +2528,9 @@ fn queue_requested(run: &mut AutomationRun<'_>, round: &mut Round, task: Request
         }
     };
     let task_id = TaskId::of_pairs(&pairs);
+    if run.refused.contains(&task_id) {
+        return;
+    }
     if task_id.to_string() != task.task_id {
         tracing::error!(
             "automation `{}`: the ledger's pairs of task {} have another identity; it is \

@@ -160,6 +160,25 @@ impl Template {
         self.placeholders().map(|placeholder| placeholder.key())
     }
 
+    /// The placeholders `lookup` has no value for, in source order (each as often as it
+    /// is written): what [`render`](Template::render) would leave as written.
+    ///
+    /// ```
+    /// use curupira_template::Template;
+    ///
+    /// let template = Template::parse("Fix ${titel} in ${repo} (${title})");
+    /// let item = [("title", "Crash"), ("repo", "acme/widgets")];
+    /// let unfilled: Vec<&str> = template.unfilled(&item[..]).map(|p| p.key()).collect();
+    /// assert_eq!(unfilled, ["titel"]);
+    /// ```
+    pub fn unfilled<'a, L: Lookup + ?Sized>(
+        &'a self,
+        lookup: &'a L,
+    ) -> impl Iterator<Item = Placeholder<'a>> + 'a {
+        self.placeholders()
+            .filter(move |placeholder| lookup.get(placeholder.key()).is_none())
+    }
+
     /// Renders the template: every placeholder whose key `lookup` has is replaced by the
     /// value; every other character is copied as written.
     pub fn render<L: Lookup + ?Sized>(&self, lookup: &L) -> String {

@@ -12,6 +12,10 @@
 //! The pairs are read as `curupira identity` reads them: reading stops at the first
 //! byte that cannot continue the list, and at 64 MiB (`MAX_PAIRS_BYTES`, exit 2).
 //!
+//! A placeholder that no pair and no `--var` fills stays as written, and is warned
+//! about on stderr, once per key, with the closest key given when one is close (the
+//! exit code stays 0: a template may mean it).
+//!
 //! Exit codes: 1 when the pairs are not a valid pair list or the template or pairs are
 //! not UTF-8; 2 when a file cannot be read, the pairs are larger than 64 MiB, or the
 //! arguments are wrong.
@@ -22,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use curupira_diagnostics::did_you_mean;
 use curupira_protocol::check_item;
 use curupira_task_identity::{Pair, parse_pairs};
 use curupira_template::{Chain, Template};
@@ -84,7 +89,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|pair| (pair.key.as_str(), pair.value.as_str()))
         .collect();
-    let rendered = Template::parse(template).render(&Chain(item.as_slice(), args.vars.as_slice()));
+    let template = Template::parse(template);
+    let lookup = Chain(item.as_slice(), args.vars.as_slice());
+    let rendered = template.render(&lookup);
+    let mut said: Vec<&str> = Vec::new();
+    for placeholder in template.unfilled(&lookup) {
+        let key = placeholder.key();
+        if said.contains(&key) {
+            continue;
+        }
+        said.push(key);
+        let known = item
+            .iter()
+            .map(|(key, _)| *key)
+            .chain(args.vars.iter().map(|(key, _)| key.as_str()));
+        let hint = did_you_mean(key, known)
+            .map(|close| format!("; did you mean `${{{close}}}`?"))
+            .unwrap_or_default();
+        eprintln!(
+            "warning: {}: the placeholder `{}` is filled by no pair and no --var, so it stays \
+             as written{hint}",
+            args.template.display(),
+            placeholder.as_written()
+        );
+    }
 
     write_stdout(&rendered).context("cannot write to standard output")?;
     Ok(ExitCode::SUCCESS)

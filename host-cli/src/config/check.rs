@@ -17,7 +17,7 @@ use super::model::{
     Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, ExtensionConfig,
     ExtensionSource, HttpSettings, LedgerSettings, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK,
     MAX_LOG_MAX_BYTES, MAX_SECONDS, MIN_LOG_MAX_BYTES, PluginType, Polling, ProcessMode, Settings,
-    StatusSettings, Timeouts, TriggerRef, Unusable, UnusableAutomation,
+    StatusSettings, Timeouts, TriggerRef, Unfilled, Unusable, UnusableAutomation,
 };
 use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
 
@@ -698,6 +698,7 @@ impl Checker<'_> {
                     "polling",
                     "agent",
                     "workspace",
+                    "unfilled",
                 ],
             );
             let trigger = self.trigger(auto, &at, &name);
@@ -788,6 +789,9 @@ impl Checker<'_> {
                 (None, None) if provider.is_some() => None,
                 (None, None) => defaults.agent.command.clone(),
             };
+            let unfilled = self
+                .closed(auto, &at, "unfilled", Unfilled::from_name, Unfilled::names())
+                .unwrap_or_default();
             let automation = match (&trigger, prompt, arguments) {
                 (Some(trigger), Some((prompt, prompt_file)), Some(arguments)) => Some(Automation {
                     name: name.clone(),
@@ -800,6 +804,7 @@ impl Checker<'_> {
                     provider,
                     agent_policy,
                     workspace_policy,
+                    unfilled,
                 }),
                 _ => None,
             };

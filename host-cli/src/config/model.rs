@@ -363,6 +363,23 @@ pub struct Automation {
     /// Where its agents run: `[settings.workspace]` with the automation's
     /// `workspace = { … }` merged over it, key by key (hooks one by one).
     pub workspace_policy: WorkspacePolicy,
+    /// `unfilled`: what a task whose prompt leaves a placeholder unfilled gets.
+    pub unfilled: Unfilled,
+}
+
+curupira_diagnostics::closed_set! {
+    /// `[automations.NAME] unfilled`: what a task whose rendered prompt leaves a
+    /// `${key}` that neither its item nor the host fills gets (the run says so either
+    /// way, in a `task.unfilled` event, once per automation and key).
+    #[derive(Default)]
+    Unfilled {
+        /// The task runs, the placeholder as written (the default).
+        #[default]
+        Warn = "warn",
+        /// The task is refused before its agent starts; not finished, so a later run
+        /// hands it over again.
+        Fail = "fail",
+    }
 }
 
 /// How an automation's agents are run: concurrency, time limits and retries, from

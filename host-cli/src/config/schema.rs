@@ -18,7 +18,7 @@ use super::model::{
     DEFAULT_LOG_MAX_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RETRY_BACKOFF_SECONDS,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS, DEFAULT_SHUTDOWN_TIMEOUT,
     DEFAULT_WORKTREE_ROOT, MAX_CONCURRENT_LIMIT, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK,
-    MAX_LOG_MAX_BYTES, MAX_RETRIES, MAX_SECONDS, MIN_LOG_MAX_BYTES, PluginType, WorkspaceMode,
+    MAX_LOG_MAX_BYTES, MAX_RETRIES, MAX_SECONDS, MIN_LOG_MAX_BYTES, PluginType, Unfilled, WorkspaceMode,
 };
 
 /// `curupira.toml`: the host's configuration.
@@ -393,6 +393,12 @@ pub struct AutomationFile {
     pub agent: Option<AgentFile>,
     /// Overrides `[settings.workspace]`, key by key (`hooks` one hook at a time).
     pub workspace: Option<WorkspaceFile>,
+    /// What a task whose rendered prompt leaves a `${key}` that neither its item nor
+    /// the host fills gets: `warn` (it runs, the placeholder as written) or `fail` (it
+    /// is refused before its agent starts, not finished). The run says so either way
+    /// (`task.unfilled`), once per automation and key.
+    #[schemars(extend("default" = Unfilled::default().as_str(), "x-codes" = ["config/invalid-value"]))]
+    pub unfilled: Option<Unfilled>,
 }
 
 /// The closed sets of the file: a string, one of the set's values.
@@ -410,7 +416,7 @@ macro_rules! closed_set_schemas {
     )*};
 }
 
-closed_set_schemas!(WorkspaceMode, Cleanup, PluginType);
+closed_set_schemas!(WorkspaceMode, Cleanup, PluginType, Unfilled);
 
 /// `builtin = "…"`: the name of an extension built into this host ([`BUILTINS`]).
 pub struct Builtin;

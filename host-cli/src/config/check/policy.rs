@@ -538,7 +538,7 @@ impl Checker<'_> {
     }
 
     /// A string member that must be one of a closed set of `names`.
-    fn closed<T>(
+    pub(super) fn closed<T>(
         &mut self,
         table: &toml::Table,
         at: &JsonPointer,
