@@ -54,8 +54,11 @@ pub struct Status {
     /// interrupted (`unrecorded`).
     pub left_open: Vec<TaskAttempt>,
     /// Attempts that ended in the last hour and day, by outcome; `None` without a
-    /// ledger.
+    /// ledger. A task that failed three times counts three failed attempts here.
     pub counts: Option<Counts>,
+    /// Tasks that ended in the last hour and day, each once, by how it ended;
+    /// `None` without a ledger. A task that failed three times is one failed task.
+    pub task_counts: Option<Counts>,
     /// The last attempts that failed or were interrupted, the newest first.
     pub last_failures: Vec<TaskAttempt>,
     /// The ledger's file, when there is one.
@@ -119,7 +122,7 @@ pub struct Retrying {
     pub due_in_seconds: f64,
 }
 
-/// Attempts by outcome over two windows.
+/// Attempts, or tasks, by outcome over two windows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Counts {
     /// Those that ended in the last hour.
@@ -220,10 +223,11 @@ pub fn collect_from(
             }
         }
     }
-    let (left_open, counts, last_failures) = match ledger {
+    let (left_open, counts, task_counts, last_failures) = match ledger {
         Some((_, ledger)) => {
-            let (last_day, last_hour) =
-                ledger.outcome_counts(Duration::from_secs(24 * 3600), Duration::from_secs(3600))?;
+            let (day, hour) = (Duration::from_secs(24 * 3600), Duration::from_secs(3600));
+            let (last_day, last_hour) = ledger.outcome_counts(day, hour)?;
+            let (tasks_day, tasks_hour) = ledger.task_counts(day, hour)?;
             (
                 if state == HostState::Running {
                     Vec::new()
@@ -234,10 +238,14 @@ pub fn collect_from(
                     last_hour,
                     last_day,
                 }),
+                Some(Counts {
+                    last_hour: tasks_hour,
+                    last_day: tasks_day,
+                }),
                 ledger.last_failures(LAST_FAILURES)?,
             )
         }
-        None => (Vec::new(), None, Vec::new()),
+        None => (Vec::new(), None, None, Vec::new()),
     };
     Ok(Status {
         version: VERSION,
@@ -249,6 +257,7 @@ pub fn collect_from(
         automations,
         left_open,
         counts,
+        task_counts,
         last_failures,
         ledger: ledger.map(|(path, _)| path.display().to_string()),
     })
@@ -380,20 +389,28 @@ pub fn human(status: &Status) -> String {
     if !status.left_open.is_empty() {
         out.push_str(&format!(
             "\nleft open by a host that ended without recording them ({}; the next run \
-             records them as interrupted):\n",
+             records them as interrupted and runs them again):\n",
             status.left_open.len()
         ));
         out.push_str(&attempts_table(&status.left_open, |a| {
             a.attempt.started_at.clone()
         }));
     }
+    if let Some(counts) = &status.task_counts {
+        out.push_str(&format!(
+            "\ntasks ended: last hour {}; last day {}\n",
+            counts_text(&counts.last_hour),
+            counts_text(&counts.last_day)
+        ));
+    }
     match &status.counts {
         Some(counts) => out.push_str(&format!(
-            "\nattempts ended: last hour {}; last day {}\n",
+            "{}attempts ended: last hour {}; last day {}\n",
+            if status.task_counts.is_some() { "" } else { "\n" },
             counts_text(&counts.last_hour),
             counts_text(&counts.last_day)
         )),
-        None => out.push_str("\nno task ledger: no history of attempts\n"),
+        None => out.push_str("\nno task ledger: no history of tasks or attempts\n"),
     }
     if !status.last_failures.is_empty() {
         out.push_str("\nlast failures:\n");

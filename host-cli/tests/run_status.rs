@@ -510,3 +510,51 @@ fn the_live_line_never_garbles_a_line_and_is_not_drawn_when_piped() {
         assert!(!text.contains("running:"), "{text:?}");
     }
 }
+
+/// Issue 37: "how many tasks failed in the last hour?" was answered with attempts: two
+/// succeeded tasks beside one that failed after two retries read "2 succeeded, 3
+/// failed". Tasks are counted once, by how they ended, beside the attempts.
+#[test]
+fn status_counts_tasks_by_their_end_and_attempts_apart() {
+    let project = project(&["a", "b", "d"]);
+    project.write("release", "");
+    let toml = project.read("curupira.toml");
+    project.write(
+        "curupira.toml",
+        &toml.replace(
+            "retries = 1\nretry_backoff_seconds = 300",
+            "retries = 2\nretry_backoff_seconds = 0",
+        ),
+    );
+    let ran = run_bounded(
+        Command::new(curupira())
+            .args(["run", "--once", "--format", "json"])
+            .current_dir(project.path()),
+        Duration::from_secs(60),
+    )
+    .unwrap();
+    assert_eq!(ran.status.and_then(|s| s.code()), Some(1), "{ran:?}");
+    assert_eq!(starts(&project).len(), 5, "2 + 3 attempts");
+
+    let doc = document(&project);
+    for window in ["last_hour", "last_day"] {
+        assert_eq!(
+            doc["task_counts"][window],
+            serde_json::json!({"succeeded": 2, "failed": 1, "interrupted": 0}),
+            "{doc}"
+        );
+        assert_eq!(
+            doc["counts"][window],
+            serde_json::json!({"succeeded": 2, "failed": 3, "interrupted": 0}),
+            "{doc}"
+        );
+    }
+    let (code, human) = status(&project, &[]);
+    assert_eq!(code, Some(0));
+    for expected in [
+        "tasks ended: last hour 2 succeeded, 1 failed, 0 interrupted",
+        "attempts ended: last hour 2 succeeded, 3 failed, 0 interrupted",
+    ] {
+        assert!(human.contains(expected), "{expected:?} in:\n{human}");
+    }
+}

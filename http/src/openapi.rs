@@ -264,7 +264,7 @@ pub fn document() -> Value {
             "State": {
                 "type": "object",
                 "description": "Version 1 of the `curupira status` document (docs/HOST.md); members may be added within a version.",
-                "required": ["version", "generated_at", "state_dir", "host", "running", "retrying", "automations", "left_open", "counts", "last_failures", "ledger"],
+                "required": ["version", "generated_at", "state_dir", "host", "running", "retrying", "automations", "left_open", "counts", "task_counts", "last_failures", "ledger"],
                 "properties": {
                     "version": {"const": 1},
                     "generated_at": time,
@@ -319,6 +319,13 @@ pub fn document() -> Value {
                     }},
                     "left_open": {"type": "array", "items": {"$ref": "#/components/schemas/TaskAttempt"}},
                     "counts": {"oneOf": [
+                        {"type": "null"},
+                        {"type": "object", "required": ["last_hour", "last_day"], "properties": {
+                            "last_hour": {"$ref": "#/components/schemas/Counts"},
+                            "last_day": {"$ref": "#/components/schemas/Counts"}
+                        }}
+                    ]},
+                    "task_counts": {"oneOf": [
                         {"type": "null"},
                         {"type": "object", "required": ["last_hour", "last_day"], "properties": {
                             "last_hour": {"$ref": "#/components/schemas/Counts"},

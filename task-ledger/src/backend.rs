@@ -147,6 +147,14 @@ pub trait TasksBackend {
     /// The tasks that ended in the last `hours` hours, per hour and status.
     fn finished_per_hour(&self, hours: u32) -> Result<Vec<(i64, Status, u64)>, LedgerError>;
 
+    /// How many tasks ended in the last `long` and in the last `short`, each once, by
+    /// how it ended (its status).
+    fn task_counts(
+        &self,
+        long: Duration,
+        short: Duration,
+    ) -> Result<(OutcomeCounts, OutcomeCounts), LedgerError>;
+
     /// How many attempts ended with each outcome in the last `long` and in the last
     /// `short`.
     fn outcome_counts(
@@ -254,6 +262,14 @@ impl TasksBackend for Ledger {
         short: Duration,
     ) -> Result<(OutcomeCounts, OutcomeCounts), LedgerError> {
         Ledger::outcome_counts(self, long, short)
+    }
+
+    fn task_counts(
+        &self,
+        long: Duration,
+        short: Duration,
+    ) -> Result<(OutcomeCounts, OutcomeCounts), LedgerError> {
+        Ledger::task_counts(self, long, short)
     }
 
     fn finished_per_hour(&self, hours: u32) -> Result<Vec<(i64, Status, u64)>, LedgerError> {

@@ -603,14 +603,16 @@ pub struct TaskAttempt {
     pub attempt: AttemptRecord,
 }
 
-/// How many attempts ended with each outcome ([`Ledger::outcome_counts`]).
+/// How many attempts ([`Ledger::outcome_counts`]) or tasks ([`Ledger::task_counts`])
+/// ended with each outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct OutcomeCounts {
-    /// Attempts whose agent succeeded.
+    /// Attempts whose agent succeeded (tasks that succeeded).
     pub succeeded: u64,
-    /// Attempts that failed.
+    /// Attempts that failed (tasks that failed, after their retries).
     pub failed: u64,
-    /// Attempts stopped before they ended (a shutdown, a host that died).
+    /// Attempts stopped before they ended: a shutdown, a host that died (tasks not
+    /// finished).
     pub interrupted: u64,
 }
 
@@ -1183,6 +1185,48 @@ impl Ledger {
                 failed: count(Status::Failed, window)?,
                 interrupted: count(Status::Interrupted, window)?,
             })
+        };
+        Ok((counts(long)?, counts(short)?))
+    }
+
+    /// How many tasks ended in the last `long` and in the last `short` (by their
+    /// row's end: the end of their last attempt, or of the wait for a retry), each
+    /// counted once, by how it ended (its status now: `succeeded`, `failed`, or
+    /// `interrupted`, not finished). A task that failed three times is one failed
+    /// task, where [`outcome_counts`](Self::outcome_counts) counts three failed
+    /// attempts. A range of the index on `ended_at` per window.
+    pub fn task_counts(
+        &self,
+        long: Duration,
+        short: Duration,
+    ) -> Result<(OutcomeCounts, OutcomeCounts), LedgerError> {
+        const SQL: &str = concat!(
+            "SELECT status, count(*) FROM tasks WHERE ended_at >= ",
+            now!(),
+            " - ?1 AND status != 'running' GROUP BY status"
+        );
+        let mut statement = self
+            .connection
+            .prepare_cached(SQL)
+            .map_err(self.error("read"))?;
+        let mut counts = |window: Duration| -> Result<OutcomeCounts, LedgerError> {
+            let millis = i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
+            let rows = statement
+                .query_map(params![millis], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, u64>(1)?))
+                })
+                .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+                .map_err(self.error("read"))?;
+            let mut counts = OutcomeCounts::default();
+            for (status, count) in rows {
+                match self.status(&status)? {
+                    Status::Succeeded => counts.succeeded = count,
+                    Status::Failed => counts.failed = count,
+                    Status::Interrupted => counts.interrupted = count,
+                    Status::Running => {}
+                }
+            }
+            Ok(counts)
         };
         Ok((counts(long)?, counts(short)?))
     }
