@@ -1,7 +1,10 @@
-//! The status page (`run --listen`, issue 30) in a real headless Chromium, driven
-//! through the DevTools protocol: the page loads with no console error and no uncaught
-//! exception, shows the running task's id and a chart with data, and its screenshot
-//! is written to `target/screenshots/status-page.png` for people to look at.
+//! The status page (`run --listen`, issue 30; `status --serve`, issue 37) in a real
+//! headless Chromium, driven through the DevTools protocol: the page loads with no
+//! console error and no uncaught exception, and in each state (a task running, one
+//! waiting for its retry, a failure, an idle host served from the ledger) its DOM
+//! shows what each task is; screenshots are written to
+//! `target/screenshots/status-page-live.png` and `status-page-idle.png` for people to
+//! look at.
 //!
 //! Chromium is Debian's `chromium` (`.ci/run` installs it when it is missing). Where
 //! it is not on PATH the test is reported ignored, with the reason, in `cargo test`'s
@@ -129,20 +132,20 @@ fn chromium(profile: &Path) -> (Child, String) {
     (child, format!("ws://127.0.0.1:{port}{path}"))
 }
 
-fn screenshot_path() -> PathBuf {
+fn screenshot_path(name: &str) -> PathBuf {
     // `target/` beside the test binary's own folder (`target/debug/deps/…`).
     let exe = std::env::current_exe().unwrap();
     let target = exe
         .ancestors()
         .find(|dir| dir.file_name().is_some_and(|name| name == "target"))
         .map_or_else(std::env::temp_dir, Path::to_owned);
-    target.join("screenshots").join("status-page.png")
+    target.join("screenshots").join(name)
 }
 
 fn main() {
     let args = Arguments::from_args();
     let trial = Trial::ignorable_test(
-        "the_status_page_loads_without_errors_and_shows_the_running_task_and_a_chart",
+        "the_status_page_shows_what_each_task_is_in_every_state_without_errors",
         || {
             let found = Command::new("chromium")
                 .arg("--version")
@@ -152,7 +155,7 @@ fn main() {
                 .is_ok_and(|status| status.success());
             match (found, std::env::var_os("CI").is_some()) {
                 (true, _) => {
-                    the_status_page_loads_without_errors_and_shows_the_running_task_and_a_chart();
+                    the_status_page_shows_what_each_task_is_in_every_state_without_errors();
                     Ok(Completion::Completed)
                 }
                 (false, true) => Err("chromium is not on PATH, and CI (`CI` is set) must not \
@@ -167,17 +170,98 @@ fn main() {
     libtest_mimic::run(&args, vec![trial]).exit();
 }
 
-fn the_status_page_loads_without_errors_and_shows_the_running_task_and_a_chart() {
-    let project = run_support::three_tasks();
-    let host = run_support::spawn(
-        &project,
-        "run",
-        &["run", "--format", "json", "--listen", "127.0.0.1:0"],
-    );
+/// A page open in a headless Chromium.
+struct Page {
+    browser: Child,
+    tools: DevTools,
+    _profile: tempfile::TempDir,
+}
+
+impl Page {
+    fn open(url: &str) -> Page {
+        let profile = tempfile::tempdir().unwrap();
+        let (browser, endpoint) = chromium(profile.path());
+        let mut tools = DevTools::connect(&endpoint);
+        let target = tools.call("Target.createTarget", json!({"url": "about:blank"}));
+        let attached = tools.call(
+            "Target.attachToTarget",
+            json!({"targetId": target["targetId"], "flatten": true}),
+        );
+        tools.session = Some(attached["sessionId"].as_str().unwrap().to_owned());
+        tools.call("Runtime.enable", json!({}));
+        tools.call("Log.enable", json!({}));
+        tools.call("Page.enable", json!({}));
+        tools.call("Page.navigate", json!({"url": url}));
+        Page {
+            browser,
+            tools,
+            _profile: profile,
+        }
+    }
+
+    fn eval(&mut self, expression: &str) -> Value {
+        let result = self.tools.call(
+            "Runtime.evaluate",
+            json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
+        );
+        result["result"]["value"].clone()
+    }
+
+    /// Whether `expression` became true within 30 s.
+    fn wait_for(&mut self, expression: &str) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if self.eval(expression) == true {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// The text of the element `id`.
+    fn text(&mut self, id: &str) -> String {
+        self.eval(&format!("document.getElementById('{id}').innerText"))
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// A full-page screenshot under `target/screenshots/NAME`.
+    fn screenshot(&mut self, name: &str) {
+        let shot = self.tools.call(
+            "Page.captureScreenshot",
+            json!({"format": "png", "captureBeyondViewport": true}),
+        );
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(shot["data"].as_str().unwrap())
+            .unwrap();
+        assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+        let path = screenshot_path(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &png).unwrap();
+        eprintln!("screenshot: {}", path.display());
+    }
+
+    /// The page's problems after a refresh or two more, and the browser closed.
+    fn close(mut self) -> Vec<String> {
+        std::thread::sleep(Duration::from_millis(2500));
+        self.eval("1");
+        let problems = self.tools.problems();
+        let _ = self.browser.kill();
+        let _ = self.browser.wait();
+        problems
+    }
+}
+
+/// The `http://…` URL a command printed on its stderr file `name`.
+fn url_in(project: &run_support::Project, name: &str) -> String {
     let mut url = String::new();
     assert!(
         wait_until(Duration::from_secs(30), || {
-            let err = project.read("run.err");
+            let err = project.read(name);
             match err.find("http://127.0.0.1:") {
                 Some(at) => {
                     url = err[at..].split_whitespace().next().unwrap().to_owned();
@@ -187,84 +271,163 @@ fn the_status_page_loads_without_errors_and_shows_the_running_task_and_a_chart()
             }
         }),
         "{}",
-        project.read("run.err")
+        project.read(name)
     );
-    // `c` is the one running once `a` and `b` ended.
-    let mut running = String::new();
+    url
+}
+
+/// Every header of the tables aligned as the cells under it (numbers right).
+const ALIGNED: &str = "[...document.querySelectorAll('table')].every((table) => {
+    const heads = [...table.tHead.rows[0].cells];
+    const row = table.tBodies[0].rows[0];
+    if (!row || row.cells.length !== heads.length) return true;
+    return heads.every((th, i) => getComputedStyle(th).textAlign === getComputedStyle(row.cells[i]).textAlign);
+})";
+
+/// Issue 37: the page answers "which issue is this?" in each state. A run with `a`
+/// succeeded, `b` failed once and waiting for its retry, `c` running: each table shows
+/// the task's values, `b` is waiting (not "running") in Recent tasks, its failure
+/// shows its exit status, the chart counts tasks with an axis and a legend, a log
+/// names its attempt. Then the run stops, and `status --serve` shows the same page
+/// read-only from the ledger, idle. A screenshot of each under `target/screenshots/`.
+fn the_status_page_shows_what_each_task_is_in_every_state_without_errors() {
+    let project = run_support::three_tasks();
+    let toml = project.read("curupira.toml");
+    project.write(
+        "curupira.toml",
+        &toml.replace(
+            "max_concurrent = 1\n",
+            "max_concurrent = 1\nretries = 1\nretry_backoff_seconds = 300\n",
+        ),
+    );
+    let host = run_support::spawn(
+        &project,
+        "run",
+        &["run", "--format", "json", "--listen", "127.0.0.1:0"],
+    );
+    let url = url_in(&project, "run.err");
+    // `c` runs once `a` ended and `b` failed into its retry's wait.
+    let mut ids = std::collections::HashMap::new();
     assert!(wait_until(Duration::from_secs(30), || {
         let events = project.read("run.out");
-        let finished = events.matches("\"task.finished\"").count();
-        if let Some(line) = events
-            .lines()
-            .filter(|l| l.contains("\"task.started\""))
-            .nth(2)
-        {
+        for line in events.lines().filter(|l| l.contains("\"task.started\"")) {
             let event: Value = serde_json::from_str(line).unwrap();
-            running = event["task_id"].as_str().unwrap()[..12].to_owned();
+            let n = event["values"][0]["value"].as_str().unwrap().to_owned();
+            ids.insert(n, event["task_id"].as_str().unwrap()[..12].to_owned());
         }
-        finished == 2 && !running.is_empty()
+        events.contains("\"task.retrying\"") && ids.contains_key("c")
     }));
+    let (b, c) = (ids["b"].clone(), ids["c"].clone());
 
-    let profile = tempfile::tempdir().unwrap();
-    let (mut browser, endpoint) = chromium(profile.path());
-    let mut tools = DevTools::connect(&endpoint);
-    let target = tools.call("Target.createTarget", json!({"url": "about:blank"}));
-    let attached = tools.call(
-        "Target.attachToTarget",
-        json!({"targetId": target["targetId"], "flatten": true}),
-    );
-    tools.session = Some(attached["sessionId"].as_str().unwrap().to_owned());
-    tools.call("Runtime.enable", json!({}));
-    tools.call("Log.enable", json!({}));
-    tools.call("Page.enable", json!({}));
-    tools.call("Page.navigate", json!({"url": url}));
-
-    let check = format!(
+    let mut page = Page::open(&url);
+    let live = format!(
         "document.body.dataset.loaded === 'true' \
-         && document.getElementById('running').textContent.includes('{running}') \
-         && Number(document.getElementById('chart').dataset.total) >= 2 \
-         && document.querySelectorAll('#chart rect.bar').length >= 2"
+         && document.getElementById('running').innerText.includes('{c}') \
+         && document.getElementById('retrying').innerText.includes('{b}') \
+         && document.getElementById('failures').innerText.includes('{b}') \
+         && document.getElementById('tasks').innerText.includes('waiting for attempt 2')"
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let shown = loop {
-        let result = tools.call(
-            "Runtime.evaluate",
-            json!({"expression": check, "returnByValue": true}),
-        );
-        if result["result"]["value"] == true {
-            break true;
-        }
-        if Instant::now() > deadline {
-            break false;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let body = tools.call(
-        "Runtime.evaluate",
-        json!({"expression": "document.body.innerText", "returnByValue": true}),
+    let shown = page.wait_for(&live);
+    let body = page.text("error") + &page.eval("document.body.innerText").to_string();
+    assert!(shown, "the page never showed the live state: {body}");
+    let running = page.text("running");
+    assert!(running.contains("n=c"), "running: the item's values: {running}");
+    let retrying = page.text("retrying");
+    assert!(
+        retrying.contains("n=b") && retrying.contains("exit 4"),
+        "waiting: {retrying}"
     );
-    let shot = tools.call("Page.captureScreenshot", json!({"format": "png"}));
-    let png = base64::engine::general_purpose::STANDARD
-        .decode(shot["data"].as_str().unwrap())
-        .unwrap();
-    let path = screenshot_path();
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, &png).unwrap();
-    eprintln!("screenshot: {}", path.display());
-    // A refresh or two more, for errors that come later.
-    std::thread::sleep(Duration::from_millis(2500));
-    tools.call("Runtime.evaluate", json!({"expression": "1"}));
-    let problems = tools.problems();
+    let failures = page.text("failures");
+    assert!(
+        failures.contains("n=b") && failures.contains("exit 4") && failures.contains("failed"),
+        "failed: the error, not '-': {failures}"
+    );
+    let tasks = page.text("tasks");
+    let b_row = tasks.lines().find(|line| line.contains(&b)).unwrap_or_default();
+    assert!(
+        b_row.contains("waiting for attempt 2") && !b_row.contains("running"),
+        "{tasks}"
+    );
+    let automations = page.text("automations");
+    assert!(automations.contains("round running"), "{automations}");
+    assert_eq!(page.eval("document.getElementById('chart').dataset.total"), "1");
+    assert_eq!(
+        page.eval("document.querySelectorAll('#chart .axis.y').length"),
+        2,
+        "an axis"
+    );
+    let legend = page.text("legend");
+    assert!(legend.contains("tasks succeeded (1)"), "{legend}");
+    let counts = page.text("counts");
+    assert!(
+        counts.contains("Tasks ended: last hour 1 succeeded, 0 failed")
+            && counts.contains("Attempts ended: last hour 1 succeeded, 1 failed"),
+        "tasks and attempts apart: {counts}"
+    );
+    assert_eq!(page.eval(ALIGNED), true, "headers aligned with their cells");
+    // A log names the attempt it belongs to.
+    page.eval(&format!(
+        "(async () => {{ await showTask('{b}'); \
+          document.querySelector('#detail button.link').click(); }})()"
+    ));
+    assert!(
+        page.wait_for(
+            "document.getElementById('log') !== null \
+             && document.getElementById('log').textContent.includes('working on Do b.')"
+        ),
+        "{}",
+        page.text("detail")
+    );
+    assert_eq!(page.text("log-heading"), "Log of attempt 1");
+    page.screenshot("status-page-live.png");
+    let problems = page.close();
+    assert!(problems.is_empty(), "{problems:#?}");
 
-    let _ = browser.kill();
-    let _ = browser.wait();
+    // The run ends (b is interrupted in its wait); the page is served from the ledger.
     project.write("release", "");
     let _ = Command::new("kill")
         .args(["-INT", &host.id().to_string()])
         .status();
     let _ = curupira_test_support::process::finish(host, Duration::from_secs(30));
-
-    assert!(shown, "the page never showed {running} and a chart: {body}");
+    let served = Command::new(run_support::curupira())
+        .args(["status", "--serve", "127.0.0.1:0"])
+        .current_dir(project.path())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(project.path().join("serve.err")).unwrap())
+        .spawn()
+        .unwrap();
+    let served = curupira_test_support::process::Reaper::new(served);
+    let url = url_in(&project, "serve.err");
+    let mut page = Page::open(&url);
+    let idle = format!(
+        "document.body.dataset.loaded === 'true' && document.body.dataset.host === 'stopped' \
+         && document.getElementById('tasks').innerText.includes('{c}')"
+    );
+    let shown = page.wait_for(&idle);
+    let body = page.eval("document.body.innerText").to_string();
+    assert!(shown, "the served page never showed the ended run: {body}");
+    assert!(page.text("running").contains("none"), "idle: nothing runs");
+    let tasks = page.text("tasks");
+    let b_row = tasks.lines().find(|line| line.contains(&b)).unwrap_or_default();
+    assert!(
+        b_row.contains("interrupted") && b_row.contains("n=b"),
+        "{tasks}"
+    );
+    assert!(page.text("failures").contains("exit 4"));
+    assert_eq!(page.eval(ALIGNED), true);
+    // Read-only: the retry is refused, saying why.
+    let refused = page.eval(&format!(
+        "fetch('/api/v1/tasks/{b}/retry', {{method: 'POST', \
+          headers: {{'Content-Type': 'application/json'}}, body: '{{}}'}}).then((r) => r.status)"
+    ));
+    assert_eq!(refused, 403);
+    page.screenshot("status-page-idle.png");
+    // The refused retry above is logged as a failed request: the one problem expected.
+    let problems: Vec<String> = page
+        .close()
+        .into_iter()
+        .filter(|problem| !(problem.contains("/retry") && problem.contains("403")))
+        .collect();
+    drop(served);
     assert!(problems.is_empty(), "{problems:#?}");
-    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
 }

@@ -92,21 +92,24 @@ pub fn document() -> Value {
         "cost_usd",
         "stream_diagnostics"
     ]);
+    let values = json!({"type": "array", "items": {
+        "type": "object", "required": ["key", "value"],
+        "properties": {"key": {"type": "string"}, "value": {"type": "string"}}
+    }});
     let mut task_attempt_properties = attempt_properties.clone();
     task_attempt_properties["automation"] = json!({"type": "string"});
     task_attempt_properties["task_id"] = json!({"type": "string"});
+    task_attempt_properties["values"] = values.clone();
     let mut task_attempt_required = attempt_required.clone();
     if let Some(required) = task_attempt_required.as_array_mut() {
         required.push(json!("automation"));
         required.push(json!("task_id"));
+        required.push(json!("values"));
     }
     let task_properties = json!({
         "automation": {"type": "string"},
         "task_id": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-        "values": {"type": "array", "items": {
-            "type": "object", "required": ["key", "value"],
-            "properties": {"key": {"type": "string"}, "value": {"type": "string"}}
-        }},
+        "values": values,
         "status": {"enum": ["running", "succeeded", "failed", "interrupted"]},
         "attempts": {"type": "integer", "minimum": 0},
         "exit_code": nullable("integer"),
@@ -203,7 +206,7 @@ pub fn document() -> Value {
                 "requestBody": {"required": false, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
                     "200": {"description": "Asked.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Retried"}}}},
-                    "403": error_response("A wrong `Host`, or an `Origin` of another site."),
+                    "403": error_response("A wrong `Host`, an `Origin` of another site, or a page served read-only (`curupira status --serve`)."),
                     "404": error_response("No task has this id."),
                     "409": error_response("The task is running."),
                     "413": error_response("The body is too large."),
@@ -285,24 +288,26 @@ pub fn document() -> Value {
                     },
                     "running": {"type": "array", "items": {
                         "type": "object",
-                        "required": ["automation", "task_id", "attempt", "started_at", "elapsed_seconds", "pid", "workspace", "branch", "log_path"],
+                        "required": ["automation", "task_id", "attempt", "started_at", "elapsed_seconds", "pid", "workspace", "branch", "log_path", "values"],
                         "properties": {
                             "automation": {"type": "string"}, "task_id": {"type": "string"},
                             "attempt": {"type": "integer", "minimum": 1}, "started_at": time,
                             "elapsed_seconds": {"type": "number"}, "pid": nullable("integer"),
                             "workspace": nullable("string"), "branch": nullable("string"),
-                            "log_path": nullable("string")
+                            "log_path": nullable("string"),
+                            "values": values
                         }
                     }},
                     "retrying": {"type": "array", "items": {
                         "type": "object",
-                        "required": ["automation", "task_id", "attempt", "due_at", "due_in_seconds", "reason", "error", "exit_code"],
+                        "required": ["automation", "task_id", "attempt", "due_at", "due_in_seconds", "reason", "error", "exit_code", "values"],
                         "properties": {
                             "automation": {"type": "string"}, "task_id": {"type": "string"},
                             "attempt": {"type": "integer", "minimum": 2}, "due_at": time,
                             "due_in_seconds": {"type": "number", "minimum": 0},
                             "reason": {"type": "string"}, "error": nullable("string"),
-                            "exit_code": nullable("integer")
+                            "exit_code": nullable("integer"),
+                            "values": values
                         }
                     }},
                     "automations": {"type": "array", "items": {

@@ -1808,6 +1808,7 @@ impl Scheduler<'_> {
                 workspace: Some(workspace.clone()),
                 branch,
                 log_path,
+                values: task.pairs.clone(),
                 ..RunningAttempt::new(
                     &automation.name,
                     &task.id_text,
@@ -1969,6 +1970,7 @@ impl Scheduler<'_> {
                     reason: outcome.reason.as_str().to_owned(),
                     error: outcome.error(),
                     exit_code: outcome.exit_code(),
+                    values: task.pairs.clone(),
                 });
             }
             task.failed_with = Some(outcome.exit_code());

@@ -41,6 +41,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
+use curupira_task_identity::Pair;
 use serde::{Deserialize, Serialize};
 
 /// The version of the [`Published`] document.
@@ -114,6 +115,10 @@ pub struct RunningAttempt {
     pub branch: Option<String>,
     /// Its log file, when the run keeps logs.
     pub log_path: Option<String>,
+    /// The task's pairs, so that a reader can say which item it is (none in a
+    /// document of a host before they were published).
+    #[serde(default)]
+    pub values: Vec<Pair>,
 }
 
 impl RunningAttempt {
@@ -128,6 +133,7 @@ impl RunningAttempt {
             workspace: None,
             branch: None,
             log_path: None,
+            values: Vec::new(),
         }
     }
 }
@@ -149,6 +155,9 @@ pub struct WaitingRetry {
     pub error: Option<String>,
     /// The agent's exit status, when it had one.
     pub exit_code: Option<i32>,
+    /// The task's pairs (none in a document of a host before they were published).
+    #[serde(default)]
+    pub values: Vec<Pair>,
 }
 
 /// An automation's rounds.

@@ -298,6 +298,15 @@ macro_rules! attempt_columns {
     };
 }
 
+/// The pairs of an attempt's task, one point read of the tasks' unique index: the
+/// column after [`attempt_columns!`] where a reader wants to name the item.
+macro_rules! task_pairs {
+    () => {
+        "(SELECT t.pairs FROM tasks t
+          WHERE t.task_id = attempts.task_id AND t.automation = attempts.automation)"
+    };
+}
+
 /// A task's status in the ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -598,6 +607,9 @@ pub struct TaskAttempt {
     pub automation: String,
     /// The task's identity.
     pub task_id: String,
+    /// The task's pairs as stored with its row (`[{"key", "value"}, …]`), so that a
+    /// reader can say which item it is; `[]` when the row is gone.
+    pub values: serde_json::Value,
     /// The attempt.
     #[serde(flatten)]
     pub attempt: AttemptRecord,
@@ -1122,7 +1134,7 @@ impl Ledger {
         const SQL: &str = concat!(
             "SELECT ",
             attempt_columns!(),
-            " FROM attempts WHERE automation = ?1 AND task_id = ?2 ORDER BY attempt"
+            ", NULL FROM attempts WHERE automation = ?1 AND task_id = ?2 ORDER BY attempt"
         );
         let rows = self.read_attempts(SQL, params![automation, task_id])?;
         Ok(rows.into_iter().map(|attempt| attempt.attempt).collect())
@@ -1135,6 +1147,8 @@ impl Ledger {
         const SQL: &str = concat!(
             "SELECT ",
             attempt_columns!(),
+            ", ",
+            task_pairs!(),
             " FROM attempts WHERE ended_at IS NULL ORDER BY started_at, id"
         );
         self.read_attempts(SQL, params![])
@@ -1145,6 +1159,8 @@ impl Ledger {
         const SQL: &str = concat!(
             "SELECT ",
             attempt_columns!(),
+            ", ",
+            task_pairs!(),
             // `+outcome`: read backwards along the end index (no sort), not the failed
             // rows gathered by the outcome index and sorted.
             " FROM attempts WHERE ended_at IS NOT NULL AND +outcome IN ('failed', 'interrupted')
@@ -1279,6 +1295,10 @@ impl Ledger {
                     TaskAttempt {
                         automation: row.get(13)?,
                         task_id: row.get(14)?,
+                        values: row
+                            .get::<_, Option<String>>(25)?
+                            .and_then(|pairs| serde_json::from_str(&pairs).ok())
+                            .unwrap_or_else(|| serde_json::Value::Array(Vec::new())),
                         attempt: AttemptRecord {
                             attempt: row.get(0)?,
                             outcome: None,

@@ -14,12 +14,16 @@ use serde_json::{Value, json};
 
 use super::tasks::{Unresolved, attempt_numbered, resolve};
 
-/// The running host, as its server sees it.
+/// The running host, as its server sees it; or, for `curupira status --serve`, the
+/// state folder and the ledger after (or beside) a run, read-only.
 pub struct HostApi {
     /// The state folder.
     pub state_dir: PathBuf,
-    /// The run's live state.
-    pub live: Live,
+    /// The run's live state; `None` when no run of this process serves: the state is
+    /// read as `curupira status` reads it (`run.lock`, `status.json`, the ledger).
+    pub live: Option<Live>,
+    /// Whether the retry request is refused (`curupira status --serve`).
+    pub read_only: bool,
     /// The ledger's file and a connection of the server's own; `None` without a
     /// ledger.
     pub ledger: Option<(PathBuf, Mutex<Ledger>)>,
@@ -56,10 +60,25 @@ fn unresolved(error: Unresolved) -> ApiError {
 
 impl Api for HostApi {
     fn state(&self) -> Result<Value, ApiError> {
+        let Some(live) = &self.live else {
+            let status = match &self.ledger {
+                Some((path, ledger)) => {
+                    let ledger = ledger.lock().unwrap_or_else(PoisonError::into_inner);
+                    curupira_host::status::collect(
+                        &self.state_dir,
+                        Some((path, &*ledger as &dyn TasksBackend)),
+                        SystemTime::now(),
+                    )
+                }
+                None => curupira_host::status::collect(&self.state_dir, None, SystemTime::now()),
+            }
+            .map_err(internal)?;
+            return serde_json::to_value(status).map_err(internal);
+        };
         let holder = Holder::Held {
             pid: Some(std::process::id()),
         };
-        let published = Some(self.live.snapshot());
+        let published = Some(live.snapshot());
         let status = match &self.ledger {
             Some((path, ledger)) => {
                 let ledger = ledger.lock().unwrap_or_else(PoisonError::into_inner);
@@ -136,6 +155,14 @@ impl Api for HostApi {
     }
 
     fn retry(&self, id: &str) -> Result<Value, ApiError> {
+        if self.read_only {
+            return Err(ApiError::new(
+                403,
+                "read-only",
+                "this page is served read-only (`curupira status --serve`); ask for a retry \
+                 with `curupira tasks retry ID`",
+            ));
+        }
         self.ledger(|path, ledger| {
             let row = resolve(ledger, path, id, None).map_err(unresolved)?;
             if row.status == Status::Running {

@@ -380,7 +380,8 @@ fn serve(args: &Args, config: &Config, state_dir: &Path, live: &Live) -> anyhow:
     };
     let api = super::http::HostApi {
         state_dir: state_dir.to_owned(),
-        live: live.clone(),
+        live: Some(live.clone()),
+        read_only: false,
         ledger,
     };
     let metrics = Arc::new(Metrics::new(Some(live.clone())));

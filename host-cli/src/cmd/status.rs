@@ -6,6 +6,10 @@
 //!
 //! - stdout: the report (`--format json`: the versioned document, one object on one
 //!   line, `docs/HOST.md`).
+//! - `--serve ADDR` (loopback only): serves the status page, the JSON API and the
+//!   metrics `run --listen` serves, read-only, from the state folder and the ledger,
+//!   until SIGINT or SIGTERM: for a look at what a run did after it ended (a retry
+//!   from the page is refused; `tasks retry` asks for one).
 //! - Exit codes: 0 when it could say (whether or not a host runs); 2 when the config's
 //!   `[settings.ledger]` has errors, or the state folder or the ledger cannot be read.
 
@@ -28,6 +32,10 @@ pub struct Args {
     /// on one line (`docs/HOST.md`, "curupira status").
     #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
     format: Format,
+    /// Serve the status page at this loopback address (`127.0.0.1:8080`; port 0 picks
+    /// one), read-only, until SIGINT or SIGTERM, instead of printing.
+    #[arg(long, value_name = "ADDR")]
+    serve: Option<std::net::SocketAddr>,
     #[command(flatten)]
     verbosity: Verbosity,
 }
@@ -36,6 +44,9 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = super::tasks::ledger_config(&args.config, &args.verbosity)?;
     let settings = &config.settings.ledger;
+    if let Some(addr) = args.serve {
+        return serve(addr, &config);
+    }
     let ledger = if settings.enabled {
         Ledger::open_existing(&settings.path)?
     } else {
@@ -51,5 +62,49 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Human => status::human(&report),
     };
     write_stdout(&text).context("cannot write to standard output")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--serve ADDR`: the page, the API and the metrics, read-only, until a signal.
+fn serve(addr: std::net::SocketAddr, config: &curupira_host::config::Config) -> anyhow::Result<ExitCode> {
+    let listener = match curupira_http::bind(addr, false) {
+        Ok(listener) => listener,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let settings = &config.settings.ledger;
+    let ledger = if settings.enabled {
+        Ledger::open_existing(&settings.path)?
+            .map(|ledger| (settings.path.clone(), std::sync::Mutex::new(ledger)))
+    } else {
+        None
+    };
+    let api = super::http::HostApi {
+        state_dir: settings.state_dir(),
+        live: None,
+        read_only: true,
+        ledger,
+    };
+    let stop = curupira_orchestrator::Stop::new();
+    stop.count_signals(|_, _| {})
+        .context("cannot install the SIGINT/SIGTERM handlers")?;
+    let metrics = std::sync::Arc::new(curupira_http::Metrics::new(None));
+    let server = curupira_http::Server::start(
+        listener,
+        std::sync::Arc::new(api),
+        metrics,
+        curupira_http::Limits::default(),
+    )
+    .context("cannot start the HTTP server")?;
+    eprintln!(
+        "the status page is at http://{}/ (read-only; SIGINT or SIGTERM stops it)",
+        server.local_addr()
+    );
+    while !stop.requested() {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    drop(server);
     Ok(ExitCode::SUCCESS)
 }
