@@ -7,8 +7,8 @@
 //! | `curupira_tasks_running` | gauge | — | attempts running now |
 //! | `curupira_tasks_waiting_retry` | gauge | — | tasks waiting for a retry now |
 //! | `curupira_attempt_duration_seconds` | histogram | `automation` | each attempt that ended with a retry or its task's end, from 0.1 s to about 1 h 49 min in doublings |
-//! | `curupira_extension_errors_total` | counter | `code` | extension calls that failed an automation or a shutdown, by protocol error code |
-//! | `curupira_rounds_total` | counter | `automation` | rounds of polls that ended |
+//! | `curupira_extension_errors_total` | counter | `code` | extension calls that failed an automation or a shutdown, by protocol error code (each named code from the start, at 0) |
+//! | `curupira_rounds_total` | counter | `automation` | rounds of polls that ended (every automation of the run from the start, at 0; so are its `tasks_finished` outcomes) |
 //!
 //! The counters count from the host's start; the gauges are read from the run's
 //! published state at each scrape.
@@ -68,6 +68,9 @@ fn duration_histogram() -> Histogram {
     // 0.1 s doubling 16 times: the last bucket starts at about 1 h 49 min.
     Histogram::new(exponential_buckets(0.1, 2.0, 17))
 }
+
+/// The outcomes of `curupira_tasks_finished_total`, each exposed from the start.
+const OUTCOMES: &[&str] = &["succeeded", "failed", "interrupted", "refused"];
 
 impl Metrics {
     /// Empty metrics; the gauges are read from `live` when given.
@@ -181,7 +184,7 @@ impl Metrics {
         }
     }
 
-    fn finish(&self, automation: &str, outcome: &str) {
+    fn finish(&self, automation: &str, outcome: &'static str) {
         self.finished
             .get_or_create(&Finished {
                 automation: automation.to_owned(),
@@ -198,6 +201,24 @@ impl Metrics {
                 .set(i64::try_from(snapshot.running.len()).unwrap_or(i64::MAX));
             self.waiting
                 .set(i64::try_from(snapshot.retrying.len()).unwrap_or(i64::MAX));
+            // Every series of each automation the run has, from the start (at 0), so
+            // that a rate over them needs no first event.
+            // The protocol's named error codes, each from the start too.
+            for code in curupira_jsonrpc::ErrorCode::NAMED {
+                self.errors.get_or_create(&Code { code: code.code() });
+            }
+            for automation in &snapshot.automations {
+                let of = Of {
+                    automation: automation.name.clone(),
+                };
+                self.rounds.get_or_create(&of);
+                for outcome in OUTCOMES {
+                    self.finished.get_or_create(&Finished {
+                        automation: automation.name.clone(),
+                        outcome: (*outcome).to_owned(),
+                    });
+                }
+            }
         }
         let mut text = String::new();
         // Writing to a String does not fail.
@@ -248,5 +269,22 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }
         assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    /// Issue 37: `curupira_rounds_total` and the finished counters were missing until
+    /// the first round; every series of a known automation is there from the start.
+    #[test]
+    fn every_series_is_exposed_before_the_first_event() {
+        let live = Live::new(HostInfo::this_process("test", None));
+        live.automation_added("fix", None);
+        let text = Metrics::new(Some(live)).render();
+        for line in [
+            "curupira_rounds_total{automation=\"fix\"} 0",
+            "curupira_tasks_finished_total{automation=\"fix\",outcome=\"failed\"} 0",
+            "curupira_tasks_running 0",
+            "curupira_extension_errors_total{code=\"-32004\"} 0",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
     }
 }
