@@ -341,6 +341,47 @@ pub struct EventWriter<W: Write> {
     failed: bool,
     /// Automations whose last round shown polled nothing (human format).
     idle: std::collections::HashSet<String>,
+    /// The run's tasks by how they ended, for [`summary`](Self::summary).
+    tally: Tally,
+}
+
+/// What a run's events said of its tasks, counted.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Tally {
+    succeeded: u64,
+    failed: u64,
+    /// Reported failed, but their agent never started: not finished.
+    not_started: u64,
+    interrupted: u64,
+    refused: u64,
+    attempts: u64,
+    rendered: u64,
+}
+
+impl Tally {
+    fn count(&mut self, event: &Event) {
+        match event {
+            Event::TaskStarted { .. } => self.attempts += 1,
+            Event::TaskFinished { reason, .. }
+                if matches!(reason.as_str(), "spawn-failed" | "workspace-failed") =>
+            {
+                self.not_started += 1;
+            }
+            Event::TaskFinished {
+                exit_code, error, ..
+            } => {
+                if *exit_code == Some(0) && error.is_none() {
+                    self.succeeded += 1;
+                } else {
+                    self.failed += 1;
+                }
+            }
+            Event::TaskInterrupted { .. } => self.interrupted += 1,
+            Event::TaskUnfilled { refused: true, .. } => self.refused += 1,
+            Event::TaskRendered { .. } => self.rendered += 1,
+            _ => {}
+        }
+    }
 }
 
 impl<W: Write> curupira_orchestrator::events::EventSink for EventWriter<W> {
@@ -358,7 +399,35 @@ impl<W: Write> EventWriter<W> {
             dry_run: false,
             failed: false,
             idle: std::collections::HashSet::new(),
+            tally: Tally::default(),
         }
+    }
+
+    /// The run's one closing line: its tasks by how they ended, its attempts and how
+    /// long it took (`run ended after 12 s: 2 succeeded, 1 failed, 0 interrupted; 5
+    /// attempts`); what happened to none is left out, beside those three.
+    pub fn summary(&self, elapsed: std::time::Duration) -> String {
+        let t = &self.tally;
+        let took = duration_text(elapsed.as_secs_f64());
+        if self.dry_run {
+            return format!("dry run ended after {took}: {} task(s) rendered", t.rendered);
+        }
+        let mut parts = vec![
+            format!("{} succeeded", t.succeeded),
+            format!("{} failed", t.failed),
+            format!("{} interrupted", t.interrupted),
+        ];
+        if t.not_started > 0 {
+            parts.push(format!("{} whose agent could not start", t.not_started));
+        }
+        if t.refused > 0 {
+            parts.push(format!("{} refused", t.refused));
+        }
+        format!(
+            "run ended after {took}: tasks {}; {} attempt(s)",
+            parts.join(", "),
+            t.attempts
+        )
     }
 
     /// The same writer, for a dry run's events when `dry_run` (the human lines say
@@ -372,6 +441,7 @@ impl<W: Write> EventWriter<W> {
     /// format, an empty round after an empty round is not written: see the type).
     pub fn emit(&mut self, event: &Event) -> io::Result<()> {
         self.failed |= event.is_failure();
+        self.tally.count(event);
         let line = match self.format {
             Format::Json => serde_json::to_string(event).map_err(io::Error::other)?,
             Format::Human => {

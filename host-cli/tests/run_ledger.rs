@@ -1572,6 +1572,14 @@ fn a_retried_task_stopped_by_a_signal_runs_again_in_the_next_run() {
     assert_eq!(again.events_named("task.started")[0]["attempt"], 3);
     assert_eq!(status_of(&project, &id), Status::Succeeded);
     assert_eq!(starts(&project), 3);
+    assert!(
+        again.stderr.contains("run ended after ")
+            && again
+                .stderr
+                .contains(": tasks 1 succeeded, 0 failed, 0 interrupted; 1 attempt(s)"),
+        "one summary at the end: {}",
+        again.stderr
+    );
     let history = ledger(&project).attempts("q", &id).unwrap();
     let numbers: Vec<u32> = history.iter().map(|a| a.attempt).collect();
     assert_eq!(numbers, [1, 2, 3], "{history:?}");
@@ -1705,6 +1713,13 @@ fn an_unfilled_placeholder_is_said_once_and_fail_refuses_the_task_before_its_age
     );
     let refused = project.curupira(ONCE);
     assert_eq!(refused.code, Some(1), "a refused task is a failure: {refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains("tasks 0 succeeded, 0 failed, 0 interrupted, 2 refused; 0 attempt(s)"),
+        "{}",
+        refused.stderr
+    );
     let unfilled = refused.events_named("task.unfilled");
     assert_eq!(unfilled.len(), 2, "every refused task is said: {refused:?}");
     assert!(unfilled.iter().all(|e| e["refused"] == true), "{unfilled:?}");

@@ -210,8 +210,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         inner: EventWriter::new(out, args.format).dry_run(options.dry_run),
         metrics: served_metrics.clone(),
     };
+    let started = std::time::Instant::now();
     let ran = runner::run(&plan, &options, &stop, &mut events);
     let events = events.inner;
+    if ran.is_ok() {
+        tracing::info!("{}", events.summary(started.elapsed()));
+    }
     if let Some(line) = line {
         line.finish();
     }
