@@ -1746,3 +1746,49 @@ fn an_unfilled_placeholder_is_said_once_and_fail_refuses_the_task_before_its_age
         "Fix Crash in acme/a for q\nFix Hang in acme/b for q\n"
     );
 }
+
+/// Issue 37: `validate` says what `local-queue` can tell before the first poll, as
+/// warnings (a producer may still write the file; a bad line is no reason to refuse
+/// the automation); a missing queue file is a sentence, not an internal error; a last
+/// line without its newline is said, not silently left out of a `--once` run.
+#[test]
+fn the_queue_files_problems_are_warnings_where_the_operator_looks() {
+    let project = queue_project(&[], "");
+    fs::remove_file(project.path().join("tasks.jsonl")).unwrap();
+    let validated = project.curupira(&["validate"]);
+    assert_eq!(validated.code, Some(0), "{validated:?}");
+    assert!(
+        validated
+            .stderr
+            .contains("the queue file `tasks.jsonl` does not exist yet"),
+        "{validated:?}"
+    );
+    let run = project.curupira(ONCE);
+    assert_eq!(run.code, Some(0), "nothing to do is no failure: {run:?}");
+    assert!(
+        run.stderr
+            .contains("the queue file `tasks.jsonl` does not exist (yet)")
+            && !run.stderr.contains("-32603"),
+        "{run:?}"
+    );
+
+    project.write(
+        "tasks.jsonl",
+        "{\"n\": \"a\"}\n{\"n\": 5}\nnot json\n{\"n\": \"b\"}",
+    );
+    let validated = project.curupira(&["validate"]);
+    assert_eq!(validated.code, Some(0), "{validated:?}");
+    for expected in [
+        "line 2 of `tasks.jsonl` is not a valid item",
+        "line 3 of `tasks.jsonl` is not a valid item",
+        "line 4 of `tasks.jsonl` has no newline yet",
+    ] {
+        assert!(validated.stderr.contains(expected), "{expected}: {validated:?}");
+    }
+    let run = project.curupira(ONCE);
+    assert_eq!(run.events_named("task.finished").len(), 1, "{run:?}");
+    assert!(
+        run.stderr.contains("line 4 of `tasks.jsonl` (10 bytes) has no newline yet"),
+        "{run:?}"
+    );
+}

@@ -118,10 +118,15 @@
 //! `done_path`, not already handed out by this process (so two polls in a row return
 //! lines 1 and 2 before either is finished), and not held by another process that is
 //! alive (see [below](#every-call-in-any-process)); `null` at the end. A missing queue
-//! file is an internal error (`the queue file `…` does not exist`); `trigger/validate`
-//! accepts one (it may be made before the first poll) but refuses a `path` that is a
-//! folder, a `done_path` that is a folder, and a `done_path` whose folder does not
-//! exist. `trigger/validate` writes nothing.
+//! file hands out nothing (`null`, and a warning on stderr once per process: a producer
+//! may make it later); `trigger/validate` accepts one, with a warning, but refuses a
+//! `path` that is a folder, a `done_path` that is a folder, and a `done_path` whose
+//! folder does not exist. `trigger/validate` writes nothing; its reply is only ok or
+//! error, so what it can tell without refusing goes to stderr as warnings, which the
+//! host shows: each line that is not a valid item (the first 10, then how many more)
+//! and a last line without its newline. A poll that reaches such a last line says so
+//! once (it is not an item until its newline is written), so a `run --once` never
+//! leaves it out silently.
 //!
 //! Each poll sees the files as they are at that moment: a line another process
 //! appended to the queue, or wrote to the done file, counts from the next poll on. To

@@ -203,6 +203,13 @@ impl<T: Content> Tracked<T> {
         Ok(())
     }
 
+    /// The last line of the file as last read, when it has no newline yet: its number
+    /// and its bytes so far. It counts once its newline is written.
+    pub(crate) fn unterminated_tail(&self) -> Option<(u64, u64)> {
+        let stamp = self.stamp?;
+        (stamp.len > self.offset).then(|| (self.lines + 1, stamp.len - self.offset))
+    }
+
     /// Whether the bytes before `offset` are still the ones read there.
     /// Whether the file, whose stamp is `stamp` now, is unchanged since it was read
     /// whole up to a line's end (so it ends with a newline, or is empty).

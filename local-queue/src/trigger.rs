@@ -57,6 +57,9 @@ pub struct LocalQueue {
     queue_files: HashMap<String, Tracked<QueueLines>>,
     /// The most bytes a line may have; longer ones are rejected unread.
     max_line_bytes: usize,
+    /// What this process said on stderr once, not at every poll: a queue file that
+    /// does not exist (its path), a last line without its newline (path, line).
+    said: Mutex<std::collections::HashSet<(String, u64)>>,
     /// Added to the clock, so tests can see files from the future.
     #[cfg(test)]
     clock_shift: Duration,
@@ -86,6 +89,7 @@ impl LocalQueue {
             index: Index::new(folder.into()),
             queue_files: HashMap::new(),
             max_line_bytes: MAX_LINE_BYTES,
+            said: Mutex::default(),
             #[cfg(test)]
             clock_shift: Duration::ZERO,
         }
@@ -141,6 +145,67 @@ impl Content for QueueLines {
                 problem: problem.to_string(),
             }),
         }
+    }
+}
+
+/// The most bad lines `trigger/validate` names one by one; past it, how many more.
+const NAMED_LINES: usize = 10;
+
+/// What `trigger/validate` says of the queue file without refusing the automation
+/// (its reply is only ok or error): warnings on stderr, which the host shows, that
+/// the file does not exist yet (a producer may write it later), that a line is not a
+/// valid item (a poll rejects it), and that the last line has no newline yet. Reads,
+/// writes nothing.
+fn warn_about_lines(path: &str, cap: usize) {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            eprintln!(
+                "{NAME}: warning: the queue file `{path}` does not exist yet: the \
+                 automation hands out nothing until it is made"
+            );
+            return;
+        }
+        Err(err) => {
+            eprintln!("{NAME}: warning: cannot read the queue file `{path}`: {err}");
+            return;
+        }
+    };
+    let mut lines = crate::jsonl::Lines::new(io::BufReader::new(file), 1, cap);
+    let mut bad = 0_usize;
+    loop {
+        let line = match lines.next_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(err) => {
+                eprintln!("{NAME}: warning: cannot read the queue file `{path}`: {err}");
+                break;
+            }
+        };
+        if !line.terminated {
+            eprintln!(
+                "{NAME}: warning: line {} of `{path}` has no newline yet: it is not an item \
+                 until its newline is written",
+                line.number
+            );
+            break;
+        }
+        if let Err(problem) = parse_line(&line, cap) {
+            bad += 1;
+            if bad <= NAMED_LINES {
+                eprintln!(
+                    "{NAME}: warning: line {} of `{path}` is not a valid item, and a poll \
+                     rejects it: {problem}",
+                    line.number
+                );
+            }
+        }
+    }
+    if bad > NAMED_LINES {
+        eprintln!(
+            "{NAME}: warning: {} more line(s) of `{path}` are not valid items",
+            bad - NAMED_LINES
+        );
     }
 }
 
@@ -210,6 +275,7 @@ impl Trigger for LocalQueue {
         if !problems.is_empty() {
             return Err(ValidateError::Invalid(problems));
         }
+        warn_about_lines(&queue.path, self.max_line_bytes);
         self.remember(&queue);
         Ok(())
     }
@@ -242,7 +308,19 @@ impl Trigger for LocalQueue {
         let preview = context.preview;
         let now = self.now();
         let cap = self.max_line_bytes;
-        let queue_generation = self.refresh_queue(&queue.path, now)?;
+        let Some(queue_generation) = self.refresh_queue(&queue.path, now)? else {
+            // Nothing to hand out yet: a producer may make the file later.
+            self.say_once(
+                (queue.path.clone(), 0),
+                &format!(
+                    "the queue file `{}` does not exist (yet): nothing to hand out until \
+                     it is made",
+                    queue.path
+                ),
+            );
+            return Ok(None);
+        };
+        self.forget_said(&queue.path, 0);
         let place = self.place_of(&queue);
 
         let done = self.done_files.get(&queue.done_path);
@@ -319,6 +397,11 @@ impl Trigger for LocalQueue {
                 queue.path
             );
         }
+        let tail = if found.is_none() {
+            lines.unterminated_tail()
+        } else {
+            None
+        };
         let next = found.map_or(lines.value.entries.len(), |(index, _)| index + 1);
         let cursor = Cursor {
             generations,
@@ -328,6 +411,17 @@ impl Trigger for LocalQueue {
             match shown {
                 Some(shown) => shown.cursor = cursor,
                 None => mine.cursor = cursor,
+            }
+            if let Some((line, bytes)) = tail {
+                // Never silently left out (a `run --once` would end without it).
+                self.say_once(
+                    (queue.path.clone(), line),
+                    &format!(
+                        "line {line} of `{}` ({bytes} bytes) has no newline yet: it is not an \
+                         item until its newline is written, and is handed out then",
+                        queue.path
+                    ),
+                );
             }
             return Ok(None);
         };
@@ -510,9 +604,24 @@ impl LocalQueue {
         SystemTime::now()
     }
 
+    /// Says `message` on stderr as a warning, once per `key` in this process.
+    fn say_once(&self, key: (String, u64), message: &str) {
+        let mut said = self.said.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if said.insert(key) {
+            eprintln!("{NAME}: warning: {message}");
+        }
+    }
+
+    /// What was said of `path` at `line` may be said again (the cause went away).
+    fn forget_said(&self, path: &str, line: u64) {
+        let mut said = self.said.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        said.remove(&(path.to_owned(), line));
+    }
+
     /// Reads what the queue file holds beyond its last read (all of it when it was
-    /// rewritten, or may have been); the generation of its content.
-    fn refresh_queue(&mut self, path: &str, now: SystemTime) -> Result<u64, TriggerError> {
+    /// rewritten, or may have been); the generation of its content; `None` when the
+    /// file does not exist.
+    fn refresh_queue(&mut self, path: &str, now: SystemTime) -> Result<Option<u64>, TriggerError> {
         let cannot_open = |err: io::Error| {
             TriggerError::internal(format!("cannot open the queue file `{path}`: {err}"))
         };
@@ -522,9 +631,7 @@ impl LocalQueue {
                 if let Some(tracked) = self.queue_files.get_mut(path) {
                     tracked.clear();
                 }
-                return Err(TriggerError::internal(format!(
-                    "the queue file `{path}` does not exist"
-                )));
+                return Ok(None);
             }
             Err(err) => return Err(cannot_open(err)),
         };
@@ -537,7 +644,7 @@ impl LocalQueue {
                     TriggerError::internal(format!("cannot read the queue file `{path}`: {err}"))
                 })?;
         }
-        Ok(tracked.generation())
+        Ok(Some(tracked.generation()))
     }
 }
 
@@ -851,18 +958,12 @@ mod tests {
         .unwrap();
         assert_eq!(poll(&mut queue, &files), item("b"));
         std::fs::remove_file(files.queue()).unwrap();
-        let message = queue
-            .poll(TRIGGER_TYPE, &files.arguments())
-            .unwrap_err()
-            .message()
-            .to_owned();
-        assert_eq!(
-            message,
-            format!(
-                "the queue file `{}` does not exist",
-                files.queue().display()
-            )
-        );
+        // Gone: nothing to hand out (a warning on stderr, once), not an error.
+        assert_eq!(queue.poll(TRIGGER_TYPE, &files.arguments()).unwrap(), None);
+        assert!(queue.said.lock().unwrap().contains(&(
+            files.queue().display().to_string(),
+            0
+        )));
         // A later process knows the record: nothing new is written.
         drop(queue);
         std::fs::write(files.queue(), "{\"k\":1}\n{\"k\":\"d\"}\n").unwrap();
