@@ -101,6 +101,7 @@ fn state(span: Duration) -> tempfile::TempDir {
         reason: "exit".to_owned(),
         error: None,
         exit_code: Some(1),
+        values: Vec::new(),
     });
     std::mem::forget(Publisher::start(live, &dir.path().join("status.json")).unwrap());
     dir

@@ -255,6 +255,7 @@ mod tests {
             reason: "exit".to_owned(),
             error: None,
             exit_code: Some(1),
+            values: Vec::new(),
         });
         let text = line_text(&live.snapshot(), now, 500);
         assert_eq!(

@@ -618,6 +618,7 @@ mod tests {
             reason: "exit".to_owned(),
             error: None,
             exit_code: Some(3),
+            values: Vec::new(),
         });
         let snapshot = live.snapshot();
         assert!(snapshot.running.is_empty());
