@@ -105,7 +105,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {}", error_line(&err));
-            ExitCode::from(2)
+            ExitCode::from(cmd::exit::ERROR.code)
         }
     }
 }
@@ -241,6 +241,50 @@ mod tests {
             let text = std::fs::read_to_string(&file).unwrap();
             assert!(text.contains(".TH"), "{}", file.display());
         }
+    }
+
+    /// Every command of the man pages' EXAMPLES is one the tree accepts as written
+    /// (no shell syntax in it), on the page of the command it runs; every page named
+    /// there exists.
+    #[test]
+    fn the_man_examples_are_real_commands_on_their_pages() {
+        let paths = command_paths(&Cli::command());
+        let mut seen = 0;
+        for (page, examples) in cmd::man::EXAMPLES {
+            let path: &[String] = if *page == "curupira" {
+                &[]
+            } else {
+                paths
+                    .iter()
+                    .find(|p| format!("curupira-{}", p.join("-")) == *page)
+                    .unwrap_or_else(|| {
+                        panic!("EXAMPLES names the page `{page}`, but no command has it")
+                    })
+            };
+            assert!(!examples.is_empty(), "{page}");
+            for example in *examples {
+                let words: Vec<&str> = example.command.split_whitespace().collect();
+                assert_eq!(words[0], "curupira", "{}", example.command);
+                assert!(
+                    words[1..=path.len()].iter().eq(path.iter()),
+                    "`{}` is on the page {page}",
+                    example.command
+                );
+                assert!(
+                    !example
+                        .command
+                        .contains(['|', '<', '>', '\'', '"', '$', '~']),
+                    "{}",
+                    example.command
+                );
+                if let Err(err) = Cli::try_parse_from(&words) {
+                    panic!("`{}` on {page}: {err}", example.command);
+                }
+                assert!(example.what.ends_with('.'), "{}", example.what);
+                seen += 1;
+            }
+        }
+        assert!(seen >= 20, "{seen} examples");
     }
 
     /// Every `--format` says what that command's formats print, not one generic

@@ -1,7 +1,8 @@
 //! The rough edges a new user hit (issue 13), each fixed and kept fixed, on the real
 //! `curupira` binary: an OS error said once, a missing `./curupira.toml`, one unclosed
 //! TOML array, `run --format json` with a broken config, `probe --format json`'s
-//! verdict, `-q`, and the shell completions and man page a session loads for real.
+//! verdict, `-q`, the shell completions and man page a session loads for real, the
+//! man pages' EXIT STATUS, FILES and EXAMPLES, and a closed pipe (`| head -1`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -471,4 +472,225 @@ fn completions_and_man_print_through_the_binary() {
         !out.join("curupira-builtin.1").exists(),
         "hidden commands get no page"
     );
+}
+
+/// The sections of a roff page, in order: each `.SH` title (unquoted) and the lines
+/// below it.
+fn sections(page: &str) -> Vec<(String, Vec<&str>)> {
+    let mut found: Vec<(String, Vec<&str>)> = Vec::new();
+    for line in page.lines() {
+        if let Some(title) = line.strip_prefix(".SH ") {
+            found.push((title.trim_matches('"').to_owned(), Vec::new()));
+        } else if let Some((_, lines)) = found.last_mut() {
+            lines.push(line);
+        }
+    }
+    found
+}
+
+/// The tags of a section's `.TP` paragraphs (the line after each `.TP`), unescaped:
+/// `\fB0\fR` is `0`, `\fIcurupira.toml\fR` is `curupira.toml`.
+fn tags(lines: &[&str]) -> Vec<String> {
+    lines
+        .windows(2)
+        .filter(|pair| pair[0] == ".TP")
+        .map(|pair| {
+            pair[1]
+                .replace("\\fB", "")
+                .replace("\\fI", "")
+                .replace("\\fR", "")
+                .replace("\\-", "-")
+        })
+        .collect()
+}
+
+fn section<'p>(page: &'p str, title: &str) -> Option<Vec<&'p str>> {
+    sections(page)
+        .into_iter()
+        .find(|(found, _)| found == title)
+        .map(|(_, lines)| lines)
+}
+
+/// The pages have EXIT STATUS (every page), FILES (the pages of commands that read a
+/// config) and EXAMPLES; EXIT STATUS lists exactly the codes the binary really ends
+/// with, and every file FILES names in the state folder is there after a run.
+#[test]
+fn the_man_pages_say_the_exit_statuses_the_files_and_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad_manifest = dir.path().join("bad.toml");
+    fs::write(&bad_manifest, "manifest_version = 7\n").unwrap();
+    let observed = [
+        bounded(curupira(), &["--version"]),
+        bounded(
+            curupira(),
+            &["manifest", "check", bad_manifest.to_str().unwrap()],
+        ),
+        bounded(curupira(), &["identity"]),
+        bounded(curupira(), &["--no-such-flag"]),
+        bounded(curupira(), &["validate", "--config", "nope.toml"]),
+    ];
+    let mut codes: Vec<String> = observed
+        .iter()
+        .map(|output| output.status.code().unwrap().to_string())
+        .collect();
+    codes.sort();
+    codes.dedup();
+    assert_eq!(codes, ["0", "1", "2"], "{observed:?}");
+
+    let output = bounded(curupira(), &["man"]);
+    assert!(output.status.success(), "{output:?}");
+    let page = String::from_utf8(output.stdout).unwrap();
+    let titles: Vec<String> = sections(&page).into_iter().map(|(t, _)| t).collect();
+    let at = |title: &str| titles.iter().position(|t| t == title);
+    let (exit, files, examples) = (at("EXIT STATUS"), at("FILES"), at("EXAMPLES"));
+    assert!(
+        at("OPTIONS") < exit && exit < files && files < examples && examples < at("VERSION"),
+        "sections out of place: {titles:?}"
+    );
+    assert_eq!(
+        tags(&section(&page, "EXIT STATUS").unwrap()),
+        codes,
+        "EXIT STATUS lists exactly the real codes"
+    );
+    let examples = tags(&section(&page, "EXAMPLES").unwrap());
+    for wanted in [
+        "curupira validate",
+        "curupira run --once",
+        "curupira run --once --dry-run",
+        "curupira tasks list",
+        "curupira tasks retry",
+        "curupira status",
+    ] {
+        assert!(
+            examples.iter().any(|e| e.starts_with(wanted)),
+            "no `{wanted}` in {examples:?}"
+        );
+    }
+
+    // Every file of the state folder FILES names is where it says after a run (the
+    // worktrees' folder only in worktree mode).
+    let files = tags(&section(&page, "FILES").unwrap());
+    assert!(files.contains(&"curupira.toml".to_owned()), "{files:?}");
+    let project = quickstart();
+    let ran = run_in(project.path(), &["run", "--once"]);
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    let mut checked = 0;
+    for file in files.iter().filter(|f| f.starts_with(".curupira/")) {
+        if file == ".curupira/worktrees/" {
+            continue;
+        }
+        let path = project.path().join(file);
+        assert!(
+            path.exists(),
+            "FILES names `{file}`, which a run did not make"
+        );
+        assert_eq!(file.ends_with('/'), path.is_dir(), "{file}");
+        checked += 1;
+    }
+    assert!(checked >= 5, "{files:?}");
+
+    // The subcommands' pages: EXIT STATUS on each, FILES where a config is read,
+    // EXAMPLES where there are some.
+    let out = dir.path().join("man1");
+    let output = bounded(curupira(), &["man", "--out-dir", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let read = |name: &str| fs::read_to_string(out.join(name)).unwrap();
+    let run = read("curupira-run.1");
+    for title in ["EXIT STATUS", "FILES", "EXAMPLES"] {
+        assert!(
+            section(&run, title).is_some(),
+            "curupira-run.1 lacks {title}"
+        );
+    }
+    assert!(
+        tags(&section(&run, "EXAMPLES").unwrap())
+            .iter()
+            .all(|e| e.starts_with("curupira run")),
+        "{run}"
+    );
+    let check = read("curupira-spirit-check.1");
+    assert_eq!(tags(&section(&check, "EXIT STATUS").unwrap()), codes);
+    assert!(
+        section(&check, "FILES").is_none(),
+        "no config read: {check}"
+    );
+    assert!(section(&read("curupira-tasks-retry.1"), "EXAMPLES").is_some());
+}
+
+/// `curupira ARGS…` with stdout a pipe that is read up to the first line and then
+/// closed, as `curupira ARGS… | head -1` does; the exit status and all of stderr.
+fn closed_after_the_first_line(args: &[&str]) -> (Option<i32>, String, String) {
+    use std::io::BufRead;
+    let mut child = Command::new(curupira())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let err = thread::spawn(move || {
+        let mut text = String::new();
+        stderr.read_to_string(&mut text).unwrap();
+        text
+    });
+    let mut first = String::new();
+    std::io::BufReader::with_capacity(8 * 1024, child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is dropped here: the pipe is closed with the rest unread.
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("curupira {args:?} ran on for a minute after its reader left");
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    (status.code(), first, err.join().unwrap())
+}
+
+/// `curupira completions bash | head -1` and the like end quietly: a reader that took
+/// what it wanted and closed the pipe is no error (exit 0, nothing on stderr).
+#[test]
+fn a_generated_document_ends_quietly_when_its_reader_leaves() {
+    // bash's script is longer than a pipe holds (64 KiB) plus what the reader takes
+    // (8 KiB): its writer is still writing when the pipe closes.
+    let whole = bounded(curupira(), &["completions", "bash"]);
+    assert!(
+        whole.stdout.len() > (64 + 8) * 1024,
+        "{}",
+        whole.stdout.len()
+    );
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let (code, first, stderr) = closed_after_the_first_line(&["completions", shell]);
+        assert!(!first.is_empty(), "{shell}");
+        assert_eq!((code, stderr.as_str()), (Some(0), ""), "{shell}");
+    }
+
+    // A reader gone before anything is written: the man page (shorter than a pipe
+    // holds) and the completion script alike.
+    for args in [&["man"][..], &["completions", "bash"]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let output = Command::new(curupira())
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(
+            (
+                output.status.code(),
+                String::from_utf8_lossy(&output.stderr).as_ref()
+            ),
+            (Some(0), ""),
+            "{args:?}"
+        );
+    }
 }

@@ -4,15 +4,15 @@
 //!
 //! Output: the script on stdout. Load it for the current session, e.g. in bash
 //! `source <(curupira completions bash)`, or save it where the shell looks for
-//! completions (README, "Shell completions and the man page"). Exit code 0; 2 when
-//! stdout cannot be written.
+//! completions (README, "Shell completions and the man page"). Exit code 0, also when
+//! the reader closes the pipe early (`| head -1`); 2 when stdout cannot be written.
 
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap_complete::Shell;
 
-use super::write_stdout;
+use super::write_document;
 
 /// Arguments of `curupira completions`.
 #[derive(clap::Args)]
@@ -34,9 +34,8 @@ const BIN_NAME: &str = "curupira";
 
 /// Runs `curupira completions`. `command` is the whole command tree.
 pub fn run(args: &Args, mut command: clap::Command) -> anyhow::Result<ExitCode> {
-    // Generated into memory first: `clap_complete` panics when its writer fails, and a
-    // closed pipe (`| head`) is an error to report, not a panic.
+    // Generated into memory first: `clap_complete` panics when its writer fails.
     let script = script(args.shell, &mut command);
-    write_stdout(&script).context("cannot write the completion script to standard output")?;
+    write_document(&script).context("cannot write the completion script to standard output")?;
     Ok(ExitCode::SUCCESS)
 }

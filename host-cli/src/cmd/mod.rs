@@ -5,7 +5,8 @@
 //!
 //! What several commands share lives here, once: the `--config`, `--format` (of a
 //! report) and `-q`/`-v` arguments and loading the config behind them, reading standard
-//! input (`-`) and its text, and printing a report.
+//! input (`-`) and its text, printing a report or a generated document, and the exit
+//! statuses ([`exit`]).
 
 pub mod builtin;
 pub mod completions;
@@ -154,6 +155,56 @@ pub fn write_stdout(text: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()
+}
+
+/// Writes a generated document (a completion script, a manual page) to standard
+/// output, as [`write_stdout`] does, except that a reader that closed the pipe before
+/// the end (`curupira completions bash | head -1`) is no error: it took what it
+/// wanted, and the command ends quietly with its own exit status.
+pub fn write_document(text: &str) -> io::Result<()> {
+    match write_stdout(text) {
+        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// The exit statuses every command shares (SPEC section 7): one table, which `main`
+/// exits with and the manual pages' EXIT STATUS section is written from.
+pub mod exit {
+    /// An exit status and what it means.
+    pub struct Status {
+        /// The process's exit code.
+        pub code: u8,
+        /// What it means, one sentence.
+        pub meaning: &'static str,
+    }
+
+    /// Nothing failed.
+    pub const SUCCESS: Status = Status {
+        code: 0,
+        meaning: "Success: what was checked has no error (warnings are allowed), or the run \
+                  had no failure.",
+    };
+
+    /// What was checked has errors, or the run had failures.
+    pub const FAILURE: Status = Status {
+        code: 1,
+        meaning: "What was checked or read has errors (a config, a manifest, a Spirit \
+                  package, a registry, an extension's conformance, a pair list or frames \
+                  that are not valid), or the run had failures (a task that failed after \
+                  its retries, an automation that failed).",
+    };
+
+    /// Nothing could be checked or run as asked.
+    pub const ERROR: Status = Status {
+        code: 2,
+        meaning: "A usage, I/O or internal error: a bad command line, a file that cannot \
+                  be read or written, a config whose errors keep `run` from starting \
+                  anything, another `run` on the same state folder.",
+    };
+
+    /// Every exit status, in order.
+    pub const ALL: [Status; 3] = [SUCCESS, FAILURE, ERROR];
 }
 
 /// How diagnostics name standard input, read when the path given is `-`.
