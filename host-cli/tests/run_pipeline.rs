@@ -132,9 +132,10 @@ fn the_extension_sees_the_calls_in_protocol_order() {
     assert_eq!(calls[6]["params"], expected_hook);
     assert_eq!(calls[7]["params"], expected_hook);
     assert!(calls[5..].iter().all(|call| call["pid"] == pids[1]));
+    // `Item ${n}` of an item without `n`: said once, the task runs (unfilled = "warn").
     assert_eq!(
         run.event_names(),
-        ["task.started", "task.finished", "round.finished"]
+        ["task.unfilled", "task.started", "task.finished", "round.finished"]
     );
     let finished = &run.events_named("task.finished")[0];
     assert_eq!(finished["automation"], "auto");
@@ -207,6 +208,8 @@ fn an_empty_list_is_an_item_and_repeated_pairs_dispatch_once() {
     assert_eq!(
         run.event_names(),
         [
+            // The empty item leaves `${n}` unfilled: said once.
+            "task.unfilled",
             "task.started",
             "task.finished",
             "task.started",
@@ -221,11 +224,12 @@ fn an_empty_list_is_an_item_and_repeated_pairs_dispatch_once() {
     let events = run.events();
     assert_eq!(events[0]["task_id"], EMPTY_ITEM_ID);
     assert_eq!(events[0]["values"], json!([]));
-    assert_eq!(events[4]["task_id"], EMPTY_ITEM_ID);
-    assert_eq!(events[5]["values"], json!([pair("n", "1")]));
-    assert_eq!(events[5]["task_id"], events[2]["task_id"]);
+    assert_eq!(events[1]["task_id"], EMPTY_ITEM_ID);
+    assert_eq!(events[5]["task_id"], EMPTY_ITEM_ID);
+    assert_eq!(events[6]["values"], json!([pair("n", "1")]));
+    assert_eq!(events[6]["task_id"], events[3]["task_id"]);
     assert_eq!(
-        events[8],
+        events[9],
         json!({"event": "round.finished", "automation": "auto", "polled": 5, "dispatched": 3,
                "skipped": 2, "failed": 0})
     );

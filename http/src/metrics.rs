@@ -205,15 +205,15 @@ impl Metrics {
             // that a rate over them needs no first event.
             // The protocol's named error codes, each from the start too.
             for code in curupira_jsonrpc::ErrorCode::NAMED {
-                self.errors.get_or_create(&Code { code: code.code() });
+                let _ = self.errors.get_or_create(&Code { code: code.code() });
             }
             for automation in &snapshot.automations {
                 let of = Of {
                     automation: automation.name.clone(),
                 };
-                self.rounds.get_or_create(&of);
+                let _ = self.rounds.get_or_create(&of);
                 for outcome in OUTCOMES {
-                    self.finished.get_or_create(&Finished {
+                    let _ = self.finished.get_or_create(&Finished {
                         automation: automation.name.clone(),
                         outcome: (*outcome).to_owned(),
                     });

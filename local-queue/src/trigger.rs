@@ -154,9 +154,19 @@ const NAMED_LINES: usize = 10;
 /// What `trigger/validate` says of the queue file without refusing the automation
 /// (its reply is only ok or error): warnings on stderr, which the host shows, that
 /// the file does not exist yet (a producer may write it later), that a line is not a
-/// valid item (a poll rejects it), and that the last line has no newline yet. Reads,
-/// writes nothing.
-fn warn_about_lines(path: &str, cap: usize) {
+/// valid item (a poll rejects it; not one recorded already in `<done_path>.rejected`,
+/// which was said when it was recorded: later runs stay quiet about it), and that the
+/// last line has no newline yet. Reads, writes nothing.
+fn warn_about_lines(path: &str, done_path: &str, cap: usize) {
+    let recorded: std::collections::HashSet<String> =
+        std::fs::read_to_string(format!("{done_path}.rejected"))
+            .map(|text| {
+                text.lines()
+                    .filter_map(|line| line.split(' ').next())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
     let file = match File::open(path) {
         Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => {
@@ -191,6 +201,9 @@ fn warn_about_lines(path: &str, cap: usize) {
             break;
         }
         if let Err(problem) = parse_line(&line, cap) {
+            if recorded.contains(&crate::jsonl::hex(&line.hash())) {
+                continue;
+            }
             bad += 1;
             if bad <= NAMED_LINES {
                 eprintln!(
@@ -275,7 +288,7 @@ impl Trigger for LocalQueue {
         if !problems.is_empty() {
             return Err(ValidateError::Invalid(problems));
         }
-        warn_about_lines(&queue.path, self.max_line_bytes);
+        warn_about_lines(&queue.path, &queue.done_path, self.max_line_bytes);
         self.remember(&queue);
         Ok(())
     }
@@ -606,7 +619,10 @@ impl LocalQueue {
 
     /// Says `message` on stderr as a warning, once per `key` in this process.
     fn say_once(&self, key: (String, u64), message: &str) {
-        let mut said = self.said.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut said = self
+            .said
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if said.insert(key) {
             eprintln!("{NAME}: warning: {message}");
         }
@@ -614,7 +630,10 @@ impl LocalQueue {
 
     /// What was said of `path` at `line` may be said again (the cause went away).
     fn forget_said(&self, path: &str, line: u64) {
-        let mut said = self.said.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut said = self
+            .said
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         said.remove(&(path.to_owned(), line));
     }
 
@@ -960,10 +979,13 @@ mod tests {
         std::fs::remove_file(files.queue()).unwrap();
         // Gone: nothing to hand out (a warning on stderr, once), not an error.
         assert_eq!(queue.poll(TRIGGER_TYPE, &files.arguments()).unwrap(), None);
-        assert!(queue.said.lock().unwrap().contains(&(
-            files.queue().display().to_string(),
-            0
-        )));
+        assert!(
+            queue
+                .said
+                .lock()
+                .unwrap()
+                .contains(&(files.queue().display().to_string(), 0))
+        );
         // A later process knows the record: nothing new is written.
         drop(queue);
         std::fs::write(files.queue(), "{\"k\":1}\n{\"k\":\"d\"}\n").unwrap();

@@ -1766,7 +1766,7 @@ impl Scheduler<'_> {
     ) -> io::Result<()> {
         runs[task.run]
             .attempts
-            .insert(task.task_id.clone(), task.attempt);
+            .insert(task.task_id, task.attempt);
         let run = &runs[task.run];
         let automation = run.automation;
         let limits = automation.agent_policy.limits();
@@ -2552,7 +2552,7 @@ fn queue_requested(run: &mut AutomationRun<'_>, round: &mut Round, task: Request
         Claim::InFlight => return,
     }
     // Read once this process's changes were committed: the ledger's count is exact.
-    run.attempts.insert(task_id.clone(), task.attempts);
+    run.attempts.insert(task_id, task.attempts);
     round.outstanding += 1;
     run.pending.push_back(Pending {
         task_id,
