@@ -135,7 +135,12 @@ fn the_extension_sees_the_calls_in_protocol_order() {
     // `Item ${n}` of an item without `n`: said once, the task runs (unfilled = "warn").
     assert_eq!(
         run.event_names(),
-        ["task.unfilled", "task.started", "task.finished", "round.finished"]
+        [
+            "task.unfilled",
+            "task.started",
+            "task.finished",
+            "round.finished"
+        ]
     );
     let finished = &run.events_named("task.finished")[0];
     assert_eq!(finished["automation"], "auto");
