@@ -164,10 +164,7 @@ fn human_line(event: &Event, dry_run: bool) -> String {
             let each: Vec<String> = placeholders
                 .iter()
                 .map(|placeholder| match &placeholder.did_you_mean {
-                    Some(close) => format!(
-                        "${{{}}} (did you mean ${{{close}}}?)",
-                        placeholder.key
-                    ),
+                    Some(close) => format!("${{{}}} (did you mean ${{{close}}}?)", placeholder.key),
                     None => format!("${{{}}}", placeholder.key),
                 })
                 .collect();
@@ -410,7 +407,10 @@ impl<W: Write> EventWriter<W> {
         let t = &self.tally;
         let took = duration_text(elapsed.as_secs_f64());
         if self.dry_run {
-            return format!("dry run ended after {took}: {} task(s) rendered", t.rendered);
+            return format!(
+                "dry run ended after {took}: {} task(s) rendered",
+                t.rendered
+            );
         }
         let mut parts = vec![
             format!("{} succeeded", t.succeeded),

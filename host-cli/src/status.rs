@@ -406,7 +406,11 @@ pub fn human(status: &Status) -> String {
     match &status.counts {
         Some(counts) => out.push_str(&format!(
             "{}attempts ended: last hour {}; last day {}\n",
-            if status.task_counts.is_some() { "" } else { "\n" },
+            if status.task_counts.is_some() {
+                ""
+            } else {
+                "\n"
+            },
             counts_text(&counts.last_hour),
             counts_text(&counts.last_day)
         )),

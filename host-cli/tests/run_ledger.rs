@@ -1538,7 +1538,11 @@ fn a_retried_task_stopped_by_a_signal_runs_again_in_the_next_run() {
     let first = project.curupira(ONCE);
     assert_eq!(first.code, Some(1), "{first:?}");
     let id = finished_id(&first);
-    assert_eq!(project.read("done.jsonl").lines().count(), 1, "done, failed");
+    assert_eq!(
+        project.read("done.jsonl").lines().count(),
+        1,
+        "done, failed"
+    );
     let retried = project.curupira(&["tasks", "retry", &id[..12]]);
     assert_eq!(retried.code, Some(0), "{retried:?}");
 
@@ -1635,7 +1639,10 @@ fn a_retried_task_whose_agent_could_not_start_runs_again_in_the_next_run() {
     let toml = project.read("curupira.toml");
     project.write(
         "curupira.toml",
-        &toml.replace("command = [\"sh\", \"agent.sh\"]", "command = [\"./broken\"]"),
+        &toml.replace(
+            "command = [\"sh\", \"agent.sh\"]",
+            "command = [\"./broken\"]",
+        ),
     );
     let failed = project.curupira(&["run", "--once"]);
     assert!(
@@ -1653,7 +1660,11 @@ fn a_retried_task_whose_agent_could_not_start_runs_again_in_the_next_run() {
     assert_eq!(finished_id(&again), id);
     assert_eq!(again.events_named("task.started")[0]["attempt"], 3);
     assert_eq!(status_of(&project, &id), Status::Succeeded);
-    assert_eq!(starts(&project), 2, "the agent ran twice, the broken one never");
+    assert_eq!(
+        starts(&project),
+        2,
+        "the agent ran twice, the broken one never"
+    );
 }
 
 /// Issue 37: with `prompt = "Fix ${titel} in ${repo} for ${automaton}"`, `run` said
@@ -1668,7 +1679,10 @@ fn an_unfilled_placeholder_is_said_once_and_fail_refuses_the_task_before_its_age
         "tasks.jsonl",
         "{\"title\": \"Crash\", \"repo\": \"acme/a\"}\n{\"title\": \"Hang\", \"repo\": \"acme/b\"}\n",
     );
-    project.write("agent.sh", &format!("cat >> prompts.txt\necho >> prompts.txt\n{AGENT}"));
+    project.write(
+        "agent.sh",
+        &format!("cat >> prompts.txt\necho >> prompts.txt\n{AGENT}"),
+    );
     let toml = project.read("curupira.toml");
     let typo = toml.replace(
         "prompt = \"Do ${n}.\"",
@@ -1706,13 +1720,14 @@ fn an_unfilled_placeholder_is_said_once_and_fail_refuses_the_task_before_its_age
     fs::remove_file(project.path().join("prompts.txt")).unwrap();
     project.write(
         "curupira.toml",
-        &typo.replace(
-            "arguments = {",
-            "unfilled = \"fail\"\narguments = {",
-        ),
+        &typo.replace("arguments = {", "unfilled = \"fail\"\narguments = {"),
     );
     let refused = project.curupira(ONCE);
-    assert_eq!(refused.code, Some(1), "a refused task is a failure: {refused:?}");
+    assert_eq!(
+        refused.code,
+        Some(1),
+        "a refused task is a failure: {refused:?}"
+    );
     assert!(
         refused
             .stderr
@@ -1722,20 +1737,31 @@ fn an_unfilled_placeholder_is_said_once_and_fail_refuses_the_task_before_its_age
     );
     let unfilled = refused.events_named("task.unfilled");
     assert_eq!(unfilled.len(), 2, "every refused task is said: {refused:?}");
-    assert!(unfilled.iter().all(|e| e["refused"] == true), "{unfilled:?}");
-    assert!(refused.events_named("task.started").is_empty(), "{refused:?}");
+    assert!(
+        unfilled.iter().all(|e| e["refused"] == true),
+        "{unfilled:?}"
+    );
+    assert!(
+        refused.events_named("task.started").is_empty(),
+        "{refused:?}"
+    );
     assert!(!project.exists("prompts.txt"), "no agent ran");
     assert_eq!(project.read("done.jsonl"), "", "not finished");
     let human = project.curupira(&["run", "--once"]);
     assert!(
-        human.stdout.contains("REFUSED: its prompt leaves ${titel} (did you mean ${title}?)"),
+        human
+            .stdout
+            .contains("REFUSED: its prompt leaves ${titel} (did you mean ${title}?)"),
         "{human:?}"
     );
 
     // Mended: the next run runs both, the prompt whole.
     project.write(
         "curupira.toml",
-        &toml.replace("prompt = \"Do ${n}.\"", "prompt = \"Fix ${title} in ${repo} for ${automation}\"\nunfilled = \"fail\""),
+        &toml.replace(
+            "prompt = \"Do ${n}.\"",
+            "prompt = \"Fix ${title} in ${repo} for ${automation}\"\nunfilled = \"fail\"",
+        ),
     );
     let mended = project.curupira(ONCE);
     assert_eq!(mended.code, Some(0), "{mended:?}");
@@ -1783,12 +1809,16 @@ fn the_queue_files_problems_are_warnings_where_the_operator_looks() {
         "line 3 of `tasks.jsonl` is not a valid item",
         "line 4 of `tasks.jsonl` has no newline yet",
     ] {
-        assert!(validated.stderr.contains(expected), "{expected}: {validated:?}");
+        assert!(
+            validated.stderr.contains(expected),
+            "{expected}: {validated:?}"
+        );
     }
     let run = project.curupira(ONCE);
     assert_eq!(run.events_named("task.finished").len(), 1, "{run:?}");
     assert!(
-        run.stderr.contains("line 4 of `tasks.jsonl` (10 bytes) has no newline yet"),
+        run.stderr
+            .contains("line 4 of `tasks.jsonl` (10 bytes) has no newline yet"),
         "{run:?}"
     );
 }

@@ -331,7 +331,10 @@ fn the_status_page_shows_what_each_task_is_in_every_state_without_errors() {
     let body = page.text("error") + &page.eval("document.body.innerText").to_string();
     assert!(shown, "the page never showed the live state: {body}");
     let running = page.text("running");
-    assert!(running.contains("n=c"), "running: the item's values: {running}");
+    assert!(
+        running.contains("n=c"),
+        "running: the item's values: {running}"
+    );
     let retrying = page.text("retrying");
     assert!(
         retrying.contains("n=b") && retrying.contains("exit 4"),
@@ -343,14 +346,20 @@ fn the_status_page_shows_what_each_task_is_in_every_state_without_errors() {
         "failed: the error, not '-': {failures}"
     );
     let tasks = page.text("tasks");
-    let b_row = tasks.lines().find(|line| line.contains(&b)).unwrap_or_default();
+    let b_row = tasks
+        .lines()
+        .find(|line| line.contains(&b))
+        .unwrap_or_default();
     assert!(
         b_row.contains("waiting for attempt 2") && !b_row.contains("running"),
         "{tasks}"
     );
     let automations = page.text("automations");
     assert!(automations.contains("round running"), "{automations}");
-    assert_eq!(page.eval("document.getElementById('chart').dataset.total"), "1");
+    assert_eq!(
+        page.eval("document.getElementById('chart').dataset.total"),
+        "1"
+    );
     assert_eq!(
         page.eval("document.querySelectorAll('#chart .axis.y').length"),
         2,
@@ -408,7 +417,10 @@ fn the_status_page_shows_what_each_task_is_in_every_state_without_errors() {
     assert!(shown, "the served page never showed the ended run: {body}");
     assert!(page.text("running").contains("none"), "idle: nothing runs");
     let tasks = page.text("tasks");
-    let b_row = tasks.lines().find(|line| line.contains(&b)).unwrap_or_default();
+    let b_row = tasks
+        .lines()
+        .find(|line| line.contains(&b))
+        .unwrap_or_default();
     assert!(
         b_row.contains("interrupted") && b_row.contains("n=b"),
         "{tasks}"

@@ -1764,9 +1764,7 @@ impl Scheduler<'_> {
         runs: &mut [AutomationRun<'_>],
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
-        runs[task.run]
-            .attempts
-            .insert(task.task_id, task.attempt);
+        runs[task.run].attempts.insert(task.task_id, task.attempt);
         let run = &runs[task.run];
         let automation = run.automation;
         let limits = automation.agent_policy.limits();

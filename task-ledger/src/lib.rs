@@ -1553,7 +1553,11 @@ impl Ledger {
     /// row): its next attempt's number is this plus one. Read as
     /// [`decide`](Self::decide) reads (in the current snapshot, when reading in
     /// snapshots).
-    pub fn attempts_started(&mut self, automation: &str, task_id: &str) -> Result<u32, LedgerError> {
+    pub fn attempts_started(
+        &mut self,
+        automation: &str,
+        task_id: &str,
+    ) -> Result<u32, LedgerError> {
         self.in_snapshot().map_err(self.error("read"))?;
         self.connection
             .prepare_cached("SELECT attempts FROM tasks WHERE automation = ?1 AND task_id = ?2")

@@ -66,7 +66,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// `--serve ADDR`: the page, the API and the metrics, read-only, until a signal.
-fn serve(addr: std::net::SocketAddr, config: &curupira_host::config::Config) -> anyhow::Result<ExitCode> {
+fn serve(
+    addr: std::net::SocketAddr,
+    config: &curupira_host::config::Config,
+) -> anyhow::Result<ExitCode> {
     let listener = match curupira_http::bind(addr, false) {
         Ok(listener) => listener,
         Err(err) => {

@@ -790,7 +790,13 @@ impl Checker<'_> {
                 (None, None) => defaults.agent.command.clone(),
             };
             let unfilled = self
-                .closed(auto, &at, "unfilled", Unfilled::from_name, Unfilled::names())
+                .closed(
+                    auto,
+                    &at,
+                    "unfilled",
+                    Unfilled::from_name,
+                    Unfilled::names(),
+                )
                 .unwrap_or_default();
             let automation = match (&trigger, prompt, arguments) {
                 (Some(trigger), Some((prompt, prompt_file)), Some(arguments)) => Some(Automation {

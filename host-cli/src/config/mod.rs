@@ -131,8 +131,8 @@ pub use model::{
     DEFAULT_RETRY_BACKOFF_SECONDS, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKTREE_ROOT,
     ExtensionConfig, ExtensionSource, FILE_NAME, Hooks, LedgerSettings, MAX_CONCURRENT_LIMIT,
     MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK, MAX_RETRIES, MAX_SECONDS, PluginType, Polling,
-    ProcessMode, Settings, Timeouts, TriggerRef, Unfilled, Unusable, UnusableAutomation, WorkspaceMode,
-    WorkspacePolicy,
+    ProcessMode, Settings, Timeouts, TriggerRef, Unfilled, Unusable, UnusableAutomation,
+    WorkspaceMode, WorkspacePolicy,
 };
 pub use query::UnknownAutomation;
 
