@@ -39,6 +39,7 @@
 //! ```
 
 pub mod docs;
+mod show;
 pub mod stream;
 pub mod table;
 

@@ -13,11 +13,18 @@
 //! | Copilot `--output-format=json` | named by the host | the last `assistant.message` `data.content` | every `assistant.usage` `data`, summed | `data.cost`, summed |
 //! | OpenCode / Kilo `--format json` | `sessionID` | the `text` parts after the last tool call | every `step_finish` `part.tokens`, summed | `part.cost`, summed |
 //! | pi `--mode json` | the `session` event's `id` | the last assistant `message_end` text | every assistant `message_end` `usage`, summed | `usage.cost.total`, summed |
+//!
+//! A reader made with [`Reader::showing`] also renders each line for a person (the
+//! assistant's text, one line per tool call, the answer, the usage, the errors), which
+//! is what the host prints of a provider's stdout.
 
 use serde_json::Value;
 
 use crate::Provider;
+use crate::show::{Said, Show};
 use crate::table::{SessionKey, StreamFormat};
+
+pub use crate::show::{MAX_SHOWN_CHARS, MAX_TOOL_CHARS};
 
 /// The longest line kept for reading: a longer one is skipped (a diagnostic), so a
 /// stream without line ends cannot take memory without bound.
@@ -90,6 +97,10 @@ pub struct Reader {
     closed: bool,
     /// The answer being built (Gemini's deltas, OpenCode's text parts).
     building: String,
+    /// Whether the event being read reported an error.
+    error_reported: bool,
+    /// What a person reads of the stream, when asked for ([`Reader::showing`]).
+    show: Option<Show>,
 }
 
 impl Reader {
@@ -100,7 +111,42 @@ impl Reader {
             summary: Summary::default(),
             closed: false,
             building: String::new(),
+            error_reported: false,
+            show: None,
         }
+    }
+
+    /// A reader of `provider`'s stream that also renders what a person reads of each
+    /// line, in place of its JSON, taken with [`take_shown`](Self::take_shown): the
+    /// assistant's text line by line, each tool call on one line (`tool Bash: cargo
+    /// test`), the answer and the usage when the turn ends (`answer: …`, `usage: 1530
+    /// in (10240 cached, 2048 cache write), 412 out, $0.0871`), the errors the stream
+    /// reports (`error: …`), and a line that is not a JSON object as it is. Tool
+    /// results and thinking are not shown; a shown line has at most
+    /// [`MAX_SHOWN_CHARS`] characters (a tool call's summary [`MAX_TOOL_CHARS`]), a
+    /// longer one ends in `…`. Text still waiting for its line end (Gemini's deltas)
+    /// comes out at the next event, or when [`Lines::finish`] ends the stream.
+    ///
+    /// ```
+    /// use curupira_agents::Provider;
+    /// use curupira_agents::stream::Reader;
+    ///
+    /// let mut reader = Reader::showing(Provider::Claude);
+    /// reader.line(r#"{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"cargo test"}}]}}"#);
+    /// reader.line(r#"{"type":"result","result":"Done.","usage":{"input_tokens":9,"output_tokens":2}}"#);
+    /// assert_eq!(reader.take_shown(), ["tool Bash: cargo test", "answer: Done.", "usage: 9 in, 2 out"]);
+    /// ```
+    pub fn showing(provider: Provider) -> Reader {
+        Reader {
+            show: Some(Show::default()),
+            ..Reader::new(provider)
+        }
+    }
+
+    /// The lines rendered since the last call ([`Reader::showing`]); none for a reader
+    /// made with [`Reader::new`].
+    pub fn take_shown(&mut self) -> Vec<String> {
+        self.show.as_mut().map(Show::take).unwrap_or_default()
     }
 
     /// Reads one line (without its end). Returns the session id when this line
@@ -123,6 +169,9 @@ impl Reader {
                         self.provider
                     ),
                 );
+                if let Some(show) = self.show.as_mut() {
+                    show.plain(line);
+                }
                 return None;
             }
         };
@@ -135,6 +184,9 @@ impl Reader {
                     self.provider
                 ),
             );
+            if let Some(show) = self.show.as_mut() {
+                show.plain(line);
+            }
             return None;
         };
         let announced = if self.summary.session_id.is_none() {
@@ -145,7 +197,22 @@ impl Reader {
         if let Some(session) = &announced {
             self.summary.session_id = Some(session.clone());
         }
+        self.error_reported = false;
         self.read_event(event);
+        if let Some(show) = self.show.as_mut() {
+            let kind = event.get("type").and_then(Value::as_str).unwrap_or("");
+            let answer = self
+                .summary
+                .answer
+                .as_deref()
+                .or((!self.building.is_empty()).then_some(self.building.as_str()));
+            let said = Said {
+                summary: &self.summary,
+                answer,
+                error: self.error_reported,
+            };
+            show.event(self.provider.spec().stream, kind, event, &said);
+        }
         announced
     }
 
@@ -161,12 +228,34 @@ impl Reader {
                 self.provider
             ),
         );
+        if let Some(show) = self.show.as_mut() {
+            show.skipped(number, bytes);
+        }
     }
 
     /// What the stream said; at its end, a stream that never gave its closing event
     /// gets a diagnostic.
-    pub fn finish(mut self) -> Summary {
-        if !self.closed && self.summary.lines > 0 {
+    pub fn finish(self) -> Summary {
+        self.end(true)
+    }
+
+    /// [`finish`](Self::finish), for a stream whose agent did not succeed (it exited
+    /// with another status than 0, or was killed or stopped): such a stream may well
+    /// stop before its closing event, so that is no diagnostic
+    /// (`agent/stream-no-result`); the others are kept.
+    pub fn finish_failed(self) -> Summary {
+        self.end(false)
+    }
+
+    /// Text still waiting for its line end is shown: the stream ended.
+    pub(crate) fn flush_shown(&mut self) {
+        if let Some(show) = self.show.as_mut() {
+            show.flush();
+        }
+    }
+
+    fn end(mut self, expect_closing: bool) -> Summary {
+        if expect_closing && !self.closed && self.summary.lines > 0 {
             self.diagnose(
                 "agent/stream-no-result",
                 0,
@@ -269,6 +358,7 @@ impl Reader {
                 }
                 self.add_cost(event.get("total_cost_usd").and_then(Value::as_f64));
                 if event.get("is_error").and_then(Value::as_bool) == Some(true) {
+                    self.error_reported = true;
                     self.summary.error = Some(
                         event
                             .get("result")
@@ -308,6 +398,7 @@ impl Reader {
             }
             "turn.failed" => {
                 self.closed = true;
+                self.error_reported = true;
                 self.summary.error = event
                     .get("error")
                     .and_then(|e| e.get("message"))
@@ -315,6 +406,7 @@ impl Reader {
                     .map(str::to_owned);
             }
             "error" => {
+                self.error_reported = true;
                 self.summary.error = event
                     .get("message")
                     .and_then(Value::as_str)
@@ -336,6 +428,7 @@ impl Reader {
             }
             "tool_use" => self.building.clear(),
             "error" => {
+                self.error_reported = true;
                 self.summary.error = event
                     .get("message")
                     .and_then(Value::as_str)
@@ -353,6 +446,7 @@ impl Reader {
                     });
                 }
                 if event.get("status").and_then(Value::as_str) == Some("error") {
+                    self.error_reported = true;
                     self.summary.error = event
                         .get("error")
                         .and_then(|e| e.get("message"))
@@ -385,6 +479,7 @@ impl Reader {
                 }
             }
             "session.error" => {
+                self.error_reported = true;
                 self.summary.error = data
                     .and_then(|d| d.get("message"))
                     .and_then(Value::as_str)
@@ -422,6 +517,7 @@ impl Reader {
             }
             "error" => {
                 let error = event.get("error");
+                self.error_reported = true;
                 self.summary.error = error
                     .and_then(|e| e.get("data"))
                     .and_then(|d| d.get("message"))
@@ -462,6 +558,7 @@ impl Reader {
                     );
                 }
                 if message.get("stopReason").and_then(Value::as_str) == Some("error") {
+                    self.error_reported = true;
                     self.summary.error = message
                         .get("errorMessage")
                         .and_then(Value::as_str)
@@ -535,11 +632,13 @@ impl Lines {
         }
     }
 
-    /// The stream ended: a last line without an end is read.
+    /// The stream ended: a last line without an end is read, and text a
+    /// [`Reader::showing`] holds for its line end is shown.
     pub fn finish(&mut self, reader: &mut Reader, announced: &mut dyn FnMut(String)) {
         if !self.held.is_empty() || self.dropping.is_some() {
             self.end_line(reader, announced);
         }
+        reader.flush_shown();
     }
 
     fn end_line(&mut self, reader: &mut Reader, announced: &mut dyn FnMut(String)) {

@@ -223,3 +223,35 @@ fn diagnostics_are_bounded_but_counted() {
         "100 lines and no closing event"
     );
 }
+
+#[test]
+fn a_failed_agents_stream_may_end_without_its_closing_event() {
+    let text = include_str!("../streams/broken-claude.txt");
+    let read = |failed: bool| {
+        let mut reader = Reader::new(Provider::Claude);
+        let mut lines = Lines::new();
+        lines.take(text.as_bytes(), &mut reader, &mut |_| {});
+        lines.finish(&mut reader, &mut |_| {});
+        if failed {
+            reader.finish_failed()
+        } else {
+            reader.finish()
+        }
+    };
+    let codes = |summary: &Summary| -> Vec<&'static str> {
+        summary.diagnostics.iter().map(|d| d.code).collect()
+    };
+    let failed = read(true);
+    assert_eq!(
+        codes(&failed),
+        [
+            "agent/stream-not-json",
+            "agent/stream-not-object",
+            "agent/stream-not-json"
+        ],
+        "the others are kept"
+    );
+    assert_eq!(failed.diagnostic_count, 3);
+    assert_eq!(failed.answer.as_deref(), Some("Partly done."));
+    assert_eq!(codes(&read(false)).last(), Some(&"agent/stream-no-result"));
+}

@@ -369,3 +369,109 @@ fn an_automation_names_its_own_provider_and_the_raw_stream_stays_in_its_log() {
         "{log:?}"
     );
 }
+
+/// Claude Code's recorded stream (`agents/streams/claude.jsonl`).
+const RECORDED_CLAUDE: &str = include_str!("../../agents/streams/claude.jsonl");
+
+#[test]
+fn the_host_prints_what_a_person_reads_of_the_stream_and_logs_it_raw() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"4\"}\n");
+    stand_in(
+        &project,
+        "claude",
+        RECORDED_CLAUDE,
+        0,
+        "2.0.14 (Claude Code)",
+    );
+    project.write("curupira.toml", &config("provider = \"claude\""));
+    let done = run(&project, &["run", "--once", "--format", "json"]);
+    assert_eq!(done.code, Some(0), "{done:?}");
+    let id = task_id(&project);
+    let prefix = format!("[fix {}] ", &id[..12]);
+    let shown: Vec<&str> = done
+        .stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix(&prefix))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "I'll look at the failing test first.",
+            "tool Bash: cargo test",
+            "Fixed the off-by-one in the parser; all tests pass.",
+            "answer: Fixed the off-by-one in the parser; all tests pass.",
+            "usage: 1530 in (10240 cached, 2048 cache write), 412 out, $0.0871",
+        ],
+        "{}",
+        done.stderr
+    );
+    assert!(!done.stderr.contains("{\"type\""), "{}", done.stderr);
+    // The attempt's log has the stream as the CLI printed it.
+    let log = run(&project, &["tasks", "log", &id]);
+    assert_eq!(log.code, Some(0), "{log:?}");
+    for line in RECORDED_CLAUDE.lines() {
+        assert!(log.stdout.contains(line), "{line} not in {}", log.stdout);
+    }
+
+    // With -v, the raw stream on stderr, as before.
+    project.write("tasks.jsonl", "{\"n\": \"5\"}\n");
+    let verbose = run(&project, &["run", "--once", "--format", "json", "-v"]);
+    assert_eq!(verbose.code, Some(0), "{verbose:?}");
+    let newest = task_id(&project);
+    assert_ne!(newest, id);
+    let prefix = format!("[fix {}] ", &newest[..12]);
+    let raw: Vec<&str> = verbose
+        .stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix(&prefix))
+        .collect();
+    assert_eq!(
+        raw,
+        RECORDED_CLAUDE.lines().collect::<Vec<_>>(),
+        "{}",
+        verbose.stderr
+    );
+    assert!(
+        !verbose.stderr.contains("tool Bash: cargo test"),
+        "{}",
+        verbose.stderr
+    );
+}
+
+#[test]
+fn an_agent_that_fails_mid_stream_gets_no_warning_about_its_stream() {
+    let project = Project::new();
+    project.write("tasks.jsonl", "{\"n\": \"6\"}\n");
+    let cut: String = RECORDED_CLAUDE
+        .lines()
+        .take(3)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    stand_in(&project, "claude", &cut, 1, "2.0.14 (Claude Code)");
+    project.write("curupira.toml", &config("provider = \"claude\""));
+    let done = run(&project, &["run", "--once", "--format", "json"]);
+    assert_eq!(done.code, Some(1), "{done:?}");
+    assert_eq!(done.events_named("task.finished")[0]["exit_code"], 1);
+    assert!(
+        done.stderr.contains("tool Bash: cargo test"),
+        "{}",
+        done.stderr
+    );
+    assert!(!done.stderr.contains("stream-no-result"), "{}", done.stderr);
+    assert!(
+        !done.stderr.contains("the claude stream of task"),
+        "{}",
+        done.stderr
+    );
+    let attempt = &history(&project)[0];
+    assert_eq!(
+        attempt["stream_diagnostics"],
+        serde_json::json!([]),
+        "{attempt}"
+    );
+    assert!(
+        !done.stderr.contains("answer:"),
+        "no closing event, no answer"
+    );
+}

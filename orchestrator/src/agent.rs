@@ -33,6 +33,14 @@
 //!   price is that the agent no longer writes to the terminal itself, so a program that
 //!   colours or animates only for a terminal stops doing so. The host keeps reading
 //!   even when its own stderr is closed, so an agent never blocks on a full pipe.
+//! - A provider's stdout ([`AgentRun::stream`]) is its JSON stream: what goes to the
+//!   host's stderr, behind the same prefix, is what a person reads of it
+//!   ([`curupira_agents::stream::Reader::showing`]: the assistant's text, one line per
+//!   tool call, the answer, the usage, the errors), not the JSON. When the host's log
+//!   shows `debug` for [`RAW_STREAM_TARGET`] (`curupira run -v`, or `RUST_LOG`), the
+//!   stream is forwarded as it is instead, like any other output. The attempt's log
+//!   ([`AgentObserver::output_log`]) always gets the stream as it is, and stderr is
+//!   always forwarded unchanged.
 //! - One thread supervises an attempt: it writes the prompt, reads both outputs, sees
 //!   the agent's exit (a pidfd on Linux) and checks the limits in one `poll(2)`
 //!   (`agent::pipes`); no helper thread per pipe.
@@ -113,6 +121,11 @@ use curupira_process::watchdog::{RUN_VAR, SpawnWindow};
 
 /// The grace between SIGTERM and SIGKILL when nothing else is configured.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(10);
+
+/// The `tracing` target whose `debug` level, when the host's log shows it, has a
+/// provider's stream forwarded to the host's stderr as the CLI printed it rather
+/// than as a person reads it (the module documentation).
+pub const RAW_STREAM_TARGET: &str = "curupira::agent_stream";
 
 /// `PATH` when the host has none: the system default of `execvp` (glibc's
 /// `_CS_PATH`).
@@ -609,9 +622,14 @@ fn start(run: &AgentRun<'_>, label: Option<&str>) -> Result<ProcessGuard, String
 }
 
 /// The agent's output on its way to the host's stderr: both streams cut into lines
-/// behind the task's prefix, and the time of the last byte (the stall limit's clock).
+/// behind the task's prefix (a provider's stdout, shown for a person unless the raw
+/// stream is asked for), and the time of the last byte (the stall limit's clock).
 struct Output {
     forward: Forward,
+    /// The task's prefix, before each line shown of the stream.
+    prefix: String,
+    /// Whether the stream's stdout is shown for a person rather than forwarded.
+    readable: bool,
     /// The attempt's own log, when it has one.
     log: Option<crate::log::SharedLog>,
     last_byte: Instant,
@@ -637,30 +655,63 @@ impl StreamState {
         lines.take(bytes, reader, &mut |session| announced.push(session));
     }
 
-    /// The stream ended: its last line is read and the summary made.
-    fn finish(mut self) -> (Vec<String>, curupira_agents::stream::Summary) {
+    /// The stream ended: its last line is read, and what it shows of it taken.
+    fn end(&mut self) -> Vec<String> {
         let StreamState {
             lines,
             reader,
             announced,
-        } = &mut self;
+        } = self;
         lines.finish(reader, &mut |session| announced.push(session));
-        (self.announced, self.reader.finish())
+        reader.take_shown()
+    }
+
+    /// The summary, once the stream [ended](Self::end). The stream of an agent that did
+    /// not succeed may stop before its closing event without a diagnostic.
+    fn finish(self, succeeded: bool) -> (Vec<String>, curupira_agents::stream::Summary) {
+        let summary = if succeeded {
+            self.reader.finish()
+        } else {
+            self.reader.finish_failed()
+        };
+        (self.announced, summary)
     }
 }
 
 impl Output {
     fn new(run: &AgentRun<'_>, log: Option<crate::log::SharedLog>) -> Self {
+        let prefix = lines::prefix(run.automation, run.task_id);
+        let readable = !tracing::enabled!(target: RAW_STREAM_TARGET, tracing::Level::DEBUG);
         Output {
-            forward: Forward::new(&lines::prefix(run.automation, run.task_id)),
+            forward: Forward::new(&prefix),
+            prefix,
+            readable,
             log,
             last_byte: Instant::now(),
             stream: run.stream.map(|provider| StreamState {
                 lines: curupira_agents::stream::Lines::new(),
-                reader: curupira_agents::stream::Reader::new(provider),
+                reader: if readable {
+                    curupira_agents::stream::Reader::showing(provider)
+                } else {
+                    curupira_agents::stream::Reader::new(provider)
+                },
                 announced: Vec::new(),
             }),
         }
+    }
+
+    /// Writes `shown` to the host's stderr, each line behind the prefix, in one write.
+    fn show(&self, shown: Vec<String>) {
+        if shown.is_empty() {
+            return;
+        }
+        let mut out = Vec::new();
+        for line in shown {
+            out.extend_from_slice(self.prefix.as_bytes());
+            out.extend_from_slice(line.as_bytes());
+            out.push(b'\n');
+        }
+        curupira_process::stderr::write(&out);
     }
 
     /// Tells `observer` the sessions announced since the last call.
@@ -672,10 +723,12 @@ impl Output {
         }
     }
 
-    /// Ends the stream (when there is one) and tells `observer` what it said.
-    fn end_stream(&mut self, observer: Option<&dyn AgentObserver>) {
-        if let Some(stream) = self.stream.take() {
-            let (announced, summary) = stream.finish();
+    /// Ends the stream (when there is one), shows its last lines, and tells `observer`
+    /// what it said; `reason` is how the agent ended.
+    fn end_stream(&mut self, observer: Option<&dyn AgentObserver>, reason: &EndReason) {
+        if let Some(mut stream) = self.stream.take() {
+            self.show(stream.end());
+            let (announced, summary) = stream.finish(*reason == EndReason::Exit { code: 0 });
             if let Some(observer) = observer {
                 for session in announced {
                     observer.session(&session);
@@ -685,7 +738,8 @@ impl Output {
         }
     }
 
-    /// Takes what a pipe gave and forwards the lines it completes (and logs them).
+    /// Takes what a pipe gave and forwards the lines it completes, or what they show
+    /// (and logs them as they are).
     fn take(&mut self, stream: Stream, chunk: Chunk<'_>) {
         if let Chunk::Bytes(bytes) = chunk {
             self.last_byte = Instant::now();
@@ -693,10 +747,16 @@ impl Output {
                 && let Some(state) = self.stream.as_mut()
             {
                 state.take(bytes);
+                let shown = state.reader.take_shown();
+                self.show(shown);
             }
         }
         if let Some(log) = &self.log {
             crate::log::lock(log).take(stream, chunk);
+        }
+        // The stream's lines were shown; its last one at its end (`end_stream`).
+        if stream == Stream::Stdout && self.readable && self.stream.is_some() {
+            return;
         }
         self.forward.take(stream, chunk);
     }
@@ -809,7 +869,7 @@ fn supervise(
     });
     // What the stream said is told now, with what was read of it: a stream still open
     // (below) is forwarded, not read any more.
-    output.end_stream(observer);
+    output.end_stream(observer, &reason);
     if !matches!(drained, Ok(true)) {
         tracing::warn!(
             "automation `{}`: the output of the agent of task {} is still open after it ended \
@@ -924,3 +984,73 @@ fn signal_of(_: ExitStatus) -> Option<i32> {
 
 #[cfg(all(test, unix))]
 mod tests;
+
+/// A provider's stream as an attempt reads it, with real processes (`sh`).
+#[cfg(all(test, unix))]
+mod stream_tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use curupira_agents::stream::Summary;
+
+    /// Keeps what the stream said.
+    #[derive(Debug, Default)]
+    struct Kept(Mutex<Vec<Summary>>);
+
+    impl AgentObserver for Kept {
+        fn spawned(&self, _: u32, _: SpawnWindow) {}
+        fn reaped(&self, _: u32) {}
+        fn stream_read(&self, summary: Summary) {
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(summary);
+        }
+    }
+
+    /// The codes of the diagnostics of a Claude stream that `script` prints.
+    fn codes(script: &str) -> Vec<&'static str> {
+        let dir = std::env::temp_dir();
+        let command = ["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+        let run = AgentRun {
+            command: &command,
+            config_dir: &dir,
+            cwd: &dir,
+            prompt: "",
+            automation: "fix",
+            task_id: "0123456789abcdef",
+            repository: "",
+            branch: None,
+            env: &[],
+            stream: Some(curupira_agents::Provider::Claude),
+        };
+        let kept = Kept::default();
+        run_attempt_observed(&run, &AgentLimits::default(), &Stop::new(), Some(&kept));
+        let summaries = kept
+            .0
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        assert_eq!(summaries.len(), 1, "{summaries:?}");
+        summaries[0].diagnostics.iter().map(|d| d.code).collect()
+    }
+
+    #[test]
+    fn a_stream_cut_short_is_a_diagnostic_only_when_its_agent_succeeded() {
+        let start = r#"printf '%s\nnot json\n' '{"type":"system","session_id":"s"}'"#;
+        assert_eq!(
+            codes(&format!("{start}; exit 1")),
+            ["agent/stream-not-json"],
+            "an agent that failed may stop anywhere"
+        );
+        assert_eq!(
+            codes(&format!("{start}; kill -9 $$")),
+            ["agent/stream-not-json"],
+            "nor one killed"
+        );
+        assert_eq!(
+            codes(&format!("{start}; exit 0")),
+            ["agent/stream-not-json", "agent/stream-no-result"],
+            "one that succeeded should have closed its stream"
+        );
+    }
+}
