@@ -39,7 +39,6 @@
 //! ```
 
 pub mod docs;
-mod show;
 pub mod stream;
 pub mod table;
 

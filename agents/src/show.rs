@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
-use crate::stream::{Summary, Usage};
+use super::{Summary, Usage};
 use crate::table::StreamFormat;
 
 /// The most characters of one shown line of text (the assistant's, the answer's, an

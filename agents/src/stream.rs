@@ -18,13 +18,18 @@
 //! assistant's text, one line per tool call, the answer, the usage, the errors), which
 //! is what the host prints of a provider's stdout.
 
+/// The lines of a stream a person reads (`Reader::showing`): a child of this
+/// module, which it reads the summary types of.
+#[path = "show.rs"]
+mod show;
+
 use serde_json::Value;
 
 use crate::Provider;
-use crate::show::{Said, Show};
 use crate::table::{SessionKey, StreamFormat};
+use show::{Said, Show};
 
-pub use crate::show::{MAX_SHOWN_CHARS, MAX_TOOL_CHARS};
+pub use show::{MAX_SHOWN_CHARS, MAX_TOOL_CHARS};
 
 /// The longest line kept for reading: a longer one is skipped (a diagnostic), so a
 /// stream without line ends cannot take memory without bound.

@@ -2194,7 +2194,7 @@ mod tests {
             attempts: 1,
         };
         assert!(ledger.requested("b").unwrap().is_empty());
-        assert_eq!(ledger.unfinished("b").unwrap(), [b.clone()]);
+        assert_eq!(ledger.unfinished("b").unwrap(), std::slice::from_ref(&b));
         assert!(ledger.unfinished("a").unwrap().is_empty(), "a failed task");
         assert_eq!(
             (
@@ -2212,7 +2212,7 @@ mod tests {
             pairs: PAIRS.to_owned(),
             attempts: 2,
         };
-        assert_eq!(requested, [a.clone()]);
+        assert_eq!(requested, std::slice::from_ref(&a));
         assert_eq!(ledger.unfinished("a").unwrap(), [a], "asked for again");
         ledger.attempt_started("a", &id(1), PAIRS, "/w", 8).unwrap();
         assert!(
