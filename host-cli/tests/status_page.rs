@@ -2,9 +2,10 @@
 //! headless Chromium, driven through the DevTools protocol: the page loads with no
 //! console error and no uncaught exception, and in each state (a task running, one
 //! waiting for its retry, a failure, an idle host served from the ledger) its DOM
-//! shows what each task is; screenshots are written to
-//! `target/screenshots/status-page-live.png` and `status-page-idle.png` for people to
-//! look at.
+//! shows what each task is; screenshots are written to `target/screenshots/`
+//! (`status-page-live.png`, the whole page, and one of each state's table:
+//! `status-page-running.png`, `-waiting.png`, `-failed.png`; `status-page-idle.png`)
+//! for people to look at.
 //!
 //! Chromium is Debian's `chromium` (`.ci/run` installs it when it is missing). Where
 //! it is not on PATH the test is reported ignored, with the reason, in `cargo test`'s
@@ -231,10 +232,33 @@ impl Page {
 
     /// A full-page screenshot under `target/screenshots/NAME`.
     fn screenshot(&mut self, name: &str) {
-        let shot = self.tools.call(
-            "Page.captureScreenshot",
+        self.shot(
+            name,
             json!({"format": "png", "captureBeyondViewport": true}),
         );
+    }
+
+    /// A screenshot of the section of the page from the heading before the element
+    /// `id` to the element's end, under `target/screenshots/NAME`: one state's table.
+    fn screenshot_of(&mut self, id: &str, name: &str) {
+        let rect = self.eval(&format!(
+            "(() => {{ const e = document.getElementById('{id}'); \
+               const h = e.previousElementSibling || e; \
+               const a = h.getBoundingClientRect(), b = e.getBoundingClientRect(); \
+               return {{x: 0, y: a.top + window.scrollY - 4, \
+                        width: document.documentElement.clientWidth, \
+                        height: b.bottom - a.top + 8}}; }})()"
+        ));
+        self.shot(
+            name,
+            json!({"format": "png", "captureBeyondViewport": true,
+                   "clip": {"x": rect["x"], "y": rect["y"], "width": rect["width"],
+                            "height": rect["height"], "scale": 1}}),
+        );
+    }
+
+    fn shot(&mut self, name: &str, params: Value) {
+        let shot = self.tools.call("Page.captureScreenshot", params);
         let png = base64::engine::general_purpose::STANDARD
             .decode(shot["data"].as_str().unwrap())
             .unwrap();
@@ -389,6 +413,10 @@ fn the_status_page_shows_what_each_task_is_in_every_state_without_errors() {
     );
     assert_eq!(page.text("log-heading"), "Log of attempt 1");
     page.screenshot("status-page-live.png");
+    // One picture per state too: running, waiting for a retry, failed.
+    page.screenshot_of("running", "status-page-running.png");
+    page.screenshot_of("retrying", "status-page-waiting.png");
+    page.screenshot_of("failures", "status-page-failed.png");
     let problems = page.close();
     assert!(problems.is_empty(), "{problems:#?}");
 
