@@ -1598,8 +1598,9 @@ impl Scheduler<'_> {
             run.ledger.release(&task_id);
             return Ok(Ok(()));
         };
-        let prompt = render(&run.template, &pairs, self.repository, &name);
-        let placeholders = unfilled(&run.template, &pairs, self.repository, &name);
+        let values = PromptValues::new(&pairs, self.repository, &name);
+        let prompt = run.template.render(&values.lookup());
+        let placeholders = values.unfilled(&run.template);
         if !placeholders.is_empty() {
             let refused = run.automation.unfilled == Unfilled::Fail;
             let mut new = false;
@@ -2465,50 +2466,53 @@ fn emit_failure(events: &mut Journal<'_>, automation: &str, error: &CallError) -
     })
 }
 
-/// The placeholders of an item's prompt that neither its pairs nor the host's
-/// variables fill, once each, in the prompt's order, each with the closest key there
-/// is (`title` for `titel`).
-fn unfilled(
-    template: &Template,
-    pairs: &[Pair],
-    repository: &str,
-    automation: &str,
-) -> Vec<UnfilledPlaceholder> {
-    let item: Vec<(&str, &str)> = pairs
-        .iter()
-        .map(|p| (p.key.as_str(), p.value.as_str()))
-        .collect();
-    let mut host: Vec<(&str, &str)> = vec![("automation", automation)];
-    if !repository.is_empty() {
-        host.push(("repository", repository));
-    }
-    let lookup = Chain(item.as_slice(), host.as_slice());
-    let mut found: Vec<UnfilledPlaceholder> = Vec::new();
-    for placeholder in template.unfilled(&lookup) {
-        let key = placeholder.key();
-        if found.iter().any(|seen| seen.key == key) {
-            continue;
+/// What fills an item's prompt: its pairs, then `repository` (when known) and
+/// `automation`, made once per dispatched task for its render and its unfilled check.
+struct PromptValues<'a> {
+    item: Vec<(&'a str, &'a str)>,
+    host: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> PromptValues<'a> {
+    fn new(pairs: &'a [Pair], repository: &'a str, automation: &'a str) -> Self {
+        let item = pairs
+            .iter()
+            .map(|p| (p.key.as_str(), p.value.as_str()))
+            .collect();
+        let mut host = vec![("automation", automation)];
+        if !repository.is_empty() {
+            host.push(("repository", repository));
         }
-        let known = item.iter().chain(&host).map(|(key, _)| *key);
-        found.push(UnfilledPlaceholder {
-            key: key.to_owned(),
-            did_you_mean: curupira_diagnostics::did_you_mean(key, known).map(str::to_owned),
-        });
+        PromptValues { item, host }
     }
-    found
+
+    fn lookup(&self) -> Chain<&[(&'a str, &'a str)], &[(&'a str, &'a str)]> {
+        Chain(self.item.as_slice(), self.host.as_slice())
+    }
+
+    /// The placeholders of `template` that neither fills, once each, in the prompt's
+    /// order, each with the closest key there is (`title` for `titel`).
+    fn unfilled(&self, template: &Template) -> Vec<UnfilledPlaceholder> {
+        let lookup = self.lookup();
+        let mut found: Vec<UnfilledPlaceholder> = Vec::new();
+        for placeholder in template.unfilled(&lookup) {
+            let key = placeholder.key();
+            if found.iter().any(|seen| seen.key == key) {
+                continue;
+            }
+            let known = self.item.iter().chain(&self.host).map(|(key, _)| *key);
+            found.push(UnfilledPlaceholder {
+                key: key.to_owned(),
+                did_you_mean: curupira_diagnostics::did_you_mean(key, known).map(str::to_owned),
+            });
+        }
+        found
+    }
 }
 
 /// The prompt of one item: its pairs, then `repository` (when known) and `automation`.
 pub fn render(template: &Template, pairs: &[Pair], repository: &str, automation: &str) -> String {
-    let item: Vec<(&str, &str)> = pairs
-        .iter()
-        .map(|p| (p.key.as_str(), p.value.as_str()))
-        .collect();
-    let mut host: Vec<(&str, &str)> = vec![("automation", automation)];
-    if !repository.is_empty() {
-        host.push(("repository", repository));
-    }
-    template.render(&Chain(item.as_slice(), host.as_slice()))
+    template.render(&PromptValues::new(pairs, repository, automation).lookup())
 }
 
 /// Queues a task `tasks retry` asked for, also one this process finished already
