@@ -2466,6 +2466,9 @@ fn emit_failure(events: &mut Journal<'_>, automation: &str, error: &CallError) -
     })
 }
 
+/// Keys and their values, in order.
+type Values<'a> = [(&'a str, &'a str)];
+
 /// What fills an item's prompt: its pairs, then `repository` (when known) and
 /// `automation`, made once per dispatched task for its render and its unfilled check.
 struct PromptValues<'a> {
@@ -2486,7 +2489,7 @@ impl<'a> PromptValues<'a> {
         PromptValues { item, host }
     }
 
-    fn lookup(&self) -> Chain<&[(&'a str, &'a str)], &[(&'a str, &'a str)]> {
+    fn lookup(&self) -> Chain<&Values<'a>, &Values<'a>> {
         Chain(self.item.as_slice(), self.host.as_slice())
     }
 
