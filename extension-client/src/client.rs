@@ -11,9 +11,9 @@ use curupira_protocol::method::{
     Describe, Initialize, Method, OnFinished, OnStarted, Poll, Schema, Shutdown, Validate,
 };
 use curupira_protocol::{
-    Configuration, DescribeResult, InitializeParams, InitializeResult, NoParams, Pair, Peer,
-    PeerInfo, PollParams, ProtocolVersion, SchemaParams, TaskParams, TriggerSchema, ValidateParams,
-    ValidateResult, Wire as _, check_compatible, rejection_message,
+    Configuration, DescribeResult, HostCapabilities, InitializeParams, InitializeResult, NoParams,
+    Pair, Peer, PeerInfo, PollParams, PollResult, ProtocolVersion, SchemaParams, TaskParams,
+    TriggerSchema, ValidateParams, ValidateResult, Wire as _, check_compatible, rejection_message,
 };
 use serde_json::Value;
 
@@ -238,14 +238,16 @@ impl Client {
         })
     }
 
-    /// `initialize`: sends protocol version 2 and who the host is (`client_info`),
-    /// and checks the version of the reply ([`check_compatible`]). A different major
+    /// `initialize`: sends protocol version 2, who the host is (`client_info`) and
+    /// what the client reads beyond the reference protocol
+    /// ([`HostCapabilities::ALL`], which the official SDK ignores), and checks the version of the reply ([`check_compatible`]). A different major
     /// is a -32001 error naming both versions, and the extension is killed: nothing
     /// else may be sent.
     pub fn initialize(&mut self, client_info: PeerInfo) -> Result<InitializeResult, CallError> {
         let params = InitializeParams {
             protocol_version: ProtocolVersion::CURRENT,
             client_info: Some(client_info),
+            capabilities: HostCapabilities::ALL,
         };
         let result = self.request::<Initialize>(&params)?;
         if let Err(mismatch) = check_compatible(result.protocol_version, Peer::Extension) {
@@ -300,7 +302,15 @@ impl Client {
     /// `trigger/poll`: `None` when nothing was found, else one item's pairs, checked
     /// against the item rules (a broken rule is a -32001 naming the pair).
     pub fn poll(&mut self, params: &PollParams) -> Result<Option<Vec<Pair>>, CallError> {
-        self.request::<Poll>(params).map(|result| result.values)
+        self.poll_result(params).map(|result| result.values)
+    }
+
+    /// `trigger/poll`, with everything its result says: the item and, from an
+    /// extension that reports it (the client announces
+    /// [`HostCapabilities::poll_rejected`] in [`initialize`](Self::initialize)), how
+    /// many entries of its source it skipped as unreadable during this poll.
+    pub fn poll_result(&mut self, params: &PollParams) -> Result<PollResult, CallError> {
+        self.request::<Poll>(params)
     }
 
     /// `trigger/onStarted` with exactly the polled pairs; any result is accepted.

@@ -143,8 +143,10 @@ fn a_result_is_read_by_its_method() {
     assert_eq!(
         sent(&mut end),
         json!({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {
-            "protocol_version": 2, "client_info": {"name": "curupira", "version": "0.4.0"}
-        }})
+            "protocol_version": 2, "client_info": {"name": "curupira", "version": "0.4.0"},
+            "capabilities": {"poll_rejected": true}
+        }}),
+        "what the reference host sends, and the capabilities it does not (ours)"
     );
 }
 

@@ -133,6 +133,7 @@ where
         trigger,
         options,
         initialized: false,
+        poll_rejected: false,
     };
     loop {
         let body = match input.read_frame() {
@@ -195,6 +196,8 @@ struct Session<'a, T: ?Sized> {
     trigger: &'a mut T,
     options: &'a ServeOptions,
     initialized: bool,
+    /// The host announced it reads a poll result's `rejected`.
+    poll_rejected: bool,
 }
 
 impl<T: Trigger + ?Sized> Session<'_, T> {
@@ -229,6 +232,7 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
             ErrorObject::new(ErrorCode::PROTOCOL_FAILURE, mismatch.to_string())
         })?;
         self.initialized = true;
+        self.poll_rejected = params.capabilities.poll_rejected;
         let server_info = match (&self.options.name, &self.options.version) {
             (Some(name), Some(version)) => PeerInfo::new(name, version),
             (Some(name), None) => PeerInfo::new(name, env!("CARGO_PKG_VERSION")),
@@ -274,16 +278,20 @@ impl<T: Trigger + ?Sized> Session<'_, T> {
             } = read::<method::Poll>(params)?;
             let local = self.known(&trigger_type)?;
             let context = PollContext { limit, preview };
-            let values = self
+            let polled = self
                 .trigger
-                .poll_in(local, &parameters(&automation), context)
-                .map_err(|err| err.into_error_object())?;
+                .poll_in(local, &parameters(&automation), context);
+            // Taken whether or not the poll succeeded, so that a count never carries
+            // over to the next poll.
+            let rejected = self.trigger.take_rejected();
+            let values = polled.map_err(|err| err.into_error_object())?;
             if let Some(pairs) = &values {
                 refuse_bad_item(local, pairs).inspect_err(|err| {
                     self.options.log(&err.message);
                 })?;
             }
-            return to_value(&PollResult { values });
+            let rejected = (self.poll_rejected && rejected > 0).then_some(rejected);
+            return to_value(&PollResult { values, rejected });
         }
         // `trigger/onStarted` and `trigger/onFinished` take the same params.
         let started = name == method::OnStarted::NAME;

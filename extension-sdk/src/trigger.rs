@@ -114,6 +114,18 @@ pub trait Trigger {
         self.poll(trigger_type, arguments)
     }
 
+    /// How many entries of its source the last [`poll_in`](Self::poll_in) skipped
+    /// because it could not read them, counted since the last call: the serve loop
+    /// calls it after each poll and sends the count as the result's `rejected` to a
+    /// host that announced it reads it (**ours**, [`HostCapabilities::poll_rejected`];
+    /// never to the reference host, which refuses the member). Say why on stderr as
+    /// well: the count is for the host's round summary. 0 by default.
+    ///
+    /// [`HostCapabilities::poll_rejected`]: curupira_protocol::HostCapabilities::poll_rejected
+    fn take_rejected(&mut self) -> u64 {
+        0
+    }
+
     /// The host is about to work on an item this extension polled
     /// (`trigger/onStarted`); `values` are exactly the polled pairs. Does nothing by
     /// default.

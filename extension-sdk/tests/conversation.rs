@@ -676,3 +676,64 @@ fn null_params_are_absent_params_as_the_reference_host_sends_them() {
     let (outcome, _) = host.finish();
     assert_eq!(outcome, ServeOutcome::Shutdown, "serve ends at shutdown");
 }
+
+/// A trigger's count of unreadable entries goes only to a host that announced it
+/// reads it (ours, `capabilities.poll_rejected`); the reference host, which announces
+/// nothing, would refuse the member. A failed poll's count is dropped, not carried to
+/// the next poll.
+#[test]
+fn a_rejected_count_is_sent_only_to_a_host_that_announced_it() {
+    let poll = json!({"trigger_type": "alpha", "automation": {}});
+    let trigger = FakeTrigger {
+        rejected_per_poll: 2,
+        ..alpha_items()
+    };
+    let mut reference = Host::start(trigger, ServeOptions::default());
+    reference.initialize();
+    let reply = reference.call(1, "trigger/poll", Some(poll.clone()));
+    assert_eq!(
+        reply,
+        ok(
+            1,
+            json!({"values": [{"key": "title", "value": "first"}, {"key": "n", "value": "1"}]})
+        )
+    );
+    let (_, left) = reference.finish();
+    assert_eq!(left.rejected, 0, "taken, though not sent");
+
+    let trigger = FakeTrigger {
+        rejected_per_poll: 2,
+        poll_error: Some(TriggerError::new(ErrorCode::COMMAND_FAILURE, "boom")),
+        ..alpha_items()
+    };
+    let mut ours = Host::start(trigger, ServeOptions::default());
+    let hello = ours.call(
+        0,
+        "initialize",
+        Some(
+            json!({"protocol_version": 2, "client_info": {"name": "curupira", "version": "0"},
+                    "capabilities": {"poll_rejected": true, "later": 1}}),
+        ),
+    );
+    assert!(hello.get("result").is_some(), "{hello}");
+    let failed = ours.call(1, "trigger/poll", Some(poll.clone()));
+    assert!(failed.get("error").is_some(), "{failed}");
+    let reply = ours.call(2, "trigger/poll", Some(poll.clone()));
+    assert_eq!(reply["result"]["rejected"], 2, "this poll's only: {reply}");
+    assert_eq!(reply["result"]["values"][0]["value"], "first");
+    let (_, _) = ours.finish();
+
+    // Through the client, which announces it: the count comes back typed.
+    let trigger = FakeTrigger {
+        rejected_per_poll: 1,
+        ..alpha_items()
+    };
+    let (mut client, server) = connect(trigger, ServeOptions::default());
+    initialize(&mut client);
+    let polled = client
+        .poll_result(&poll_params("alpha", json!({})))
+        .unwrap();
+    assert_eq!(polled.rejected, Some(1));
+    assert_eq!(polled.values.map(|pairs| pairs.len()), Some(2));
+    hang_up(client, server);
+}

@@ -218,12 +218,18 @@ fn human_line(event: &Event, dry_run: bool) -> String {
             dispatched,
             skipped,
             failed,
+            rejected,
         } => {
             // A dry run renders the items it would dispatch.
             let verb = if dry_run { "rendered" } else { "dispatched" };
+            // Said only when there were some: most triggers never report any.
+            let rejected = match rejected {
+                0 => String::new(),
+                n => format!(", {n} rejected by the trigger (see its warnings above)"),
+            };
             format!(
                 "{automation}: round finished: {polled} polled, {dispatched} {verb}, \
-                     {skipped} skipped, {failed} failed"
+                     {skipped} skipped, {failed} failed{rejected}"
             )
         }
         Event::AutomationFailed {
@@ -451,11 +457,13 @@ impl<W: Write> EventWriter<W> {
                     dispatched,
                     skipped,
                     failed,
+                    rejected,
                 } = event
                 {
                     let empty = [polled, dispatched, skipped, failed]
                         .iter()
-                        .all(|n| **n == 0);
+                        .all(|n| **n == 0)
+                        && *rejected == 0;
                     let shown_idle = if empty {
                         !self.idle.insert(automation.clone())
                     } else {
@@ -608,10 +616,24 @@ mod tests {
             dispatched: 5,
             skipped: 0,
             failed: 0,
+            rejected: 0,
         };
         assert_eq!(
             round.human(),
             "q: round finished: 5 polled, 5 dispatched, 0 skipped, 0 failed"
+        );
+        let rejecting = Event::RoundFinished {
+            automation: "q".into(),
+            polled: 5,
+            dispatched: 5,
+            skipped: 0,
+            failed: 0,
+            rejected: 2,
+        };
+        assert_eq!(
+            rejecting.human(),
+            "q: round finished: 5 polled, 5 dispatched, 0 skipped, 0 failed, 2 rejected by \
+             the trigger (see its warnings above)"
         );
         let mut dry = EventWriter::new(Vec::new(), Format::Human).dry_run(true);
         dry.emit(&round).unwrap();
@@ -677,6 +699,7 @@ mod tests {
             dispatched: polled,
             skipped,
             failed: 0,
+            rejected: 0,
         };
         let rounds = [
             round("a", 0, 0),

@@ -75,6 +75,10 @@ fn main() {
             the_reference_host_runs_local_queue_each_item_once,
         ),
         with_ecosystem(
+            "the_reference_host_refuses_an_unknown_member_in_a_poll_result",
+            the_reference_host_refuses_an_unknown_member_in_a_poll_result,
+        ),
+        with_ecosystem(
             "the_reference_host_runs_an_extension_built_with_our_sdk",
             the_reference_host_runs_an_extension_built_with_our_sdk,
         ),
@@ -555,9 +559,12 @@ fn the_reference_host_runs_local_queue_each_item_once(installed: &Ecosystem) {
         .map(|entry| entry.unwrap().path())
         .find(|path| path.extension().is_some_and(|ext| ext == "whl"))
         .unwrap();
+    // Line 3 is no item (a number value): local-queue skips it and says so, and
+    // sends the reference host no `rejected` count, which it would refuse (it
+    // announced no capabilities).
     fs::write(
         root.join("a.jsonl"),
-        "{\"n\": \"1\"}\n{\"n\": \"2\"}\n{\"n\": \"3\"}\n",
+        "{\"n\": \"1\"}\n{\"n\": \"2\"}\n{\"n\": 5}\n{\"n\": \"3\"}\n",
     )
     .unwrap();
     fs::write(root.join("b.jsonl"), "{\"n\": \"4\"}\n").unwrap();
@@ -607,6 +614,7 @@ fn the_reference_host_runs_local_queue_each_item_once(installed: &Ecosystem) {
         (3, 1),
         "{ran:?}"
     );
+    assert_eq!(done("a.jsonl.done.rejected"), 1, "{ran:?}");
 
     let again = host.run(&["run", "--config", "settings.toml"]);
     assert!(again.status.success(), "{again:?}");
@@ -615,6 +623,61 @@ fn the_reference_host_runs_local_queue_each_item_once(installed: &Ecosystem) {
         4,
         "the second run dispatched again: {again:?}"
     );
+}
+
+/// What makes our additions to the protocol opt-in: the reference host refuses a
+/// member it does not know at the top of a poll result (here `rejected`, which our
+/// extensions send only to a host that announced `capabilities.poll_rejected` in
+/// `initialize`), failing the automation before any agent runs.
+fn the_reference_host_refuses_an_unknown_member_in_a_poll_result(installed: &Ecosystem) {
+    let host = ReferenceHost::new(installed, false);
+    let root = host.path();
+    let extension = r#"import json, sys
+def read():
+    head = sys.stdin.buffer.read(8)
+    return json.loads(sys.stdin.buffer.read(int(head, 16))) if len(head) == 8 else None
+def send(message):
+    body = json.dumps(message).encode()
+    sys.stdout.buffer.write(b"%08x" % len(body) + body)
+    sys.stdout.buffer.flush()
+while (message := read()) is not None:
+    method, id = message.get("method"), message.get("id")
+    if id is None:
+        continue
+    result = {
+        "initialize": {"protocol_version": 2, "server_info": {"name": "extra", "version": "0.1.0"}},
+        "describe": {"triggers": [{"trigger_type": "items", "prompt_fields": ["title"]}], "agents": []},
+        "trigger/schema": {"schema": {"type": "object"}, "prompt_fields": ["title"]},
+        "trigger/validate": {"ok": True},
+        "trigger/poll": {"values": [{"key": "title", "value": "x"}], "rejected": 2},
+    }.get(method, {})
+    send({"jsonrpc": "2.0", "id": id, "result": result})
+    if method == "shutdown":
+        break
+"#;
+    fs::write(root.join("extra.py"), extension).unwrap();
+    let settings = format!(
+        "[settings]\nworkspace_dir = {ws:?}\nstate_db_path = {db:?}\n\n\
+         [repositories.demo]\nremote = \"file://{remote}\"\n\n\
+         [agents.defaults]\nprofile = \"stub\"\n\n[agents.profiles.stub]\nprovider = \"claude\"\n\n\
+         [plugins.extra]\ntype = \"uvx\"\nargs = [{python:?}, {script:?}]\n\n\
+         [automations.e]\ntrigger_type = \"extra/items\"\nrepository = \"demo\"\n\
+         prompt = \"Do ${{title}}\"\n",
+        ws = root.join("ws").display().to_string(),
+        db = root.join("state.sqlite3").display().to_string(),
+        remote = root.join("remotes/acme/widgets.git").display(),
+        python = installed.bin("python").display().to_string(),
+        script = root.join("extra.py").display().to_string(),
+    );
+    fs::write(root.join("settings.toml"), settings).unwrap();
+    let ran = host.run(&["run", "--config", "settings.toml"]);
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert_eq!(ran.status.code(), Some(1), "{ran:?}");
+    assert!(
+        stderr.contains("decode result for trigger/poll: unknown field `rejected`"),
+        "{stderr}"
+    );
+    assert!(host.prompts().is_empty(), "no agent ran: {ran:?}");
 }
 
 /// The reference host validates and runs `examples/entries.rs`, an extension built

@@ -185,6 +185,11 @@ fn three_bad_lines_are_each_recorded_warned_about_under_quiet_and_silent_later()
     assert!(!first.stderr.contains("cannot record"), "{}", first.stderr);
     let recorded = project.read("done.jsonl.rejected");
     assert_eq!(recorded.lines().count(), 3, "{recorded}");
+    // Issue 37: the round summary counts them (local-queue reports the count in its
+    // poll result to a host that announced it reads it).
+    let rounds = first.events_named("round.finished");
+    let rejected: Vec<&Value> = rounds.iter().map(|round| &round["rejected"]).collect();
+    assert_eq!(rejected, [&serde_json::json!(3)], "{first:?}");
 
     let second = project.curupira(&["run", "--once", "--format", "json"]);
     assert_eq!(second.code, Some(0), "{second:?}");
@@ -194,6 +199,35 @@ fn three_bad_lines_are_each_recorded_warned_about_under_quiet_and_silent_later()
         second.stderr
     );
     assert_eq!(project.read("done.jsonl.rejected"), recorded);
+    let rounds = second.events_named("round.finished");
+    assert_eq!(
+        rounds[0]["rejected"], 0,
+        "known lines are not counted again"
+    );
+
+    // In the human form, the summary line says so; a dry run counts what it would
+    // reject too (it records nothing).
+    project.write(
+        "tasks.jsonl",
+        "bad four\n{\"issue\":\"ok\"}\n{\"issue\":\"ok2\"}\n",
+    );
+    let dry = project.curupira(&["run", "--once", "--dry-run"]);
+    assert_eq!(dry.code, Some(0), "{dry:?}");
+    assert!(
+        dry.stdout.contains(
+            "round finished: 1 polled, 1 rendered, 0 skipped, 0 failed, 1 rejected by the \
+             trigger (see its warnings above)"
+        ),
+        "{dry:?}"
+    );
+    let human = project.curupira(&["run", "--once"]);
+    assert_eq!(human.code, Some(0), "{human:?}");
+    assert!(
+        human
+            .stdout
+            .contains("0 failed, 1 rejected by the trigger (see its warnings above)"),
+        "{human:?}"
+    );
 }
 
 /// Two configs whose automations name one queue, run at the same time: both run, each

@@ -1553,6 +1553,19 @@ fn a_retried_task_stopped_by_a_signal_runs_again_in_the_next_run() {
         "{}",
         project.read("run.err")
     );
+    // While it runs, `status` shows the ledger's number, and the log it writes.
+    let mut running = Value::Null;
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            let status = project.curupira(&["status", "--format", "json"]);
+            running = serde_json::from_str(&status.stdout).unwrap_or(Value::Null);
+            running["running"][0]["log_path"].is_string()
+        }),
+        "{running}"
+    );
+    assert_eq!(running["running"][0]["attempt"], 2, "{running}");
+    let log_path = running["running"][0]["log_path"].as_str().unwrap();
+    assert!(log_path.ends_with("/2.log"), "{log_path}");
     signal(host.id(), "INT");
     thread::sleep(Duration::from_millis(300));
     signal(host.id(), "INT");
@@ -1562,6 +1575,14 @@ fn a_retried_task_stopped_by_a_signal_runs_again_in_the_next_run() {
     let started = named(&stopped, "task.started");
     assert_eq!(started.len(), 1, "{stopped:?}");
     assert_eq!(started[0]["attempt"], 2, "the ledger's second attempt");
+    // Stopped: `status` lists that attempt as interrupted, under the same number.
+    let status = project.curupira(&["status", "--format", "json"]);
+    let status: Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(status["last_failures"][0]["attempt"], 2, "{status}");
+    assert_eq!(
+        status["last_failures"][0]["outcome"], "interrupted",
+        "{status}"
+    );
     let interrupted = named(&stopped, "task.interrupted");
     assert_eq!(interrupted.len(), 1, "{stopped:?}");
     assert_eq!(status_of(&project, &id), Status::Interrupted);
@@ -1610,9 +1631,63 @@ fn a_retried_task_stopped_by_a_signal_runs_again_in_the_next_run() {
     }
     let shown = project.curupira(&["tasks", "log", &id[..12], "--attempt", "2"]);
     assert!(shown.stdout.contains("attempt output"), "{shown:?}");
+    // `tasks show` and the API (`status --serve`, from the ledger) number them alike.
+    let show = project.curupira(&["tasks", "show", &id[..12], "--format", "json"]);
+    let show: Value = serde_json::from_str(&show.stdout).unwrap();
+    let numbers = |task: &Value| -> Vec<u64> {
+        task["history"]
+            .as_array()
+            .map(|list| list.iter().filter_map(|a| a["attempt"].as_u64()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(numbers(&show), [1, 2, 3], "{show}");
+    let served = Command::new(curupira())
+        .args(["status", "--serve", "127.0.0.1:0"])
+        .current_dir(project.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(fs::File::create(project.path().join("serve.err")).unwrap())
+        .spawn()
+        .unwrap();
+    let served = curupira_test_support::process::Reaper::new(served);
+    let mut port = None;
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            let err = project.read("serve.err");
+            port = err.split("http://127.0.0.1:").nth(1).and_then(|rest| {
+                rest.split(|c: char| !c.is_ascii_digit())
+                    .next()?
+                    .parse::<u16>()
+                    .ok()
+            });
+            port.is_some()
+        }),
+        "{}",
+        project.read("serve.err")
+    );
+    let api = http_get(port.unwrap(), &format!("/api/v1/tasks/{id}"));
+    let api: Value = serde_json::from_str(&api).unwrap_or(Value::Null);
+    assert_eq!(numbers(&api), [1, 2, 3], "{api}");
+    drop(served);
     // A third run finds nothing left.
     let idle = project.curupira(ONCE);
     assert!(idle.events_named("task.started").is_empty(), "{idle:?}");
+}
+
+/// The body of `GET path` on a loopback port (HTTP/1.1, one request).
+fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    match answer.split_once("\r\n\r\n") {
+        Some((_, body)) => body.to_owned(),
+        None => answer,
+    }
 }
 
 /// Issue 37: the same for a retried task whose agent could not start: the message

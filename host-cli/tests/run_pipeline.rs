@@ -170,7 +170,7 @@ fn batch_size_bounds_the_polls_of_a_round() {
         run.events_named("round.finished"),
         [
             json!({"event": "round.finished", "automation": "auto", "polled": 3, "dispatched": 3,
-                "skipped": 0, "failed": 0})
+                "skipped": 0, "failed": 0, "rejected": 0})
         ]
     );
 }
@@ -236,7 +236,7 @@ fn an_empty_list_is_an_item_and_repeated_pairs_dispatch_once() {
     assert_eq!(
         events[9],
         json!({"event": "round.finished", "automation": "auto", "polled": 5, "dispatched": 3,
-               "skipped": 2, "failed": 0})
+               "skipped": 2, "failed": 0, "rejected": 0})
     );
     let started = project
         .methods("fx")

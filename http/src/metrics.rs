@@ -19,7 +19,7 @@
 //!
 //! let metrics = Metrics::new(None);
 //! metrics.observe(&Event::RoundFinished {
-//!     automation: "fix".into(), polled: 0, dispatched: 0, skipped: 0, failed: 0,
+//!     automation: "fix".into(), polled: 0, dispatched: 0, skipped: 0, failed: 0, rejected: 0,
 //! });
 //! assert!(metrics.render().contains("curupira_rounds_total{automation=\"fix\"} 1"));
 //! ```

@@ -103,7 +103,11 @@
 //! it are handed out as usual. A poll that rejected lines ends with one more warning
 //! line that counts them (`this poll rejected 3 line(s) of `q.jsonl` (…)`). The
 //! `curupira` host logs an extension's stderr lines that start with `warning:` (after
-//! the program's name) at `warn`, so `-q` does not hide them. So that it is not reported again,
+//! the program's name) at `warn`, so `-q` does not hide them. To a host that
+//! announced it reads the count (`capabilities.poll_rejected` in `initialize`, as
+//! `curupira` does; never the reference host, which refuses the member), the poll's
+//! result carries it too, as `"rejected": n`, and the host's round summary says it
+//! (`…, 3 rejected by the trigger`). So that it is not reported again,
 //! by this process or a later one, the SHA-256 of its bytes (everything before its
 //! `\n`) is appended to a `.rejected` file beside the done file (`done.jsonl.rejected`:
 //! one line per rejected line, 64 hex digits, then where it was and why, for people).

@@ -57,6 +57,9 @@ pub struct LocalQueue {
     queue_files: HashMap<String, Tracked<QueueLines>>,
     /// The most bytes a line may have; longer ones are rejected unread.
     max_line_bytes: usize,
+    /// Lines rejected by polls since the serve loop last asked
+    /// ([`Trigger::take_rejected`]).
+    rejected: u64,
     /// What this process said on stderr once, not at every poll: a queue file that
     /// does not exist (its path), a last line without its newline (path, line).
     said: Mutex<std::collections::HashSet<(String, u64)>>,
@@ -89,6 +92,7 @@ impl LocalQueue {
             index: Index::new(folder.into()),
             queue_files: HashMap::new(),
             max_line_bytes: MAX_LINE_BYTES,
+            rejected: 0,
             said: Mutex::default(),
             #[cfg(test)]
             clock_shift: Duration::ZERO,
@@ -395,6 +399,7 @@ impl Trigger for LocalQueue {
                 }
             }
         }
+        self.rejected += rejected_now as u64;
         if rejected_now > 0 {
             let recorded = if preview {
                 "not recorded: a dry run records nothing".to_owned()
@@ -472,6 +477,12 @@ impl Trigger for LocalQueue {
     /// Appends the item to the done file of the queue that handed it out: this
     /// process's poll, else the index's record, else a queue given to this process
     /// (or named in the index) whose file holds the item.
+    /// The lines the polls since the last call rejected (each also named on stderr
+    /// and, outside a dry run, recorded in the `.rejected` file).
+    fn take_rejected(&mut self) -> u64 {
+        std::mem::take(&mut self.rejected)
+    }
+
     fn on_finished(&mut self, _trigger_type: &str, values: &[Pair]) -> Result<(), TriggerError> {
         if let Some(queue) = self
             .unfinished
@@ -955,8 +966,12 @@ mod tests {
         let files = Files::new("{\"k\":\"a\"}\n{\"k\":1}\n{\"k\":\"c\"}\n{\"k\":1}\n");
         let mut queue = files.settled();
         assert_eq!(poll(&mut queue, &files), item("a"));
+        assert_eq!(queue.take_rejected(), 0, "no bad line before `a`");
         assert_eq!(poll(&mut queue, &files), item("c"));
+        assert_eq!(queue.take_rejected(), 1, "line 2, on the way to `c`");
+        assert_eq!(queue.take_rejected(), 0, "taken: the count starts again");
         assert_eq!(poll(&mut queue, &files), None);
+        assert_eq!(queue.take_rejected(), 0, "line 4 has line 2's bytes: known");
         let rejected = files.dir.path().join("d.jsonl.rejected");
         let recorded = std::fs::read_to_string(&rejected).unwrap();
         let hash = hex(&Sha256::digest(b"{\"k\":1}").into());

@@ -16,7 +16,7 @@
 //! | `task.skipped` | `task_id`, `values` | a poll returned an identity this automation already handled: in this process, or (with the durable ledger) finished in an earlier one |
 //! | `task.rendered` | `task_id`, `values`, `prompt` | `--dry-run`: instead of started/finished |
 //! | `task.unfilled` | `task_id`, `values`, `placeholders` (`[{key, did_you_mean?}]`), `refused` | the task's prompt leaves placeholders no item key and no host variable fills: once per automation and key, and for every task refused for it (`unfilled = "fail"`: not started, not finished) |
-//! | `round.finished` | `polled`, `dispatched`, `skipped`, `failed` | after each complete round |
+//! | `round.finished` | `polled`, `dispatched`, `skipped`, `failed`, `rejected` | after each complete round |
 //! | `automation.failed` | `code`, `message`, `extension`?, `method`? | the automation stops (for the rest of the process) |
 //! | `extension.failed` | `extension`, `method`, `code`, `message` | an extension failed outside any automation's step (at `shutdown`) |
 //! | `host.waiting` | `idle_seconds`, `next_round_at`, `next_round_in_seconds` | a continuous run with `idle_notice` set: nothing ran or waited for a retry for that long; said again each time it passes. `automation` is the one whose round is next |
@@ -208,6 +208,11 @@ pub enum Event {
         skipped: u32,
         /// Dispatched tasks whose agent failed.
         failed: u32,
+        /// Entries of its source (queue lines, for `local-queue`) its trigger skipped
+        /// as unreadable during the round's polls, as the extension counted them
+        /// (**ours**: only an extension that reports it, to a host that announced it
+        /// reads it; 0 from any other).
+        rejected: u64,
     },
     /// The automation failed and is stopped.
     #[serde(rename = "automation.failed")]
@@ -330,10 +335,11 @@ impl<S: EventSink + ?Sized> EventSink for &mut S {
 ///     dispatched: 1,
 ///     skipped: 1,
 ///     failed: 0,
+///     rejected: 0,
 /// })?;
 /// assert_eq!(
 ///     String::from_utf8(out.into_inner()).unwrap(),
-///     "{\"event\":\"round.finished\",\"automation\":\"triage\",\"polled\":2,\"dispatched\":1,\"skipped\":1,\"failed\":0}\n"
+///     "{\"event\":\"round.finished\",\"automation\":\"triage\",\"polled\":2,\"dispatched\":1,\"skipped\":1,\"failed\":0,\"rejected\":0}\n"
 /// );
 /// # Ok::<(), std::io::Error>(())
 /// ```

@@ -411,6 +411,8 @@ struct Round {
     dispatched: u32,
     skipped: u32,
     failed: u32,
+    /// Entries of its source the trigger said its polls skipped as unreadable.
+    rejected: u64,
 }
 
 /// A task handed to an agent: everything an attempt needs, owned, so it can go to a
@@ -1443,13 +1445,14 @@ impl Scheduler<'_> {
             Ok(ready) => ready.client,
             Err(error) => return Ok(Err(error)),
         };
-        let pairs = match client.poll(&run.poll) {
-            Ok(Some(pairs)) => pairs,
-            Ok(None) => {
-                round.polling_done = true;
-                return Ok(Ok(()));
-            }
+        let polled = match client.poll_result(&run.poll) {
+            Ok(polled) => polled,
             Err(error) => return Ok(Err(error)),
+        };
+        round.rejected = round.rejected.saturating_add(polled.rejected.unwrap_or(0));
+        let Some(pairs) = polled.values else {
+            round.polling_done = true;
+            return Ok(Ok(()));
         };
         round.polled += 1;
         let task_id = TaskId::of_pairs(&pairs);
@@ -2231,6 +2234,7 @@ impl Scheduler<'_> {
                     dispatched: round.dispatched,
                     skipped: round.skipped,
                     failed: round.failed,
+                    rejected: round.rejected,
                 })?;
             }
             run.next_due = Instant::now() + run.automation.polling.interval;

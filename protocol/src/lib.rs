@@ -78,10 +78,10 @@ pub use curupira_task_identity::Pair;
 pub use defaults::apply_defaults;
 pub use item::{ItemError, ItemProblem, RESERVED_KEYS, check_item, is_reserved};
 pub use messages::{
-    Ack, Arguments, CORE_KEYS, Configuration, DescribeResult, InitializeParams, InitializeResult,
-    NoParams, PeerInfo, PollParams, PollResult, SchemaParams, TaskParams, TriggerDescription,
-    TriggerSchema, ValidateParams, ValidateResult, Wire, is_core_key, local_trigger_type,
-    parameters,
+    Ack, Arguments, CORE_KEYS, Configuration, DescribeResult, HostCapabilities, InitializeParams,
+    InitializeResult, NoParams, PeerInfo, PollParams, PollResult, SchemaParams, TaskParams,
+    TriggerDescription, TriggerSchema, ValidateParams, ValidateResult, Wire, is_core_key,
+    local_trigger_type, parameters,
 };
 pub use shape::{Problem, Root, ShapeError};
 pub use validation::{ValidationError, rejection_message, validation_data, validation_errors};

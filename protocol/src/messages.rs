@@ -104,6 +104,13 @@ impl PeerInfo {
 
 /// `initialize` params: `{"protocol_version": 2, "client_info": {"name", "version"}}`.
 /// `client_info` may be absent on reading (the official SDK does not need it).
+///
+/// **Ours:** a host may add `"capabilities": {…}` ([`HostCapabilities`]) to say which
+/// of our additions to the protocol it reads. The reference host sends none, the
+/// official SDK ignores the member, and an extension must send an addition only to a
+/// host that announced it: the reference host refuses any member it does not know
+/// in a result (recorded: `{"values": null, "rejected": 2}` fails the automation
+/// with `unknown field `rejected`, expected `values``).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InitializeParams {
     /// The version the host speaks.
@@ -111,6 +118,58 @@ pub struct InitializeParams {
     /// Who the host is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_info: Option<PeerInfo>,
+    /// What the host reads beyond the reference protocol (**ours**); sent only when
+    /// it announces something.
+    #[serde(skip_serializing_if = "HostCapabilities::is_none")]
+    pub capabilities: HostCapabilities,
+}
+
+/// What a host announces in `initialize` that it reads beyond the reference
+/// protocol (**ours**): `{"poll_rejected": true}`. Unknown members are ignored on
+/// reading, so a later host may announce more.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct HostCapabilities {
+    /// The host reads [`PollResult::rejected`]: how many entries of its source the
+    /// trigger skipped during that poll because it could not read them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub poll_rejected: bool,
+}
+
+impl HostCapabilities {
+    /// Everything this version of the protocol crate knows of.
+    pub const ALL: HostCapabilities = HostCapabilities {
+        poll_rejected: true,
+    };
+
+    /// Whether nothing is announced (the reference host's `initialize`).
+    pub fn is_none(&self) -> bool {
+        *self == HostCapabilities::default()
+    }
+
+    fn read(map: &Map<String, Value>) -> Result<Self, ShapeError> {
+        let Some(value) = map.get("capabilities") else {
+            return Ok(HostCapabilities::default());
+        };
+        let members = PARAMS.object(
+            Some(value),
+            "/capabilities",
+            r#"an object like {"poll_rejected": true}"#,
+        )?;
+        let poll_rejected = match members.get("poll_rejected") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(announced)) => *announced,
+            Some(other) => {
+                return Err(PARAMS.error(
+                    "/capabilities/poll_rejected",
+                    Problem::WrongType {
+                        expected: "a boolean",
+                        found: curupira_jsonrpc::describe(other),
+                    },
+                ));
+            }
+        };
+        Ok(HostCapabilities { poll_rejected })
+    }
 }
 
 impl Wire for InitializeParams {
@@ -130,6 +189,7 @@ impl Wire for InitializeParams {
         Ok(InitializeParams {
             protocol_version,
             client_info,
+            capabilities: HostCapabilities::read(map)?,
         })
     }
 }
@@ -584,6 +644,12 @@ impl Wire for PollParams {
 pub struct PollResult {
     /// The item, or `None`.
     pub values: Option<Vec<Pair>>,
+    /// **Ours**, only to a host that announced
+    /// [`HostCapabilities::poll_rejected`]: how many entries of its source the
+    /// trigger skipped during this poll because it could not read them (and said so
+    /// on stderr), for the host's round summary. Absent means none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<u64>,
 }
 
 impl Wire for PollResult {
@@ -594,6 +660,19 @@ impl Wire for PollResult {
     fn read(value: Option<&Value>) -> Result<Self, ShapeError> {
         const EXPECTED: &str = "null or an array of {\"key\", \"value\"} objects";
         let map = RESULT.object(value, "", "an object with a `values` member")?;
+        let rejected = match map.get("rejected") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64(),
+            Some(other) => {
+                return Err(RESULT.error(
+                    "/rejected",
+                    Problem::WrongType {
+                        expected: "a non-negative integer",
+                        found: curupira_jsonrpc::describe(other),
+                    },
+                ));
+            }
+        };
         let Some(values) = map.get("values") else {
             return Err(RESULT.error(
                 "/values",
@@ -604,7 +683,12 @@ impl Wire for PollResult {
             ));
         };
         let items = match values {
-            Value::Null => return Ok(PollResult { values: None }),
+            Value::Null => {
+                return Ok(PollResult {
+                    values: None,
+                    rejected,
+                });
+            }
             Value::Array(items) => items,
             other => {
                 return Err(RESULT.error(
@@ -622,6 +706,7 @@ impl Wire for PollResult {
         })?;
         Ok(PollResult {
             values: Some(pairs),
+            rejected,
         })
     }
 }

@@ -4,11 +4,11 @@
 
 use curupira_protocol::method::{self, Method};
 use curupira_protocol::{
-    Ack, CORE_KEYS, Configuration, DescribeResult, InitializeParams, InitializeResult, ItemProblem,
-    NoParams, Pair, PeerInfo, PollParams, PollResult, ProtocolVersion, RESERVED_KEYS, SchemaParams,
-    TaskParams, TriggerDescription, TriggerSchema, ValidateParams, ValidateResult, ValidationError,
-    Wire, is_core_key, local_trigger_type, parameters, rejection_message, to_json,
-    validation_errors,
+    Ack, CORE_KEYS, Configuration, DescribeResult, HostCapabilities, InitializeParams,
+    InitializeResult, ItemProblem, NoParams, Pair, PeerInfo, PollParams, PollResult,
+    ProtocolVersion, RESERVED_KEYS, SchemaParams, TaskParams, TriggerDescription, TriggerSchema,
+    ValidateParams, ValidateResult, ValidationError, Wire, is_core_key, local_trigger_type,
+    parameters, rejection_message, to_json, validation_errors,
 };
 use serde_json::{Value, json};
 
@@ -29,6 +29,57 @@ fn poll_null_ends_and_an_empty_array_is_an_item() {
             .unwrap()
             .values,
         Some(vec![])
+    );
+}
+
+/// Ours: `rejected` beside `values`, a count; `capabilities` in `initialize`, read
+/// with unknown members ignored and written only when something is announced.
+#[test]
+fn a_poll_results_rejected_count_and_the_capabilities_that_ask_for_it() {
+    let read = PollResult::read(Some(&json!({"values": null, "rejected": 3}))).unwrap();
+    assert_eq!((read.values, read.rejected), (None, Some(3)));
+    let read = PollResult::read(Some(&json!({"values": [], "rejected": null}))).unwrap();
+    assert_eq!(read.rejected, None);
+    assert_eq!(
+        err::<PollResult>(json!({"values": null, "rejected": -1})),
+        "`/rejected` must be a non-negative integer, found -1"
+    );
+    let written = to_json(&PollResult {
+        values: None,
+        rejected: None,
+    })
+    .unwrap();
+    assert_eq!(written, json!({"values": null}), "nothing extra by default");
+
+    let params = InitializeParams::read(Some(&json!({
+        "protocol_version": 2, "capabilities": {"poll_rejected": true, "later": {}}
+    })))
+    .unwrap();
+    assert!(params.capabilities.poll_rejected);
+    assert_eq!(params.capabilities, HostCapabilities::ALL);
+    let plain = InitializeParams::read(Some(&json!({"protocol_version": 2}))).unwrap();
+    assert!(
+        plain.capabilities.is_none(),
+        "the reference host announces nothing"
+    );
+    assert_eq!(
+        err::<InitializeParams>(json!({"protocol_version": 2, "capabilities": []})),
+        "`/capabilities` must be an object like {\"poll_rejected\": true}, found an array"
+    );
+    assert_eq!(
+        err::<InitializeParams>(
+            json!({"protocol_version": 2, "capabilities": {"poll_rejected": "yes"}})
+        ),
+        "`/capabilities/poll_rejected` must be a boolean, found \"yes\""
+    );
+    let announced = to_json(&InitializeParams {
+        capabilities: HostCapabilities::ALL,
+        ..plain
+    })
+    .unwrap();
+    assert_eq!(
+        announced,
+        json!({"protocol_version": 2, "capabilities": {"poll_rejected": true}})
     );
 }
 
@@ -388,6 +439,7 @@ fn what_is_written_reads_back() {
     let params = InitializeParams {
         protocol_version: ProtocolVersion::CURRENT,
         client_info: Some(PeerInfo::new("curupira", "0.1.0")),
+        capabilities: HostCapabilities::default(),
     };
     let written = to_json(&params).unwrap();
     assert_eq!(

@@ -59,6 +59,10 @@ pub struct FakeTrigger {
     pub finished: Vec<Vec<Pair>>,
     /// What the next `poll` returns instead of the queue, when set.
     pub poll_error: Option<TriggerError>,
+    /// Source entries each poll says it skipped as unreadable (`take_rejected`).
+    pub rejected_per_poll: u64,
+    /// Rejections not yet taken.
+    pub rejected: u64,
 }
 
 impl FakeTrigger {
@@ -120,11 +124,16 @@ impl Trigger for FakeTrigger {
         }
     }
 
+    fn take_rejected(&mut self) -> u64 {
+        std::mem::take(&mut self.rejected)
+    }
+
     fn poll(
         &mut self,
         trigger_type: &str,
         _arguments: &Arguments,
     ) -> Result<Option<Vec<Pair>>, TriggerError> {
+        self.rejected += self.rejected_per_poll;
         if let Some(err) = self.poll_error.take() {
             return Err(err);
         }
