@@ -155,19 +155,7 @@ impl HostCapabilities {
             "/capabilities",
             r#"an object like {"poll_rejected": true}"#,
         )?;
-        let poll_rejected = match members.get("poll_rejected") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(announced)) => *announced,
-            Some(other) => {
-                return Err(PARAMS.error(
-                    "/capabilities/poll_rejected",
-                    Problem::WrongType {
-                        expected: "a boolean",
-                        found: curupira_jsonrpc::describe(other),
-                    },
-                ));
-            }
-        };
+        let poll_rejected = PARAMS.optional_bool(members, "/capabilities", "poll_rejected")?;
         Ok(HostCapabilities { poll_rejected })
     }
 }
@@ -603,32 +591,8 @@ impl Wire for PollParams {
 
     fn read(value: Option<&Value>) -> Result<Self, ShapeError> {
         let map = PARAMS.object(value, "", "an object with `trigger_type` and `automation`")?;
-        let limit = match map.get("limit") {
-            None | Some(Value::Null) => None,
-            Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64(),
-            Some(other) => {
-                return Err(PARAMS.error(
-                    "/limit",
-                    Problem::WrongType {
-                        expected: "a non-negative integer",
-                        found: curupira_jsonrpc::describe(other),
-                    },
-                ));
-            }
-        };
-        let preview = match map.get("preview") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(preview)) => *preview,
-            Some(other) => {
-                return Err(PARAMS.error(
-                    "/preview",
-                    Problem::WrongType {
-                        expected: "a boolean",
-                        found: curupira_jsonrpc::describe(other),
-                    },
-                ));
-            }
-        };
+        let limit = PARAMS.optional_count(map, "", "limit")?;
+        let preview = PARAMS.optional_bool(map, "", "preview")?;
         Ok(PollParams {
             trigger_type: PARAMS.required_string(map, "", "trigger_type")?,
             automation: optional_configuration(map, "automation")?,
@@ -660,19 +624,7 @@ impl Wire for PollResult {
     fn read(value: Option<&Value>) -> Result<Self, ShapeError> {
         const EXPECTED: &str = "null or an array of {\"key\", \"value\"} objects";
         let map = RESULT.object(value, "", "an object with a `values` member")?;
-        let rejected = match map.get("rejected") {
-            None | Some(Value::Null) => None,
-            Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64(),
-            Some(other) => {
-                return Err(RESULT.error(
-                    "/rejected",
-                    Problem::WrongType {
-                        expected: "a non-negative integer",
-                        found: curupira_jsonrpc::describe(other),
-                    },
-                ));
-            }
-        };
+        let rejected = RESULT.optional_count(map, "", "rejected")?;
         let Some(values) = map.get("values") else {
             return Err(RESULT.error(
                 "/values",

@@ -220,6 +220,34 @@ impl Reader {
         }
     }
 
+    /// An optional boolean member: absent or `null` is false.
+    pub(crate) fn optional_bool(
+        self,
+        map: &Map<String, Value>,
+        parent: &str,
+        name: &str,
+    ) -> Result<bool, ShapeError> {
+        match map.get(name) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(value)) => Ok(*value),
+            Some(other) => Err(self.wrong(&child(parent, name), "a boolean", other)),
+        }
+    }
+
+    /// An optional non-negative integer member: absent or `null` is `None`.
+    pub(crate) fn optional_count(
+        self,
+        map: &Map<String, Value>,
+        parent: &str,
+        name: &str,
+    ) -> Result<Option<u64>, ShapeError> {
+        match map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) if n.as_u64().is_some() => Ok(n.as_u64()),
+            Some(other) => Err(self.wrong(&child(parent, name), "a non-negative integer", other)),
+        }
+    }
+
     /// An optional string member: absent, or a string (`null` is neither).
     pub(crate) fn optional_string(
         self,
