@@ -7,7 +7,7 @@ use std::path::Path;
 use curupira_diagnostics::Report;
 use curupira_orchestrator::plan::{self, AgentPolicy, ExtensionPlan, Launch};
 
-use crate::config::{Automation, Config, Unfilled};
+use crate::config::{self, Automation, Config, Probe, Unfilled};
 use crate::resolve::{self, PlannedAutomation, PlannedExtension, resolve};
 
 /// The plan `run` follows, and what stands in its way, worked out before anything
@@ -58,7 +58,7 @@ pub fn orchestrator_plan(
         max_concurrent: usize::try_from(config.global_max_concurrent())
             .unwrap_or(1)
             .max(1),
-        client: config.settings.client_options(),
+        client: config::client_options(&config.settings),
         client_info: crate::host_info(),
         extensions: resolved.extensions.iter().map(extension_plan).collect(),
         automations: config
@@ -105,17 +105,27 @@ fn automation_plan(
         trigger_type: planned.trigger_type.clone(),
         prompt: automation.prompt.clone(),
         arguments: automation.arguments.clone(),
-        polling: automation.polling,
+        polling: plan::Polling {
+            batch_size: automation.polling.batch_size,
+            interval: automation.polling.interval,
+        },
         agent: automation.agent.clone().unwrap_or_default(),
-        provider: automation.provider.clone(),
+        provider: automation
+            .provider
+            .as_ref()
+            .map(|agent| plan::ProviderAgent {
+                profile: agent.profile.clone(),
+                resume: agent.resume,
+                continue_prompt: agent.continue_prompt.clone(),
+            }),
         agent_policy: AgentPolicy {
             cap: policy.cap,
-            limits: policy.limits(),
+            limits: config::agent_limits(policy),
             retries: policy.retries,
             retry_backoff: policy.retry_backoff,
             max_retry_backoff: policy.max_retry_backoff,
         },
-        workspace: automation.workspace_policy.spec(&config.dir),
+        workspace: config::workspace_spec(&automation.workspace_policy, &config.dir),
         unfilled: match automation.unfilled {
             Unfilled::Warn => plan::Unfilled::Warn,
             Unfilled::Fail => plan::Unfilled::Fail,

@@ -41,7 +41,7 @@ use curupira_jsonrpc::ErrorCode;
 use curupira_protocol::{ValidationError, validation_errors};
 use curupira_template::Template;
 
-use crate::config::{Automation, Config, codes};
+use crate::config::{Automation, Config, Probe, codes};
 use crate::resolve::{Plan, display_path, resolve};
 use curupira_orchestrator::runner::{
     Extensions, Preparing, Rejection, Unprepared, prepare, repository_missing, uses_repository,

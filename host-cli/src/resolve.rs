@@ -356,7 +356,11 @@ pub fn load_extensions(
                     continue;
                 }
                 let launch = plugin_launch(*launcher, args, &host_cwd());
-                match describe_plugin(extension, &launch, config.settings.client_options()) {
+                match describe_plugin(
+                    extension,
+                    &launch,
+                    crate::config::client_options(&config.settings),
+                ) {
                     Ok(described) => {
                         if let Some(error) = described.shutdown {
                             report.push(plugin_failure(config, extension, &error));

@@ -421,8 +421,8 @@ fn the_app_is_wiring() {
     }
     assert!(total > 20_000, "only {total} lines were counted");
     assert!(
-        app * 5 <= total,
-        "host-cli has {app} of the workspace's {total} source lines ({:.1} %), more than 20 %",
+        app * 100 <= total * 15,
+        "host-cli has {app} of the workspace's {total} source lines ({:.1} %), more than 15 %",
         app as f64 * 100.0 / total as f64
     );
 }

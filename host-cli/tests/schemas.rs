@@ -201,7 +201,7 @@ fn every_valid_config_in_the_repository_fits() {
 
 /// The full example of the config module's documentation: every key the checker reads.
 fn documented_config() -> String {
-    let source = fs::read_to_string(root().join("host-cli/src/config/mod.rs")).unwrap();
+    let source = fs::read_to_string(root().join("config/src/lib.rs")).unwrap();
     let mut lines = source.lines().skip_while(|l| *l != "//! ```toml").skip(1);
     let body: Vec<&str> = lines
         .by_ref()

@@ -130,9 +130,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut sqlite_reader = None;
         if settings.enabled {
             // The writer's connection first: it creates or migrates the file.
-            let thread =
-                WriterThread::start_with(Ledger::open(&settings.path)?, settings.retention())
-                    .context("cannot start the ledger's writer thread")?;
+            let thread = WriterThread::start_with(
+                Ledger::open(&settings.path)?,
+                curupira_host::config::retention(settings),
+            )
+            .context("cannot start the ledger's writer thread")?;
             let reader = Arc::new(Mutex::new({
                 let mut reader = Ledger::open(&settings.path)?;
                 // Under the run lock (see `Ledger::read_in_snapshots`).

@@ -791,7 +791,7 @@ fn workspace_text(row: &TaskRecord, opened: &Opened) -> (String, Option<String>)
     let text = match cleanup {
         Some(cleanup)
             if row.status.is_finished()
-                && curupira_workspace::Cleanup::from(cleanup)
+                && curupira_host::config::workspace_cleanup(cleanup)
                     .removes(row.status == Status::Succeeded) =>
         {
             format!(

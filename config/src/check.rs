@@ -142,7 +142,7 @@ struct Defaults {
     polling: PollingOverride,
     agent: AgentOverride,
     /// `[settings.agent]`'s provider with its options, checked once.
-    provider: Option<curupira_orchestrator::plan::ProviderAgent>,
+    provider: Option<crate::model::ProviderAgent>,
     workspace: WorkspaceOverride,
 }
 

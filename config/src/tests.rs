@@ -203,34 +203,6 @@ fn defaults_fill_what_is_not_written() {
 }
 
 #[test]
-fn the_settings_give_the_client_options() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = check_in(VALID, dir.path()).config.unwrap();
-    let options = config.settings.client_options();
-    assert_eq!(
-        options.timeouts,
-        curupira_client::Timeouts {
-            initialize: Duration::from_secs(2),
-            request: Duration::from_millis(3500),
-            shutdown: Duration::from_secs(1),
-        }
-    );
-    assert_eq!(
-        options.limits,
-        curupira_client::Limits {
-            max_frame_bytes: 1_048_576,
-            ..curupira_client::Limits::default()
-        }
-    );
-    let unset = check("[automations.a]\ntrigger = \"t\"\nprompt = \"p\"\n");
-    assert_eq!(
-        unset.config.unwrap().settings.client_options(),
-        curupira_client::Options::default(),
-        "the config's defaults are the client's"
-    );
-}
-
-#[test]
 fn unknown_keys_are_warnings_with_did_you_mean() {
     let text = replaced("batch_size = 4", "batch_sise = 4");
     let loaded = check(&text);
@@ -1079,48 +1051,25 @@ fn an_automation_overrides_each_agent_and_workspace_key() {
 }
 
 #[test]
-fn the_workspace_policy_becomes_the_workspace_crates_spec() {
-    use curupira_workspace as ws;
+fn an_automation_s_workspace_overrides_reach_its_policy() {
     let dir = tempfile::tempdir().unwrap();
     let config = check_in(POLICY, dir.path()).config.unwrap();
     let overrides = config.automation("overrides").unwrap();
     assert_eq!(
-        overrides.workspace_policy.spec(Path::new("/repo")),
-        ws::WorkspaceSpec {
-            mode: ws::WorkspaceMode::Shared,
-            repo_dir: "/repo".into(),
+        overrides.workspace_policy,
+        WorkspacePolicy {
+            mode: WorkspaceMode::Shared,
             root: "/srv/trees".into(),
             base: Some("v1.0".into()),
-            cleanup: ws::Cleanup::Always,
+            cleanup: Cleanup::Always,
             hook_timeout: Duration::from_secs(5),
-            hooks: ws::Hooks {
+            hooks: Hooks {
                 after_create: Some("npm ci".into()),
                 before_run: Some("true".into()),
                 after_run: Some("echo done".into()),
                 before_remove: None,
             },
         }
-    );
-    for (ours, theirs) in [
-        (WorkspaceMode::Shared, ws::WorkspaceMode::Shared),
-        (WorkspaceMode::Worktree, ws::WorkspaceMode::Worktree),
-    ] {
-        assert_eq!(ws::WorkspaceMode::from(ours), theirs);
-    }
-    for (ours, theirs) in [
-        (Cleanup::OnSuccess, ws::Cleanup::OnSuccess),
-        (Cleanup::Always, ws::Cleanup::Always),
-        (Cleanup::Never, ws::Cleanup::Never),
-    ] {
-        assert_eq!(ws::Cleanup::from(ours), theirs);
-    }
-    assert_eq!(
-        ws::WorkspaceMode::from(WorkspaceMode::default()),
-        ws::WorkspaceMode::default()
-    );
-    assert_eq!(
-        ws::Cleanup::from(Cleanup::default()),
-        ws::Cleanup::default()
     );
 }
 
@@ -1131,21 +1080,6 @@ fn a_cap_above_the_global_limit_changes_nothing() {
     let overrides = config.automation("overrides").unwrap();
     assert_eq!(overrides.agent_policy.cap, Some(9));
     assert_eq!(overrides.agent_policy.concurrency(), 4);
-}
-
-#[test]
-fn retry_pauses_double_up_to_the_longest() {
-    let policy = AgentPolicy::default();
-    let delays: Vec<u64> = (1..=8)
-        .map(|retry| policy.retry_delay(retry).as_secs())
-        .collect();
-    assert_eq!(delays, [10, 20, 40, 80, 160, 300, 300, 300]);
-    assert_eq!(policy.retry_delay(u32::MAX), Duration::from_secs(300));
-    let none = AgentPolicy {
-        retry_backoff: Duration::ZERO,
-        ..policy
-    };
-    assert_eq!(none.retry_delay(5), Duration::ZERO);
 }
 
 #[test]
@@ -1649,7 +1583,7 @@ fn only_a_broken_agent_command_hides_missing_agents() {
 
 #[test]
 fn the_module_documentation_example_checks_clean() {
-    let source = include_str!("mod.rs");
+    let source = include_str!("lib.rs");
     let example: String = source
         .lines()
         .skip_while(|line| *line != "//! ```toml")
@@ -1697,23 +1631,23 @@ fn the_ledger_is_on_by_default_in_the_state_folder() {
 fn the_attempt_history_keeps_what_the_ledger_settings_say() {
     let dir = tempfile::tempdir().unwrap();
     let config = check_in(VALID, dir.path()).config.unwrap();
-    let defaults = config.settings.ledger.retention();
+    let defaults = &config.settings.ledger;
     assert_eq!(
-        defaults.max_age,
-        Some(std::time::Duration::from_secs(30 * 24 * 60 * 60))
+        defaults.history_age(),
+        std::time::Duration::from_secs(30 * 24 * 60 * 60)
     );
-    assert_eq!(defaults.max_per_task, Some(100));
+    assert_eq!(defaults.history_per_task, 100);
     let text = replaced(
         "[settings.protocol]",
         "[settings.ledger]\nhistory_days = 2\nhistory_per_task = 5\n\n[settings.protocol]",
     );
     let config = check_in(&text, dir.path()).config.unwrap();
-    let kept = config.settings.ledger.retention();
+    let kept = &config.settings.ledger;
     assert_eq!(
-        kept.max_age,
-        Some(std::time::Duration::from_secs(2 * 24 * 60 * 60))
+        kept.history_age(),
+        std::time::Duration::from_secs(2 * 24 * 60 * 60)
     );
-    assert_eq!(kept.max_per_task, Some(5));
+    assert_eq!(kept.history_per_task, 5);
     let ledger = |body: &str| {
         replaced(
             "[settings.protocol]",

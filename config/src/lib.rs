@@ -1,6 +1,21 @@
-//! `curupira.toml`, the host's configuration (SPEC section 7): typed, and checked so that
-//! every problem is reported in one pass with a stable code, a JSON Pointer, a line
-//! and a column.
+//! The Curupira host's configuration file, typed and checked so that every problem is
+//! reported in one pass with a stable code, a JSON Pointer, a line and a column.
+//!
+//! ```
+//! let loaded = curupira_config::check_bytes(
+//!     b"[settings.agent]\ncommand = [\"my-agent\"]\n\n\
+//!       [automations.fix]\ntrigger = \"acme/issue\"\nprompt = \"Fix ${title}\"\nbatch = 3\n",
+//!     "curupira.toml",
+//!     std::path::Path::new("/srv/repo"),
+//! );
+//! let config = loaded.config.expect("no error, one warning");
+//! assert_eq!(config.automations[0].prompt, "Fix ${title}");
+//! let warning = &loaded.report.diagnostics()[0];
+//! assert_eq!(warning.code, "config/unknown-key");
+//! assert_eq!(warning.path.as_str(), "/automations/fix/batch");
+//! ```
+//!
+//! The whole form, every key:
 //!
 //! ```toml
 //! [settings]
@@ -59,8 +74,8 @@
 //!   did-you-mean), `args` a non-empty array of strings, both required. The host runs
 //!   `uvx ARGS…` / `npx ARGS…` verbatim (no flag added) in **its own working
 //!   directory**, not the config's folder, as the reference host does: relative paths
-//!   in `args` start there. Such an entry has no manifest; [`crate::resolve`] learns
-//!   its trigger types from `describe`.
+//!   in `args` start there. Such an entry has no manifest; the host learns its
+//!   trigger types from `describe`.
 //! - **Names.** The keys of `[extensions]` and `[plugins]` share one namespace (the
 //!   same name in both is `config/duplicate-name`, reported at the plugin); a name is
 //!   non-empty and may not contain `/`.
@@ -96,7 +111,8 @@
 //!   [`Config::missing_agents`].
 //!
 //! Everything about extensions (their manifests, which trigger types they offer) is
-//! checked by [`crate::resolve`]; this module only reads the file and the prompt files.
+//! the host's to check; this crate only reads the file and the prompt files, and
+//! touches nothing else on the machine.
 //! The reference host's automation form (`trigger_type` with flat parameters,
 //! `[repositories]`, `[agents]`) is not read: those keys are `config/unknown-key`.
 //!
@@ -109,7 +125,8 @@
 //!
 //! By stage, as the file is read: [`codes`] (what can be reported), `model` (the typed
 //! config and its defaults), `check` (TOML → model and diagnostics), `query` (what
-//! the commands ask of a checked config). The TOML message helpers (`dotted`,
+//! a host asks of a checked config), and, with the `schema` feature, [`schema`] (the
+//! file's JSON Schema and its Markdown reference). The TOML message helpers (`dotted`,
 //! `type_name`, `unknown_keys`) are shared with the manifest validator through
 //! `curupira_diagnostics::toml`.
 
@@ -121,6 +138,7 @@ mod check;
 pub mod codes;
 mod model;
 mod query;
+#[cfg(feature = "schema")]
 pub mod schema;
 
 pub use model::{
@@ -131,10 +149,13 @@ pub use model::{
     DEFAULT_RETRY_BACKOFF_SECONDS, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKTREE_ROOT,
     ExtensionConfig, ExtensionSource, FILE_NAME, Hooks, LedgerSettings, MAX_CONCURRENT_LIMIT,
     MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK, MAX_RETRIES, MAX_SECONDS, PluginType, Polling,
-    ProcessMode, Settings, Timeouts, TriggerRef, Unfilled, Unusable, UnusableAutomation,
-    WorkspaceMode, WorkspacePolicy,
+    ProcessMode, ProviderAgent, Settings, Timeouts, TriggerRef, Unfilled, Unusable,
+    UnusableAutomation, WorkspaceMode, WorkspacePolicy,
 };
-pub use query::UnknownAutomation;
+pub use model::{
+    DEFAULT_IDLE_NOTICE_SECONDS, DEFAULT_LOG_MAX_BYTES, MAX_LOG_MAX_BYTES, MIN_LOG_MAX_BYTES,
+};
+pub use query::{UnknownAutomation, settings_key};
 
 /// Why the config could not be checked at all.
 #[derive(Debug, thiserror::Error)]

@@ -20,15 +20,14 @@ pub const DEFAULT_INITIALIZE_TIMEOUT: f64 = 10.0;
 pub const DEFAULT_REQUEST_TIMEOUT: f64 = 30.0;
 /// Seconds to wait for the `shutdown` reply, and again for the process to exit.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: f64 = 5.0;
-/// The names `builtin = "…"` accepts.
-pub use crate::builtin::NAMES as BUILTINS;
+/// The names `builtin = "…"` accepts: the extensions built into the `curupira` binary.
+pub const BUILTINS: &[&str] = &["local-queue"];
 /// Agents running at once when nothing is configured: one, as before concurrency.
 pub const DEFAULT_MAX_CONCURRENT: u32 = 1;
 /// The most agents at once a config may allow, globally or per automation.
 pub const MAX_CONCURRENT_LIMIT: u32 = 1000;
 /// Seconds between SIGTERM and SIGKILL when an agent is stopped.
-pub const DEFAULT_KILL_GRACE_SECONDS: u64 =
-    curupira_orchestrator::agent::DEFAULT_KILL_GRACE.as_secs();
+pub const DEFAULT_KILL_GRACE_SECONDS: u64 = 10;
 /// The most retries a config may ask for.
 pub const MAX_RETRIES: u32 = 1000;
 /// Seconds before the first retry.
@@ -37,12 +36,12 @@ pub const DEFAULT_RETRY_BACKOFF_SECONDS: u64 = 10;
 /// (raised to `retry_backoff_seconds` when that is longer).
 pub const DEFAULT_MAX_RETRY_BACKOFF_SECONDS: u64 = 300;
 /// Seconds a workspace hook may run.
-pub const DEFAULT_HOOK_TIMEOUT_SECONDS: u64 = curupira_workspace::DEFAULT_HOOK_TIMEOUT.as_secs();
+pub const DEFAULT_HOOK_TIMEOUT_SECONDS: u64 = 60;
 /// The longest duration any `*_seconds` key of `[settings.agent]` and
 /// `[settings.workspace]` accepts: one year (365 days). Longer is a typo, not a policy.
 pub const MAX_SECONDS: u64 = 365 * 24 * 60 * 60;
 /// Where worktrees go when `root` is not written, relative to the config's folder.
-pub const DEFAULT_WORKTREE_ROOT: &str = curupira_workspace::DEFAULT_ROOT;
+pub const DEFAULT_WORKTREE_ROOT: &str = ".curupira/worktrees";
 /// Where the task ledger is when `[settings.ledger] path` is not written, relative to
 /// the config's folder.
 pub const DEFAULT_LEDGER_PATH: &str = ".curupira/ledger.sqlite";
@@ -57,7 +56,7 @@ pub const MAX_HISTORY_DAYS: u32 = 36_500;
 /// The most `history_per_task` accepts.
 pub const MAX_HISTORY_PER_TASK: u32 = 1_000_000;
 /// The most bytes one attempt's log keeps when `log_max_bytes` is not written.
-pub const DEFAULT_LOG_MAX_BYTES: u64 = curupira_orchestrator::log::DEFAULT_MAX_BYTES;
+pub const DEFAULT_LOG_MAX_BYTES: u64 = 10 << 20;
 /// The least `log_max_bytes` accepts (a log keeps at least this much).
 pub const MIN_LOG_MAX_BYTES: u64 = 4096;
 /// The most `log_max_bytes` accepts: 1 GiB.
@@ -208,14 +207,9 @@ impl LedgerSettings {
         }
     }
 
-    /// What the ledger's writer thread prunes the attempt history to.
-    pub fn retention(&self) -> curupira_ledger::Retention {
-        curupira_ledger::Retention {
-            max_age: Some(std::time::Duration::from_secs(
-                u64::from(self.history_days) * 24 * 60 * 60,
-            )),
-            max_per_task: Some(self.history_per_task),
-        }
+    /// How long an ended attempt stays in the history: `history_days`.
+    pub fn history_age(&self) -> Duration {
+        Duration::from_secs(u64::from(self.history_days) * 24 * 60 * 60)
     }
 
     /// The state folder: the ledger's folder (`<config folder>/.curupira` by default),
@@ -250,9 +244,15 @@ impl Default for Timeouts {
     }
 }
 
-/// Polling settings of one automation (never sent to the extension): the
-/// orchestrator's, as the config fills them.
-pub use curupira_orchestrator::plan::Polling;
+/// Polling settings of one automation (never sent to the extension).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Polling {
+    /// `batch_size`: polls per round at most (the `limit` of each poll).
+    pub batch_size: u32,
+    /// `interval_seconds`: the pause between the end of a round and the next
+    /// (continuous runs).
+    pub interval: Duration,
+}
 
 /// One `[extensions.NAME]` or `[plugins.NAME]` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,7 +266,7 @@ pub struct ExtensionConfig {
 }
 
 /// `[extensions.NAME] process`: how long one process of an extension serves
-/// ([`crate::extensions`]).
+/// (the host).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProcessMode {
     /// `"round"`: one process per round (the default, except for built-ins), as
@@ -356,7 +356,7 @@ pub struct Automation {
     pub agent: Option<Vec<String>>,
     /// The coding-agent provider its agents are (`provider = "…"`, its own or
     /// `[settings.agent]`'s), with its options; then [`agent`](Self::agent) is `None`.
-    pub provider: Option<curupira_orchestrator::plan::ProviderAgent>,
+    pub provider: Option<ProviderAgent>,
     /// How its agents run: `[settings.agent]` with the automation's `agent = { … }`
     /// merged over it, key by key.
     pub agent_policy: AgentPolicy,
@@ -434,12 +434,6 @@ impl AgentPolicy {
         self.cap
             .map_or(self.max_concurrent, |cap| cap.min(self.max_concurrent))
     }
-
-    /// The pause before retry number `retry` (1 for the first): `retry_backoff`,
-    /// doubled for each earlier retry, at most `max_retry_backoff`.
-    pub fn retry_delay(&self, retry: u32) -> Duration {
-        curupira_orchestrator::dispatch::backoff(retry, self.retry_backoff, self.max_retry_backoff)
-    }
 }
 
 curupira_diagnostics::closed_set! {
@@ -471,8 +465,29 @@ curupira_diagnostics::closed_set! {
 }
 
 /// `[settings.workspace] hooks`: shell commands run in the workspace at points of its
-/// life, the workspace crate's own type.
-pub use curupira_workspace::Hooks;
+/// life; `None` where not set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hooks {
+    /// `after_create`: after the worktree is created; its failure fails the task.
+    pub after_create: Option<String>,
+    /// `before_run`: before each agent attempt; its failure fails the attempt.
+    pub before_run: Option<String>,
+    /// `after_run`: after each agent attempt; its failure is logged.
+    pub after_run: Option<String>,
+    /// `before_remove`: before the worktree is removed; its failure is logged.
+    pub before_remove: Option<String>,
+}
+
+/// An automation's agent when it is a known coding-agent CLI (`provider = "…"`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderAgent {
+    /// The provider and its options, checked.
+    pub profile: curupira_agents::Profile,
+    /// `resume`: whether an interrupted session is resumed on the task's next attempt.
+    pub resume: bool,
+    /// `continue_prompt`: what a resumed session is told before the prompt.
+    pub continue_prompt: String,
+}
 
 /// Where an automation's agents run, from `[settings.workspace]` and the
 /// automation's `workspace = { … }`.

@@ -1,4 +1,5 @@
-//! The stable diagnostic codes of `curupira.toml`. `docs/DIAGNOSTICS.md` lists the same
+//! The stable diagnostic codes of `curupira.toml`. [`docs/DIAGNOSTICS.md`](https://example.invalid/curupira/blob/main/docs/DIAGNOSTICS.md)
+//! lists the same
 //! table for users, in the same order; a test keeps the two in step.
 
 pub use curupira_diagnostics::Code;

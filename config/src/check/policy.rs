@@ -12,8 +12,8 @@ use curupira_diagnostics::{JsonPointer, did_you_mean, one_of};
 use toml::Value as TomlValue;
 
 use super::Checker;
-use crate::config::codes;
-use crate::config::model::{
+use crate::codes;
+use crate::model::{
     AgentPolicy, Cleanup, DEFAULT_HOOK_TIMEOUT_SECONDS, DEFAULT_KILL_GRACE_SECONDS,
     DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RETRY_BACKOFF_SECONDS, DEFAULT_RETRY_BACKOFF_SECONDS,
     DEFAULT_WORKTREE_ROOT, Hooks, MAX_CONCURRENT_LIMIT, MAX_RETRIES, MAX_SECONDS, WorkspaceMode,
@@ -288,7 +288,7 @@ impl Checker<'_> {
         global: &AgentOverride,
         own: &AgentOverride,
         own_at: Option<&JsonPointer>,
-    ) -> Option<curupira_orchestrator::plan::ProviderAgent> {
+    ) -> Option<crate::model::ProviderAgent> {
         let global_at = JsonPointer::root().key("settings").key("agent");
         let (provider, options, at) = if own.provider.is_some() {
             (
@@ -317,7 +317,7 @@ impl Checker<'_> {
                         warning,
                     );
                 }
-                Some(curupira_orchestrator::plan::ProviderAgent {
+                Some(crate::model::ProviderAgent {
                     profile,
                     resume: own.resume.or(global.resume).unwrap_or(true),
                     continue_prompt: own
