@@ -47,7 +47,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-pub use table::{Kind, OptionSpec, Spec, TABLE};
+pub use table::{COMMON_KEYS, Kind, OptionSpec, Spec, TABLE};
 
 /// The JSON crate of [`Profile::new`]'s options, re-exported so a user needs no
 /// version of their own.

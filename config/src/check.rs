@@ -15,19 +15,31 @@ use toml::Value as TomlValue;
 use super::codes;
 use super::model::{
     Automation, BUILTINS, Config, DEFAULT_BATCH_SIZE, DEFAULT_INTERVAL_SECONDS, ExtensionConfig,
-    ExtensionSource, HttpSettings, LedgerSettings, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK,
-    MAX_LOG_MAX_BYTES, MAX_SECONDS, MIN_LOG_MAX_BYTES, PluginType, Polling, ProcessMode, Settings,
-    StatusSettings, Timeouts, TriggerRef, Unfilled, Unusable, UnusableAutomation,
+    ExtensionSource, HttpSettings, LedgerSettings, MAX_BATCH_SIZE, MAX_HISTORY_DAYS,
+    MAX_HISTORY_PER_TASK, MAX_LOG_MAX_BYTES, MAX_SECONDS, MIN_LOG_MAX_BYTES, PluginType, Polling,
+    ProcessMode, Settings, StatusSettings, Timeouts, TriggerRef, Unfilled, Unusable,
+    UnusableAutomation,
 };
+use crate::model::{Checkout, Form, ReferenceSettings};
 use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
 
 mod policy;
+mod reference;
 
-/// Checks the UTF-8 text of a config file; `file` is the name diagnostics show and
-/// `dir` the folder relative paths start from. Returns the config, complete when no
-/// diagnostic is an error and partial otherwise, with every diagnostic; no config when
-/// the text is not TOML.
-pub(super) fn check(text: &str, file: &str, dir: &Path) -> (Option<Config>, Vec<Diagnostic>) {
+pub use reference::{
+    DEFAULT_POLL_INTERVAL_SECONDS, DEFAULT_TRIGGER_TYPE, DEFAULT_WORKSPACE_DIR, REFERENCE_FILE_NAME,
+};
+
+/// Checks the UTF-8 text of a config file; `file` is the name diagnostics show, `dir`
+/// the folder relative paths start from and `home` the folder `~` names (the reference
+/// form's paths). Returns the config, complete when no diagnostic is an error and
+/// partial otherwise, with every diagnostic; no config when the text is not TOML.
+pub(super) fn check(
+    text: &str,
+    file: &str,
+    dir: &Path,
+    home: Option<&Path>,
+) -> (Option<Config>, Vec<Diagnostic>) {
     let document = match curupira_diagnostics::toml::parse(text, file, codes::SYNTAX) {
         Ok(document) => document,
         Err(diagnostics) => return (None, diagnostics),
@@ -47,6 +59,12 @@ pub(super) fn check(text: &str, file: &str, dir: &Path) -> (Option<Config>, Vec<
     let mut checker = Checker {
         collector: Collector::new(file, text, document.source_map.clone()),
         dir,
+        home: home.map(Path::to_owned),
+        form: if reference::is_reference(&root, file) {
+            Form::Reference
+        } else {
+            Form::Ours
+        },
     };
     let parts = checker.config(&root);
     let diagnostics = checker.collector.finish();
@@ -103,6 +121,7 @@ pub(super) fn check(text: &str, file: &str, dir: &Path) -> (Option<Config>, Vec<
     let config = Config {
         file: file.to_owned(),
         dir: dir.to_owned(),
+        form: checker.form,
         settings: parts.settings,
         extensions,
         automations,
@@ -128,6 +147,10 @@ fn within(pointer: &JsonPointer, at: &JsonPointer) -> bool {
 struct Checker<'a> {
     collector: Collector<'a>,
     dir: &'a Path,
+    /// The folder `~` names in the reference form's paths.
+    home: Option<PathBuf>,
+    /// The file's form.
+    form: Form,
 }
 
 /// `[settings.polling]`-shaped values read from one table; `None` where not given.
@@ -139,6 +162,8 @@ struct PollingOverride {
 
 /// What `[settings]` gives every automation, before the automation's own tables.
 struct Defaults {
+    /// What the reference form gives (its repositories, its profiles).
+    reference: Option<(ReferenceSettings, Vec<(String, reference::Profile)>)>,
     polling: PollingOverride,
     agent: AgentOverride,
     /// `[settings.agent]`'s provider with its options, checked once.
@@ -171,15 +196,40 @@ struct ReadAutomation {
 impl Checker<'_> {
     fn config(&mut self, root: &toml::Table) -> Parts {
         let at = JsonPointer::root();
-        self.unknown_keys(
-            root,
-            &at,
-            &["settings", "extensions", "plugins", "automations"],
-        );
+        let reference = self.form == Form::Reference;
+        let mut known = vec!["settings", "extensions", "plugins", "automations"];
+        if reference {
+            known.extend(["repositories", "agents", "assistant", "environment"]);
+            self.ignored_tables(root);
+            for key in ["repositories", "agents", "automations"] {
+                if !root.contains_key(key) {
+                    self.collector.error(
+                        codes::MISSING_KEY,
+                        &at.key(key),
+                        format!(
+                            "a file in the reference host's form (it has `[repositories]`, \
+                             `[agents]` or an automation with `trigger_type`) needs \
+                             `[{key}]`, as the reference host requires"
+                        ),
+                    );
+                }
+            }
+        }
+        self.unknown_keys(root, &at, &known);
 
         let empty = toml::Table::new();
         let settings_table = self.table_member(root, &at, "settings").unwrap_or(&empty);
-        let (settings, defaults) = self.settings(settings_table);
+        let (mut settings, mut defaults) = self.settings(settings_table);
+        if let Some(reference) = &mut defaults.reference {
+            if let Some(table) = self.table_member(root, &at, "repositories") {
+                let workspace_dir = reference.0.workspace_dir.clone();
+                reference.0.repositories = self.repositories(table, &workspace_dir);
+            }
+            if let Some(table) = self.table_member(root, &at, "agents") {
+                reference.1 = self.agents(table, &mut reference.0);
+            }
+            settings.reference = Some(reference.0.clone());
+        }
 
         let mut extensions = match self.table_member(root, &at, "extensions") {
             Some(table) => self.extensions(table),
@@ -195,7 +245,8 @@ impl Checker<'_> {
             Some(table) => self.automations(table, &defaults),
             None => Vec::new(),
         };
-        if automations_table.is_none_or(toml::Table::is_empty) {
+        let required = reference && automations_table.is_none();
+        if !required && automations_table.is_none_or(toml::Table::is_empty) {
             self.collector.warning(
                 codes::NO_AUTOMATIONS,
                 &at.key("automations"),
@@ -213,30 +264,69 @@ impl Checker<'_> {
 
     fn settings(&mut self, table: &toml::Table) -> (Settings, Defaults) {
         let at = JsonPointer::root().key("settings");
-        self.unknown_keys(
-            table,
-            &at,
-            &[
-                "repository",
-                "polling",
-                "agent",
-                "workspace",
-                "protocol",
-                "timeouts",
-                "ledger",
-                "status",
-                "http",
-            ],
-        );
+        let mut known = vec![
+            "repository",
+            "polling",
+            "agent",
+            "workspace",
+            "protocol",
+            "timeouts",
+            "ledger",
+            "status",
+            "http",
+        ];
+        if self.form == Form::Reference {
+            known.extend(reference::SETTINGS_KEYS);
+        } else {
+            known.extend(self.reference_keys_here(table, &at, reference::SETTINGS_KEYS));
+        }
+        self.unknown_keys(table, &at, &known);
         let repository = self.string_member(table, &at, "repository", true);
-        let polling = match self.table_member(table, &at, "polling") {
+        let polling_table = self.table_member(table, &at, "polling");
+        let mut polling = match polling_table {
             Some(polling) => self.polling(polling, &at.key("polling")),
             None => PollingOverride::default(),
         };
-        let agent = match self.table_member(table, &at, "agent") {
+        let mut agent = match self.table_member(table, &at, "agent") {
             Some(agent) => self.agent(agent, &at.key("agent"), None),
             None => AgentOverride::default(),
         };
+        let reference = (self.form == Form::Reference).then(|| {
+            let (reference, shared) = self.reference_settings(table, polling_table);
+            let agent_at = at.key("agent");
+            if let Some(n) = shared.max_active_tasks {
+                self.one_meaning(
+                    &at.key("max_active_tasks"),
+                    &agent_at.key("max_concurrent"),
+                    agent.max_concurrent.is_some(),
+                );
+                agent.max_concurrent.get_or_insert(n);
+            }
+            if let Some(timeout) = shared.task_timeout {
+                self.one_meaning(
+                    &at.key("task_timeout_minutes"),
+                    &agent_at.key("timeout_seconds"),
+                    agent.timeout.is_some(),
+                );
+                if agent.timeout.is_none() {
+                    agent.timeout = timeout.map(|t| t.as_secs());
+                }
+            }
+            let interval = shared
+                .poll_interval
+                .unwrap_or(Duration::from_secs(DEFAULT_POLL_INTERVAL_SECONDS));
+            let polling_at = at.key("polling");
+            self.one_meaning(
+                &polling_at.key("poll_interval_seconds"),
+                &polling_at.key("interval_seconds"),
+                shared.poll_interval.is_some() && polling.interval_seconds.is_some(),
+            );
+            #[allow(clippy::cast_precision_loss)]
+            polling
+                .interval_seconds
+                .get_or_insert(interval.as_secs() as f64);
+            (reference, Vec::new())
+        });
         let workspace = match self.table_member(table, &at, "workspace") {
             Some(workspace) => self.workspace(workspace, &at.key("workspace")),
             None => WorkspaceOverride::default(),
@@ -296,11 +386,13 @@ impl Checker<'_> {
             ledger,
             status,
             http,
+            reference: None,
             agent: merged_agent(&agent, &AgentOverride::default()),
             workspace: merged_workspace(self.dir, &workspace, &WorkspaceOverride::default()),
         };
         let provider = self.provider_agent(&agent, &AgentOverride::default(), None);
         let defaults = Defaults {
+            reference,
             polling,
             agent,
             provider,
@@ -414,10 +506,35 @@ impl Checker<'_> {
     }
 
     fn polling(&mut self, table: &toml::Table, at: &JsonPointer) -> PollingOverride {
-        self.unknown_keys(table, at, &["batch_size", "interval_seconds"]);
+        let mut known = vec!["batch_size", "interval_seconds"];
+        let reference = self.form == Form::Reference && at.as_str() == "/settings/polling";
+        if reference {
+            known.extend(reference::POLLING_KEYS);
+        } else {
+            known.extend(self.reference_keys_here(table, at, reference::POLLING_KEYS));
+        }
+        self.unknown_keys(table, at, &known);
         let batch_size = table.get("batch_size").and_then(|value| {
             let at = at.key("batch_size");
             match value {
+                // The reference host reads any u32 and documents 1..=1000.
+                TomlValue::Integer(n)
+                    if reference
+                        && (0..=i64::from(u32::MAX)).contains(n)
+                        && !(1..=i64::from(MAX_BATCH_SIZE)).contains(n) =>
+                {
+                    let made = (*n).clamp(1, i64::from(MAX_BATCH_SIZE));
+                    self.collector.warning(
+                        codes::REFERENCE_KEY,
+                        &at,
+                        format!(
+                            "`batch_size = {n}` is outside 1..{MAX_BATCH_SIZE}, the reference \
+                             host's documented range (it does not check it); this host polls \
+                             {made} time(s) per round"
+                        ),
+                    );
+                    u32::try_from(made).ok()
+                }
                 TomlValue::Integer(n) if (1..=i64::from(u32::MAX)).contains(n) => {
                     u32::try_from(*n).ok()
                 }
@@ -564,6 +681,10 @@ impl Checker<'_> {
                 continue;
             };
             self.extension_name(&name, &at, "plugin");
+            if self.form == Form::Reference && !name.contains('/') && !reference::valid_name(&name)
+            {
+                self.invalid_name(&at, "plugins alias", &name);
+            }
             if extensions.iter().any(|(_, taken, _)| taken == &name) {
                 self.collector.push(
                     Severity::Error,
@@ -687,6 +808,31 @@ impl Checker<'_> {
                 });
                 continue;
             };
+            let ours = auto.contains_key("trigger");
+            if ours && auto.contains_key("trigger_type") {
+                self.collector.error(
+                    codes::FORM_CONFLICT,
+                    &at.key("trigger_type"),
+                    format!(
+                        "automation `{name}` has both `trigger` (this host's form, with \
+                         `arguments`) and `trigger_type` (the reference host's, whose other keys \
+                         are the trigger's parameters): keep `trigger_type` to share the file \
+                         with the reference host, else `trigger`"
+                    ),
+                );
+                automations.push(ReadAutomation {
+                    name,
+                    trigger: None,
+                    automation: None,
+                    own_agent: true,
+                });
+                continue;
+            }
+            if !ours && self.form == Form::Reference {
+                let read = self.reference_automation(name, &at, auto, defaults);
+                automations.push(read);
+                continue;
+            }
             self.unknown_keys(
                 auto,
                 &at,
@@ -811,6 +957,11 @@ impl Checker<'_> {
                     agent_policy,
                     workspace_policy,
                     unfilled,
+                    form: Form::Ours,
+                    repository: None,
+                    checkout: Checkout::Worktree,
+                    profile: None,
+                    agent_error: None,
                 }),
                 _ => None,
             };
@@ -1014,8 +1165,16 @@ impl Checker<'_> {
         table: &'t toml::Table,
         section: &str,
     ) -> Vec<(String, JsonPointer, &'t TomlValue)> {
-        let at = JsonPointer::root().key(section);
-        self.file_order(table, &at)
+        self.members_at(table, &JsonPointer::root().key(section))
+    }
+
+    /// The members of the table at `at`, in file order, each with its pointer.
+    fn members_at<'t>(
+        &self,
+        table: &'t toml::Table,
+        at: &JsonPointer,
+    ) -> Vec<(String, JsonPointer, &'t TomlValue)> {
+        self.file_order(table, at)
             .into_iter()
             .filter_map(|name| {
                 let value = table.get(&name)?;
@@ -1023,6 +1182,23 @@ impl Checker<'_> {
                 Some((name, at, value))
             })
             .collect()
+    }
+
+    /// An error at `theirs` when `ours`, a key of this host's form with the same
+    /// meaning, is written too (`written`): one value per meaning.
+    fn one_meaning(&mut self, theirs: &JsonPointer, ours: &JsonPointer, written: bool) {
+        if written {
+            self.collector.error(
+                codes::FORM_CONFLICT,
+                theirs,
+                format!(
+                    "`{}` (the reference host's) and `{}` (this host's) say the same thing; \
+                     keep one",
+                    dotted(theirs),
+                    dotted(ours)
+                ),
+            );
+        }
     }
 
     /// Warns about the keys of `table` (at `at`) outside `known`.

@@ -116,4 +116,29 @@ curupira_diagnostics::codes! {
     /// A prompt placeholder that no prompt field and no host variable fills (warning).
     UNKNOWN_PLACEHOLDER = "config/unknown-placeholder", Warning,
         "`validate` only: a prompt placeholder that no prompt field of the trigger and no host variable (`repository`, `automation`) fills, so it would stay as written; suggests the closest field. Located at the placeholder, in the config or in the prompt file. When the trigger lists no prompt fields (it cannot know its fields in advance, like `local-queue`), only a placeholder close to a host variable is reported (`${automaton}`: did you mean `${automation}`?).";
+    /// An automation mixes the two forms (`trigger` and `trigger_type`).
+    FORM_CONFLICT = "config/form-conflict", Error,
+        "An automation has both `trigger` (this host's form, with `arguments`) and `trigger_type` (the reference host's form, whose other keys are the trigger's parameters); keep the one of the form the file is in.";
+    /// A reference-form automation without `trigger_type` (warning).
+    REFERENCE_DEFAULT = "config/reference-default", Warning,
+        "An automation of a file in the reference form has no `trigger_type`, so it takes the reference host's default, `plugins-py/github-issues`, which needs a `[plugins.plugins-py]` registration; write `trigger_type` to say which trigger it is.";
+    /// A key of the reference form that the reference host ignores or reads differently (warning).
+    REFERENCE_KEY = "config/reference-key", Warning,
+        "A key of the reference form that the reference host accepts without using it, or in a way this host does not follow: `otlp_endpoint`, `max_pending_tasks`, `state_db_path`, `[assistant]`, `[environment]`, a profile option its provider does not take, a `checkout` other than `\"main\"`, a relative `workspace_dir` or `path`, a `setup_script` with spaces, a `batch_size` outside 1..1000, a `max_active_tasks` of 0 or above 1000. The message says what this host does with it.";
+    /// A profile the reference host accepts but whose tasks it fails (warning).
+    PROFILE_FAILS = "config/profile-fails", Warning,
+        "An agent profile of the reference form that the reference host accepts at `validate` and fails each task of at dispatch (a Gemini profile with `effort`, a `model` that is not a string): `validate` says so; `run` refuses the automations that use it before anything starts.";
+    /// A reference-form name with characters the reference refuses.
+    INVALID_NAME = "config/invalid-name", Error,
+        "In a file of the reference form, an automation, repository or plugin name that is empty or has a character other than ASCII letters, digits, `_` and `-`, which the reference host refuses.";
+    /// A reference-form automation names a repository or profile that is not defined.
+    UNKNOWN_REFERENCE = "config/unknown-reference", Error,
+        "An automation's `repository` names no `[repositories.ALIAS]`, or its `profile` (or `[agents.defaults] profile`) no `[agents.profiles.NAME]`; suggests the closest name.";
+    /// A trigger this host does not run yet.
+    UNSUPPORTED = "config/unsupported", Error,
+        "A part of the reference form this host does not run yet: the built-in `cron` trigger (`trigger_type = \"cron\"`).";
+    /// The prompt of a reference-form automation is not a Jinja template that compiles.
+    TEMPLATE = "config/template", Error,
+        "The prompt of an automation in the reference form is not a Jinja template that compiles, or uses a variable that is neither a prompt field of the trigger nor `automation` or `repository` (the reference host refuses both at `validate`); located at the error in the prompt.";
+
 }

@@ -113,8 +113,29 @@
 //! Everything about extensions (their manifests, which trigger types they offer) is
 //! the host's to check; this crate only reads the file and the prompt files, and
 //! touches nothing else on the machine.
-//! The reference host's automation form (`trigger_type` with flat parameters,
-//! `[repositories]`, `[agents]`) is not read: those keys are `config/unknown-key`.
+//!
+//! # The reference form
+//!
+//! The same model is read from the reference host's `settings.toml` (`curupira`
+//! 0.4.0): a file with `[repositories]` or `[agents]`, an automation with
+//! `trigger_type`, or a file called `settings.toml` with nothing of this host's form
+//! in it, is in that form ([`Config::form`]). There, `[repositories]`, `[agents]` and
+//! `[automations]` are required, as the reference requires them; an automation's
+//! `trigger_type` is `alias/type` (a bare type is refused, as there; absent, it is
+//! the reference's default `plugins-py/github-issues`, with a warning), its agent is
+//! its `profile`'s (else `[agents.defaults] profile`'s), and every key of its table
+//! but `trigger_type`, `repository` and `prompt` is a parameter of the trigger, passed
+//! as the reference passes it. `max_active_tasks` is `[settings.agent]
+//! max_concurrent`, `task_timeout_minutes` its `timeout_seconds` (0: none),
+//! `poll_interval_seconds` `interval_seconds` (default 30): writing both spellings of
+//! one meaning is `config/form-conflict`. What the reference refuses at `validate` is
+//! an error here; what it accepts and ignores (unknown keys, `otlp_endpoint`,
+//! `max_pending_tasks`, `[assistant]`, `[environment]`, a profile option its provider
+//! does not take, …) is a warning that says what this host does with it, so that the
+//! verdict on a file stays the reference's (`recordings/reference-host/validate.json`
+//! is the test). An automation with `trigger` is in this host's form wherever it is;
+//! one with both `trigger` and `trigger_type` is refused. The reference form's paths
+//! take `~` from `$HOME` ([`check_bytes_at_home`] to say otherwise).
 //!
 //! A file with errors still gives a [partial](Loaded::partial) config: the settings
 //! (defaults where a value is wrong) and the extensions and automations with no error
@@ -141,16 +162,20 @@ mod query;
 #[cfg(feature = "schema")]
 pub mod schema;
 
+pub use check::{
+    DEFAULT_POLL_INTERVAL_SECONDS, DEFAULT_TRIGGER_TYPE, DEFAULT_WORKSPACE_DIR, REFERENCE_FILE_NAME,
+};
 pub use model::{
-    AgentPolicy, Automation, BUILTINS, Cleanup, Config, DEFAULT_BATCH_SIZE, DEFAULT_HISTORY_DAYS,
-    DEFAULT_HISTORY_PER_TASK, DEFAULT_HOOK_TIMEOUT_SECONDS, DEFAULT_INITIALIZE_TIMEOUT,
-    DEFAULT_INTERVAL_SECONDS, DEFAULT_KILL_GRACE_SECONDS, DEFAULT_LEDGER_PATH,
-    DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RETRY_BACKOFF_SECONDS, DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_RETRY_BACKOFF_SECONDS, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKTREE_ROOT,
-    ExtensionConfig, ExtensionSource, FILE_NAME, Hooks, LedgerSettings, MAX_CONCURRENT_LIMIT,
-    MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK, MAX_RETRIES, MAX_SECONDS, PluginType, Polling,
-    ProcessMode, ProviderAgent, Settings, Timeouts, TriggerRef, Unfilled, Unusable,
-    UnusableAutomation, WorkspaceMode, WorkspacePolicy,
+    AgentPolicy, Automation, BUILTINS, Checkout, Cleanup, Config, DEFAULT_BATCH_SIZE,
+    DEFAULT_HISTORY_DAYS, DEFAULT_HISTORY_PER_TASK, DEFAULT_HOOK_TIMEOUT_SECONDS,
+    DEFAULT_INITIALIZE_TIMEOUT, DEFAULT_INTERVAL_SECONDS, DEFAULT_KILL_GRACE_SECONDS,
+    DEFAULT_LEDGER_PATH, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RETRY_BACKOFF_SECONDS,
+    DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS, DEFAULT_SHUTDOWN_TIMEOUT,
+    DEFAULT_WORKTREE_ROOT, ExtensionConfig, ExtensionSource, FILE_NAME, Form, Hooks,
+    LedgerSettings, LogLevel, MAX_BATCH_SIZE, MAX_CONCURRENT_LIMIT, MAX_HISTORY_DAYS,
+    MAX_HISTORY_PER_TASK, MAX_RETRIES, MAX_SECONDS, PluginType, Polling, ProcessMode,
+    ProviderAgent, ReferenceSettings, Repository, Settings, Timeouts, TriggerRef, Unfilled,
+    Unusable, UnusableAutomation, WorkspaceMode, WorkspacePolicy, reference_identity,
 };
 pub use model::{
     DEFAULT_IDLE_NOTICE_SECONDS, DEFAULT_LOG_MAX_BYTES, MAX_LOG_MAX_BYTES, MIN_LOG_MAX_BYTES,
@@ -211,8 +236,14 @@ pub fn load(path: &Path) -> Result<Loaded, LoadError> {
 }
 
 /// Checks config bytes; `file` is the name diagnostics show and `dir` the folder
-/// relative paths start from.
+/// relative paths start from. `~` in the reference form's paths is `$HOME`.
 pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    check_bytes_at_home(bytes, file, dir, home.as_deref())
+}
+
+/// [`check_bytes`] with the folder `~` names given (`None`: the current folder).
+pub fn check_bytes_at_home(bytes: &[u8], file: &str, dir: &Path, home: Option<&Path>) -> Loaded {
     let text = match decode_utf8(bytes, file, codes::ENCODING) {
         Ok(text) => text,
         Err(report) => {
@@ -225,7 +256,7 @@ pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
     };
     let mut report = Report::new();
     report.add_source(file, text);
-    let (config, diagnostics) = check::check(text, file, dir);
+    let (config, diagnostics) = check::check(text, file, dir, home);
     report.extend(diagnostics);
     let (config, partial) = match config {
         Some(config) if config.is_complete() => (Some(config), None),
@@ -238,5 +269,7 @@ pub fn check_bytes(bytes: &[u8], file: &str, dir: &Path) -> Loaded {
     }
 }
 
+#[cfg(test)]
+mod reference_tests;
 #[cfg(test)]
 mod tests;

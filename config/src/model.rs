@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 pub const FILE_NAME: &str = "curupira.toml";
 /// Polls per round when nothing is configured.
 pub const DEFAULT_BATCH_SIZE: u32 = 10;
+/// The most polls per round the reference form's `batch_size` means (its documented
+/// range is 1 to 1000).
+pub const MAX_BATCH_SIZE: u32 = 1000;
 /// Seconds between rounds when nothing is configured.
 pub const DEFAULT_INTERVAL_SECONDS: f64 = 60.0;
 /// Seconds to wait for the `initialize` reply.
@@ -70,6 +73,9 @@ pub const DEFAULT_IDLE_NOTICE_SECONDS: u64 = 600;
 pub struct Config {
     /// The file as the user named it (used in diagnostics).
     pub file: String,
+    /// The form the file is in: the reference's when it has `[repositories]` or
+    /// `[agents]` or an automation with `trigger_type`.
+    pub form: Form,
     /// The folder that holds the file, absolute: the base of relative paths and the
     /// working directory of extensions and agents.
     pub dir: PathBuf,
@@ -147,6 +153,129 @@ pub struct Settings {
     pub status: StatusSettings,
     /// `[settings.http]`.
     pub http: HttpSettings,
+    /// What only the reference form gives (`[repositories]`, `[agents]`, the
+    /// reference's `[settings]` keys); `None` in a file of this host's own form.
+    pub reference: Option<ReferenceSettings>,
+}
+
+/// Which of the two forms of configuration a file or an automation is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Form {
+    /// This host's `curupira.toml`: `[settings.*]`, `[extensions]`, automations with
+    /// `trigger` and `arguments`.
+    #[default]
+    Ours,
+    /// The reference host's `settings.toml` (`curupira` 0.4.0): `[repositories]`,
+    /// `[agents]`, automations with `trigger_type` whose other keys are the trigger's
+    /// parameters.
+    Reference,
+}
+
+/// What a file in the reference form gives beyond the shared model: its
+/// repositories, its agent profiles' default and the `[settings]` keys only the
+/// reference host reads. The keys that mean what one of ours means are in the shared
+/// model instead (`max_active_tasks` is [`AgentPolicy::max_concurrent`],
+/// `task_timeout_minutes` [`AgentPolicy::timeout`], `poll_interval_seconds`
+/// [`Polling::interval`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReferenceSettings {
+    /// `[settings] workspace_dir`, absolute (`~` expanded, a relative value from the
+    /// config's folder): where a repository without `path` is cloned, as
+    /// `workspace_dir/<alias>`. Default `~/.curupira/workspaces`.
+    pub workspace_dir: PathBuf,
+    /// `[settings] state_db_path`, absolute: the reference host's own state database,
+    /// which this host never opens or writes.
+    pub state_db_path: Option<PathBuf>,
+    /// `[settings] max_pending_tasks`: read and kept; it changes nothing (nor, as
+    /// recorded, in the reference host).
+    pub max_pending_tasks: Option<u32>,
+    /// `[settings] log_level`.
+    pub log_level: Option<LogLevel>,
+    /// `[settings] otlp_endpoint`: read and kept; this host exports no OpenTelemetry.
+    pub otlp_endpoint: Option<String>,
+    /// `[settings.polling] cron_poll_interval_seconds`.
+    pub cron_poll_interval: Option<Duration>,
+    /// `[agents.defaults] timezone`, unchecked (as the reference leaves it).
+    pub timezone: Option<String>,
+    /// `[agents.defaults] profile`.
+    pub default_profile: Option<String>,
+    /// `[repositories.*]`, in file order.
+    pub repositories: Vec<Repository>,
+}
+
+impl ReferenceSettings {
+    /// The repository called `alias`.
+    pub fn repository(&self, alias: &str) -> Option<&Repository> {
+        self.repositories.iter().find(|r| r.alias == alias)
+    }
+}
+
+/// One `[repositories.ALIAS]` of the reference form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repository {
+    /// The table's key: what an automation's `repository` names, and what the
+    /// extension receives as `repository`.
+    pub alias: String,
+    /// `remote`: what `git clone` is given, as written.
+    pub remote: String,
+    /// `path`, absolute (`~` expanded, a relative value from the config's folder).
+    pub path: Option<PathBuf>,
+    /// Where the base checkout is: `path`, else `workspace_dir/<alias>`.
+    pub checkout: PathBuf,
+    /// `setup_script`: run once in a fresh clone, relative to it.
+    pub setup_script: Option<String>,
+}
+
+impl Repository {
+    /// The value of `${repository}` for an automation on this repository, as the
+    /// reference host gives it: the last two `/`-separated segments of `remote`, with
+    /// a trailing `.git` removed (`https://github.com/acme/api.git` gives `acme/api`,
+    /// `git@github.com:acme/api.git` gives `api`).
+    pub fn identity(&self) -> String {
+        reference_identity(&self.remote)
+    }
+}
+
+/// See [`Repository::identity`]: the last two `/`-separated segments of `remote`,
+/// the first of them left out when it holds a `:` (the host of an scp-like
+/// `git@host:owner/name`, or a URL's scheme), then a trailing `.git` removed. As
+/// recorded (`recordings/reference-host`): `ssh://git@example.com:2222/group/sub/proj.git`
+/// gives `sub/proj`, `https://gitlab.com/g/sub/proj.git/` gives `proj.git/`, and
+/// `not a url` itself.
+pub fn reference_identity(remote: &str) -> String {
+    let segments: Vec<&str> = remote.split('/').collect();
+    let mut tail = &segments[segments.len().saturating_sub(2)..];
+    if tail.len() == 2 && tail[0].contains(':') {
+        tail = &tail[1..];
+    }
+    let tail = tail.join("/");
+    tail.strip_suffix(".git").map(str::to_owned).unwrap_or(tail)
+}
+
+curupira_diagnostics::closed_set! {
+    /// `[settings] log_level` and `--log-level`: the reference host's level names.
+    LogLevel {
+        /// Everything.
+        Debug = "DEBUG",
+        /// What the host does.
+        Info = "INFO",
+        /// Warnings and errors.
+        Warning = "WARNING",
+        /// Errors.
+        Error = "ERROR",
+        /// Only what stops the host.
+        Critical = "CRITICAL",
+    }
+}
+
+/// An automation's `checkout` in the reference form: where its agents work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Checkout {
+    /// Each task in a worktree of its own (any value but `"main"`, and the default).
+    #[default]
+    Worktree,
+    /// `checkout = "main"`: in the repository's base checkout itself, not fetched.
+    Main,
 }
 
 /// `[settings.http]`: `run`'s status page, API and metrics (`curupira-http`).
@@ -365,6 +494,21 @@ pub struct Automation {
     pub workspace_policy: WorkspacePolicy,
     /// `unfilled`: what a task whose prompt leaves a placeholder unfilled gets.
     pub unfilled: Unfilled,
+    /// The form its table is written in. In the reference form the prompt is a Jinja
+    /// template and `arguments` holds every key of the table but the protocol's core
+    /// keys.
+    pub form: Form,
+    /// `repository` (the reference form): the alias of its `[repositories.*]`.
+    pub repository: Option<String>,
+    /// `checkout` (the reference form).
+    pub checkout: Checkout,
+    /// `profile` (the reference form), else `[agents.defaults] profile`: the profile
+    /// its agents are.
+    pub profile: Option<String>,
+    /// Why its profile cannot make an agent, where the reference host accepts the
+    /// file and fails each task at dispatch (a Gemini profile with `effort`, a `model`
+    /// that is not a string): `validate` warns, `run` refuses the automation.
+    pub agent_error: Option<String>,
 }
 
 curupira_diagnostics::closed_set! {

@@ -6,7 +6,7 @@
 use curupira_diagnostics::{Anchor, Diagnostic, JsonPointer, Severity, did_you_mean};
 
 use super::codes;
-use super::model::{Automation, Config, TriggerRef};
+use super::model::{Automation, Config, Form, TriggerRef};
 
 /// `run --automation NAME` names an automation the config does not have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -122,6 +122,23 @@ impl Config {
         }
     }
 
+    /// Where the agent of `automation` is set, for diagnostics about it: the `provider`
+    /// of its profile in the reference form, else its own `agent.KEY`, else
+    /// `[settings.agent] KEY`.
+    pub fn agent_at(&self, automation: &Automation, key: &str) -> JsonPointer {
+        if automation.form == Form::Reference
+            && let Some(profile) = &automation.profile
+        {
+            return JsonPointer::root()
+                .key("agents")
+                .key("profiles")
+                .key(profile)
+                .key("provider");
+        }
+        self.written_at(&automation.name, "agent", key)
+            .unwrap_or_else(|| settings_key("agent", key))
+    }
+
     /// Whether the file writes the member at `path` (a default-filled value is not
     /// written).
     pub fn is_written(&self, path: &JsonPointer) -> bool {
@@ -149,8 +166,10 @@ impl Config {
             .iter()
             .filter(|name| names.is_empty() || names.contains(name))
             .filter(|name| match self.automation(name) {
+                // In the reference form the agent is a profile's, checked with it.
                 Some(automation) => {
-                    automation.agent.is_none()
+                    automation.form == Form::Ours
+                        && automation.agent.is_none()
                         && automation.provider.is_none()
                         && !self.unusable.agent
                 }

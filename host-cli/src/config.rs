@@ -119,9 +119,7 @@ impl Probe for Config {
                 continue;
             }
             if let Some(agent) = &automation.provider {
-                let at = self
-                    .written_at(&automation.name, "agent", "provider")
-                    .unwrap_or_else(|| settings_key("agent", "provider"));
+                let at = self.agent_at(automation, "provider");
                 if !reported.contains(&at) {
                     out.extend(provider_problems(self, &automation.name, agent, &at));
                     reported.push(at);
@@ -159,7 +157,11 @@ impl Probe for Config {
         let mut out = Vec::new();
         let mut worktree_checked = false;
         for automation in &self.automations {
-            if !(names.is_empty() || names.contains(&automation.name)) {
+            // A reference-form automation works in its repository's checkout, not in
+            // the config's folder.
+            if !(names.is_empty() || names.contains(&automation.name))
+                || automation.form == Form::Reference
+            {
                 continue;
             }
             let at = JsonPointer::root().key("automations").key(&automation.name);

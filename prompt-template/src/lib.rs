@@ -78,9 +78,23 @@
 //! [`Template::render_into`] is one pass over those spans: O(template + output) plus one
 //! lookup per placeholder. Nothing here panics on any UTF-8 input: `$`, `{` and `}` are
 //! ASCII, so every span lies on character boundaries.
+//!
+//! # Feature `jinja`
+//!
+//! Off by default, so that the crate keeps `memchr` as its only dependency. It adds the
+//! module `curupira_template::jinja` (MiniJinja, `strsim` and `thiserror`): prompts
+//! rendered exactly as the reference host `curupira` 0.4.0 renders them. Its
+//! `JinjaPrompt::compile(prompt, declared)` makes the reference's validate-time checks
+//! (syntax, and fields outside the host variables and the trigger's `prompt_fields`),
+//! `JinjaPrompt::render(fields)` renders one item after the reference's `${name}`
+//! pre-pass, and `JinjaError` words every failure as the reference does, with a stable
+//! kind and a line and column in the prompt. The module's documentation states the
+//! rules; `tests/reference_jinja.rs` replays the reference's recorded verdicts.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+#[cfg(feature = "jinja")]
+pub mod jinja;
 mod lookup;
 
 use std::fmt;

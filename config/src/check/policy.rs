@@ -76,8 +76,8 @@ pub(super) struct AgentOverride {
     pub(super) resume: Option<bool>,
     /// `continue_prompt`.
     pub(super) continue_prompt: Option<String>,
-    max_concurrent: Option<u32>,
-    timeout: Option<u64>,
+    pub(super) max_concurrent: Option<u32>,
+    pub(super) timeout: Option<u64>,
     stall: Option<u64>,
     kill_grace: Option<u64>,
     retries: Option<u32>,
