@@ -136,7 +136,7 @@ curupira_diagnostics::codes! {
         "An automation's `repository` names no `[repositories.ALIAS]`, or its `profile` (or `[agents.defaults] profile`) no `[agents.profiles.NAME]`; suggests the closest name.";
     /// A trigger this host does not run yet.
     UNSUPPORTED = "config/unsupported", Error,
-        "A part of the reference form this host does not run yet: the built-in `cron` trigger (`trigger_type = \"cron\"`).";
+        "A part of the reference form this host does not run yet: the built-in `cron` trigger (`trigger_type = \"cron\"`); and, for `run`, an automation of the reference form (`validate` checks it).";
     /// The prompt of a reference-form automation is not a Jinja template that compiles.
     TEMPLATE = "config/template", Error,
         "The prompt of an automation in the reference form is not a Jinja template that compiles, or uses a variable that is neither a prompt field of the trigger nor `automation` or `repository` (the reference host refuses both at `validate`); located at the error in the prompt.";

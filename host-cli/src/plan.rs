@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use curupira_diagnostics::Report;
+use curupira_diagnostics::{JsonPointer, Report, Severity};
 use curupira_orchestrator::plan::{self, AgentPolicy, ExtensionPlan, Launch};
 
-use crate::config::{self, Automation, Config, Probe, Unfilled};
+use crate::config::{self, Automation, Config, Form, Probe, Unfilled, codes};
 use crate::resolve::{self, PlannedAutomation, PlannedExtension, resolve};
 
 /// The plan `run` follows, and what stands in its way, worked out before anything
@@ -26,6 +26,24 @@ pub fn plan_run(
     selection: &[String],
 ) -> (Option<resolve::Plan>, Report) {
     let (plan, mut report) = resolve(config, host_exe);
+    if let Some(automation) = config
+        .selected(selection)
+        .into_iter()
+        .find(|automation| automation.form == Form::Reference)
+    {
+        // Its repositories, worktrees and Jinja prompts are not run yet: running it as
+        // this host's form would put agents in the config's folder with the wrong prompt.
+        report.push(config.diagnostic(
+            Severity::Error,
+            codes::UNSUPPORTED,
+            &JsonPointer::root().key("automations").key(&automation.name),
+            format!(
+                "automation `{}` is in the reference host's form, which this version of \
+                 curupira checks (`curupira validate`) but does not run yet",
+                automation.name
+            ),
+        ));
+    }
     if !dry_run {
         report.extend(config.missing_agents(selection));
         report.extend(config.unrunnable_agents(selection));

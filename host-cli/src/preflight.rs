@@ -40,8 +40,9 @@ use curupira_diagnostics::{Diagnostic, JsonPointer, Position, Report, Severity, 
 use curupira_jsonrpc::ErrorCode;
 use curupira_protocol::{ValidationError, validation_errors};
 use curupira_template::Template;
+use curupira_template::jinja::{JinjaErrorKind, JinjaPrompt};
 
-use crate::config::{Automation, Config, Probe, codes};
+use crate::config::{Automation, Config, Form, Probe, codes};
 use crate::resolve::{Plan, display_path, resolve};
 use curupira_orchestrator::runner::{
     Extensions, Preparing, Rejection, Unprepared, prepare, repository_missing, uses_repository,
@@ -56,7 +57,12 @@ use curupira_orchestrator::runner::{
 pub fn report(config: &Config, host_exe: &Path) -> Report {
     let (plan, mut report) = resolve(config, host_exe);
     report.extend(config.missing_agents(&[]));
-    report.extend(config.unrunnable_agents(&[]));
+    report.extend(
+        config
+            .unrunnable_agents(&[])
+            .into_iter()
+            .map(|diagnostic| as_the_reference_sees_it(config, diagnostic)),
+    );
     let workspace = config.workspace_problems(&[]);
     // The bases are looked up only in a repository worktrees can be made of.
     let worktrees_usable = !workspace
@@ -73,6 +79,22 @@ pub fn report(config: &Config, host_exe: &Path) -> Report {
     report
 }
 
+/// A problem with a profile's agent program, which the reference host finds only when
+/// a task starts (`spawn claude: No such file or directory`): a warning at `validate`
+/// for a profile of the reference form, so that the verdict on the file stays the
+/// reference's; `run` still refuses to start on it.
+fn as_the_reference_sees_it(config: &Config, mut diagnostic: Diagnostic) -> Diagnostic {
+    let profile = diagnostic.path.as_str().starts_with("/agents/profiles/");
+    if config.form == Form::Reference && profile && diagnostic.is_error() {
+        diagnostic.severity = Severity::Warning;
+        diagnostic.message.push_str(
+            "; the reference host accepts this file and fails each task at dispatch, and \
+             `curupira run` refuses to start",
+        );
+    }
+    diagnostic
+}
+
 /// Steps 2 to 6: talks to the extensions of the automations `plan` resolved.
 fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
     let repository = crate::plan::repository(config);
@@ -85,7 +107,14 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
         };
         let at = JsonPointer::root().key("automations").key(&automation.name);
         let template = Template::parse(&automation.prompt);
-        if let (true, Err(reason)) = (uses_repository(&template), &repository) {
+        // The reference form's repository is its table's: the extension gets its alias.
+        let sent_repository = match automation.form {
+            Form::Reference => automation.repository.as_deref().ok_or(""),
+            Form::Ours => repository.as_deref().map_err(|_| ""),
+        };
+        if let (Form::Ours, true, Err(reason)) =
+            (automation.form, uses_repository(&template), &repository)
+        {
             let pointer = prompt_pointer(automation, &at);
             report.push(config.diagnostic(
                 Severity::Error,
@@ -106,6 +135,7 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
                         error.to_string(),
                     ));
                 }
+                report.extend(jinja_problems(config, automation, &at, None));
                 continue;
             }
         };
@@ -122,7 +152,7 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
         }
         let preparing = Preparing {
             automation: planned,
-            repository: repository.as_deref().ok(),
+            repository: sent_repository.ok(),
             preview: false,
         };
         let schema = match prepare(ready.client, &preparing) {
@@ -194,12 +224,17 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
                 }
                 // The placeholders need only the schema: check them whenever it came.
                 let Some(schema) = schema else {
+                    report.extend(jinja_problems(config, automation, &at, None));
                     continue;
                 };
                 *schema
             }
         };
         let fields: Vec<&str> = schema.prompt_fields.iter().map(String::as_str).collect();
+        if automation.form == Form::Reference {
+            report.extend(jinja_problems(config, automation, &at, Some(&fields)));
+            continue;
+        }
         let warnings = unknown_placeholders(config, automation, &at, &template, &fields);
         if let (Some(file), false) = (&automation.prompt_file, warnings.is_empty()) {
             report.add_source(display_path(file), automation.prompt.clone());
@@ -215,6 +250,43 @@ fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
             error.to_string(),
         ));
     }
+}
+
+/// The reference form's prompt, checked as the reference's `validate` checks it: a
+/// Jinja template that compiles, using no variable but `automation`, `repository` and
+/// the trigger's prompt fields (`None` when the trigger could not be asked: then only
+/// whether it compiles). One `config/template` error, at the place in the prompt, with
+/// the reference's sentence.
+fn jinja_problems(
+    config: &Config,
+    automation: &Automation,
+    at: &JsonPointer,
+    fields: Option<&[&str]>,
+) -> Vec<Diagnostic> {
+    if automation.form != Form::Reference {
+        return Vec::new();
+    }
+    let mut declared = vec!["automation", "repository"];
+    declared.extend(fields.unwrap_or_default());
+    let Err(error) = JinjaPrompt::compile(&automation.prompt, &declared) else {
+        return Vec::new();
+    };
+    if fields.is_none() && matches!(error.kind(), JinjaErrorKind::UnknownFields { .. }) {
+        return Vec::new();
+    }
+    let start = error.location().map_or(0, |location| location.offset);
+    let end = automation.prompt[start..]
+        .chars()
+        .next()
+        .map_or(start, |c| start + c.len_utf8());
+    vec![config.diagnostic_in_string(
+        Severity::Error,
+        codes::TEMPLATE,
+        &at.key("prompt"),
+        &automation.prompt,
+        start..end,
+        format!("automation \"{}\": {error}", automation.name),
+    )]
 }
 
 /// A diagnostic about the extension configured as `[extensions.NAME]` or

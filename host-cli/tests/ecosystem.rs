@@ -287,7 +287,7 @@ fn probe_passes_an_extension_written_with_the_official_sdk(installed: &Ecosystem
 fn validate_reports_the_official_sdks_rejection_in_its_words(installed: &Ecosystem) {
     let project = official_project(installed, "{ path = \"entries.json\", limit_total = 0 }");
     let run = project.curupira(&["validate", "--format", "json"]);
-    assert_eq!(run.code, Some(1), "{}", context(&run));
+    assert_eq!(run.code, Some(2), "{}", context(&run));
     let report: Value = serde_json::from_str(&run.stdout).unwrap();
     let diagnostics = report["diagnostics"].as_array().unwrap();
     assert_eq!(diagnostics.len(), 1, "{report}");
@@ -302,7 +302,7 @@ fn validate_reports_the_official_sdks_rejection_in_its_words(installed: &Ecosyst
     // An unknown parameter, in the SDK's words too.
     let project = official_project(installed, "{ path = \"entries.json\", colour = \"red\" }");
     let run = project.curupira(&["validate"]);
-    assert_eq!(run.code, Some(1), "{}", context(&run));
+    assert_eq!(run.code, Some(2), "{}", context(&run));
     assert!(
         run.stdout.contains("unknown parameters ['colour']"),
         "{}",
@@ -792,7 +792,7 @@ fn our_host_checks_curupira_plugins_as_far_as_it_goes_offline(installed: &Ecosys
     project.write("curupira.toml", &config(", state = \"sideways\""));
     let run =
         run_support::run_in_with_path(project.path(), &bin, &["validate", "--format", "json"]);
-    assert_eq!(run.code, Some(1), "{}", context(&run));
+    assert_eq!(run.code, Some(2), "{}", context(&run));
     let report: Value = serde_json::from_str(&run.stdout).unwrap();
     let diagnostics = report["diagnostics"].as_array().unwrap();
     assert_eq!(diagnostics.len(), 1, "{report}");

@@ -93,7 +93,7 @@ fn an_unclosed_array_is_one_error_at_the_line_that_opened_it() {
     fs::write(dir.path().join("curupira.toml"), unclosed(&config)).unwrap();
 
     let run = run_in(dir.path(), &["validate", "--format", "json"]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.code, Some(2), "{run:?}");
     let report = &json_lines(&run)[0];
     let diagnostics = report["diagnostics"].as_array().unwrap();
     assert_eq!(diagnostics.len(), 1, "{report}");

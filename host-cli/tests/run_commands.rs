@@ -145,7 +145,7 @@ fn validate_reports_rejected_arguments_at_their_pointer() {
         ),
     );
     let run = project.curupira(&["validate", "--format", "json"]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.code, Some(2), "{run:?}");
     assert_eq!(
         diagnostics(&run),
         [
@@ -191,7 +191,7 @@ fn validate_reports_an_ok_false_verdict_with_the_extensions_words() {
             ),
         );
         let run = project.curupira(&["validate", "--format", "json"]);
-        assert_eq!(run.code, Some(1), "{run:?}");
+        assert_eq!(run.code, Some(2), "{run:?}");
         assert_eq!(
             diagnostics(&run),
             [(
@@ -206,7 +206,7 @@ fn validate_reports_an_ok_false_verdict_with_the_extensions_words() {
             format!("extension `fx` rejected the configuration of automation `fix`: {words}")
         );
         let human = project.curupira(&["validate"]);
-        assert_eq!(human.code, Some(1), "{human:?}");
+        assert_eq!(human.code, Some(2), "{human:?}");
         assert!(!human.stdout.contains("no problems"), "{}", human.stdout);
         assert!(human.stdout.contains(words), "{}", human.stdout);
     }
@@ -257,7 +257,7 @@ fn validate_reports_config_manifest_and_extension_failures() {
         ),
     );
     let run = project.curupira(&["validate", "--format", "json"]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.code, Some(2), "{run:?}");
     let found = diagnostics(&run);
     assert!(
         found
@@ -315,7 +315,7 @@ fn validate_needs_a_repository_only_where_the_prompt_uses_it() {
          [automations.plain]\ntrigger = \"jsonl\"\nprompt = \"no repo\"\narguments = { path = \"t.jsonl\" }\n",
     );
     let run = project.curupira(&["validate", "--format", "json"]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.code, Some(2), "{run:?}");
     assert_eq!(
         diagnostics(&run),
         [(
@@ -666,7 +666,7 @@ fn validate_reports_structure_and_resolution_problems_in_one_pass() {
          [automations.b]\ntrigger = \"github-issue\"\nprompt = \"x\"\nprompt_file = \"y.md\"\n",
     );
     let run = project.curupira(&["validate", "--format", "json"]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.code, Some(2), "{run:?}");
     assert_eq!(
         diagnostics(&run),
         [
@@ -716,7 +716,7 @@ fn a_structural_error_elsewhere_does_not_skip_the_live_checks() {
          [automations.a]\ntrigger = \"jsonl\"\nprompt = \"x\"\narguments = { path = 5 }\n",
     );
     let run = project.curupira(&["validate", "--format", "json"]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.code, Some(2), "{run:?}");
     assert_eq!(
         diagnostics(&run),
         [
@@ -749,7 +749,7 @@ fn rejected_arguments_do_not_hide_a_misspelt_placeholder() {
          [automations.a]\ntrigger = \"jsonl\"\nprompt = \"Do it for ${automaton}\"\narguments = { path = 5 }\n",
     );
     let run = project.curupira(&["validate", "--format", "json"]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.code, Some(2), "{run:?}");
     assert_eq!(
         diagnostics(&run),
         [
@@ -1085,7 +1085,7 @@ fn triggers_are_addressed_as_alias_slash_local_and_every_miss_is_reported() {
         json!({"triggers": [{"trigger_type": "issues", "prompt_fields": []}]}),
     );
     let run = plugin.curupira(&["validate", "--format", "json"]);
-    assert_eq!(run.code, Some(1), "{run:?}");
+    assert_eq!(run.code, Some(2), "{run:?}");
     let report: Value = serde_json::from_str(&run.stdout).unwrap();
     let found: Vec<(String, String, String)> = report["diagnostics"]
         .as_array()

@@ -299,7 +299,7 @@ fn an_agent_that_cannot_start_is_an_error_before_the_first_poll() {
             run.stdout
         );
         let validate = project.curupira(&["validate", "--format", "json"]);
-        assert_eq!(validate.code, Some(1), "{command}: {validate:?}");
+        assert_eq!(validate.code, Some(2), "{command}: {validate:?}");
         let report: serde_json::Value = serde_json::from_str(validate.stdout.trim()).unwrap();
         let found = report["diagnostics"]
             .as_array()
@@ -870,7 +870,7 @@ fn a_worktree_base_that_names_no_commit_is_a_validate_error_at_its_key() {
     // once for the two automations that share the base.
     project.write("curupira.toml", &config("", ""));
     let validate = project.curupira(&["validate", "--format", "json"]);
-    assert_eq!(validate.code, Some(1), "{validate:?}");
+    assert_eq!(validate.code, Some(2), "{validate:?}");
     let found = unknown_base(&validate);
     assert_eq!(found.len(), 1, "{}", validate.stdout);
     assert_eq!(found[0]["severity"], "error");

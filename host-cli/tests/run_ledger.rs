@@ -1318,7 +1318,7 @@ fn validate_reports_a_damaged_ledger_as_run_refuses_it() {
     let damaged = "this is not an SQLite database, it was overwritten\n";
     project.write(".curupira/ledger.sqlite", damaged);
     let validate = project.curupira(&["validate"]);
-    assert_eq!(validate.code, Some(1), "{validate:?}");
+    assert_eq!(validate.code, Some(2), "{validate:?}");
     assert!(
         validate.stdout.contains("error[config/ledger-unreadable]")
             && validate

@@ -214,7 +214,7 @@ fn opencode_1_gets_its_folder_and_database_and_an_unreadable_version_is_refused(
     // A version the reference host cannot read: refused before the first task.
     stand_in(&project, "opencode", "", 0, "nightly");
     let checked = run(&project, &["validate", "--format", "json"]);
-    assert_eq!(checked.code, Some(1), "{checked:?}");
+    assert_eq!(checked.code, Some(2), "{checked:?}");
     assert!(
         checked.stdout.contains("config/agent-version"),
         "{checked:?}"
@@ -244,7 +244,7 @@ fn validate_checks_the_program_the_options_and_provider_beside_command() {
         run(&project, &["validate", "--format", "json"])
     };
     let missing = check("provider = \"gemini\"");
-    assert_eq!(missing.code, Some(1), "{missing:?}");
+    assert_eq!(missing.code, Some(2), "{missing:?}");
     assert!(
         missing.stdout.contains("config/agent-not-runnable"),
         "{missing:?}"
@@ -259,7 +259,7 @@ fn validate_checks_the_program_the_options_and_provider_beside_command() {
     stand_in(&project, "gemini", "", 0, "0.9.0");
     assert_eq!(check("provider = \"gemini\"").code, Some(0));
     let unsupported = check("provider = \"gemini\"\neffort = \"high\"");
-    assert_eq!(unsupported.code, Some(1), "{unsupported:?}");
+    assert_eq!(unsupported.code, Some(2), "{unsupported:?}");
     assert!(
         unsupported
             .stdout
@@ -272,11 +272,11 @@ fn validate_checks_the_program_the_options_and_provider_beside_command() {
     );
 
     let both = check("provider = \"gemini\"\ncommand = [\"gemini\"]");
-    assert_eq!(both.code, Some(1), "{both:?}");
+    assert_eq!(both.code, Some(2), "{both:?}");
     assert!(both.stdout.contains("config/agent-conflict"), "{both:?}");
 
     let typo = check("provider = \"claud\"");
-    assert_eq!(typo.code, Some(1), "{typo:?}");
+    assert_eq!(typo.code, Some(2), "{typo:?}");
     assert!(typo.stdout.contains("did you mean `claude`?"), "{typo:?}");
 
     // A version without x.y.z elsewhere is only a warning.

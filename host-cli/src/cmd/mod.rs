@@ -189,18 +189,20 @@ pub mod exit {
     /// What was checked has errors, or the run had failures.
     pub const FAILURE: Status = Status {
         code: 1,
-        meaning: "What was checked or read has errors (a config, a manifest, a Spirit \
-                  package, a registry, an extension's conformance, a pair list or frames \
-                  that are not valid), or the run had failures (a task that failed after \
-                  its retries, an automation that failed).",
+        meaning: "What was checked or read has errors (a manifest, a Spirit package, a \
+                  registry, an extension's conformance, a pair list or frames that are not \
+                  valid); the run had failures (a task that failed after its retries, an \
+                  automation that failed); or `validate` found no error in the config but an \
+                  extension that failed when started or asked.",
     };
 
     /// Nothing could be checked or run as asked.
     pub const ERROR: Status = Status {
         code: 2,
-        meaning: "A usage, I/O or internal error: a bad command line, a file that cannot \
-                  be read or written, a config whose errors keep `run` from starting \
-                  anything, another `run` on the same state folder.",
+        meaning: "A configuration error (of `validate`, or one that keeps `run` from \
+                  starting anything, as the reference host exits), or a usage, I/O or \
+                  internal error: a bad command line, a file that cannot be read or \
+                  written, another `run` on the same state folder.",
     };
 
     /// Every exit status, in order.

@@ -6,13 +6,18 @@
 //! could be read is resolved and checked live; the steps and their codes are
 //! `curupira_host::preflight`.
 //!
-//! Exit codes: 0 no error (warnings allowed), 1 errors, 2 the config cannot be read.
+//! Exit codes, as the reference host's: 0 no error (warnings allowed); 2 the config has
+//! errors or cannot be read; 1 when the only errors are extensions that failed when
+//! started or asked (`config/extension-failed`, `config/trigger-failed`: the
+//! reference's "Plugin error").
 
 use std::process::ExitCode;
 
+use curupira_diagnostics::Report;
+use curupira_host::config::codes;
 use curupira_host::preflight;
 
-use super::{ConfigArg, ReportFormat, Verbosity, finish_report, load_config};
+use super::{ConfigArg, ReportFormat, Verbosity, exit, load_config, write_report};
 
 /// Arguments of `curupira validate`.
 #[derive(clap::Args)]
@@ -35,5 +40,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(found) = found {
         report.append(found);
     }
-    finish_report(&report, args.report.format)
+    write_report(&report, args.report.format)?;
+    Ok(ExitCode::from(exit_code(&report)))
+}
+
+/// The errors that are an extension failing, not the file being wrong.
+const EXTENSION_FAILURES: [&str; 2] = [codes::EXTENSION_FAILED, codes::TRIGGER_FAILED];
+
+/// 0 without errors, 1 when every error is an extension that failed, else 2.
+fn exit_code(report: &Report) -> u8 {
+    let mut errors = report
+        .diagnostics()
+        .iter()
+        .filter(|d| d.is_error())
+        .peekable();
+    if errors.peek().is_none() {
+        return exit::SUCCESS.code;
+    }
+    if errors.all(|d| EXTENSION_FAILURES.contains(&d.code.as_ref())) {
+        exit::FAILURE.code
+    } else {
+        exit::ERROR.code
+    }
 }

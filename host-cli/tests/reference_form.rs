@@ -1,0 +1,153 @@
+//! The reference host's `settings.toml` given to this host: `validate` checks it as
+//! the reference does (its Jinja prompts against the trigger's fields, with the
+//! reference's sentences, located in the file), exits as the reference exits, and
+//! `run` refuses what it does not run yet rather than running it another way.
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod run_support;
+
+use run_support::{Project, have_python};
+use serde_json::{Value, json};
+
+/// A reference-form file whose one automation uses the fake extension `fx` (prompt
+/// fields `title` and `n`), with `prompt` as given (TOML-quoted).
+fn settings_toml(prompt: &str) -> String {
+    format!(
+        "[repositories.demo]\nremote = \"https://github.com/acme/widgets.git\"\n\n\
+         [agents.defaults]\nprofile = \"stub\"\n\n[agents.profiles.stub]\nprovider = \"claude\"\n\n\
+         [extensions.fx]\npath = \"extensions/fx\"\n\n\
+         [automations.e1]\ntrigger_type = \"fx/fake\"\nrepository = \"demo\"\nlabel = \"bug\"\n\
+         prompt = {}\n",
+        serde_json::to_string(prompt).unwrap()
+    )
+}
+
+fn project(prompt: &str) -> Project {
+    let project = Project::new();
+    project.fake_extension("fx", json!({"prompt_fields": ["title", "n"]}));
+    project.write("settings.toml", &settings_toml(prompt));
+    project
+}
+
+/// `(severity, code, path, line, column, message)` of every diagnostic but the agent's
+/// (no `claude` on this machine's `PATH`, a warning for a reference-form file).
+fn said(run: &run_support::Run) -> Vec<(String, String, String, u64, u64, String)> {
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] != "config/agent-not-runnable")
+        .map(|d| {
+            (
+                d["severity"].as_str().unwrap().to_owned(),
+                d["code"].as_str().unwrap().to_owned(),
+                d["path"].as_str().unwrap().to_owned(),
+                d["line"].as_u64().unwrap_or(0),
+                d["column"].as_u64().unwrap_or(0),
+                d["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_jinja_prompt_that_uses_the_trigger_s_fields_is_valid() {
+    if !have_python() {
+        return;
+    }
+    let project =
+        project("{% if n == \"1\" %}First: {% endif %}{{ title | upper }} in ${repository}");
+    let run = project.curupira(&["validate", "--config", "settings.toml", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(said(&run), []);
+    // The extension got the whole table as the reference sends it, with the alias.
+    let validate = project
+        .calls("fx")
+        .into_iter()
+        .find(|call| call["method"] == "trigger/validate")
+        .unwrap();
+    let configuration = &validate["params"]["configuration"];
+    assert_eq!(configuration["label"], "bug");
+    assert_eq!(configuration["trigger_type"], "fx/fake");
+    assert_eq!(
+        configuration["repository"], "demo",
+        "the alias, as the reference sends it"
+    );
+}
+
+#[test]
+fn a_broken_template_is_a_validate_error_at_its_line_and_column_with_the_reference_s_words() {
+    if !have_python() {
+        return;
+    }
+    let project = project("Fix {{ title }\nnow");
+    let run = project.curupira(&["validate", "--config", "settings.toml", "--format", "json"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    let found = said(&run);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (severity, code, path, line, column, message) = &found[0];
+    assert_eq!(
+        (severity.as_str(), code.as_str()),
+        ("error", "config/template")
+    );
+    assert_eq!(path, "/automations/e1/prompt");
+    // The prompt's string is on line 17 of the file, escaped (`\n`): the whole value.
+    assert_eq!(*line, 17);
+    assert!(*column > 0);
+    assert!(
+        message.starts_with("automation \"e1\": prompt template error: ")
+            && message.contains("Jinja blocks look like"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_variable_the_trigger_does_not_give_is_refused_with_a_did_you_mean() {
+    if !have_python() {
+        return;
+    }
+    let project = project("Fix {{ titel }} (${n})");
+    let run = project.curupira(&["validate", "--config", "settings.toml", "--format", "json"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    let found = said(&run);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].1, "config/template");
+    assert_eq!(
+        found[0].5,
+        "automation \"e1\": prompt uses unknown field(s) \"titel\" (did you mean \"title\"?). \
+         Available fields: automation, n, repository, title"
+    );
+    // At the name, inside the prompt's string on its line.
+    let text = project.read("settings.toml");
+    let line = text.lines().nth(16).unwrap();
+    assert_eq!(found[0].3, 17);
+    assert_eq!(
+        &line[usize::try_from(found[0].4).unwrap() - 1..][..5],
+        "titel"
+    );
+}
+
+#[test]
+fn run_refuses_a_reference_form_file_until_it_runs_it_as_the_reference_does() {
+    if !have_python() {
+        return;
+    }
+    let project = project("{{ title }}");
+    let run = project.curupira(&["run", "--once", "--config", "settings.toml"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr.contains("config/unsupported")
+            && run
+                .stderr
+                .contains("checks (`curupira validate`) but does not run yet"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !project.methods("fx").iter().any(|m| m == "trigger/poll"),
+        "nothing was polled"
+    );
+}
