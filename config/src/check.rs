@@ -20,7 +20,7 @@ use super::model::{
     ProcessMode, Settings, StatusSettings, Timeouts, TriggerRef, Unfilled, Unusable,
     UnusableAutomation,
 };
-use crate::model::{Checkout, Form, ReferenceSettings};
+use crate::model::{Checkout, Form, REFERENCE_LEDGER_PATH, ReferenceSettings};
 use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
 
 mod policy;
@@ -369,7 +369,7 @@ impl Checker<'_> {
         }
         let ledger = match self.table_member(table, &at, "ledger") {
             Some(ledger) => self.ledger(ledger, &at.key("ledger")),
-            None => LedgerSettings::new(self.dir),
+            None => self.default_ledger(),
         };
         let status = match self.table_member(table, &at, "status") {
             Some(status) => self.status(status, &at.key("status")),
@@ -462,7 +462,7 @@ impl Checker<'_> {
                 "log_max_bytes",
             ],
         );
-        let mut ledger = LedgerSettings::new(self.dir);
+        let mut ledger = self.default_ledger();
         match table.get("enabled") {
             Some(TomlValue::Boolean(enabled)) => ledger.enabled = *enabled,
             Some(other) => self.wrong_type(&at.key("enabled"), "a boolean", other),
@@ -1182,6 +1182,20 @@ impl Checker<'_> {
                 Some((name, at, value))
             })
             .collect()
+    }
+
+    /// The ledger when `[settings.ledger]` does not say where: beside the file, in
+    /// its `.curupira/`; for a file in the reference form, per user as the reference
+    /// keeps its state, in `~/.curupira/curupira-rs/` (never the reference's own files).
+    fn default_ledger(&self) -> LedgerSettings {
+        match (self.form, &self.home) {
+            (Form::Reference, Some(home)) => {
+                let mut ledger = LedgerSettings::new(self.dir);
+                ledger.path = home.join(REFERENCE_LEDGER_PATH);
+                ledger
+            }
+            _ => LedgerSettings::new(self.dir),
+        }
     }
 
     /// An error at `theirs` when `ours`, a key of this host's form with the same

@@ -21,7 +21,7 @@
 //! [settings]
 //! repository = "github.com/acme/widgets"   # optional; else `git remote get-url origin`
 //! [settings.polling]
-//! batch_size = 10                # polls per round, default 10
+//! batch_size = 10                # polls per round, default 100 (the reference's)
 //! interval_seconds = 60          # pause between rounds when running continuously
 //! [settings.agent]
 //! command = ["my-agent", "--print"]
@@ -179,6 +179,7 @@ pub use model::{
 };
 pub use model::{
     DEFAULT_IDLE_NOTICE_SECONDS, DEFAULT_LOG_MAX_BYTES, MAX_LOG_MAX_BYTES, MIN_LOG_MAX_BYTES,
+    REFERENCE_LEDGER_PATH,
 };
 pub use query::{UnknownAutomation, settings_key};
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 /// The default config file name, looked up in the current directory.
 pub const FILE_NAME: &str = "curupira.toml";
 /// Polls per round when nothing is configured.
-pub const DEFAULT_BATCH_SIZE: u32 = 10;
+pub const DEFAULT_BATCH_SIZE: u32 = 100;
 /// The most polls per round the reference form's `batch_size` means (its documented
 /// range is 1 to 1000).
 pub const MAX_BATCH_SIZE: u32 = 1000;
@@ -48,6 +48,10 @@ pub const DEFAULT_WORKTREE_ROOT: &str = ".curupira/worktrees";
 /// Where the task ledger is when `[settings.ledger] path` is not written, relative to
 /// the config's folder.
 pub const DEFAULT_LEDGER_PATH: &str = ".curupira/ledger.sqlite";
+/// Where the task ledger of a file in the reference form is when `[settings.ledger]
+/// path` is not written, relative to the home folder: per user, as the reference host
+/// keeps its state, in a folder of this host's own beside the reference's files.
+pub const REFERENCE_LEDGER_PATH: &str = ".curupira/curupira-rs/ledger.sqlite";
 /// Days an ended attempt stays in the ledger's history when `history_days` is not
 /// written.
 pub const DEFAULT_HISTORY_DAYS: u32 = 30;

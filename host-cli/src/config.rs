@@ -121,7 +121,17 @@ impl Probe for Config {
             if let Some(agent) = &automation.provider {
                 let at = self.agent_at(automation, "provider");
                 if !reported.contains(&at) {
-                    out.extend(provider_problems(self, &automation.name, agent, &at));
+                    // The reference host runs no `--version` but OpenCode's (at dispatch):
+                    // for its form, neither does this one.
+                    let version = automation.form == Form::Ours
+                        || agent.profile.provider() == curupira_agents::Provider::Opencode;
+                    out.extend(provider_problems(
+                        self,
+                        &automation.name,
+                        agent,
+                        &at,
+                        version,
+                    ));
                     reported.push(at);
                 }
                 continue;
@@ -270,6 +280,7 @@ fn provider_problems(
     automation: &str,
     agent: &ProviderAgent,
     at: &JsonPointer,
+    version: bool,
 ) -> Vec<Diagnostic> {
     let provider = agent.profile.provider();
     let command = [provider.program().to_owned()];
@@ -287,6 +298,9 @@ fn provider_problems(
             )];
         }
     };
+    if !version {
+        return Vec::new();
+    }
     let output = curupira_orchestrator::agent::program_version(&program, &config.dir);
     let opencode_auto = provider == curupira_agents::Provider::Opencode
         && agent.profile.opencode_api() == curupira_agents::OpencodeApi::Auto;

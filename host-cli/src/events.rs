@@ -190,6 +190,16 @@ fn human_line(event: &Event, dry_run: bool) -> String {
                 )
             }
         }
+        Event::TaskRefused {
+            automation,
+            task_id,
+            reason,
+            ..
+        } => format!(
+            "{automation}: task {} REFUSED before its agent: {reason}; not finished: a later \
+             run hands it over again",
+            short_id(task_id)
+        ),
         Event::TaskSkipped {
             automation,
             task_id,
@@ -344,6 +354,16 @@ pub struct EventWriter<W: Write> {
     failed: bool,
     /// Automations whose last round shown polled nothing (human format).
     idle: std::collections::HashSet<String>,
+    /// The reference host's lines instead of sentences (human format, a file in the
+    /// reference form): each automation's `repository:trigger_type`, for the task key.
+    reference: Option<std::collections::HashMap<String, String>>,
+    /// Tasks printed as `fail` (reference lines).
+    reference_failed: u64,
+    /// Whether a dry run's first task was printed (reference lines).
+    reference_rendered: bool,
+    /// Whether an automation was refused for its configuration before its first poll
+    /// (reference lines): the run exits 2, as the reference host does.
+    configuration_failed: bool,
     /// The run's tasks by how they ended, for [`summary`](Self::summary).
     tally: Tally,
 }
@@ -380,7 +400,9 @@ impl Tally {
                 }
             }
             Event::TaskInterrupted { .. } => self.interrupted += 1,
-            Event::TaskUnfilled { refused: true, .. } => self.refused += 1,
+            Event::TaskUnfilled { refused: true, .. } | Event::TaskRefused { .. } => {
+                self.refused += 1;
+            }
             Event::TaskRendered { .. } => self.rendered += 1,
             _ => {}
         }
@@ -403,6 +425,138 @@ impl<W: Write> EventWriter<W> {
             failed: false,
             idle: std::collections::HashSet::new(),
             tally: Tally::default(),
+            reference: None,
+            reference_failed: 0,
+            reference_rendered: false,
+            configuration_failed: false,
+        }
+    }
+
+    /// Whether, with the reference lines on, an automation was refused for its
+    /// configuration (the reference host's exit 2).
+    pub fn configuration_failed(&self) -> bool {
+        self.configuration_failed
+    }
+
+    /// In the human format, the reference host's lines instead of sentences, as
+    /// scripts that run it parse them: `ok\t<key>` on stdout for a task that
+    /// succeeded, `fail\t<key>\t<reason>` on stderr for one that failed (and
+    /// [`finish_reference`](Self::finish_reference)'s `Dispatch error: N task(s)
+    /// failed`), and in a dry run the first task's `dry-run\t<key>` and prompt. The
+    /// key is `<automation>:<repository>:<trigger_type>:<task id>`; `keys` gives each
+    /// automation's `repository:trigger_type`. Nothing else goes to stdout.
+    pub fn reference(mut self, keys: std::collections::HashMap<String, String>) -> Self {
+        if self.format == Format::Human {
+            self.reference = Some(keys);
+        }
+        self
+    }
+
+    /// The reference lines' closing line, when they are on: on stderr, `Dispatch
+    /// error: N task(s) failed` after failures; on stdout, a dry run's
+    /// `dry-run\t(no tasks available)` when it rendered none.
+    pub fn finish_reference(&mut self) -> io::Result<()> {
+        if self.reference.is_none() {
+            return Ok(());
+        }
+        if self.dry_run && !self.reference_rendered && !self.configuration_failed {
+            writeln!(self.out, "dry-run\t(no tasks available)")?;
+            self.out.flush()?;
+        }
+        if self.reference_failed > 0 {
+            let mut err = io::stderr().lock();
+            writeln!(
+                err,
+                "Dispatch error: {} task(s) failed",
+                self.reference_failed
+            )?;
+        }
+        Ok(())
+    }
+
+    /// An event as the reference host prints it: `Some((to_stdout, text))`, or `None`
+    /// for the events it prints nothing for.
+    fn reference_line(&mut self, event: &Event) -> Option<(bool, String)> {
+        let keys = self.reference.as_ref()?;
+        let key = |automation: &str, task_id: &str| {
+            let middle = keys.get(automation).map_or("", String::as_str);
+            format!("{automation}:{middle}:{task_id}")
+        };
+        match event {
+            Event::TaskFinished {
+                automation,
+                task_id,
+                exit_code,
+                error,
+                ..
+            } => {
+                if *exit_code == Some(0) && error.is_none() {
+                    return Some((true, format!("ok\t{}", key(automation, task_id))));
+                }
+                let reason = match (error, exit_code) {
+                    (Some(error), _) => error.clone(),
+                    (None, Some(code)) => format!("agent exited {code}"),
+                    (None, None) => "agent ended without an exit status".to_owned(),
+                };
+                self.reference_failed += 1;
+                Some((
+                    false,
+                    format!(
+                        "fail\t{}\tDispatch error: {reason}",
+                        key(automation, task_id)
+                    ),
+                ))
+            }
+            Event::TaskRefused { reason, .. } if self.dry_run => {
+                // The reference host's dry run stops at the task it cannot render.
+                self.reference_rendered = true;
+                Some((false, format!("Dispatch error: {reason}")))
+            }
+            Event::TaskRefused {
+                automation,
+                task_id,
+                reason,
+                ..
+            } => {
+                self.reference_failed += 1;
+                Some((
+                    false,
+                    format!(
+                        "fail\t{}\tDispatch error: {reason}",
+                        key(automation, task_id)
+                    ),
+                ))
+            }
+            Event::TaskRendered {
+                automation,
+                task_id,
+                prompt,
+                ..
+            } if !self.reference_rendered => {
+                self.reference_rendered = true;
+                Some((
+                    true,
+                    format!(
+                        "dry-run\t{}\n--- prompt ---\n{prompt}{}--- end prompt ---",
+                        key(automation, task_id),
+                        if prompt.ends_with('\n') { "" } else { "\n" }
+                    ),
+                ))
+            }
+            Event::AutomationFailed { code, message, .. }
+                if *code == curupira_jsonrpc::ErrorCode::CONFIGURATION_INVALID.code() =>
+            {
+                // Refused before its first poll, as the reference refuses the file.
+                self.configuration_failed = true;
+                Some((false, format!("Configuration error: {message}")))
+            }
+            Event::AutomationFailed { message, .. } => {
+                Some((false, format!("Dispatch error: {message}")))
+            }
+            Event::ExtensionFailed { message, .. } => {
+                Some((false, format!("Plugin error: {message}")))
+            }
+            _ => None,
         }
     }
 
@@ -448,6 +602,19 @@ impl<W: Write> EventWriter<W> {
     pub fn emit(&mut self, event: &Event) -> io::Result<()> {
         self.failed |= event.is_failure();
         self.tally.count(event);
+        if self.reference.is_some() {
+            return match self.reference_line(event) {
+                Some((true, line)) => {
+                    writeln!(self.out, "{line}")?;
+                    self.out.flush()
+                }
+                Some((false, line)) => {
+                    let mut err = io::stderr().lock();
+                    writeln!(err, "{line}")
+                }
+                None => Ok(()),
+            };
+        }
         let line = match self.format {
             Format::Json => serde_json::to_string(event).map_err(io::Error::other)?,
             Format::Human => {

@@ -78,7 +78,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(leading_options_moved(std::env::args_os().collect()));
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
         Command::Validate(args) => cmd::validate::run(args),
@@ -452,4 +452,40 @@ mod tests {
              the run was stopped"
         );
     }
+}
+
+/// The reference host takes `--config FILE` and `--log-level LEVEL` before the
+/// subcommand as well as after it (`curupira --log-level DEBUG run`): such options
+/// written before `run`, `validate` or `plugins SUBCOMMAND` are moved behind it, where
+/// this host's commands read them.
+fn leading_options_moved(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut moved = Vec::new();
+    let mut at = 1;
+    while let Some(arg) = args.get(at).and_then(|arg| arg.to_str()) {
+        let takes_value = matches!(arg, "--config" | "-c" | "--log-level");
+        let joined = arg.starts_with("--config=") || arg.starts_with("--log-level=");
+        if takes_value && at + 1 < args.len() {
+            moved.extend_from_slice(&args[at..at + 2]);
+            at += 2;
+        } else if joined {
+            moved.push(args[at].clone());
+            at += 1;
+        } else {
+            break;
+        }
+    }
+    if moved.is_empty() {
+        return args;
+    }
+    let command_words = match args.get(at).and_then(|arg| arg.to_str()) {
+        Some("run" | "validate" | "status") => 1,
+        Some("plugins" | "tasks") => 2,
+        _ => return args,
+    };
+    let end = (at + command_words).min(args.len());
+    let mut out = vec![args[0].clone()];
+    out.extend_from_slice(&args[at..end]);
+    out.extend(moved);
+    out.extend_from_slice(&args[end..]);
+    out
 }

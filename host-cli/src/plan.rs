@@ -2,12 +2,15 @@
 //! ([`crate::resolve`]), checked for what a run needs, then made into plain data
 //! ([`curupira_orchestrator::Plan`]) that the engine runs without knowing the file.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use curupira_diagnostics::{JsonPointer, Report, Severity};
 use curupira_orchestrator::plan::{self, AgentPolicy, ExtensionPlan, Launch};
 
-use crate::config::{self, Automation, Config, Form, Probe, Unfilled, codes};
+use curupira_workspace::repository::{BaseCheckout, Repository, TaskCheckout};
+
+use crate::config::{self, Automation, Config, Probe, Unfilled, codes};
 use crate::resolve::{self, PlannedAutomation, PlannedExtension, resolve};
 
 /// The plan `run` follows, and what stands in its way, worked out before anything
@@ -26,23 +29,32 @@ pub fn plan_run(
     selection: &[String],
 ) -> (Option<resolve::Plan>, Report) {
     let (plan, mut report) = resolve(config, host_exe);
-    if let Some(automation) = config
-        .selected(selection)
-        .into_iter()
-        .find(|automation| automation.form == Form::Reference)
-    {
-        // Its repositories, worktrees and Jinja prompts are not run yet: running it as
-        // this host's form would put agents in the config's folder with the wrong prompt.
-        report.push(config.diagnostic(
-            Severity::Error,
-            codes::UNSUPPORTED,
-            &JsonPointer::root().key("automations").key(&automation.name),
-            format!(
-                "automation `{}` is in the reference host's form, which this version of \
-                 curupira checks (`curupira validate`) but does not run yet",
-                automation.name
-            ),
-        ));
+    for automation in config.selected(selection) {
+        let Some(repository) = reference_repository(config, automation) else {
+            continue;
+        };
+        if let Err(error) = base_checkout(repository) {
+            report.push(
+                config.diagnostic(
+                    Severity::Error,
+                    codes::INVALID_VALUE,
+                    &JsonPointer::root()
+                        .key("repositories")
+                        .key(&repository.alias),
+                    format!("repository `{}`: {error}", repository.alias),
+                ),
+            );
+        }
+        if let (Some(error), false) = (&automation.agent_error, dry_run) {
+            // The reference host fails each of its tasks at dispatch; this one says so
+            // before anything starts.
+            report.push(config.diagnostic(
+                Severity::Error,
+                codes::MISSING_AGENT,
+                &JsonPointer::root().key("automations").key(&automation.name),
+                format!("automation `{}` has no agent: {error}", automation.name),
+            ));
+        }
     }
     if !dry_run {
         report.extend(config.missing_agents(selection));
@@ -79,20 +91,71 @@ pub fn orchestrator_plan(
         client: config::client_options(&config.settings),
         client_info: crate::host_info(),
         extensions: resolved.extensions.iter().map(extension_plan).collect(),
-        automations: config
-            .selected(selection)
-            .into_iter()
-            .filter_map(|automation| {
-                let planned = resolved.automation(&automation.name)?;
-                Some(automation_plan(config, automation, planned))
-            })
-            .collect(),
+        automations: {
+            // One handle per repository, shared by its automations: cloned, set up and
+            // fetched once per run.
+            let mut repositories: HashMap<String, Repository> = HashMap::new();
+            config
+                .selected(selection)
+                .into_iter()
+                .filter_map(|automation| {
+                    let planned = resolved.automation(&automation.name)?;
+                    let mut plan = automation_plan(config, automation, planned);
+                    if let Some(repository) = reference_repository(config, automation) {
+                        let handle = match repositories.get(&repository.alias) {
+                            Some(handle) => handle.clone(),
+                            None => {
+                                let handle = Repository::new(base_checkout(repository).ok()?);
+                                repositories.insert(repository.alias.clone(), handle.clone());
+                                handle
+                            }
+                        };
+                        plan.prompt_syntax = plan::PromptSyntax::Jinja;
+                        plan.repository = Some(repository.identity());
+                        plan.configuration_repository = Some(repository.alias.clone());
+                        plan.checkout = Some(plan::RepositoryCheckout {
+                            repository: handle,
+                            checkout: match automation.checkout {
+                                config::Checkout::Main => TaskCheckout::Main,
+                                config::Checkout::Worktree => TaskCheckout::Worktree {
+                                    trigger_type: format!(
+                                        "{}/{}",
+                                        planned.extension, planned.trigger_type
+                                    ),
+                                },
+                            },
+                        });
+                    }
+                    Some(plan)
+                })
+                .collect()
+        },
         // Logs are found through the ledger's attempt rows: without a ledger, none.
         logs: config.settings.ledger.enabled.then(|| plan::LogPolicy {
             dir: config.settings.ledger.state_dir().join(LOGS_FOLDER),
             max_bytes: config.settings.ledger.log_max_bytes,
         }),
     }
+}
+
+/// The `[repositories.<alias>]` of a reference-form automation.
+pub fn reference_repository<'c>(
+    config: &'c Config,
+    automation: &Automation,
+) -> Option<&'c config::Repository> {
+    let alias = automation.repository.as_deref()?;
+    config.settings.reference.as_ref()?.repository(alias)
+}
+
+/// The workspace crate's base checkout of a repository of the reference form.
+fn base_checkout(
+    repository: &config::Repository,
+) -> Result<BaseCheckout, curupira_workspace::repository::RepositoryError> {
+    let base = BaseCheckout::new(repository.remote.clone(), repository.checkout.clone())?;
+    Ok(match &repository.setup_script {
+        Some(script) => base.with_setup_script(script.clone()),
+        None => base,
+    })
 }
 
 /// The attempts' logs' folder in the state folder.
@@ -148,5 +211,9 @@ fn automation_plan(
             Unfilled::Warn => plan::Unfilled::Warn,
             Unfilled::Fail => plan::Unfilled::Fail,
         },
+        prompt_syntax: plan::PromptSyntax::Placeholders,
+        repository: None,
+        configuration_repository: None,
+        checkout: None,
     }
 }

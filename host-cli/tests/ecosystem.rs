@@ -392,7 +392,7 @@ fn a_continuous_run_sees_what_an_extension_remembering_per_process_missed(instal
         "polling = { interval_seconds = 0.2 }\n",
     );
     let child = Command::new(run_support::curupira())
-        .args(["run", "--format", "json"])
+        .args(["run", "--watch", "--format", "json"])
         .current_dir(project.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -420,7 +420,7 @@ fn a_continuous_run_sees_what_an_extension_remembering_per_process_missed(instal
         .unwrap();
     assert!(status.success());
     let mut child = child;
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(child.wait().unwrap().code(), Some(143));
     assert_eq!(
         prompts(&project),
         [

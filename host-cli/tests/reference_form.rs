@@ -1,7 +1,7 @@
 //! The reference host's `settings.toml` given to this host: `validate` checks it as
 //! the reference does (its Jinja prompts against the trigger's fields, with the
-//! reference's sentences, located in the file), exits as the reference exits, and
-//! `run` refuses what it does not run yet rather than running it another way.
+//! reference's sentences, located in the file) and exits as the reference exits. Runs
+//! are compared with the reference's in `reference_replay.rs`.
 
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -127,27 +127,5 @@ fn a_variable_the_trigger_does_not_give_is_refused_with_a_did_you_mean() {
     assert_eq!(
         &line[usize::try_from(found[0].4).unwrap() - 1..][..5],
         "titel"
-    );
-}
-
-#[test]
-fn run_refuses_a_reference_form_file_until_it_runs_it_as_the_reference_does() {
-    if !have_python() {
-        return;
-    }
-    let project = project("{{ title }}");
-    let run = project.curupira(&["run", "--once", "--config", "settings.toml"]);
-    assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(
-        run.stderr.contains("config/unsupported")
-            && run
-                .stderr
-                .contains("checks (`curupira validate`) but does not run yet"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        !project.methods("fx").iter().any(|m| m == "trigger/poll"),
-        "nothing was polled"
     );
 }

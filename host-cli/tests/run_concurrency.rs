@@ -431,7 +431,7 @@ fn a_first_sigint_waits_for_the_running_agents() {
         3,
         "{stdout}"
     );
-    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert_eq!(output.status.code(), Some(130), "{stdout}");
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(
         stderr.contains(

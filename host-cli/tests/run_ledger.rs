@@ -268,7 +268,7 @@ fn an_interrupted_task_runs_again() {
     signal(host.id(), "INT");
     thread::sleep(Duration::from_millis(200));
     signal(host.id(), "INT");
-    assert_eq!(finish(host, Duration::from_secs(20)), Some(0));
+    assert_eq!(finish(host, Duration::from_secs(20)), Some(130));
     let first = events(&project, "first");
     assert!(named(&first, "task.finished").is_empty(), "{first:?}");
     let id = named(&first, "task.started")[0]["task_id"]
@@ -291,7 +291,7 @@ fn an_interrupted_task_runs_again() {
 fn a_running_host_dispatches_a_task_it_finished_again_when_asked() {
     let project = queue_project(&["a"], "\n[settings.polling]\ninterval_seconds = 1\n");
     project.write("agent-exit", "3");
-    let host = spawn(&project, "host", &["run", "--format", "json"]);
+    let host = spawn(&project, "host", &["run", "--watch", "--format", "json"]);
     assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
     let task_id = agent_log(&project)[0].1.clone();
     let failed = || {
@@ -334,7 +334,7 @@ fn a_retry_request_is_taken_up_once_by_a_host_that_never_pauses() {
          \"echo \\\"start $CURUPIRA_TASK_ID $$\\\" >> agent.log; test ! -e agent-exit\"]",
     );
     project.write("agent-exit", "");
-    let host = spawn(&project, "host", &["run", "--format", "json"]);
+    let host = spawn(&project, "host", &["run", "--watch", "--format", "json"]);
     assert!(wait_until(Duration::from_secs(20), || starts(&project) == 1));
     let task_id = agent_log(&project)[0].1.clone();
     assert!(wait_until(Duration::from_secs(20), || {
@@ -1241,7 +1241,7 @@ fn interrupted_then_run_again(project: &Project, stopped: &[Value]) {
 #[test]
 fn sigint_during_a_retry_wait_interrupts_the_task_for_a_later_run() {
     let project = retrying_project(30);
-    let host = spawn(&project, "run", &["run", "--format", "json"]);
+    let host = spawn(&project, "run", &["run", "--watch", "--format", "json"]);
     let retrying = wait_until(Duration::from_secs(30), || {
         fs::read_to_string(project.path().join("run.out"))
             .is_ok_and(|out| out.contains("\"task.retrying\""))
@@ -1250,7 +1250,7 @@ fn sigint_during_a_retry_wait_interrupts_the_task_for_a_later_run() {
     signal(host.id(), "INT");
     let code = finish(host, Duration::from_secs(20));
     let stderr = project.read("run.err");
-    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(code, Some(130), "{stderr}");
     assert!(
         stderr.contains("waiting for a retry") && stderr.contains("a later run hands it over"),
         "the signal's line says what happens to them: {stderr}"
@@ -1265,7 +1265,7 @@ fn sigint_during_a_retry_wait_interrupts_the_task_for_a_later_run() {
 fn an_attempt_failing_after_the_first_sigint_keeps_its_retries_for_a_later_run() {
     let project = retrying_project(0);
     project.write("sleep", "1");
-    let host = spawn(&project, "run", &["run", "--format", "json"]);
+    let host = spawn(&project, "run", &["run", "--watch", "--format", "json"]);
     assert!(
         wait_until(Duration::from_secs(30), || starts(&project) == 1),
         "{}",
@@ -1273,7 +1273,7 @@ fn an_attempt_failing_after_the_first_sigint_keeps_its_retries_for_a_later_run()
     );
     signal(host.id(), "INT");
     let code = finish(host, Duration::from_secs(20));
-    assert_eq!(code, Some(0), "{}", project.read("run.err"));
+    assert_eq!(code, Some(130), "{}", project.read("run.err"));
     assert_eq!(starts(&project), 1, "no retry after the signal");
     let stopped = events(&project, "run");
     assert!(named(&stopped, "task.retrying").is_empty(), "{stopped:?}");
@@ -1570,7 +1570,7 @@ fn a_retried_task_stopped_by_a_signal_runs_again_in_the_next_run() {
     thread::sleep(Duration::from_millis(300));
     signal(host.id(), "INT");
     let code = finish(host, Duration::from_secs(20));
-    assert_eq!(code, Some(0), "{}", project.read("run.err"));
+    assert_eq!(code, Some(130), "{}", project.read("run.err"));
     let stopped = events(&project, "run");
     let started = named(&stopped, "task.started");
     assert_eq!(started.len(), 1, "{stopped:?}");

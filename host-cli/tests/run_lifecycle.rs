@@ -70,7 +70,7 @@ fn each_round_runs_in_a_fresh_process_that_also_takes_its_hooks() {
         ),
     );
     let child = Command::new(run_support::curupira())
-        .args(["run", "--format", "json"])
+        .args(["run", "--watch", "--format", "json"])
         .current_dir(project.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -87,7 +87,7 @@ fn each_round_runs_in_a_fresh_process_that_also_takes_its_hooks() {
         .unwrap();
     assert!(status.success());
     let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(output.status.code(), Some(143));
 
     let (order, methods) = by_process(&project.calls("fx"));
     // The preparation's process: no poll, no hook.
@@ -204,7 +204,7 @@ fn the_builtin_local_queue_keeps_one_process_across_rounds() {
         ),
     );
     let mut child = Command::new(run_support::curupira())
-        .args(["run", "--format", "json", "-vv"])
+        .args(["run", "--watch", "--format", "json", "-vv"])
         .current_dir(project.path())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -228,7 +228,7 @@ fn the_builtin_local_queue_keeps_one_process_across_rounds() {
         .status()
         .unwrap();
     assert!(status.success());
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(child.wait().unwrap().code(), Some(143));
     let stderr = drain.join().unwrap();
     let started = stderr
         .lines()

@@ -51,7 +51,7 @@ fn processes(calls: &[Value]) -> Vec<Value> {
 /// its stderr dropped.
 fn spawn_continuous(project: &Project, stdout: std::process::Stdio) -> std::process::Child {
     Command::new(run_support::curupira())
-        .args(["run", "--format", "json"])
+        .args(["run", "--watch", "--format", "json"])
         .current_dir(project.path())
         .stdout(stdout)
         .stderr(std::process::Stdio::null())
@@ -718,7 +718,7 @@ fn continuous_mode_polls_again_and_stops_cleanly_on_sigterm() {
         started.elapsed() < Duration::from_secs(5),
         "it stopped promptly"
     );
-    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(output.status.code(), Some(143));
     assert_eq!(project.methods("fx").last().unwrap(), "shutdown");
     let stdout = String::from_utf8(output.stdout).unwrap();
     let finished: Vec<Value> = stdout
@@ -789,7 +789,7 @@ fn a_running_host_runs_a_forgotten_task_again_once() {
         .status()
         .unwrap();
     assert!(status.success());
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(child.wait().unwrap().code(), Some(143));
     assert_eq!(count("trigger/onStarted"), 2, "{:?}", project.methods("fx"));
 }
 

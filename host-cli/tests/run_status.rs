@@ -80,7 +80,7 @@ fn starts(project: &Project) -> Vec<(String, u32, String)> {
 }
 
 fn spawn_host(project: &Project) -> Child {
-    run_support::spawn(project, "run", &["run", "--format", "json"])
+    run_support::spawn(project, "run", &["run", "--watch", "--format", "json"])
 }
 
 /// `curupira status ARGS…` in the project, which must answer within 10 s: its exit
@@ -392,7 +392,7 @@ fn an_idle_continuous_run_says_when_its_next_round_is() {
         .unwrap();
     assert_eq!(
         curupira_test_support::process::finish(host, Duration::from_secs(20)),
-        Some(0)
+        Some(130)
     );
     let events = waiting();
     for event in &events[..2] {

@@ -327,7 +327,14 @@ fn the_status_page_shows_what_each_task_is_in_every_state_without_errors() {
     let host = run_support::spawn(
         &project,
         "run",
-        &["run", "--format", "json", "--listen", "127.0.0.1:0"],
+        &[
+            "run",
+            "--watch",
+            "--format",
+            "json",
+            "--listen",
+            "127.0.0.1:0",
+        ],
     );
     let url = url_in(&project, "run.err");
     // `c` runs once `a` ended and `b` failed into its retry's wait.

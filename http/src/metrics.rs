@@ -162,7 +162,8 @@ impl Metrics {
                 automation,
                 refused: true,
                 ..
-            } => self.finish(automation, "refused"),
+            }
+            | Event::TaskRefused { automation, .. } => self.finish(automation, "refused"),
             Event::AutomationFailed { code, .. } | Event::ExtensionFailed { code, .. } => {
                 self.errors.get_or_create(&Code { code: *code }).inc();
             }

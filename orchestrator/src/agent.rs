@@ -626,6 +626,9 @@ fn start(run: &AgentRun<'_>, label: Option<&str>) -> Result<ProcessGuard, String
 /// stream is asked for), and the time of the last byte (the stall limit's clock).
 struct Output {
     forward: Forward,
+    /// Whether the agent's output is echoed on the host's stderr at all: not when the
+    /// host logs only warnings and errors (`-q`); the attempt's log keeps it anyway.
+    echo: bool,
     /// The task's prefix, before each line shown of the stream.
     prefix: String,
     /// Whether the stream's stdout is shown for a person rather than forwarded.
@@ -684,6 +687,7 @@ impl Output {
         let readable = !tracing::enabled!(target: RAW_STREAM_TARGET, tracing::Level::DEBUG);
         Output {
             forward: Forward::new(&prefix),
+            echo: tracing::enabled!(tracing::Level::INFO),
             prefix,
             readable,
             log,
@@ -702,7 +706,7 @@ impl Output {
 
     /// Writes `shown` to the host's stderr, each line behind the prefix, in one write.
     fn show(&self, shown: Vec<String>) {
-        if shown.is_empty() {
+        if shown.is_empty() || !self.echo {
             return;
         }
         let mut out = Vec::new();
@@ -755,7 +759,7 @@ impl Output {
             crate::log::lock(log).take(stream, chunk);
         }
         // The stream's lines were shown; its last one at its end (`end_stream`).
-        if stream == Stream::Stdout && self.readable && self.stream.is_some() {
+        if !self.echo || (stream == Stream::Stdout && self.readable && self.stream.is_some()) {
             return;
         }
         self.forward.take(stream, chunk);

@@ -195,6 +195,23 @@ pub enum Event {
         /// the placeholders as written.
         refused: bool,
     },
+    /// A task refused before its agent because its prompt cannot be rendered for its
+    /// item (a Jinja prompt using a field the item lacks, an unknown filter): no
+    /// `trigger/onStarted`, no agent, nothing in the ledger; not finished, so a later
+    /// run hands it over again. The run counts it as a failure (exit 1), as the
+    /// reference host does.
+    #[serde(rename = "task.refused")]
+    TaskRefused {
+        /// The automation.
+        automation: String,
+        /// The task identity.
+        task_id: String,
+        /// The item's pairs.
+        values: Vec<Pair>,
+        /// Why, in the reference host's words (`automation "e1": prompt template
+        /// error: …`).
+        reason: String,
+    },
     /// A round of polls ended normally.
     #[serde(rename = "round.finished")]
     RoundFinished {
@@ -275,7 +292,9 @@ impl Event {
             Event::TaskFinished {
                 exit_code, error, ..
             } => *exit_code != Some(0) || error.is_some(),
-            Event::AutomationFailed { .. } | Event::ExtensionFailed { .. } => true,
+            Event::AutomationFailed { .. }
+            | Event::ExtensionFailed { .. }
+            | Event::TaskRefused { .. } => true,
             Event::TaskUnfilled { refused, .. } => *refused,
             Event::TaskStarted { .. }
             | Event::TaskRetrying { .. }

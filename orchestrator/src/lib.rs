@@ -102,6 +102,10 @@
 //!         },
 //!         workspace: WorkspaceSpec::new(&dir),
 //!         unfilled: Unfilled::Warn,
+//!         prompt_syntax: Default::default(),
+//!         repository: None,
+//!         configuration_repository: None,
+//!         checkout: None,
 //!     }],
 //!     logs: None,
 //! };

@@ -128,6 +128,42 @@ pub struct Automation {
     pub workspace: WorkspaceSpec,
     /// What a task whose prompt leaves a placeholder unfilled gets.
     pub unfilled: Unfilled,
+    /// How its prompt is written.
+    pub prompt_syntax: PromptSyntax,
+    /// Its own value of the host variable `repository`, when it has one (the
+    /// reference form's repository, `owner/name`); `None`: the plan's
+    /// [`Plan::repository`].
+    pub repository: Option<String>,
+    /// What the extension receives as `repository` in the automation's configuration,
+    /// when that is not the prompt's value (the reference form sends the repository's
+    /// alias); `None`: the prompt's value.
+    pub configuration_repository: Option<String>,
+    /// Where its tasks work when it has a repository of its own (the reference form's
+    /// `[repositories.<alias>]`): then [`workspace`](Self::workspace) gives only the
+    /// hooks and their time limit.
+    pub checkout: Option<RepositoryCheckout>,
+}
+
+/// An automation's repository checkout (the reference form): the run's handle of the
+/// repository, shared by the automations on it, and where in it each task works.
+#[derive(Debug, Clone)]
+pub struct RepositoryCheckout {
+    /// The repository, cloned, set up and fetched once per run.
+    pub repository: curupira_workspace::repository::Repository,
+    /// A worktree per task, or the base checkout itself.
+    pub checkout: curupira_workspace::repository::TaskCheckout,
+}
+
+/// How an automation's prompt is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PromptSyntax {
+    /// `${key}` placeholders, substituted in one pass (this host's form).
+    #[default]
+    Placeholders,
+    /// A Jinja template, rendered as the reference host renders it
+    /// ([`curupira_template::jinja`]): a prompt that cannot be rendered for an item
+    /// refuses that task ([`Event::TaskRefused`](crate::Event::TaskRefused)).
+    Jinja,
 }
 
 /// What a task whose rendered prompt leaves a `${key}` that neither its item nor the

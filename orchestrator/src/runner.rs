@@ -98,6 +98,7 @@ use curupira_protocol::{
     Configuration, PollParams, TriggerSchema, ValidateResult, ValidationError, is_core_key,
 };
 use curupira_task_identity::{Pair, TaskId};
+use curupira_template::jinja::JinjaPrompt;
 use curupira_template::{Chain, Template};
 
 use crate::agent::{
@@ -106,7 +107,7 @@ use crate::agent::{
 use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
 use crate::events::{Event, EventSink, UnfilledPlaceholder, short_id};
 use crate::journal::Journal;
-use crate::plan::{Automation, Plan, Unfilled};
+use crate::plan::{Automation, Plan, PromptSyntax, Unfilled};
 use crate::status::{Live, RunningAttempt, WaitingRetry};
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{Label, SpawnWindow, Watch};
@@ -120,6 +121,15 @@ use curupira_workspace::{
 pub struct RunOptions {
     /// One round per automation, then shut down.
     pub once: bool,
+    /// Rounds while they hand over something new, then shut down (the reference
+    /// host's `run`): a round that dispatched a task is followed at once by another;
+    /// an automation whose round dispatched nothing is drained; the run ends when every
+    /// automation is drained and nothing runs or waits for a retry. Neither `once` nor
+    /// `drain`: rounds every interval until stopped.
+    pub drain: bool,
+    /// The most tasks the run dispatches (`run --size N`): once as many were
+    /// dispatched, no poll or round starts and the run ends when they are done.
+    pub max_tasks: Option<u32>,
     /// Poll and render only.
     pub dry_run: bool,
     /// The durable task ledger, when enabled ([`curupira_ledger`]): consulted for every
@@ -256,8 +266,14 @@ pub fn configuration(preparing: &Preparing<'_>, schema: &TriggerSchema) -> Confi
     let mut configuration = automation.arguments.clone();
     curupira_protocol::apply_defaults(&schema.schema, &mut configuration);
     // A parameter named like a core key cannot be told apart from it: the host's
-    // value is the one an extension reads (the config check warns about it).
-    configuration.retain(|key, _| !is_core_key(key));
+    // value is the one an extension reads (the config check warns about it). An
+    // automation of the reference form (its own repository alias) passes its table's
+    // `profile` and `checkout` as written, as the reference host does.
+    let reference = automation.configuration_repository.is_some();
+    configuration.retain(|key, _| {
+        !is_core_key(key)
+            || (reference && !matches!(key.as_str(), "trigger_type" | "repository" | "prompt"))
+    });
     configuration.insert(
         "trigger_type".to_owned(),
         format!("{}/{}", automation.extension, automation.trigger_type).into(),
@@ -356,6 +372,8 @@ enum Step {
 struct AutomationRun<'c> {
     automation: &'c Automation,
     template: Template,
+    /// Its prompt, when it is a Jinja template ([`PromptSyntax::Jinja`]).
+    jinja: Option<JinjaPrompt>,
     /// What each `trigger/poll` sends.
     poll: PollParams,
     ledger: Ledger<TaskId>,
@@ -365,6 +383,8 @@ struct AutomationRun<'c> {
     round: Option<Round>,
     /// Rounds started so far.
     rounds: u32,
+    /// In a draining run: its last round dispatched nothing, so it has no round again.
+    drained: bool,
     /// Where its agents work (the base of worktrees resolved at the start of the run).
     workspaces: Workspaces,
     /// Tasks to dispatch without a poll, each when due: those `tasks retry` asked for,
@@ -906,7 +926,19 @@ fn run_journaled(
     // Worktree bases are resolved (a `git rev-parse` each) on a thread of their own
     // while the extensions start; the events of each automation keep their order.
     let resolve_all = || -> Vec<Result<Workspaces, WorkspaceError>> {
-        specs.iter().cloned().map(Workspaces::new).collect()
+        specs
+            .iter()
+            .zip(&planned)
+            .map(|(spec, automation)| match &automation.checkout {
+                // A dry run clones nothing, as the reference host's.
+                Some(checkout) if !options.dry_run => Ok(Workspaces::in_repository(
+                    spec.clone(),
+                    checkout.repository.clone(),
+                    checkout.checkout.clone(),
+                )),
+                _ => Workspaces::new(spec.clone()),
+            })
+            .collect()
     };
     let (steps, resolved) = thread::scope(|scope| {
         let resolving = specs
@@ -919,7 +951,18 @@ fn run_journaled(
                 break;
             }
             let template = Template::parse(&automation.prompt);
-            if let (true, Err(reason)) = (uses_repository(&template), &repository) {
+            // An automation with a repository of its own (the reference form) needs none
+            // from the plan; the extension gets its alias when it has one.
+            let own = automation.repository.as_deref();
+            let sent = automation
+                .configuration_repository
+                .as_deref()
+                .or(own)
+                .or(repository.as_deref().ok());
+            let needs = own.is_none()
+                && automation.prompt_syntax == PromptSyntax::Placeholders
+                && uses_repository(&template);
+            if let (true, Err(reason)) = (needs, &repository) {
                 steps.push(Step::RepositoryMissing(repository_missing(
                     &automation.name,
                     reason,
@@ -942,7 +985,7 @@ fn run_journaled(
                 }
                 let preparing = Preparing {
                     automation,
-                    repository: repository.as_deref().ok(),
+                    repository: sent,
                     preview: options.dry_run,
                 };
                 prepare(ready.client, &preparing).map_err(|unprepared| unprepared.error)
@@ -988,16 +1031,40 @@ fn run_journaled(
                 continue;
             }
         };
+        let jinja = match (&prepared, automation.prompt_syntax) {
+            (Ok(prepared), PromptSyntax::Jinja) => {
+                // As the reference host checks it before its first poll: the template
+                // compiles and uses only the trigger's fields and the host variables.
+                let mut declared = vec!["automation", "repository"];
+                declared.extend(prepared.schema.prompt_fields.iter().map(String::as_str));
+                match JinjaPrompt::compile(&automation.prompt, &declared) {
+                    Ok(jinja) => Some(jinja),
+                    Err(error) => {
+                        events.emit(Event::AutomationFailed {
+                            automation: automation.name.clone(),
+                            code: ErrorCode::CONFIGURATION_INVALID.code(),
+                            message: format!("automation \"{}\": {error}", automation.name),
+                            extension: None,
+                            method: None,
+                        })?;
+                        continue;
+                    }
+                }
+            }
+            _ => None,
+        };
         match prepared {
             Ok(prepared) => runs.push(AutomationRun {
                 automation,
                 template,
+                jinja,
                 poll: prepared.poll,
                 ledger: Ledger::new(),
                 active: true,
                 next_due: Instant::now(),
                 round: None,
                 rounds: 0,
+                drained: false,
                 workspaces,
                 pending: VecDeque::new(),
                 attempts: HashMap::new(),
@@ -1034,6 +1101,7 @@ fn run_journaled(
         ledger_error: None,
         said_stopping: false,
         quiet_since: Instant::now(),
+        dispatched: 0,
     };
     for run in &runs {
         let cap = run.automation.agent_policy.cap;
@@ -1090,6 +1158,8 @@ struct Scheduler<'a> {
     said_stopping: bool,
     /// Since when no attempt started or ended (or since the last `host.waiting`).
     quiet_since: Instant,
+    /// Tasks dispatched by this run, for [`RunOptions::max_tasks`].
+    dispatched: u32,
 }
 
 /// The longest the loop sleeps before it looks at signals again.
@@ -1147,6 +1217,13 @@ impl Scheduler<'_> {
                 {
                     break;
                 }
+                if !rounds_open
+                    && (self.at_max_tasks()
+                        || (self.options.drain
+                            && runs.iter().all(|run| !run.active || run.drained)))
+                {
+                    break;
+                }
                 if !runs.iter().any(|run| run.active) && !rounds_open {
                     if !self.options.once {
                         tracing::warn!("no automation is left running; stopping");
@@ -1177,6 +1254,13 @@ impl Scheduler<'_> {
         // Nothing runs any more: the workers are idle.
         self.workers.finish();
         Ok(())
+    }
+
+    /// Whether the run dispatched its [`RunOptions::max_tasks`].
+    fn at_max_tasks(&self) -> bool {
+        self.options
+            .max_tasks
+            .is_some_and(|max| self.dispatched >= max)
     }
 
     /// Says `host.waiting` when the run has been idle for its `idle_notice`.
@@ -1265,7 +1349,7 @@ impl Scheduler<'_> {
         // commit would run the task again.
         let mut own_changes_committed = false;
         for run in runs.iter_mut() {
-            if !run.active || run.round.is_some() {
+            if !run.active || run.round.is_some() || run.drained || self.at_max_tasks() {
                 continue;
             }
             let due = if self.options.once {
@@ -1383,6 +1467,20 @@ impl Scheduler<'_> {
     ) -> io::Result<bool> {
         let mut progressed = false;
         loop {
+            if self.at_max_tasks() {
+                // `--size N` reached: nothing more is polled or dispatched; what waits
+                // without a poll stays in the ledger for the next run.
+                for run in runs.iter_mut() {
+                    if let Some(round) = &mut run.round {
+                        round.polling_done = true;
+                        for pending in run.pending.drain(..) {
+                            run.ledger.release(&pending.task_id);
+                            round.outstanding = round.outstanding.saturating_sub(1);
+                        }
+                    }
+                }
+                return Ok(progressed);
+            }
             let now = Instant::now();
             let wants = |name: &str| {
                 runs.iter().any(|run| {
@@ -1601,9 +1699,38 @@ impl Scheduler<'_> {
             run.ledger.release(&task_id);
             return Ok(Ok(()));
         };
-        let values = PromptValues::new(&pairs, self.repository, &name);
-        let prompt = run.template.render(&values.lookup());
-        let placeholders = values.unfilled(&run.template);
+        let repository = run
+            .automation
+            .repository
+            .as_deref()
+            .unwrap_or(self.repository);
+        let values = PromptValues::new(&pairs, repository, &name);
+        let prompt = match &run.jinja {
+            None => run.template.render(&values.lookup()),
+            Some(jinja) => match jinja.render(values.item.iter().chain(&values.host).copied()) {
+                Ok(prompt) => prompt,
+                Err(error) => {
+                    // Before `onStarted` and the ledger: not started, so not finished.
+                    run.ledger.release(&task_id);
+                    run.refused.insert(task_id);
+                    if counted {
+                        round.outstanding = round.outstanding.saturating_sub(1);
+                    }
+                    round.failed += 1;
+                    events.emit(Event::TaskRefused {
+                        automation: name.clone(),
+                        task_id: id_text,
+                        values: pairs,
+                        reason: format!("automation \"{name}\": {error}"),
+                    })?;
+                    return Ok(Ok(()));
+                }
+            },
+        };
+        let placeholders = match run.jinja {
+            None => values.unfilled(&run.template),
+            Some(_) => Vec::new(),
+        };
         if !placeholders.is_empty() {
             let refused = run.automation.unfilled == Unfilled::Fail;
             let mut new = false;
@@ -1632,6 +1759,11 @@ impl Scheduler<'_> {
             }
         }
         round.dispatched += 1;
+        self.dispatched = self.dispatched.saturating_add(1);
+        if self.at_max_tasks() {
+            // `--size N`: the last one; no poll more.
+            round.polling_done = true;
+        }
         if self.options.dry_run {
             run.ledger.finish(&task_id);
             events.emit(Event::TaskRendered {
@@ -1789,8 +1921,9 @@ impl Scheduler<'_> {
                     policy.max_bytes,
                 )
             });
-        let branch = (run.workspaces.spec().mode == WorkspaceMode::Worktree)
-            .then(|| curupira_workspace::task_branch(&automation.name, &task.id_text));
+        let branch = run
+            .workspaces
+            .planned_branch(&automation.name, &task.id_text);
         let log_path = log.as_ref().map(|(path, _)| path.display().to_string());
         // Handed to the writer thread, not waited for (see `curupira_ledger::writer`):
         // the `task.started` below is printed once it is committed.
@@ -1824,7 +1957,10 @@ impl Scheduler<'_> {
             provider: automation.provider.clone(),
             config_dir: self.plan.dir.clone(),
             automation: automation.name.clone(),
-            repository: self.repository.to_owned(),
+            repository: automation
+                .repository
+                .clone()
+                .unwrap_or_else(|| self.repository.to_owned()),
             limits,
             workspaces: run.workspaces.clone(),
             stop: self.stop.clone(),
@@ -2008,8 +2144,13 @@ impl Scheduler<'_> {
             sent
         } else {
             // The agent never ran: reported, not finished (no `onFinished`, identity
-            // forgotten), so the extension hands the item over again later.
+            // forgotten), so the extension hands the item over again later. Not in this
+            // run when it drains: a workspace that cannot be made would be tried again
+            // round after round, and the run would never end.
             run.ledger.release(&task.task_id);
+            if self.options.drain {
+                run.refused.insert(task.task_id.clone());
+            }
             Ok(())
         };
         let status = match (finishes, outcome.succeeded()) {
@@ -2238,9 +2379,17 @@ impl Scheduler<'_> {
                 })?;
             }
             run.next_due = Instant::now() + run.automation.polling.interval;
+            if self.options.drain {
+                // Straight on while it hands over work; done once it hands over none.
+                run.next_due = Instant::now();
+                run.drained = round.dispatched == 0;
+            }
             if let Some(live) = &self.options.live {
-                let next = (run.active && !self.options.once && !self.stopping())
-                    .then(|| SystemTime::now() + run.automation.polling.interval);
+                let next = (run.active
+                    && !self.options.once
+                    && !(self.options.drain && run.drained)
+                    && !self.stopping())
+                .then(|| SystemTime::now() + run.automation.polling.interval);
                 live.round_ended(&run.automation.name, next);
             }
         }

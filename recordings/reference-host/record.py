@@ -1,9 +1,23 @@
 #!/usr/bin/env python3
-"""Reproduce the recordings of the reference host (curupira 0.4.0 from PyPI).
+"""Reproduce the recordings of the reference host (curupira 0.4.0 from PyPI), or replay
+the very same cases against another host binary.
 
-Usage: python3 record.py OUTDIR [GROUP ...]
+Usage: python3 record.py [options] OUTDIR [GROUP ...]
   GROUP: help validate commands repositories prompts (default: all)
-Env: REF_VENV (default /tmp/ref-venv) must hold curupira==0.4.0.
+Env: REF_VENV (default /tmp/ref-venv) must hold curupira==0.4.0 (unless --host is given);
+  RECORD_SLOW=1 adds the 60 s task_timeout_minutes case; KEEP_WORKDIR=1 keeps the scratch folder.
+Options (none of them changes what is recorded for the reference when left out):
+  --host EXE        run the cases against EXE instead of <REF_VENV>/bin/curupira.  <venv> is
+                    then REF_VENV if it has bin/python, else a scratch folder whose bin/python
+                    is the python3 running this script (it runs rec_ext.py)
+  --alias EXE       the `curu` alias (default with --host: EXE through a symlink named `curu`
+                    in a scratch bin folder; without --host: <REF_VENV>/bin/curu)
+  --only SUBSTRING  record only the cases whose name contains SUBSTRING (repeatable)
+  --cases FILE      record only the cases named in FILE: one exact name a line, or JSON (a list
+                    of names, compare.py --json output, or a recording's {"cases": [...]})
+  --list            print the names of the (selected) cases of the groups and exit; runs no host
+  --timeout-cap S   lower every case's timeout to at most S seconds (for slow or hanging hosts)
+  -v, --verbose     one stderr line per case (exit code, seconds, name)
 
 Everything runs offline in a fresh scratch folder (<workdir>), with HOME set to
 <workdir>/home (<home>), a bare Git repository <workdir>/remotes/acme/widgets.git,
@@ -11,6 +25,7 @@ stand-ins for `uvx`/`npx` and for every agent CLI first on PATH, and a tiny
 recording extension (<workdir>/rec_ext.py).  Only the reference host's behaviour
 is recorded (outputs, exit codes, files, requests); none of its source.
 """
+import argparse
 import json
 import os
 import shutil
@@ -23,6 +38,21 @@ import time
 VENV = os.environ.get("REF_VENV", "/tmp/ref-venv")
 HOST = os.path.join(VENV, "bin", "curupira")
 ALIAS = os.path.join(VENV, "bin", "curu")
+REPLAY = None        # None: the reference host; else a dict describing the host replayed (--host)
+SCRATCH_HOST = None  # scratch folder of --host (the "venv" and the alias symlink), removed at exit
+TIMEOUT_CAP = None   # --timeout-cap
+VERBOSE = False
+
+# Case selection (--only / --cases).  SELECT is None when every case runs.  Otherwise the groups
+# run twice: a planning pass in a throw-away workdir, where run() starts no host and only notes
+# every case (PLAN), then the real pass, where run() starts the host only for the cases in NEEDED:
+# the selected ones plus, for a case that keeps the previous case's state (keep_home/keep_ws),
+# the cases before it that it depends on.
+SELECT = None        # (substrings, exact names)
+PLANNING = False
+PLAN = []            # [(case, depends_on_previous)] of the current group, in run() order
+NEEDED = None        # indexes into PLAN that the real pass runs
+CALL_INDEX = 0       # run() calls so far in the current group
 
 W = None  # workdir
 HOME = None
@@ -378,12 +408,30 @@ def git_state():
 def run(case, conf, args, *, exe=None, cwd=None, timeout=60, stdin=None, env_extra=None,
         keep_home=False, keep_ws=False, items=None, agent_exit=None, interrupt=None,
         config_name="settings.toml", write_config=True, record_ext=True, trees=True,
-        during=None, note=None, agent_sleep=None):
+        during=None, note=None, agent_sleep=None, depends_on_previous=None):
     """Run one case and return its record.
 
     interrupt: (seconds, signal) to send after a delay (for --watch).
     during: callable(proc) run while the process runs (after start).
+    depends_on_previous: whether the case needs the state the previous case left (only used
+    to choose what runs with --only/--cases); default: keep_home or keep_ws.
     """
+    global CALL_INDEX
+    if depends_on_previous is None:
+        depends_on_previous = keep_home or keep_ws
+    index = CALL_INDEX
+    CALL_INDEX += 1
+    if PLANNING:
+        PLAN.append((case, depends_on_previous))
+        return {"case": case, "agent_calls": [], "_skipped": True}
+    if NEEDED is not None:
+        if index >= len(PLAN) or PLAN[index][0] != case:
+            sys.exit("record.py: the cases did not come in the planned order (%r at %d); "
+                     "a group must run the same cases every time" % (case, index))
+        if index not in NEEDED:
+            return {"case": case, "agent_calls": [], "_skipped": True}
+    if TIMEOUT_CAP is not None:
+        timeout = min(timeout, TIMEOUT_CAP)
     reset_state(keep_home=keep_home, keep_ws=keep_ws)
     if items is not None:
         for name, its in items.items():
@@ -412,7 +460,10 @@ def run(case, conf, args, *, exe=None, cwd=None, timeout=60, stdin=None, env_ext
                          start_new_session=True)
     extra = {}
     if during is not None:
-        extra = during(p) or {}
+        try:
+            extra = during(p) or {}
+        except Exception as e:  # a host that misbehaves must not stop the whole group
+            extra = {"harness_error": "%s: %s" % (type(e).__name__, e)}
     if interrupt is not None:
         delay, sig = interrupt
         time.sleep(delay)
@@ -421,7 +472,8 @@ def run(case, conf, args, *, exe=None, cwd=None, timeout=60, stdin=None, env_ext
         out, err = p.communicate(input=stdin, timeout=timeout)
         rc = p.returncode
     except subprocess.TimeoutExpired:
-        p.send_signal(signal.SIGKILL)
+        # the whole session: the host's agents or extensions would otherwise keep the pipes open
+        kill_session(p.pid)
         out, err = p.communicate()
         rc = "timeout(killed after %ss)" % timeout
     elapsed = round(time.time() - t0, 1)
@@ -472,7 +524,48 @@ def run(case, conf, args, *, exe=None, cwd=None, timeout=60, stdin=None, env_ext
         gs = git_state()
         if gs:
             rec["git_after"] = sanitize(gs)
+    reap_session(p.pid, case)
+    if VERBOSE:
+        print("  %-5s %5.1fs  %s" % (rc, elapsed, case), file=sys.stderr)
     return rec
+
+
+def kill_session(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def session_members(pgid):
+    """Live (not zombie) processes of process group pgid, from /proc."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        fields = st[st.rindex(")") + 2:].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            pids.append(int(d))
+    return pids
+
+
+def reap_session(pgid, case, grace=2.0):
+    """After a case: end what is left of the host's session (it was started with
+    start_new_session, so its process group is the host's pid), so that nothing of this case
+    writes into the next one.  Only after the record is complete, so it changes no record."""
+    t0 = time.time()
+    while session_members(pgid):
+        if time.time() - t0 >= grace:
+            print("record.py: case %r left processes behind (%s); killed them"
+                  % (case, " ".join(map(str, session_members(pgid)))), file=sys.stderr)
+            kill_session(pgid)
+            return
+        time.sleep(0.1)
 
 
 def classify_cwd(cwd):
@@ -506,7 +599,7 @@ def group_help():
 def _summ(r, keep_trees=False):
     """Compact a validate record: only the validate/poll params the extension received."""
     reqs = r.pop("ext_requests", [])
-    r["ext_validate_configuration"] = [q["params"].get("configuration") for q in reqs
+    r["ext_validate_configuration"] = [(q["params"] or {}).get("configuration") for q in reqs
                                        if q["method"] == "trigger/validate"][:1]
     polls = [q["params"] for q in reqs if q["method"] == "trigger/poll"]
     if polls:
@@ -703,12 +796,22 @@ def host_env(extra=None):
 def raw(args, cwd=None, exe=None, timeout=30):
     """Run the host without resetting anything (used while another run is active)."""
     cwd = cwd or os.path.join(W, "cwd")
+    if TIMEOUT_CAP is not None:
+        timeout = min(timeout, TIMEOUT_CAP)
     t0 = time.time()
-    p = subprocess.run([exe or HOST] + [fill(a) for a in args], cwd=cwd, env=host_env(),
-                       capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    return sanitize({"command": "curupira " + " ".join(args), "exit_code": p.returncode,
+    p = subprocess.Popen([exe or HOST] + [fill(a) for a in args], cwd=cwd, env=host_env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        kill_session(p.pid)
+        out, err = p.communicate()
+        rc = "timeout(killed after %ss)" % timeout
+    return sanitize({"command": "curupira " + " ".join(args), "exit_code": rc,
                      "elapsed_s": round(time.time() - t0, 1),
-                     "stdout": p.stdout.splitlines(), "stderr": p.stderr.splitlines()})
+                     "stdout": out.splitlines(), "stderr": err.splitlines()})
 
 
 def wait_for(pred, timeout=20):
@@ -794,7 +897,8 @@ def group_commands():
             os.makedirs(os.path.dirname(p), exist_ok=True)
             with open(p, "w") as f:
                 f.write(fill(text))
-        r = run(case, None, list(args), cwd=cwd, keep_home=True, items={"items.json": THREE[:1]})
+        r = run(case, None, list(args), cwd=cwd, keep_home=True, items={"items.json": THREE[:1]},
+                depends_on_previous=False)
         r["files_present_before"] = list(files)
         return compact(r)
     bad = "this is not toml ="
@@ -843,7 +947,7 @@ def group_commands():
     with open(lock, "w") as f:
         f.write("12345\n")
     recs.append(compact(run("pre-existing dispatch.lock file (no process holds it)", cfg, ["run"] + C,
-                            keep_home=True, items={"items.json": THREE[:1]})))
+                            keep_home=True, items={"items.json": THREE[:1]}, depends_on_previous=False)))
     # concurrency
     recs.append(compact(run("max_active_tasks = 2, 3 items, agent sleeps 2 s",
                             config(settings=S("max_active_tasks = 2")), ["run"] + C,
@@ -1063,31 +1167,207 @@ def group_prompts():
 # GROUPS-HERE
 
 
-def main():
-    if len(sys.argv) < 2:
+GROUPS = ["help", "validate", "commands", "repositories", "prompts"]
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="record.py", usage="python3 record.py [options] OUTDIR [GROUP ...]",
+                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 add_help=True)
+    ap.add_argument("positional", nargs="*", metavar="OUTDIR [GROUP ...]", help=argparse.SUPPRESS)
+    ap.add_argument("--host", metavar="EXE", help=argparse.SUPPRESS)
+    ap.add_argument("--alias", metavar="EXE", help=argparse.SUPPRESS)
+    ap.add_argument("--only", metavar="SUBSTRING", action="append", default=[], help=argparse.SUPPRESS)
+    ap.add_argument("--cases", metavar="FILE", help=argparse.SUPPRESS)
+    ap.add_argument("--list", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--timeout-cap", metavar="SECONDS", type=float, help=argparse.SUPPRESS)
+    ap.add_argument("-v", "--verbose", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_intermixed_args(argv)
+    pos = list(a.positional)
+    if a.list:
+        a.outdir = None
+    elif not pos:
         print(__doc__)
         sys.exit(2)
-    outdir = os.path.abspath(sys.argv[1])
-    groups = sys.argv[2:] or ["help", "validate", "commands", "repositories", "prompts"]
-    os.makedirs(outdir, exist_ok=True)
+    else:
+        a.outdir = os.path.abspath(pos.pop(0))
+    a.groups = pos or list(GROUPS)
+    bad = [g for g in a.groups if g not in GROUPS]
+    if bad:
+        ap.error("unknown group(s) %s; the groups are %s" % (", ".join(bad), " ".join(GROUPS)))
+    if a.timeout_cap is not None and a.timeout_cap <= 0:
+        ap.error("--timeout-cap must be positive")
+    return a
+
+
+def read_case_names(path):
+    """--cases FILE: one exact name a line, or JSON: a list of names, an object whose keys are
+    names (compare.py --json), or a recording ({"cases": [{"case": ...}, ...]})."""
+    with open(path) as f:
+        text = f.read()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {l.rstrip("\n") for l in text.splitlines() if l.strip()}
+    if isinstance(data, dict) and isinstance(data.get("cases"), list):
+        return {c["case"] if isinstance(c, dict) else c for c in data["cases"]}
+    if isinstance(data, dict):
+        return set(data)
+    if isinstance(data, list):
+        return {c["case"] if isinstance(c, dict) else c for c in data}
+    sys.exit("record.py: --cases %s: expected names, a JSON list or a JSON object" % path)
+
+
+def is_selected(case):
+    subs, names = SELECT
+    return case in names or any(sub in case for sub in subs)
+
+
+def configure_host(host, alias):
+    """--host/--alias: the host (and alias) to run instead of the reference's venv binaries."""
+    global VENV, HOST, ALIAS, REPLAY, SCRATCH_HOST
+    if host is None and alias is None:
+        return
+    REPLAY = {}
+    SCRATCH_HOST = os.path.realpath(tempfile.mkdtemp(prefix="curu-host-"))
+    sbin = os.path.join(SCRATCH_HOST, "bin")
+    os.makedirs(sbin)
+    if host is not None:
+        exe = os.path.abspath(shutil.which(host) or host)
+        if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+            sys.exit("record.py: --host %s: not an executable file" % host)
+        REPLAY["host"] = exe
+        if os.path.basename(exe) == "curupira":
+            HOST = exe
+        else:  # the help texts show the program's name: invoke it as `curupira`
+            HOST = os.path.join(sbin, "curupira")
+            os.symlink(exe, HOST)
+            REPLAY["host_invoked_as"] = "a symlink named curupira to it"
+        py = os.path.join(VENV, "bin", "python")
+        ok = os.access(py, os.X_OK) and subprocess.run([py, "-c", "pass"], capture_output=True).returncode == 0
+        if ok:
+            REPLAY["venv"] = "REF_VENV %s (only its bin/python is used)" % VENV
+        else:  # no reference venv needed: a scratch "venv" whose bin/python is this python3
+            VENV = os.path.join(SCRATCH_HOST, "venv")
+            os.makedirs(os.path.join(VENV, "bin"))
+            me = sys.executable or shutil.which("python3")
+            os.symlink(me, os.path.join(VENV, "bin", "python"))
+            REPLAY["venv"] = "scratch folder; bin/python -> %s" % me
+    else:
+        exe = HOST
+    if alias is not None:
+        a = os.path.abspath(shutil.which(alias) or alias)
+        if not (os.path.isfile(a) and os.access(a, os.X_OK)):
+            sys.exit("record.py: --alias %s: not an executable file" % alias)
+        ALIAS = a
+        REPLAY["alias"] = a
+    else:
+        ALIAS = os.path.join(sbin, "curu")
+        os.symlink(exe, ALIAS)
+        REPLAY["alias"] = "a symlink named curu to %s" % exe
+
+
+def plan_groups(groups, fns):
+    """Planning pass (selection only): the groups run in a throw-away workdir with run() starting
+    no host; returns {group: (cases, selected indexes, needed indexes)}."""
+    global PLANNING, PLAN, CALL_INDEX, W
+    PLANNING = True
     setup_workdir()
+    plans = {}
+    try:
+        for g in groups:
+            PLAN, CALL_INDEX = [], 0
+            fns[g]()
+            sel = {i for i, (case, _) in enumerate(PLAN) if SELECT is None or is_selected(case)}
+            need = set()
+            for i in sel:
+                need.add(i)
+                while PLAN[i][1] and i > 0:  # keeps the previous case's state: run that one too
+                    i -= 1
+                    need.add(i)
+            plans[g] = (list(PLAN), sel, need)
+    finally:
+        PLANNING = False
+        shutil.rmtree(W, ignore_errors=True)
+    return plans
+
+
+def main():
+    global SELECT, PLAN, NEEDED, CALL_INDEX, TIMEOUT_CAP, VERBOSE
+    a = parse_args(sys.argv[1:])
+    TIMEOUT_CAP = a.timeout_cap
+    VERBOSE = a.verbose
+    if a.only or a.cases:
+        SELECT = (list(a.only), read_case_names(a.cases) if a.cases else set())
+    groups = a.groups
     fns = {"help": group_help, "validate": group_validate, "commands": group_commands,
            "repositories": group_repositories, "prompts": group_prompts}
+    plans = None
+    if SELECT is not None or a.list:
+        plans = plan_groups(groups, fns)
+        if SELECT is not None:
+            names = {c for g in groups for i, (c, _) in enumerate(plans[g][0]) if i in plans[g][1]}
+            unmatched = sorted(SELECT[1] - names)
+            if unmatched:
+                print("record.py: --cases names not found in the groups %s: %s"
+                      % (" ".join(groups), "; ".join(map(repr, unmatched))), file=sys.stderr)
+        if a.list:
+            for g in groups:
+                cases, sel, need = plans[g]
+                for i, (c, _) in enumerate(cases):
+                    if i in sel:
+                        print("%s\t%s" % (g, c))
+            return
+        groups = [g for g in groups if plans[g][1]]
+        n_sel = sum(len(plans[g][1]) for g in groups)
+        n_need = sum(len(plans[g][2]) for g in groups)
+        print("== selection: %d case(s) in %s (+%d run only for the state they leave)"
+              % (n_sel, " ".join(groups) or "no group", n_need - n_sel), file=sys.stderr)
+        if not n_sel:
+            sys.exit(1)
+    configure_host(a.host, a.alias)
+    outdir = a.outdir
+    os.makedirs(outdir, exist_ok=True)
+    setup_workdir()
     prov = {"recorded": time.strftime("%Y-%m-%d"), "host": "curupira 0.4.0 (PyPI wheel, Rust binary)",
             "host_version_output": subprocess.run([HOST, "--version"], capture_output=True, text=True).stdout.strip(),
             "git": subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip(),
             "placeholders": {"<workdir>": "scratch folder", "<home>": "HOME (= <workdir>/home)",
                              "<venv>": "venv with curupira 0.4.0"}}
-    for g in groups:
-        print("== group", g, file=sys.stderr)
-        recs = fns[g]()
-        with open(os.path.join(outdir, g + ".json"), "w") as f:
-            json.dump({"provenance": prov, "cases": recs}, f, indent=1, ensure_ascii=False)
-            f.write("\n")
+    if REPLAY is not None:
+        prov["host"] = "replay of the reference host's cases against another host"
+        prov["placeholders"]["<venv>"] = "a folder whose bin/python runs rec_ext.py"
+        prov["replay"] = dict(REPLAY)
+    if a.timeout_cap is not None:
+        prov["timeout_cap_s"] = a.timeout_cap
+    if SELECT is not None:
+        prov["selection"] = {"only": list(a.only), "cases_file": a.cases}
+    try:
+        for g in groups:
+            print("== group", g, file=sys.stderr)
+            t0 = time.time()
+            if plans is not None and SELECT is not None:
+                PLAN, NEEDED = plans[g][0], plans[g][2]
+                wanted = {c for i, (c, _) in enumerate(PLAN) if i in plans[g][1]}
+            CALL_INDEX = 0
+            recs = fns[g]()
+            if SELECT is not None:
+                recs = [r for r in recs if not r.get("_skipped") and r.get("case") in wanted]
+            with open(os.path.join(outdir, g + ".json"), "w") as f:
+                json.dump({"provenance": prov, "cases": recs}, f, indent=1, ensure_ascii=False)
+                f.write("\n")
+            print("== group %s: %d case(s) in %.1f s" % (g, len(recs), time.time() - t0), file=sys.stderr)
+    except BaseException:
+        print("workdir kept:", W, file=sys.stderr)
+        raise
     if not os.environ.get("KEEP_WORKDIR"):
         shutil.rmtree(W, ignore_errors=True)
+        if SCRATCH_HOST:
+            shutil.rmtree(SCRATCH_HOST, ignore_errors=True)
     else:
         print("workdir kept:", W, file=sys.stderr)
+        if SCRATCH_HOST:
+            print("host scratch folder kept:", SCRATCH_HOST, file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
-//! Where a Curupira task's agent works: the config's folder (`shared`), or a Git
-//! worktree of its own on a branch of its own (`worktree`), with the operator's four
-//! hooks around it and the cleanup policy after it. Beside it, the rest of a host's
-//! Git and folder work: [`state`] (the host's state folder `.curupira/` and the lock
-//! that keeps one `curupira run` per state) and [`forge`] (the repository's identity,
-//! `owner/name`, from its Git remote).
+//! Where a Curupira task's agent works: the config's folder (`shared`), a Git
+//! worktree of its own on a branch of its own (`worktree`), or a repository of its own
+//! (`[repositories.<alias>]`, the [`repository`] module: cloned on demand, a fresh
+//! worktree per task), with the operator's four hooks around it and the cleanup policy
+//! after it. Beside it, the rest of a host's Git and folder work: [`state`] (the
+//! host's state folder `.curupira/` and the lock that keeps one `curupira run` per
+//! state) and [`forge`] (the repository's identity, `owner/name`, from its Git remote).
 //!
 //! The scheduler holds one [`Workspaces`] per automation and run (the spec with its
 //! base resolved once), calls [`Workspaces::prepare`] for each task, runs the hooks
@@ -34,6 +35,15 @@
 //!   first 12 hex digits of the task id), in the folder `<root>/<automation>/<task>`
 //!   (the same two names, so one leads to the other). The workspace is the top of that
 //!   checkout, whichever subfolder of the repository the config sits in.
+//! - **a repository** ([`Workspaces::in_repository`]): the reference host's
+//!   `[repositories.<alias>]`. Its base checkout is cloned (and set up) when missing
+//!   and fetched once per run; each task gets a fresh worktree
+//!   `<checkout>.worktrees/<automation>/<trigger type>-<hash>` on the branch
+//!   `curupira/<automation>/<same name>`, made from the fetched origin default branch
+//!   and removed with its branch after the task, whatever its outcome; with
+//!   `checkout = "main"` the tasks share the base checkout itself. The [`repository`]
+//!   module says what is the reference's and what is ours. The sections below are
+//!   about `worktree` mode, except "Hooks", which holds for both.
 //!
 //! # Names
 //!
@@ -170,6 +180,7 @@
 pub mod forge;
 mod git;
 mod policy;
+pub mod repository;
 pub mod state;
 
 use std::ffi::{OsStr, OsString};
@@ -185,6 +196,7 @@ use curupira_process::{ProcessGuard, describe_status};
 
 pub use self::git::{ExpectedAdd, expect_add};
 use self::git::{GitOutput, Listed};
+use crate::repository::{Repository, RepositoryError, TaskCheckout};
 use crate::state::HOST_FOLDER;
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{RUN_VAR, Watch};
@@ -380,6 +392,11 @@ pub enum WorkspaceError {
         /// Where it is checked out.
         elsewhere: PathBuf,
     },
+    /// A repository's base checkout could not be made ready (its clone, setup or
+    /// fetch): the message is the repository's, the reference host's sentence where it
+    /// has one.
+    #[error(transparent)]
+    Repository(#[from] RepositoryError),
 }
 
 /// Why a hook failed. Each message is one sentence naming the hook, its command and
@@ -450,9 +467,11 @@ enum CutShort {
 /// How a prepared workspace came to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Origin {
-    /// The config's folder (shared mode).
+    /// A folder the tasks share: the config's folder (shared mode), or a repository's
+    /// base checkout ([`TaskCheckout::Main`]).
     Shared,
-    /// A new worktree on a new branch from the base.
+    /// A new worktree on a new branch from the base (in a repository, also one that
+    /// replaced what an earlier run left under the task's name).
     Created,
     /// A new worktree of the task's branch, left by an earlier run.
     Recreated,
@@ -465,7 +484,8 @@ pub enum Origin {
 pub enum Finished {
     /// Nothing: a shared workspace, or a worktree kept by the cleanup policy.
     Kept,
-    /// The worktree was removed (its branch stays).
+    /// The worktree was removed; its branch stays in worktree mode, and goes with it
+    /// in a repository ([`Workspaces::in_repository`]).
     Removed,
 }
 
@@ -473,28 +493,67 @@ pub enum Finished {
 #[derive(Debug, Clone)]
 pub struct Workspaces {
     spec: Arc<WorkspaceSpec>,
-    /// The base commit (worktree mode only).
-    base: Option<String>,
+    /// Where the tasks go.
+    place: Place,
     /// Kills hooks on the second request.
     stop: Option<Stop>,
     /// Told about each hook's process group (see [`with_watch`](Self::with_watch)).
     watch: Option<Watch>,
 }
 
+/// Where an automation's tasks go.
+#[derive(Debug, Clone)]
+enum Place {
+    /// The config's folder.
+    Shared,
+    /// A worktree of the config's repository each, from this commit.
+    Worktree { base: String },
+    /// A repository of its own ([`repository`]).
+    Repository {
+        repository: Repository,
+        checkout: TaskCheckout,
+    },
+}
+
 impl Workspaces {
     /// Fixes the spec for this run: in worktree mode the base is resolved to a commit
     /// now ([`resolve_base`]), so every task of the run starts from the same one.
     pub fn new(spec: WorkspaceSpec) -> Result<Self, WorkspaceError> {
-        let base = match spec.mode {
-            WorkspaceMode::Shared => None,
-            WorkspaceMode::Worktree => Some(resolve_base(&spec)?),
+        let place = match spec.mode {
+            WorkspaceMode::Shared => Place::Shared,
+            WorkspaceMode::Worktree => Place::Worktree {
+                base: resolve_base(&spec)?,
+            },
         };
         Ok(Workspaces {
             spec: Arc::new(spec),
-            base,
+            place,
             stop: None,
             watch: None,
         })
+    }
+
+    /// An automation's workspaces in a repository of its own (`[repositories.<alias>]`,
+    /// the [`repository`] module): a fresh worktree per task, or the base checkout
+    /// itself ([`TaskCheckout::Main`]). Nothing is done yet: the first
+    /// [`prepare`](Self::prepare) of the run clones, sets up and fetches, once for all
+    /// the automations sharing `repository`. Of `spec`, the hooks and `hook_timeout`
+    /// (each hook, and each git call on a task's worktree) count; its mode, root, base
+    /// and cleanup do not (a task's worktree is always removed with its branch).
+    pub fn in_repository(
+        spec: WorkspaceSpec,
+        repository: Repository,
+        checkout: TaskCheckout,
+    ) -> Self {
+        Workspaces {
+            spec: Arc::new(spec),
+            place: Place::Repository {
+                repository,
+                checkout,
+            },
+            stop: None,
+            watch: None,
+        }
     }
 
     /// The same workspaces, whose hooks are killed (with their process groups) when
@@ -512,9 +571,14 @@ impl Workspaces {
         self
     }
 
-    /// Whether [`prepare`](Self::prepare) adds a worktree (worktree mode).
+    /// Whether [`prepare`](Self::prepare) adds a worktree (worktree mode, or a
+    /// repository's task worktrees).
     pub fn adds_worktrees(&self) -> bool {
-        self.base.is_some()
+        match &self.place {
+            Place::Shared => false,
+            Place::Worktree { .. } => true,
+            Place::Repository { checkout, .. } => matches!(checkout, TaskCheckout::Worktree { .. }),
+        }
     }
 
     /// The spec.
@@ -522,43 +586,113 @@ impl Workspaces {
         &self.spec
     }
 
-    /// The commit new branches start from (worktree mode).
+    /// The commit new branches start from: worktree mode's, or a repository's once
+    /// this run fetched it.
     pub fn base(&self) -> Option<&str> {
-        self.base.as_deref()
+        match &self.place {
+            Place::Shared => None,
+            Place::Worktree { base } => Some(base),
+            Place::Repository {
+                repository,
+                checkout: TaskCheckout::Worktree { .. },
+            } => repository.fetched().map(repository::Fetched::commit),
+            Place::Repository { .. } => None,
+        }
     }
 
     /// Where [`prepare`](Self::prepare) puts the task's workspace, without touching the
-    /// disk: the config's folder (shared mode), or `root/<automation>/<task>` (worktree
+    /// disk: the config's folder (shared mode), `root/<automation>/<task>` (worktree
     /// mode; not canonicalised, so it differs from [`Workspace::path`] when `root`
-    /// goes through a symbolic link).
+    /// goes through a symbolic link), or in a repository the base checkout or
+    /// `<checkout>.worktrees/<automation>/<worktree name>`.
     pub fn planned_path(&self, automation: &str, task_id: &str) -> PathBuf {
-        if self.base.is_none() {
-            return self.spec.repo_dir.clone();
+        match &self.place {
+            Place::Shared => self.spec.repo_dir.clone(),
+            Place::Worktree { .. } => {
+                let names = TaskNames::new(automation, task_id);
+                self.spec
+                    .root_dir()
+                    .join(&names.automation)
+                    .join(&names.task)
+            }
+            Place::Repository {
+                repository,
+                checkout: TaskCheckout::Worktree { trigger_type },
+            } => repository::TaskNames::new(automation, trigger_type, task_id)
+                .path(repository.checkout()),
+            Place::Repository { repository, .. } => repository.checkout().path().to_owned(),
         }
-        let names = TaskNames::new(automation, task_id);
-        self.spec
-            .root_dir()
-            .join(&names.automation)
-            .join(&names.task)
     }
 
-    /// The workspace of one task: the config's folder (shared mode), or a worktree on
-    /// the task's branch, made or found as the module documentation describes. Runs no
-    /// hook.
+    /// The branch [`prepare`](Self::prepare) puts the task on, without touching the
+    /// disk: none in a shared folder, else [`task_branch`] or
+    /// [`repository::task_branch`].
+    pub fn planned_branch(&self, automation: &str, task_id: &str) -> Option<String> {
+        match &self.place {
+            Place::Worktree { .. } => Some(task_branch(automation, task_id)),
+            Place::Repository {
+                checkout: TaskCheckout::Worktree { trigger_type },
+                ..
+            } => Some(repository::task_branch(automation, trigger_type, task_id)),
+            Place::Shared | Place::Repository { .. } => None,
+        }
+    }
+
+    /// The workspace of one task: the config's folder (shared mode), a worktree on
+    /// the task's branch, made or found as the module documentation describes, or in
+    /// a repository its base checkout or a fresh worktree (the [`repository`]
+    /// module). `task_id` is the item's 64 hex digits. Runs no hook.
     pub fn prepare(&self, automation: &str, task_id: &str) -> Result<Workspace, WorkspaceError> {
-        let workspace = |path, branch, origin| Workspace {
+        let workspace = |path, branch, origin, removal| Workspace {
             spec: Arc::clone(&self.spec),
             path,
             branch,
             origin,
+            removal,
             automation: automation.to_owned(),
             task_id: task_id.to_owned(),
             stop: self.stop.clone(),
             watch: self.watch.clone(),
             output: None,
         };
-        let Some(base) = self.base.as_deref() else {
-            return Ok(workspace(self.spec.repo_dir.clone(), None, Origin::Shared));
+        let base = match &self.place {
+            Place::Shared => {
+                return Ok(workspace(
+                    self.spec.repo_dir.clone(),
+                    None,
+                    Origin::Shared,
+                    Removal::None,
+                ));
+            }
+            Place::Worktree { base } => base,
+            Place::Repository {
+                repository,
+                checkout: TaskCheckout::Main,
+            } => {
+                repository.ensure_once()?;
+                let path = repository.checkout().path().to_owned();
+                return Ok(workspace(path, None, Origin::Shared, Removal::None));
+            }
+            Place::Repository {
+                repository,
+                checkout: TaskCheckout::Worktree { trigger_type },
+            } => {
+                let base = repository.fetch_once()?.commit();
+                let names = repository::TaskNames::new(automation, trigger_type, task_id);
+                let checkout = repository.checkout();
+                let (path, origin) =
+                    repository::add_task_worktree(checkout, &names, base, self.spec.hook_timeout)?;
+                tracing::debug!(
+                    "workspace of task {task_id} in {}: {} on {}",
+                    checkout.path().display(),
+                    path.display(),
+                    names.branch
+                );
+                let removal = Removal::WithBranch {
+                    repo: checkout.path().to_owned(),
+                };
+                return Ok(workspace(path, Some(names.branch), origin, removal));
+            }
         };
         let names = TaskNames::new(automation, task_id);
         let path = task_folder(&self.spec, &names)?;
@@ -574,7 +708,12 @@ impl Workspaces {
             path.display(),
             names.branch
         );
-        Ok(workspace(path, Some(names.branch), origin))
+        Ok(workspace(
+            path,
+            Some(names.branch),
+            origin,
+            Removal::ByPolicy,
+        ))
     }
 }
 
@@ -628,6 +767,17 @@ impl std::fmt::Debug for HookOutput {
     }
 }
 
+/// What [`Workspace::finish`] may remove.
+#[derive(Debug, Clone)]
+enum Removal {
+    /// Nothing: a shared folder.
+    None,
+    /// The worktree when the cleanup policy says so; the branch stays.
+    ByPolicy,
+    /// The worktree and its branch, of the repository at `repo`, always.
+    WithBranch { repo: PathBuf },
+}
+
 /// One task's workspace.
 #[derive(Debug)]
 pub struct Workspace {
@@ -636,6 +786,7 @@ pub struct Workspace {
     /// The branch (worktree mode).
     branch: Option<String>,
     origin: Origin,
+    removal: Removal,
     automation: String,
     task_id: String,
     stop: Option<Stop>,
@@ -827,17 +978,32 @@ impl Workspace {
     }
 
     /// Whether [`finish`](Self::finish) removes this workspace after a task that
-    /// `succeeded` (or not): a worktree, when the cleanup policy says so.
+    /// `succeeded` (or not): a worktree, when the cleanup policy says so; a
+    /// repository's task worktree, always.
     pub fn removes(&self, succeeded: bool) -> bool {
-        self.origin != Origin::Shared && self.spec.cleanup.removes(succeeded)
+        match self.removal {
+            Removal::None => false,
+            Removal::ByPolicy => self.spec.cleanup.removes(succeeded),
+            Removal::WithBranch { .. } => true,
+        }
     }
 
     /// Ends the task's use of the workspace: in worktree mode, removes the worktree
     /// when the cleanup policy says so (after the `before_remove` hook, whose failure
-    /// is logged), never the branch.
+    /// is logged), never the branch; in a repository, removes the task's worktree and
+    /// its branch (after the same hook), whatever the outcome.
     pub fn finish(self, succeeded: bool) -> Result<Finished, WorkspaceError> {
         if !self.removes(succeeded) {
             return Ok(Finished::Kept);
+        }
+        if let (Removal::WithBranch { repo }, Some(branch)) = (&self.removal, &self.branch) {
+            if self.path.exists()
+                && let Err(err) = self.run_hook(HookKind::BeforeRemove)
+            {
+                tracing::warn!("{err}; removing the worktree anyway");
+            }
+            repository::remove_task_worktree(repo, &self.path, branch, self.spec.hook_timeout)?;
+            return Ok(Finished::Removed);
         }
         let repo = &self.spec.repo_dir;
         if !self.path.exists() {

@@ -41,9 +41,39 @@ use serde::Deserialize as _;
 /// `--config FILE`, for the commands that read `curupira.toml`.
 #[derive(clap::Args)]
 pub struct ConfigArg {
-    /// The config file.
-    #[arg(long, short = 'c', value_name = "FILE", default_value = config::FILE_NAME)]
-    pub config: PathBuf,
+    /// The config file [default: `curupira.toml` when the current folder has one, else
+    /// the reference host's `~/.curupira/settings.toml`].
+    #[arg(long, short = 'c', value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+impl ConfigArg {
+    /// The file to read: the one named, else `./curupira.toml` when it exists, else the
+    /// reference host's `~/.curupira/settings.toml` when that exists, else
+    /// `curupira.toml` (which `load_config` says is missing).
+    pub fn path(&self) -> PathBuf {
+        if let Some(path) = &self.config {
+            return path.clone();
+        }
+        let ours = PathBuf::from(config::FILE_NAME);
+        if ours.exists() {
+            return ours;
+        }
+        match reference_settings_file() {
+            Some(theirs) if theirs.exists() => theirs,
+            _ => ours,
+        }
+    }
+}
+
+/// The reference host's configuration file, `$HOME/.curupira/settings.toml`.
+pub fn reference_settings_file() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|home| !home.is_empty())?;
+    Some(
+        PathBuf::from(home)
+            .join(".curupira")
+            .join(config::REFERENCE_FILE_NAME),
+    )
 }
 
 /// `--format` of a command that prints a report of diagnostics.
@@ -68,15 +98,37 @@ pub struct Verbosity {
     /// when set, overrides it.
     #[arg(short, long)]
     quiet: bool,
+    /// The reference host's level names, in any case: DEBUG is `-v`, INFO the default,
+    /// WARNING, ERROR and CRITICAL `-q`.
+    #[arg(long, value_name = "LEVEL", value_parser = parse_log_level, conflicts_with_all = ["verbose", "quiet"])]
+    log_level: Option<config::LogLevel>,
+}
+
+/// `--log-level`: one of the reference's five names, case-insensitive on the command
+/// line as there.
+fn parse_log_level(text: &str) -> Result<config::LogLevel, String> {
+    config::LogLevel::from_name(&text.to_ascii_uppercase()).ok_or_else(|| {
+        format!("invalid log level {text:?}; expected DEBUG, INFO, WARNING, ERROR, or CRITICAL")
+    })
 }
 
 impl Verbosity {
     /// Installs the stderr log at this verbosity (see `curupira_host::logging`).
     pub fn init_logging(&self) {
-        let level = if self.quiet {
-            Level::Quiet
-        } else {
-            Level::from_verbose(self.verbose)
+        self.init_logging_for(config::Form::Ours);
+    }
+
+    /// [`init_logging`](Self::init_logging) for a config in `form`: for the reference
+    /// form, whose host writes nothing on stderr but its `fail` lines, the default is
+    /// `-q` (warnings and errors); `-v` or `--log-level` say otherwise.
+    pub fn init_logging_for(&self, form: config::Form) {
+        let level = match self.log_level {
+            Some(config::LogLevel::Debug) => Level::Debug,
+            Some(config::LogLevel::Info) => Level::Normal,
+            Some(_) => Level::Quiet,
+            None if self.quiet => Level::Quiet,
+            None if self.verbose == 0 && form == config::Form::Reference => Level::Quiet,
+            None => Level::from_verbose(self.verbose),
         };
         logging::init_level(level);
     }
@@ -87,23 +139,28 @@ impl Verbosity {
 /// when the executable cannot be found or the file cannot be read (exit 2); a missing
 /// `./curupira.toml` says how to name another file.
 pub fn load_config(config: &ConfigArg, verbosity: &Verbosity) -> anyhow::Result<(PathBuf, Loaded)> {
-    verbosity.init_logging();
     let host_exe =
         curupira_host::host_executable().context("cannot find the curupira executable")?;
-    let loaded = match config::load(&config.config) {
+    let loaded = match config::load(&config.path()) {
         Err(LoadError::Read { path, source })
             if source.kind() == io::ErrorKind::NotFound
+                && config.config.is_none()
                 && path.as_os_str() == config::FILE_NAME =>
         {
             anyhow::bail!(
-                "cannot read the config file `{}`: there is none in the current folder; \
-                 name the config file with `--config FILE` (`-c FILE`), or run curupira in \
-                 the folder that holds it",
-                config::FILE_NAME
+                "cannot read the config file `{}`: there is none in the current folder, and \
+                 no `~/.curupira/{}` (the reference host's); name the config file with \
+                 `--config FILE` (`-c FILE`), or run curupira in the folder that holds it",
+                config::FILE_NAME,
+                config::REFERENCE_FILE_NAME
             )
         }
         other => other?,
     };
+    let form = loaded
+        .readable()
+        .map_or(config::Form::Ours, |config| config.form);
+    verbosity.init_logging_for(form);
     Ok((host_exe, loaded))
 }
 

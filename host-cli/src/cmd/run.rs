@@ -1,4 +1,4 @@
-//! `curupira run [--config FILE] [--once] [--dry-run] [--automation NAME]…
+//! `curupira run [--config FILE] [--once | --watch | --size N] [--dry-run] [--automation NAME]…
 //! [--format human|json] [-v]`: runs the config's automations (SPEC section 7; the
 //! pipeline is `curupira_orchestrator::runner`, the events `curupira_host::events`).
 //!
@@ -11,10 +11,12 @@
 //!   when any automation failed, any task's agent failed, or an extension failed at
 //!   shutdown; 2 when the config (or a manifest) has errors, an `--automation` is not
 //!   in the config, or a file cannot be read.
-//! - Without `--once` it runs until SIGINT/SIGTERM. With or without `--once`, a
-//!   SIGINT/SIGTERM lets the task in flight finish, starts no new poll, and shuts the
-//!   extensions down; the exit code still says whether anything failed. A second
-//!   signal kills the agent in flight.
+//! - Without `--once` or `--watch` it drains, as the reference host's `run`: rounds
+//!   while they hand over something new (`--size N`: at most N tasks), waits for the
+//!   retries, then exits. `--watch` runs a round every interval until SIGINT/SIGTERM.
+//!   A SIGINT/SIGTERM lets the task in flight finish, starts no new poll, shuts the
+//!   extensions down, and exits 130 (SIGINT) or 143 (SIGTERM), as a shell reports the
+//!   signal. A second signal kills the agent in flight.
 //! - Before the first poll (not in a dry run): the state folder is made, `run.lock`
 //!   taken (a second `run` on the same state exits 2), the ledger opened (a damaged
 //!   one is an error naming it, exit 2) and the watchdog started
@@ -28,7 +30,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Context;
-use curupira_host::config::{Config, Loaded};
+use curupira_host::config::{Config, Form, Loaded};
 use curupira_host::events::{self, EventWriter};
 use curupira_host::format::Format;
 use curupira_host::live_line::LiveLine;
@@ -50,8 +52,15 @@ pub struct Args {
     #[command(flatten)]
     config: ConfigArg,
     /// One round per automation, then shut down.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "watch")]
     once: bool,
+    /// Run continuously: a round every interval, until SIGINT or SIGTERM (without it,
+    /// `run` drains: rounds while they hand over something new, then exits).
+    #[arg(long, conflicts_with = "dry_run")]
+    watch: bool,
+    /// Process at most N tasks (drain only), then exit.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with_all = ["watch", "dry_run"])]
+    size: Option<u32>,
     /// Poll and render the prompts; start no agent, send no onStarted/onFinished.
     #[arg(long)]
     dry_run: bool,
@@ -81,6 +90,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (host_exe, loaded) = load_config(&args.config, &args.verbosity)?;
     let mut options = RunOptions {
         once: args.once,
+        drain: !args.once && !args.watch,
+        max_tasks: args.size,
         dry_run: args.dry_run,
         ledger: None,
         watch: None,
@@ -96,8 +107,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     options.idle_notice = config.settings.status.idle_notice;
 
     let stop = Stop::new();
-    stop.count_signals(say_stop)
-        .context("cannot install the SIGINT/SIGTERM handlers")?;
+    let first_signal = Arc::new(std::sync::OnceLock::new());
+    let seen = Arc::clone(&first_signal);
+    stop.count_signals(move |name, count| {
+        let _ = seen.set(name);
+        say_stop(name, count);
+    })
+    .context("cannot install the SIGINT/SIGTERM handlers")?;
     let settings = &config.settings.ledger;
     let mut held = None;
     let mut served_metrics = None;
@@ -178,8 +194,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let live = Live::new(HostInfo::this_process(
             format!("curupira {}", env!("CARGO_PKG_VERSION")),
             Some(
-                std::path::absolute(&args.config.config)
-                    .unwrap_or_else(|_| args.config.config.clone())
+                std::path::absolute(args.config.path())
+                    .unwrap_or_else(|_| args.config.path())
                     .display()
                     .to_string(),
             ),
@@ -208,14 +224,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(line) => Box::new(line.writer(io::stdout())),
         None => Box::new(io::stdout()),
     };
+    let mut writer = EventWriter::new(out, args.format).dry_run(options.dry_run);
+    if config.form == Form::Reference {
+        // The reference host's lines, which scripts that run it parse.
+        let global = plan.repository.as_deref().unwrap_or_default();
+        writer = writer.reference(
+            plan.automations
+                .iter()
+                .map(|automation| {
+                    let repository = automation.repository.as_deref().unwrap_or(global);
+                    let trigger = format!("{}/{}", automation.extension, automation.trigger_type);
+                    (automation.name.clone(), format!("{repository}:{trigger}"))
+                })
+                .collect(),
+        );
+    }
     let mut events = Observed {
-        inner: EventWriter::new(out, args.format).dry_run(options.dry_run),
+        inner: writer,
         metrics: served_metrics.clone(),
     };
     let started = std::time::Instant::now();
     let ran = runner::run(&plan, &options, &stop, &mut events);
-    let events = events.inner;
+    let mut events = events.inner;
     if ran.is_ok() {
+        events.finish_reference()?;
+    }
+    if ran.is_ok() && config.form == Form::Ours {
         tracing::info!("{}", events.summary(started.elapsed()));
     }
     if let Some(line) = line {
@@ -255,7 +289,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     ran?;
     closed?;
-    Ok(ExitCode::from(u8::from(events.had_failure())))
+    // Stopped by a signal: as a shell reports a process it ended (the reference host
+    // exits 130 on SIGINT), once everything stopped cleanly.
+    Ok(ExitCode::from(match first_signal.get() {
+        Some(&"SIGINT") => 130,
+        Some(_) => 143,
+        None if events.configuration_failed() => 2,
+        None => u8::from(events.had_failure()),
+    }))
 }
 
 /// The first tasks of `tasks` as `automation 0123456789ab`, and how many more.

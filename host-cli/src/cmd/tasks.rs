@@ -221,7 +221,7 @@ pub(crate) fn ledger_config(config: &ConfigArg, verbosity: &Verbosity) -> anyhow
         bail!(
             "cannot tell where the task ledger is: `{}` has errors in `[settings.ledger]` \
              ({}); `curupira validate` lists them",
-            config.config.display(),
+            config.path().display(),
             if broken.is_empty() {
                 "the file cannot be read".to_owned()
             } else {
@@ -238,7 +238,7 @@ fn open(common: &Common) -> anyhow::Result<Opened> {
     if !settings.enabled {
         bail!(
             "the task ledger is disabled in `{}` (`[settings.ledger] enabled = false`)",
-            common.config.config.display()
+            common.config.path().display()
         );
     }
     let ledger = Ledger::open_existing(&settings.path)?;

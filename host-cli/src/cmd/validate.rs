@@ -13,11 +13,15 @@
 
 use std::process::ExitCode;
 
-use curupira_diagnostics::Report;
-use curupira_host::config::codes;
+use std::io::Write as _;
+
+use anyhow::Context as _;
+use curupira_diagnostics::{Report, color_enabled};
+use curupira_host::config::{Form, codes};
+use curupira_host::format::Format;
 use curupira_host::preflight;
 
-use super::{ConfigArg, ReportFormat, Verbosity, exit, load_config, write_report};
+use super::{ConfigArg, ReportFormat, Verbosity, exit, load_config, write_report, write_stdout};
 
 /// Arguments of `curupira validate`.
 #[derive(clap::Args)]
@@ -33,6 +37,16 @@ pub struct Args {
 /// Runs `curupira validate`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (host_exe, loaded) = load_config(&args.config, &args.verbosity)?;
+    // A file that is not even TOML is in the reference form when it has its name.
+    let named = args.config.path().file_name()
+        == Some(std::ffi::OsStr::new(
+            curupira_host::config::REFERENCE_FILE_NAME,
+        ));
+    let loaded_form = loaded
+        .readable()
+        .map_or(if named { Form::Reference } else { Form::Ours }, |config| {
+            config.form
+        });
     let found = loaded
         .readable()
         .map(|config| preflight::report(config, &host_exe));
@@ -40,7 +54,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(found) = found {
         report.append(found);
     }
-    write_report(&report, args.report.format)?;
+    let reference = loaded_form == Form::Reference && args.report.format == Format::Human;
+    if reference {
+        // The reference host's stdout, which scripts read: one line when the file is
+        // valid; the diagnostics go to stderr.
+        if !report.diagnostics().is_empty() {
+            let stderr = std::io::stderr();
+            let text = report.render_human(color_enabled(&stderr));
+            write!(stderr.lock(), "{text}").context("cannot write to standard error")?;
+        }
+        if !report.has_errors() {
+            write_stdout(&format!(
+                "Configuration is valid: {}\n",
+                args.config.path().display()
+            ))
+            .context("cannot write to standard output")?;
+        }
+    } else {
+        write_report(&report, args.report.format)?;
+    }
     Ok(ExitCode::from(exit_code(&report)))
 }
 

@@ -159,6 +159,16 @@ impl JinjaPrompt {
         })
     }
 
+    /// A prompt to render without the checks of [`compile`](JinjaPrompt::compile):
+    /// for a host that checked it when it could (at `validate`), or that renders
+    /// whatever it is given and reports each failure ([`render`](JinjaPrompt::render)
+    /// fails where `compile` would have refused).
+    pub fn unchecked(source: &str) -> JinjaPrompt {
+        JinjaPrompt {
+            source: source.to_owned(),
+        }
+    }
+
     /// The prompt as written.
     pub fn source(&self) -> &str {
         &self.source

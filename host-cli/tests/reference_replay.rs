@@ -1,0 +1,157 @@
+//! Every recorded scenario of the reference host `curupira` 0.4.0 with its
+//! `settings.toml` (`recordings/reference-host/`: `validate`, `repositories` and
+//! `prompts`, 345 cases) replayed against this host by the same script that recorded
+//! them (`record.py --host`), and compared by `compare.py`: the same exit code, the
+//! same stdout (`ok`/`fail`/`dry-run` lines, `Configuration is valid`), the same agent
+//! command lines, working directory kind (worktree, shared checkout, base path) and
+//! branch, the same `configuration` reaching the extension, and `setup_script` run as
+//! often. What differs on purpose is listed below with its reason; a listed case that
+//! starts to agree fails the test too, so the list stays true. (The `commands` group,
+//! with its signals and waits, is replayed by hand: `record.py --host`, see the
+//! recordings' README.)
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod run_support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// What is compared: what a script or a person sees of a run.
+const FIELDS: &str = "exit_code,stdout,agent_calls.argv,agent_calls.count,agent_calls.cwd_kind,\
+                      agent_calls.branch,agent_calls.stdin,ext_validate_configuration,\
+                      setup_script_runs";
+
+/// The cases where this host differs on purpose, and why.
+const INTENDED: &[(&str, &str)] = &[
+    (
+        "settings.workspace_dir relative [run --size 1]",
+        "a relative workspace_dir is read from the config's folder (with a warning), where \
+         the reference keeps it relative and fails its task",
+    ),
+    (
+        "repositories: path relative [run --size 1]",
+        "a relative path is read from the config's folder, as above",
+    ),
+    (
+        "profile provider = opencode",
+        "validate runs `opencode --version` to check the version the reference refuses at \
+         dispatch",
+    ),
+    (
+        "profile provider = opencode [run --size 1]",
+        "the version is checked before the first task too, then again as the reference \
+         does: one `opencode --version` more",
+    ),
+    (
+        "profile provider = opencode with model+effort",
+        "as `profile provider = opencode`",
+    ),
+    (
+        "profile provider = opencode with model+effort [run --size 1]",
+        "as `profile provider = opencode [run --size 1]`",
+    ),
+    (
+        "plugins: unused plugin that cannot start",
+        "the reference stops at the plugin that cannot start (exit 1); this host goes on and \
+         checks the automations' own extension too, in the same pass (also exit 1)",
+    ),
+    (
+        "profile provider = gemini with model+effort [run --size 1]",
+        "the reference fails each task of the profile at dispatch (exit 1); this host \
+         refuses the automation before anything starts (exit 2)",
+    ),
+    (
+        "automation trigger_type cron",
+        "the built-in cron trigger is not run by this version (config/unsupported)",
+    ),
+];
+
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+#[test]
+fn the_reference_host_s_recorded_scenarios_get_the_same_results_here() {
+    let recordings = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recordings/reference-host");
+    if !have("python3") || !have("git") {
+        println!("skipped: python3 and git are needed to replay the recordings");
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let replay = Command::new("python3")
+        .arg(recordings.join("record.py"))
+        .args(["--host", run_support::curupira(), "--timeout-cap", "60"])
+        .arg(out.path())
+        .args(["validate", "repositories", "prompts"])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "record.py failed: {}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let mut differing: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for group in ["validate", "repositories", "prompts"] {
+        let recorded = recordings.join(format!("{group}.json"));
+        let replayed = out.path().join(format!("{group}.json"));
+        let compared = Command::new("python3")
+            .arg(recordings.join("compare.py"))
+            .arg(&recorded)
+            .arg(&replayed)
+            .args(["--json", "--fields", FIELDS])
+            .output()
+            .unwrap();
+        let found: BTreeMap<String, Vec<String>> = serde_json::from_slice(&compared.stdout)
+            .unwrap_or_else(|error| {
+                panic!(
+                    "compare.py {group}: {error}: {}",
+                    String::from_utf8_lossy(&compared.stderr)
+                )
+            });
+        let cases: Value =
+            serde_json::from_str(&std::fs::read_to_string(&recorded).unwrap()).unwrap();
+        for (case, fields) in found {
+            let record = cases["cases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["case"] == case.as_str());
+            // Where the reference refuses the file (exit 2) it stops at the first
+            // problem; this host checks every part in one pass, extensions included.
+            let refused = record.is_some_and(|c| c["exit_code"] == 2);
+            if refused && fields == ["ext_validate_configuration"] {
+                continue;
+            }
+            differing.insert(case, fields);
+        }
+    }
+    let unexpected: Vec<String> = differing
+        .iter()
+        .filter(|(case, _)| !INTENDED.iter().any(|(known, _)| known == case))
+        .map(|(case, fields)| format!("{case}: {fields:?}"))
+        .collect();
+    let agreeing: Vec<&str> = INTENDED
+        .iter()
+        .map(|(case, _)| *case)
+        .filter(|case| !differing.contains_key(*case))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "differs from the reference host (replay: python3 recordings/reference-host/record.py \
+         --host target/debug/curupira OUT GROUP; then compare.py):\n{}",
+        unexpected.join("\n")
+    );
+    assert!(
+        agreeing.is_empty(),
+        "listed as differing on purpose, but agrees now: {agreeing:?}"
+    );
+}
