@@ -132,6 +132,42 @@ fn error_line(err: &anyhow::Error) -> String {
     line
 }
 
+/// The reference host takes `--config FILE` and `--log-level LEVEL` before the
+/// subcommand as well as after it (`curupira --log-level DEBUG run`): such options
+/// written before `run`, `validate` or `plugins SUBCOMMAND` are moved behind it, where
+/// this host's commands read them.
+fn leading_options_moved(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut moved = Vec::new();
+    let mut at = 1;
+    while let Some(arg) = args.get(at).and_then(|arg| arg.to_str()) {
+        let takes_value = matches!(arg, "--config" | "-c" | "--log-level");
+        let joined = arg.starts_with("--config=") || arg.starts_with("--log-level=");
+        if takes_value && at + 1 < args.len() {
+            moved.extend_from_slice(&args[at..at + 2]);
+            at += 2;
+        } else if joined {
+            moved.push(args[at].clone());
+            at += 1;
+        } else {
+            break;
+        }
+    }
+    if moved.is_empty() {
+        return args;
+    }
+    let command_words = match args.get(at).and_then(|arg| arg.to_str()) {
+        Some("run" | "validate" | "status") => 1,
+        Some("plugins" | "tasks") => 2,
+        _ => return args,
+    };
+    let end = (at + command_words).min(args.len());
+    let mut out = vec![args[0].clone()];
+    out.extend_from_slice(&args[at..end]);
+    out.extend(moved);
+    out.extend_from_slice(&args[end..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     //! What is computed from the command tree itself, so that a subcommand added later
@@ -140,6 +176,30 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use std::path::Path;
+
+    #[test]
+    fn options_before_the_subcommand_move_behind_it() {
+        let words = |text: &str| -> Vec<std::ffi::OsString> {
+            text.split(' ').map(std::ffi::OsString::from).collect()
+        };
+        assert_eq!(
+            leading_options_moved(words(
+                "curupira --log-level DEBUG --config s.toml run --once"
+            )),
+            words("curupira run --log-level DEBUG --config s.toml --once")
+        );
+        assert_eq!(
+            leading_options_moved(words("curupira --config=s.toml plugins list")),
+            words("curupira plugins list --config=s.toml")
+        );
+        // Nothing to move, or no subcommand that takes them: as written.
+        for text in [
+            "curupira run --config s.toml",
+            "curupira --config s.toml frame encode",
+        ] {
+            assert_eq!(leading_options_moved(words(text)), words(text));
+        }
+    }
 
     use clap::ValueEnum;
     use clap_complete::Shell;
@@ -452,40 +512,4 @@ mod tests {
              the run was stopped"
         );
     }
-}
-
-/// The reference host takes `--config FILE` and `--log-level LEVEL` before the
-/// subcommand as well as after it (`curupira --log-level DEBUG run`): such options
-/// written before `run`, `validate` or `plugins SUBCOMMAND` are moved behind it, where
-/// this host's commands read them.
-fn leading_options_moved(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
-    let mut moved = Vec::new();
-    let mut at = 1;
-    while let Some(arg) = args.get(at).and_then(|arg| arg.to_str()) {
-        let takes_value = matches!(arg, "--config" | "-c" | "--log-level");
-        let joined = arg.starts_with("--config=") || arg.starts_with("--log-level=");
-        if takes_value && at + 1 < args.len() {
-            moved.extend_from_slice(&args[at..at + 2]);
-            at += 2;
-        } else if joined {
-            moved.push(args[at].clone());
-            at += 1;
-        } else {
-            break;
-        }
-    }
-    if moved.is_empty() {
-        return args;
-    }
-    let command_words = match args.get(at).and_then(|arg| arg.to_str()) {
-        Some("run" | "validate" | "status") => 1,
-        Some("plugins" | "tasks") => 2,
-        _ => return args,
-    };
-    let end = (at + command_words).min(args.len());
-    let mut out = vec![args[0].clone()];
-    out.extend_from_slice(&args[at..end]);
-    out.extend(moved);
-    out.extend_from_slice(&args[end..]);
-    out
 }

@@ -129,3 +129,54 @@ fn a_variable_the_trigger_does_not_give_is_refused_with_a_did_you_mean() {
         "titel"
     );
 }
+
+#[test]
+fn the_reference_host_s_dispatch_lock_keeps_a_second_host_from_dispatching() {
+    if !have_python() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let project = project("{{ title }}");
+    let home = project.path().join("home");
+    let bin = project.path().join("bin");
+    std::fs::create_dir_all(home.join(".curupira")).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    let claude = bin.join("claude");
+    std::fs::write(&claude, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Held as the reference host holds it while it runs: an flock on the file.
+    let held = std::fs::File::create(home.join(".curupira/dispatch.lock")).unwrap();
+    assert!(curupira_process::lock::try_lock(&held).unwrap());
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let run = |args: &[&str]| {
+        std::process::Command::new(run_support::curupira())
+            .args(args)
+            .current_dir(project.path())
+            .env("HOME", &home)
+            .env("PATH", &path)
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap()
+    };
+    let refused = run(&["run", "--config", "settings.toml"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Dispatch error: another curupira process is already running"),
+        "{stderr}"
+    );
+    assert!(
+        !project.methods("fx").iter().any(|m| m == "trigger/poll"),
+        "nothing was polled"
+    );
+    // A dry run takes no lock, as the reference's.
+    let dry = run(&["run", "--dry-run", "--config", "settings.toml"]);
+    assert_eq!(dry.status.code(), Some(0), "{dry:?}");
+    // Released, the file left behind does not block.
+    drop(held);
+    let free = run(&["run", "--config", "settings.toml"]);
+    assert!(
+        !String::from_utf8_lossy(&free.stderr).contains("already running"),
+        "{free:?}"
+    );
+}

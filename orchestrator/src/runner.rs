@@ -631,7 +631,7 @@ enum Job {
     /// An attempt: the task, and what the attempt needs besides it.
     Attempt(Box<(Task, AttemptSpec)>),
     /// A finished task's worktree to remove (see [`Removal`]).
-    Remove(Removal),
+    Remove(Box<Removal>),
 }
 
 /// A finished task's workspace, removed on a worker thread so that the dispatch loop
@@ -2149,7 +2149,7 @@ impl Scheduler<'_> {
             // round after round, and the run would never end.
             run.ledger.release(&task.task_id);
             if self.options.drain {
-                run.refused.insert(task.task_id.clone());
+                run.refused.insert(task.task_id);
             }
             Ok(())
         };
@@ -2211,7 +2211,7 @@ impl Scheduler<'_> {
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         for removal in std::mem::take(&mut self.deferred_removals) {
-            if let Err((job, error)) = self.workers.submit(Job::Remove(removal)) {
+            if let Err((job, error)) = self.workers.submit(Job::Remove(Box::new(removal))) {
                 tracing::warn!(
                     "cannot start a thread to remove a worktree ({error}); removing it here"
                 );
@@ -2387,7 +2387,7 @@ impl Scheduler<'_> {
             if let Some(live) = &self.options.live {
                 let next = (run.active
                     && !self.options.once
-                    && !(self.options.drain && run.drained)
+                    && (!self.options.drain || !run.drained)
                     && !self.stopping())
                 .then(|| SystemTime::now() + run.automation.polling.interval);
                 live.round_ended(&run.automation.name, next);

@@ -138,6 +138,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(2));
             }
         };
+        // The reference host's per-user lock, taken the same way: while either host
+        // dispatches from a reference-form file, the other refuses to.
+        let dispatch_lock = match config.form {
+            Form::Reference => match take_dispatch_lock()? {
+                DispatchLock::Held(file) => Some(file),
+                DispatchLock::NoHome => None,
+                DispatchLock::Busy => {
+                    eprintln!(
+                        "Dispatch error: another curupira process is already running (it \
+                         holds ~/.curupira/{DISPATCH_LOCK}: the reference host or another \
+                         curupira run)"
+                    );
+                    return Ok(ExitCode::from(1));
+                }
+            },
+            Form::Ours => None,
+        };
         // Started first, waited for last: the ledger opens while its executable loads.
         let dog = spawn_watchdog(&host_exe, &state_dir)?;
         let mut writer_thread = None;
@@ -212,7 +229,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         };
         options.live = Some(live);
-        held = Some((lock, dog, writer_thread, sqlite_reader, publisher, server));
+        held = Some((
+            (lock, dispatch_lock),
+            dog,
+            writer_thread,
+            sqlite_reader,
+            publisher,
+            server,
+        ));
     }
     // The live line, on a terminal, with human events (see `curupira_host::live_line`).
     let line = options
@@ -256,7 +280,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         line.finish();
     }
     let mut closed = Ok(());
-    if let Some((lock, dog, writer_thread, sqlite_reader, publisher, server)) = held {
+    if let Some(((lock, dispatch_lock), dog, writer_thread, sqlite_reader, publisher, server)) =
+        held
+    {
         if let Some(server) = server {
             server.stop();
         }
@@ -285,6 +311,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(dog) = dog {
             dog.close(Duration::from_secs(5));
         }
+        drop(dispatch_lock);
         drop(lock);
     }
     ran?;
@@ -353,6 +380,44 @@ fn plan(
         }
         _ => Ok(None),
     }
+}
+
+/// The reference host's lock file, in `~/.curupira/`.
+const DISPATCH_LOCK: &str = "dispatch.lock";
+
+/// The reference host's `~/.curupira/dispatch.lock`, as [`take_dispatch_lock`] found it.
+enum DispatchLock {
+    /// Taken: the open file, held for the run.
+    Held(std::fs::File),
+    /// Another process holds it.
+    Busy,
+    /// No home folder to find it in (nor would the reference host have one).
+    NoHome,
+}
+
+/// Takes the reference host's `~/.curupira/dispatch.lock` (an `flock`, as the reference
+/// takes it; a file no process holds does not block).
+fn take_dispatch_lock() -> anyhow::Result<DispatchLock> {
+    let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty()) else {
+        return Ok(DispatchLock::NoHome);
+    };
+    let folder = Path::new(&home).join(".curupira");
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot create `{}`", folder.display()))?;
+    let path = folder.join(DISPATCH_LOCK);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open `{}`", path.display()))?;
+    let taken = curupira_process::lock::try_lock(&file)
+        .with_context(|| format!("cannot lock `{}`", path.display()))?;
+    Ok(if taken {
+        DispatchLock::Held(file)
+    } else {
+        DispatchLock::Busy
+    })
 }
 
 /// What the first, the second and any later stop signal mean to a run, in its log.
