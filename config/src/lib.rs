@@ -274,3 +274,8 @@ pub fn check_bytes_at_home(bytes: &[u8], file: &str, dir: &Path, home: Option<&P
 mod reference_tests;
 #[cfg(test)]
 mod tests;
+
+/// The README's example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
