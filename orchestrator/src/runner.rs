@@ -1005,13 +1005,7 @@ fn run_journaled(
     for ((step, &automation), workspaces) in steps.into_iter().zip(&planned).zip(resolved) {
         let (template, prepared) = match step {
             Step::RepositoryMissing(message) => {
-                events.emit(Event::AutomationFailed {
-                    automation: automation.name.clone(),
-                    code: ErrorCode::CONFIGURATION_INVALID.code(),
-                    message,
-                    extension: None,
-                    method: None,
-                })?;
+                refuse_configuration(events, automation, message)?;
                 continue;
             }
             Step::Prepared(template, prepared) => (template, prepared),
@@ -1021,13 +1015,8 @@ fn run_journaled(
                 .with_stop(stop.clone())
                 .with_watch(options.watch.clone()),
             Err(error) => {
-                events.emit(Event::AutomationFailed {
-                    automation: automation.name.clone(),
-                    code: ErrorCode::CONFIGURATION_INVALID.code(),
-                    message: format!("automation `{}`: {error}", automation.name),
-                    extension: None,
-                    method: None,
-                })?;
+                let message = format!("automation `{}`: {error}", automation.name);
+                refuse_configuration(events, automation, message)?;
                 continue;
             }
         };
@@ -1040,13 +1029,8 @@ fn run_journaled(
                 match JinjaPrompt::compile(&automation.prompt, &declared) {
                     Ok(jinja) => Some(jinja),
                     Err(error) => {
-                        events.emit(Event::AutomationFailed {
-                            automation: automation.name.clone(),
-                            code: ErrorCode::CONFIGURATION_INVALID.code(),
-                            message: format!("automation \"{}\": {error}", automation.name),
-                            extension: None,
-                            method: None,
-                        })?;
+                        let message = format!("automation \"{}\": {error}", automation.name);
+                        refuse_configuration(events, automation, message)?;
                         continue;
                     }
                 }
@@ -2607,6 +2591,22 @@ fn provider_command(
     command.push(call.program.to_owned());
     command.extend(call.args);
     Ok((command, call.stdin.unwrap_or_default(), call.env))
+}
+
+/// An automation refused before its first poll for its configuration (-32003), with
+/// `message`.
+fn refuse_configuration(
+    events: &mut Journal<'_>,
+    automation: &Automation,
+    message: String,
+) -> io::Result<()> {
+    events.emit(Event::AutomationFailed {
+        automation: automation.name.clone(),
+        code: ErrorCode::CONFIGURATION_INVALID.code(),
+        message,
+        extension: None,
+        method: None,
+    })
 }
 
 fn emit_failure(events: &mut Journal<'_>, automation: &str, error: &CallError) -> io::Result<()> {
