@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 /// The default config file name, looked up in the current directory.
 pub const FILE_NAME: &str = "curupira.toml";
-/// Polls per round when nothing is configured.
+/// New items per round when nothing is configured.
 pub const DEFAULT_BATCH_SIZE: u32 = 100;
 /// The most polls per round the reference form's `batch_size` means (its documented
 /// range is 1 to 1000).
@@ -380,7 +380,8 @@ impl Default for Timeouts {
 /// Polling settings of one automation (never sent to the extension).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Polling {
-    /// `batch_size`: polls per round at most (the `limit` of each poll).
+    /// `batch_size`: new items per round at most (the `limit` of each poll); items
+    /// already handled do not count, up to 10 × this many polls.
     pub batch_size: u32,
     /// `interval_seconds`: the pause between the end of a round and the next
     /// (continuous runs).

@@ -108,7 +108,8 @@ pub struct StatusFile {
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct PollingFile {
-    /// The most polls in one round.
+    /// The most new items in one round (items already handled do not count; at most
+    /// 10 × this many polls in all).
     #[schemars(range(min = 1), extend("default" = DEFAULT_BATCH_SIZE, "x-codes" = ["config/batch-size"]))]
     pub batch_size: Option<u32>,
     /// Seconds between rounds when running continuously (integer or fractional).

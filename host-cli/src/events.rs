@@ -239,7 +239,7 @@ fn human_line(event: &Event, dry_run: bool) -> String {
             };
             format!(
                 "{automation}: round finished: {polled} polled, {dispatched} {verb}, \
-                     {skipped} skipped, {failed} failed{rejected}"
+                     {skipped} already handled, {failed} failed{rejected}"
             )
         }
         Event::AutomationFailed {
@@ -344,8 +344,8 @@ fn pairs_text(values: &[Pair]) -> String {
 /// In the human format a round that did nothing (nothing polled, dispatched, skipped
 /// or failed) is shown once: the empty rounds of that automation after it are not,
 /// until one does something, so a run that waits for work for days does not print a
-/// line per interval. The JSON format has
-/// every event.
+/// line per interval; and an item already handled (`task.skipped`) has no line of its
+/// own: the round's line counts them. The JSON format has every event.
 pub struct EventWriter<W: Write> {
     out: W,
     format: Format,
@@ -617,6 +617,9 @@ impl<W: Write> EventWriter<W> {
         }
         let line = match self.format {
             Format::Json => serde_json::to_string(event).map_err(io::Error::other)?,
+            // Counted in the round's line instead: an extension that lists every open
+            // issue again in each round would otherwise fill the output with them.
+            Format::Human if matches!(event, Event::TaskSkipped { .. }) => return Ok(()),
             Format::Human => {
                 if let Event::RoundFinished {
                     automation,
@@ -787,7 +790,7 @@ mod tests {
         };
         assert_eq!(
             round.human(),
-            "q: round finished: 5 polled, 5 dispatched, 0 skipped, 0 failed"
+            "q: round finished: 5 polled, 5 dispatched, 0 already handled, 0 failed"
         );
         let rejecting = Event::RoundFinished {
             automation: "q".into(),
@@ -799,14 +802,14 @@ mod tests {
         };
         assert_eq!(
             rejecting.human(),
-            "q: round finished: 5 polled, 5 dispatched, 0 skipped, 0 failed, 2 rejected by \
+            "q: round finished: 5 polled, 5 dispatched, 0 already handled, 0 failed, 2 rejected by \
              the trigger (see its warnings above)"
         );
         let mut dry = EventWriter::new(Vec::new(), Format::Human).dry_run(true);
         dry.emit(&round).unwrap();
         assert_eq!(
             String::from_utf8(dry.into_inner()).unwrap(),
-            "q: round finished: 5 polled, 5 rendered, 0 skipped, 0 failed\n"
+            "q: round finished: 5 polled, 5 rendered, 0 already handled, 0 failed\n"
         );
         let mut json = EventWriter::new(Vec::new(), Format::Json).dry_run(true);
         json.emit(&round).unwrap();
@@ -889,7 +892,7 @@ mod tests {
         let line = |automation: &str, polled: u32, skipped: u32| {
             format!(
                 "{automation}: round finished: {polled} polled, {polled} dispatched, \
-                 {skipped} skipped, 0 failed"
+                 {skipped} already handled, 0 failed"
             )
         };
         assert_eq!(
@@ -904,6 +907,40 @@ mod tests {
         );
         let all = String::from_utf8(json.into_inner()).unwrap();
         assert_eq!(all.lines().count(), rounds.len(), "JSON has every round");
+    }
+
+    #[test]
+    fn items_already_handled_are_counted_in_the_round_s_line_not_one_line_each() {
+        let skipped = |n: u32| Event::TaskSkipped {
+            automation: "fix".into(),
+            task_id: format!("{n:016x}"),
+            values: vec![Pair::new("n", n.to_string())],
+        };
+        let events = [
+            skipped(1),
+            skipped(2),
+            skipped(3),
+            Event::RoundFinished {
+                automation: "fix".into(),
+                polled: 4,
+                dispatched: 1,
+                skipped: 3,
+                failed: 0,
+                rejected: 0,
+            },
+        ];
+        let mut human = EventWriter::new(Vec::new(), Format::Human);
+        let mut json = EventWriter::new(Vec::new(), Format::Json);
+        for event in &events {
+            human.emit(event).unwrap();
+            json.emit(event).unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(human.into_inner()).unwrap(),
+            "fix: round finished: 4 polled, 1 dispatched, 3 already handled, 0 failed\n"
+        );
+        let all = String::from_utf8(json.into_inner()).unwrap();
+        assert_eq!(all.matches("\"task.skipped\"").count(), 3, "{all}");
     }
 
     #[test]

@@ -82,6 +82,10 @@ fn main() {
             "the_reference_host_runs_an_extension_built_with_our_sdk",
             the_reference_host_runs_an_extension_built_with_our_sdk,
         ),
+        with_ecosystem(
+            "the_official_github_plugin_reaches_every_issue_as_the_reference_host_does",
+            the_official_github_plugin_reaches_every_issue_as_the_reference_host_does,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -847,4 +851,192 @@ fn the_reference_host_installs_every_manifest_we_ship(installed: &Ecosystem) {
             "{name}: {out:?}"
         );
     }
+}
+
+/// The reference host's users' scenario with the official `curupira-plugins`, unchanged
+/// and launched by the real `uvx` (from PyPI, through the proxy's tunnel), against
+/// GitHub's stand-in (`ecosystem_support::github`) with 15 open issues: one
+/// reference-form `settings.toml`, a local bare remote, the same `claude` stand-in.
+///
+/// - The reference host and ours, each with its own home, make the same agent calls
+///   (command line and prompt, the worktree relative to the home) and print the same
+///   `ok` lines: all 15 issues.
+/// - With `batch_size = 10`, our drained run still reaches all 15 (the plugin starts
+///   its search over in each round's process: the 10 handled ones do not use up the
+///   second round), in three searches: two rounds that dispatched and one that found
+///   nothing new.
+/// - Run again on the same home, ours dispatches nothing (its ledger).
+fn the_official_github_plugin_reaches_every_issue_as_the_reference_host_does(
+    installed: &Ecosystem,
+) {
+    use ecosystem_support::github::{GitHub, TOKEN};
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path();
+    let github = GitHub::start(installed, &root.join("github"), 15);
+    let bin = root.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let claude = format!(
+        "#!{python}\nimport json, os, sys\n\
+         with open(os.path.join(os.environ['HOME'], 'calls.jsonl'), 'a') as f:\n\
+         \x20   f.write(json.dumps({{'args': sys.argv[1:], 'cwd': os.getcwd()}}) + '\\n')\n\
+         print(json.dumps({{'type': 'system', 'subtype': 'init', 'session_id': 's'}}))\n\
+         print(json.dumps({{'type': 'result', 'subtype': 'success', 'is_error': False, \
+         'result': 'done', 'session_id': 's'}}))\n",
+        python = installed.bin("python").display(),
+    );
+    fs::write(bin.join("claude"), claude).unwrap();
+    fs::set_permissions(bin.join("claude"), fs::Permissions::from_mode(0o755)).unwrap();
+    let git = |args: &[&str]| {
+        let output = Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+    };
+    git(&["init", "-q", "-b", "main", "src"]);
+    git(&["-C", "src", "commit", "-q", "--allow-empty", "-m", "init"]);
+    git(&["clone", "-q", "--bare", "src", "api.git"]);
+    let settings = |polling: &str| {
+        format!(
+            "{polling}[repositories.api]\nremote = {remote:?}\n\n\
+             [agents.defaults]\nprofile = \"stub\"\n\n[agents.profiles.stub]\nprovider = \"claude\"\n\n\
+             [plugins.gh]\ntype = \"uvx\"\n\
+             args = [\"--from\", \"curupira-plugins==0.1.0\", \"curupira-plugins\"]\n\n\
+             [automations.fix]\ntrigger_type = \"gh/github-issues\"\nrepository = \"api\"\n\
+             repo = \"acme/api\"\nlabels = [\"agent-ready\"]\n\
+             prompt = \"Fix #{{{{ issue_number }}}}: {{{{ issue_title }}}}\"\n",
+            remote = root.join("api.git").display().to_string(),
+        )
+    };
+    fs::write(root.join("settings.toml"), settings("")).unwrap();
+    fs::write(
+        root.join("batch.toml"),
+        settings("[settings.polling]\nbatch_size = 10\n\n"),
+    )
+    .unwrap();
+    let uv_cache = installed.venv.join("../uv-cache");
+    let venv_bin = installed.venv.join("bin");
+    let command = |program: &Path, home: &str| {
+        let home = root.join(home);
+        fs::create_dir_all(&home).unwrap();
+        let mut command = Command::new(program);
+        command
+            .current_dir(root)
+            .env("HOME", &home)
+            .env("UV_CACHE_DIR", &uv_cache)
+            .env_remove("RUST_LOG");
+        github.environment(&mut command, &[&bin, &venv_bin]);
+        command
+    };
+    // The first `uvx` of a machine fetches the plugin from PyPI: done before the hosts
+    // time their extension's start.
+    let warmed = run_support::run_bounded(
+        command(&installed.bin("uvx"), "warm").args([
+            "--from",
+            "curupira-plugins==0.1.0",
+            "curupira-plugins",
+            "--curupira-print-manifest",
+        ]),
+        std::time::Duration::from_secs(300),
+    )
+    .unwrap();
+    assert!(
+        warmed.status.is_some_and(|status| status.success()),
+        "uvx could not fetch curupira-plugins: {}",
+        warmed.stderr
+    );
+    let run = |program: &Path, home: &str, config: &str| {
+        let ended = run_support::run_bounded(
+            command(program, home).args(["run", "--config", config]),
+            std::time::Duration::from_secs(300),
+        )
+        .unwrap();
+        assert_eq!(
+            ended.status.and_then(|status| status.code()),
+            Some(0),
+            "{program:?} run --config {config}: {}\n{}",
+            ended.stdout,
+            ended.stderr
+        );
+        let mut ok: Vec<String> = ended.stdout.lines().map(str::to_owned).collect();
+        ok.sort();
+        let home = root.join(home);
+        let mut calls: Vec<(Vec<String>, String)> = fs::read_to_string(home.join("calls.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| {
+                let call: Value = serde_json::from_str(line).unwrap();
+                let args = call["args"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|arg| arg.as_str().unwrap().to_owned())
+                    .collect();
+                let cwd = call["cwd"].as_str().unwrap();
+                let relative = Path::new(cwd).strip_prefix(home.canonicalize().unwrap());
+                (args, relative.unwrap().display().to_string())
+            })
+            .collect();
+        calls.sort();
+        (ok, calls)
+    };
+
+    let (reference_ok, reference_calls) =
+        run(&installed.bin("curupira"), "reference", "settings.toml");
+    let searches = github.requests().len();
+    let (ours_ok, ours_calls) = run(Path::new(run_support::curupira()), "ours", "settings.toml");
+    assert_eq!(ours_ok, reference_ok);
+    assert_eq!(ours_calls, reference_calls);
+    assert_eq!(ours_ok.len(), 15, "{ours_ok:#?}");
+    // `ok\t<automation>:<the remote's owner/name>:<trigger>:<task id>`.
+    assert!(
+        ours_ok
+            .iter()
+            .all(|line| line.starts_with("ok\tfix:") && line.contains("/api:gh/github-issues:")),
+        "{ours_ok:#?}"
+    );
+    let mut prompts: Vec<&str> = ours_calls
+        .iter()
+        .map(|(args, _)| args.last().unwrap().as_str())
+        .collect();
+    prompts.sort_unstable();
+    let mut expected: Vec<String> = (1..=15).map(|n| format!("Fix #{n}: Issue {n}")).collect();
+    expected.sort_unstable();
+    assert_eq!(prompts, expected);
+    assert!(
+        ours_calls
+            .iter()
+            .all(|(_, cwd)| cwd
+                .starts_with(".curupira/workspaces/api.worktrees/fix/gh-github-issues-")),
+        "{ours_calls:#?}"
+    );
+    let requests = github.requests();
+    assert!(
+        requests.iter().all(
+            |request| request["authorization"] == format!("Bearer {TOKEN}")
+                && request["query"]
+                    == "is:issue repo:acme/api is:open label:agent-ready sort:created-asc"
+        ),
+        "{requests:#?}"
+    );
+
+    let before = github.requests().len();
+    let (batch_ok, batch_calls) = run(Path::new(run_support::curupira()), "batch", "batch.toml");
+    assert_eq!(batch_ok, ours_ok, "batch_size = 10 reaches all 15");
+    assert_eq!(batch_calls.len(), 15);
+    assert_eq!(
+        github.requests().len() - before,
+        3,
+        "one search per round's process: 10 new, 5 new, none new"
+    );
+    let (again_ok, again_calls) = run(Path::new(run_support::curupira()), "batch", "batch.toml");
+    assert!(again_ok.is_empty(), "{again_ok:?}");
+    assert_eq!(again_calls, batch_calls, "no agent ran again");
+    assert!(searches >= 1);
 }

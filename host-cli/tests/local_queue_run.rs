@@ -213,7 +213,7 @@ fn three_bad_lines_are_each_recorded_warned_about_under_quiet_and_silent_later()
     assert_eq!(dry.code, Some(0), "{dry:?}");
     assert!(
         dry.stdout.contains(
-            "round finished: 1 polled, 1 rendered, 0 skipped, 0 failed, 1 rejected by the \
+            "round finished: 1 polled, 1 rendered, 0 already handled, 0 failed, 1 rejected by the \
              trigger (see its warnings above)"
         ),
         "{dry:?}"

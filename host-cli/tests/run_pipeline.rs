@@ -175,6 +175,105 @@ fn batch_size_bounds_the_polls_of_a_round() {
     );
 }
 
+/// An extension that starts its listing over in each process (as the official
+/// `curupira-plugins` do: the host starts one per round) hands over the first
+/// `batch_size` items again in every round. They do not use up the batch, so a drained
+/// run reaches all 15 of them with a batch of 10, and the human output has one line
+/// per round, not one per repeated item.
+#[test]
+fn items_already_handled_do_not_use_up_the_round_s_batch() {
+    if !have_python() {
+        return;
+    }
+    let mut polls: Vec<Value> = (1..=15)
+        .map(|n| json!([pair("n", &n.to_string())]))
+        .collect();
+    polls.push(Value::Null);
+    let project = fake_project(
+        json!({"per_process": true, "polls": polls}),
+        "polling = { batch_size = 10 }",
+    );
+    let run = project.curupira(&["run"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(!run.stdout.contains("skipped"), "{run:?}");
+    assert_eq!(
+        run.stdout
+            .lines()
+            .filter(|line| line.contains("round finished"))
+            .collect::<Vec<_>>(),
+        [
+            "auto: round finished: 10 polled, 10 dispatched, 0 already handled, 0 failed",
+            "auto: round finished: 15 polled, 5 dispatched, 10 already handled, 0 failed",
+            "auto: round finished: 15 polled, 0 dispatched, 15 already handled, 0 failed",
+        ]
+        .map(|line| line.to_owned()),
+        "{run:?}"
+    );
+    let prompts = std::fs::read_dir(project.path().join("out"))
+        .unwrap()
+        .filter(|entry| {
+            let name = entry.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("prompt-")
+        })
+        .count();
+    assert_eq!(prompts, 15, "every item reached an agent once");
+    let started = project
+        .methods("fx")
+        .iter()
+        .filter(|m| *m == "trigger/onStarted")
+        .count();
+    assert_eq!(started, 15);
+    // 10 polls, then 10 handled + 5 new + the null, then 15 handled + the null.
+    let polled = project
+        .methods("fx")
+        .iter()
+        .filter(|m| *m == "trigger/poll")
+        .count();
+    assert_eq!(polled, 10 + 16 + 16);
+}
+
+/// An extension that hands over the same item forever: a round ends after
+/// 10 × `batch_size` polls, and a drained run ends after the round that found
+/// nothing new.
+#[test]
+fn an_extension_repeating_itself_forever_does_not_spin_a_round() {
+    if !have_python() {
+        return;
+    }
+    let project = fake_project(
+        json!({"poll_result": {"values": [pair("n", "7")]}}),
+        "polling = { batch_size = 3 }",
+    );
+    let run = project.curupira(&["run", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let rounds: Vec<(Value, Value, Value)> = run
+        .events_named("round.finished")
+        .iter()
+        .map(|e| {
+            (
+                e["polled"].clone(),
+                e["dispatched"].clone(),
+                e["skipped"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rounds,
+        [
+            (json!(30), json!(1), json!(29)),
+            (json!(30), json!(0), json!(30))
+        ]
+    );
+    assert_eq!(run.events_named("task.started").len(), 1);
+    assert_eq!(run.events_named("task.skipped").len(), 59);
+    let polled = project
+        .methods("fx")
+        .iter()
+        .filter(|m| *m == "trigger/poll")
+        .count();
+    assert_eq!(polled, 60);
+}
+
 #[test]
 fn null_ends_the_round_early() {
     if !have_python() {
@@ -463,9 +562,9 @@ fn dry_run_needs_no_agent_but_a_real_run_does() {
     assert_eq!(dry.events()[0]["prompt"], "1");
     let human = project.curupira(&["run", "--once", "--dry-run"]);
     assert!(
-        human
-            .stdout
-            .ends_with("---\nq: round finished: 1 polled, 1 rendered, 0 skipped, 0 failed\n"),
+        human.stdout.ends_with(
+            "---\nq: round finished: 1 polled, 1 rendered, 0 already handled, 0 failed\n"
+        ),
         "a dry run dispatches nothing: {}",
         human.stdout
     );

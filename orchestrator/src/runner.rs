@@ -10,8 +10,10 @@
 //!    `trigger/schema`; fill the arguments with the schema's `default`s
 //!    ([`curupira_protocol::apply_defaults`]); `trigger/validate`.
 //! 2. **Rounds and dispatch** (the `Scheduler` loop, bookkeeping in
-//!    [`crate::dispatch`]). Each automation's round polls up to `batch_size` items,
-//!    stopping at the first `null`, but takes the next item only when an agent slot is
+//!    [`crate::dispatch`]). Each automation's round polls until `batch_size` items
+//!    were new work (an item this process has in flight or the ledger finished does
+//!    not count), at most 10 × `batch_size` times in all, stopping at the first
+//!    `null`, but takes the next item only when an agent slot is
 //!    free (`[settings.agent] max_concurrent`, default 1, and the automation's own
 //!    `max_concurrent` cap), so an item an extension hands over is always dispatched
 //!    at once, never queued. Automations wanting a slot are served round robin. Each
@@ -189,6 +191,12 @@ pub enum RunError {
 /// How long a task whose earlier agent (of a host that died) still runs waits before
 /// the host looks again.
 const ORPHAN_RECHECK: Duration = Duration::from_secs(1);
+
+/// A round polls at most this many times its `batch_size`, items already handled
+/// included: an extension that hands over the same finished items forever (or
+/// restarts its listing in each process, as the official `curupira-plugins` do)
+/// ends its round there instead of spinning.
+const POLLS_PER_BATCH_ITEM: u32 = 10;
 
 use crate::extensions::Generation;
 pub use crate::extensions::{Extensions, Ready};
@@ -422,7 +430,13 @@ struct Round {
     /// The extension process its polls and hooks go to, once it joined one
     /// ([`Extensions::join_round`]).
     process: Option<Generation>,
+    /// Polls left that may hand over new work: `batch_size` at the start; an item
+    /// already handled does not use one up.
     polls_left: u32,
+    /// Polls left in all, items already handled included: 10 × `batch_size` at the
+    /// start ([`POLLS_PER_BATCH_ITEM`]), so an extension that repeats itself cannot
+    /// keep a round going.
+    polls_cap: u32,
     polling_done: bool,
     /// Tasks dispatched by this round that have not finished (running or waiting for
     /// a retry).
@@ -1346,9 +1360,11 @@ impl Scheduler<'_> {
                 if let Some(live) = &self.options.live {
                     live.round_started(&run.automation.name);
                 }
+                let batch = run.automation.polling.batch_size;
                 let mut round = Round {
-                    polls_left: run.automation.polling.batch_size,
-                    polling_done: run.automation.polling.batch_size == 0,
+                    polls_left: batch,
+                    polls_cap: batch.saturating_mul(POLLS_PER_BATCH_ITEM),
+                    polling_done: batch == 0,
                     ..Round::default()
                 };
                 if !self.options.dry_run
@@ -1518,9 +1534,15 @@ impl Scheduler<'_> {
         let Some(round) = run.round.as_mut() else {
             return Ok(Ok(()));
         };
-        round.polls_left = round.polls_left.saturating_sub(1);
-        if round.polls_left == 0 {
+        round.polls_cap = round.polls_cap.saturating_sub(1);
+        if round.polls_cap == 0 {
             round.polling_done = true;
+            tracing::debug!(
+                "automation `{}`: the round ends after {} polls (10 × batch_size), most of \
+                 them items already handled",
+                run.automation.name,
+                run.automation.polling.batch_size.saturating_mul(POLLS_PER_BATCH_ITEM)
+            );
         }
         let name = run.automation.name.clone();
         let client = match round_process(extensions, &run.automation.extension, &name, round) {
@@ -1563,7 +1585,18 @@ impl Scheduler<'_> {
             })?;
             return Ok(Ok(()));
         }
-        match self.decide(&name, &id_text) {
+        let decision = self.decide(&name, &id_text);
+        if !matches!(&decision, Decision::Skip(status) if status.is_finished())
+            && let Some(round) = runs[index].round.as_mut()
+        {
+            // New work (or a task the ledger could not answer for): it uses up one of
+            // the round's `batch_size` polls.
+            round.polls_left = round.polls_left.saturating_sub(1);
+            if round.polls_left == 0 {
+                round.polling_done = true;
+            }
+        }
+        match decision {
             Decision::Dispatch => {}
             Decision::Skip(status) => {
                 // Finished by an earlier process (or the ledger failed: not started).

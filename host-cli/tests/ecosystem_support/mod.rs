@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::run_support::run_bounded;
+
+pub mod github;
 use std::time::Duration;
 
 /// The packages and the versions the recordings of `../shared/conformance/
@@ -31,7 +33,13 @@ pub const PACKAGES: &[(&str, &str)] = &[
 /// The packaging tools, installed beside them: `maturin` builds a Rust extension's
 /// binary into a Python wheel, `uv`'s `uvx` runs it, as the reference host launches
 /// extensions (issue 26, "shipping a Rust extension").
-pub const TOOLS: &[(&str, &str)] = &[("maturin", "1.16.0"), ("uv", "0.13.9")];
+/// `trustme` makes the throw-away certificate authority of the GitHub stand-in
+/// ([`github`]).
+pub const TOOLS: &[(&str, &str)] = &[
+    ("maturin", "1.16.0"),
+    ("uv", "0.13.9"),
+    ("trustme", "1.2.1"),
+];
 
 /// Set (to anything) to make a failed install fail the tests instead of skipping them.
 pub const REQUIRED_VAR: &str = "CURUPIRA_ECOSYSTEM_REQUIRED";
