@@ -9,6 +9,8 @@
 
 use std::collections::BTreeMap;
 
+pub mod reference;
+
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
 use super::model::{
@@ -17,7 +19,7 @@ use super::model::{
     DEFAULT_INTERVAL_SECONDS, DEFAULT_KILL_GRACE_SECONDS, DEFAULT_LEDGER_PATH,
     DEFAULT_LOG_MAX_BYTES, DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_RETRY_BACKOFF_SECONDS,
     DEFAULT_REQUEST_TIMEOUT, DEFAULT_RETRY_BACKOFF_SECONDS, DEFAULT_SHUTDOWN_TIMEOUT,
-    DEFAULT_WORKTREE_ROOT, MAX_CONCURRENT_LIMIT, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK,
+    DEFAULT_WORKTREE_ROOT, LogLevel, MAX_CONCURRENT_LIMIT, MAX_HISTORY_DAYS, MAX_HISTORY_PER_TASK,
     MAX_LOG_MAX_BYTES, MAX_RETRIES, MAX_SECONDS, MIN_LOG_MAX_BYTES, PluginType, Unfilled,
     WorkspaceMode,
 };
@@ -418,7 +420,7 @@ macro_rules! closed_set_schemas {
     )*};
 }
 
-closed_set_schemas!(WorkspaceMode, Cleanup, PluginType, Unfilled);
+closed_set_schemas!(WorkspaceMode, Cleanup, PluginType, Unfilled, LogLevel);
 
 /// `builtin = "…"`: the name of an extension built into this host ([`BUILTINS`]).
 pub struct Builtin;
@@ -495,24 +497,56 @@ pub fn config_reference(schema: &Schema) -> String {
          (`curupira schema config`).\n",
     );
     let mut seen = Vec::new();
-    reference_table(root, root, "", &mut seen, &mut out);
+    reference_table(root, root, "", "", &mut seen, &mut out);
     out
 }
 
+/// The second part of `docs/CONFIG.md`: the reference host's `settings.toml`
+/// ([`reference::settings_schema`]), every key as this host reads it, its headings
+/// marked `(settings.toml)` so that they never take the anchors of the first part's.
+/// The tables it shares with `ours` (the [`config_schema`]) are not described again:
+/// their rows say "the keys of" the first part's table.
+pub fn settings_reference(schema: &Schema, ours: &Schema) -> String {
+    let mut seen = Vec::new();
+    let ours = ours.as_value();
+    reference_table(ours, ours, "", "", &mut seen, &mut String::new());
+    let root = schema.as_value();
+    let mut out = String::from(
+        "\n# The reference host's `settings.toml`\n\n\
+         A file with `[repositories]` or `[agents]`, an automation with `trigger_type`, or a \
+         file called `settings.toml` with nothing of the form above, is read as the reference \
+         host `curupira` 0.4.0 reads it, with the same verdicts at `validate` (see \
+         [HOST.md](HOST.md), \"The reference host's settings.toml\"). Its keys, and the tables \
+         of the form above that it also takes (marked **This host's**), are below. What the \
+         reference host accepts without using it is read with a warning that says what this \
+         host does (`config/reference-key`), and is left out of the JSON Schema, \
+         [`schemas/curupira-settings.schema.json`](../schemas/curupira-settings.schema.json) \
+         (`curupira schema settings`), so that an editor marks it where `validate` warns. \
+         Paths may start with `~`; a relative path starts at the config's folder.\n",
+    );
+    reference_table(root, root, "", SETTINGS_SUFFIX, &mut seen, &mut out);
+    out
+}
+
+/// What the headings of [`settings_reference`] end with.
+const SETTINGS_SUFFIX: &str = " (settings.toml)";
+
 /// One table (`path` is its dotted name, `""` for the file) and the tables under it.
+/// `suffix` ends each heading (and so each anchor).
 fn reference_table(
     root: &serde_json::Value,
     table: &serde_json::Value,
     path: &str,
+    suffix: &str,
     seen: &mut Vec<(String, String)>,
     out: &mut String,
 ) {
     use std::fmt::Write as _;
     let table = resolve(root, table);
     let heading = if path.is_empty() {
-        "The file".to_owned()
+        format!("The file{suffix}")
     } else {
-        format!("`[{path}]`")
+        format!("`[{path}]`{suffix}")
     };
     let _ = write!(out, "\n## {heading}\n\n");
     if let Some(text) = table.get("description").and_then(serde_json::Value::as_str) {
@@ -562,7 +596,7 @@ fn reference_table(
                         seen.push((r.to_owned(), here.clone()));
                     }
                     (
-                        format!("table, [below](#{})", anchor(&here)),
+                        format!("table, [below](#{})", anchor(&format!("{here}{suffix}"))),
                         Some(here.clone()),
                     )
                 }
@@ -572,8 +606,18 @@ fn reference_table(
             .filter(|v| v.get("properties").is_some() || v.get("$ref").is_some())
         {
             let name = format!("{here}.NAME");
-            below.push((values.clone(), name.clone()));
-            (format!("tables by name, [below](#{})", anchor(&name)), None)
+            let reference = values.get("$ref").and_then(serde_json::Value::as_str);
+            match reference.and_then(|r| seen.iter().find(|(s, _)| s == r)) {
+                Some((_, first)) => (format!("tables by name, the keys of `[{first}]`"), None),
+                None => {
+                    if let Some(r) = reference {
+                        seen.push((r.to_owned(), name.clone()));
+                    }
+                    let link = anchor(&format!("{name}{suffix}"));
+                    below.push((values.clone(), name));
+                    (format!("tables by name, [below](#{link})"), None)
+                }
+            }
         } else {
             (type_of(target), None)
         };
@@ -598,7 +642,7 @@ fn reference_table(
         );
     }
     for (schema, name) in below {
-        reference_table(root, &schema, &name, seen, out);
+        reference_table(root, &schema, &name, suffix, seen, out);
     }
 }
 

@@ -18,7 +18,7 @@ const VERSION: &str = concat!(
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Run coding agents on work items from Curupira trigger extensions, and check
 /// extensions, Spirit packages and registries.
@@ -78,7 +78,21 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(leading_options_moved(std::env::args_os().collect()));
+    let args = leading_options_moved(std::env::args_os().collect());
+    // Started as `curu` (the alias, `src/bin/curu.rs`): `--version` says `curu …`, as
+    // the reference's alias does.
+    let alias = args
+        .first()
+        .and_then(|first| std::path::Path::new(first).file_name())
+        .is_some_and(|name| name == "curu");
+    let mut command = Cli::command();
+    if alias {
+        command = command.name("curu");
+    }
+    let cli = match Cli::from_arg_matches(&command.get_matches_from(args)) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
         Command::Validate(args) => cmd::validate::run(args),

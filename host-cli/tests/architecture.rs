@@ -391,7 +391,9 @@ fn the_app_is_wiring() {
                 continue;
             }
             app += lines;
-            if file.ends_with("src/main.rs") {
+            // The binaries' entry points: `main.rs`, and `bin/curu.rs`, whose whole
+            // job is to become `curupira`.
+            if file.ends_with("src/main.rs") || file.ends_with("src/bin/curu.rs") {
                 continue;
             }
             let code = code_of(&text);

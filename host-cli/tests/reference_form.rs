@@ -180,3 +180,44 @@ fn the_reference_host_s_dispatch_lock_keeps_a_second_host_from_dispatching() {
         "{free:?}"
     );
 }
+
+/// `curu`, the reference's short name, installed beside `curupira`: the same program
+/// (the same verdict, output and exit code), whose help and version say `curu`, as the
+/// reference's alias does.
+#[test]
+fn curu_is_curupira_under_the_reference_s_short_name() {
+    if !have_python() {
+        return;
+    }
+    let project = project("{{ titel }}");
+    let run = |program: &str| {
+        std::process::Command::new(program)
+            .args(["validate", "--config", "settings.toml", "--format", "json"])
+            .current_dir(project.path())
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap()
+    };
+    let curu = env!("CARGO_BIN_EXE_curu");
+    let (long, short) = (run(run_support::curupira()), run(curu));
+    assert_eq!(long.status.code(), Some(2), "{long:?}");
+    assert_eq!(short.status.code(), long.status.code());
+    assert_eq!(short.stdout, long.stdout);
+    let version = std::process::Command::new(curu)
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(version.status.success());
+    assert!(
+        String::from_utf8_lossy(&version.stdout).starts_with("curu "),
+        "{version:?}"
+    );
+    let help = std::process::Command::new(curu)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("Usage: curu <COMMAND>"),
+        "{help:?}"
+    );
+}

@@ -35,9 +35,10 @@ fn curupira_schema(args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-/// The four kinds and their committed files.
-const KINDS: [(&str, &str); 4] = [
+/// The five kinds and their committed files.
+const KINDS: [(&str, &str); 5] = [
     ("config", "schemas/curupira.schema.json"),
+    ("settings", "schemas/curupira-settings.schema.json"),
     (
         "extension-manifest",
         "schemas/curupira-extension.schema.json",
@@ -589,4 +590,184 @@ fn every_code_the_config_schema_names_is_a_config_code() {
             "`{code}` is not a config code"
         );
     }
+}
+
+/// The codes of what the reference host accepts without using it, which the settings
+/// schema leaves out (an editor marks it where `validate` warns).
+const OUTSIDE_THE_SETTINGS_SCHEMA: [&str; 3] = [
+    "config/unknown-key",
+    "config/reference-key",
+    "config/reference-default",
+];
+
+/// `(case name, config)` of every recorded `validate` of the reference host
+/// (`recordings/reference-host/validate.json`), paths filled in with `workdir`.
+fn recorded_settings(workdir: &str) -> Vec<(String, String)> {
+    let text = fs::read_to_string(root().join("recordings/reference-host/validate.json")).unwrap();
+    let recorded: Value = serde_json::from_str(&text).unwrap();
+    let mut config = String::new();
+    let mut found = Vec::new();
+    for case in recorded["cases"].as_array().unwrap() {
+        if let Some(lines) = case["config"].as_array() {
+            config = lines
+                .iter()
+                .map(|line| line.as_str().unwrap())
+                .collect::<Vec<_>>()
+                .join("\n")
+                .replace("<workdir>", workdir)
+                .replace("<venv>", workdir)
+                .replace("<home>", workdir);
+        }
+        if case["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("curupira validate --config settings.toml")
+        {
+            found.push((case["case"].as_str().unwrap().to_owned(), config.clone()));
+        }
+    }
+    found
+}
+
+#[test]
+fn every_recorded_settings_file_the_checker_takes_without_a_warning_fits_the_settings_schema() {
+    let validator = validator("settings");
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().display().to_string();
+    let mut fitted = 0;
+    let mut refused_by_both = 0;
+    let mut misfits = Vec::new();
+    for (name, config) in recorded_settings(&workdir) {
+        let loaded =
+            curupira_host::config::check_bytes(config.as_bytes(), "settings.toml", dir.path());
+        let Ok(json) = toml::from_str::<Value>(&config) else {
+            continue;
+        };
+        let outside = loaded.report.diagnostics().iter().any(|d| {
+            d.severity == curupira_diagnostics::Severity::Error
+                || OUTSIDE_THE_SETTINGS_SCHEMA.contains(&d.code.as_ref())
+        });
+        if !outside {
+            let errors: Vec<String> = validator
+                .iter_errors(&json)
+                .map(|e| format!("{e} at {}", e.instance_path()))
+                .collect();
+            if errors.is_empty() {
+                fitted += 1;
+            } else {
+                misfits.push(format!("{name}: {}", errors.join("; ")));
+            }
+        } else if !validator.is_valid(&json) {
+            refused_by_both += 1;
+        }
+    }
+    assert!(
+        misfits.is_empty(),
+        "accepted by the checker without a warning, refused by the schema: {misfits:#?}"
+    );
+    // The recordings hold a baseline and its variations, most of them accepted.
+    assert!(fitted >= 55, "{fitted} recorded files fit");
+    assert!(refused_by_both >= 60, "{refused_by_both} refused by both");
+}
+
+#[test]
+fn every_key_of_the_settings_schema_is_a_key_the_checker_knows() {
+    let schema = schema("settings");
+    let mut document = sample(&schema, &schema);
+    // A profile takes only its provider's options; an automation names a plugin's
+    // trigger.
+    document["agents"]["profiles"]["x"] = json!({ "provider": "claude", "model": "m" });
+    document["automations"]["x"]["trigger_type"] = json!("x/fake");
+    for pointer in [
+        "/settings/polling/poll_interval_seconds",
+        "/settings/workspace/hooks/before_run",
+        "/repositories/x/setup_script",
+        "/agents/defaults/timezone",
+        "/automations/x/checkout",
+    ] {
+        assert!(document.pointer(pointer).is_some(), "{pointer}");
+    }
+    assert_fits(
+        &validator("settings"),
+        &document,
+        "a settings.toml with every key",
+    );
+    let text = toml::to_string(&document).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = curupira_host::config::check_bytes(text.as_bytes(), "settings.toml", dir.path());
+    let unknown: Vec<String> = loaded
+        .report
+        .diagnostics()
+        .iter()
+        .filter(|d| d.code == "config/unknown-key")
+        .map(|d| d.path.to_string())
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "keys in the settings schema that the checker does not know: {unknown:?}\n{text}"
+    );
+}
+
+#[test]
+fn the_settings_schema_refuses_what_the_reference_refuses_or_ignores() {
+    let validator = validator("settings");
+    let base = json!({
+        "settings": { "workspace_dir": "/w", "polling": { "batch_size": 10 } },
+        "repositories": { "api": { "remote": "https://github.com/acme/api.git" } },
+        "agents": { "defaults": { "profile": "stub" },
+            "profiles": { "stub": { "provider": "codex", "sandbox": "read-only" } } },
+        "plugins": { "gh": { "type": "uvx", "args": ["--from", "curupira-plugins", "curupira-plugins"] } },
+        "automations": { "fix": { "trigger_type": "gh/github-issues", "repository": "api",
+            "prompt": "Fix {{ issue_title }}", "repo": "acme/api", "labels": ["bug"] } },
+    });
+    assert_fits(&validator, &base, "the base settings.toml");
+    for (pointer, value) in [
+        ("/automations/fix/trigger_type", json!("github-issues")),
+        ("/agents/profiles/stub/provider", json!("claude-code")),
+        // An option of another provider: ignored by the reference, a warning here.
+        (
+            "/agents/profiles/stub/permission_mode",
+            json!("acceptEdits"),
+        ),
+        ("/settings/polling/batch_size", json!(1001)),
+        ("/settings/log_level", json!("VERBOSE")),
+        ("/settings/max_active_tasks", json!(0)),
+        ("/settings/colour", json!("red")),
+        ("/repositories/api/branch", json!("main")),
+        ("/agents/defaults/profiles", json!("stub")),
+    ] {
+        assert_refused(&validator, &base, pointer, value);
+    }
+    let mut without = base.clone();
+    without["repositories"]["api"] = json!({ "path": "/src/api" });
+    assert!(
+        !validator.is_valid(&without),
+        "a repository without `remote`"
+    );
+    let mut bad_name = base.clone();
+    bad_name["automations"] = json!({ "fix it": base["automations"]["fix"].clone() });
+    assert!(
+        !validator.is_valid(&bad_name),
+        "an automation name with a space"
+    );
+    for key in ["repositories", "agents", "automations"] {
+        let mut missing = base.clone();
+        missing.as_object_mut().unwrap().remove(key);
+        assert!(!validator.is_valid(&missing), "without [{key}]");
+    }
+    // The checker says the same of each change.
+    let dir = tempfile::tempdir().unwrap();
+    let text = toml::to_string(&base).unwrap();
+    let loaded = curupira_host::config::check_bytes(text.as_bytes(), "settings.toml", dir.path());
+    let said: Vec<&str> = loaded
+        .report
+        .diagnostics()
+        .iter()
+        .filter(|d| d.code != "config/agent-not-runnable")
+        .map(|d| d.code.as_ref())
+        .collect();
+    assert!(
+        said.is_empty(),
+        "the base is clean for the checker too: {said:?}"
+    );
 }

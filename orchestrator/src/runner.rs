@@ -1541,7 +1541,10 @@ impl Scheduler<'_> {
                 "automation `{}`: the round ends after {} polls (10 × batch_size), most of \
                  them items already handled",
                 run.automation.name,
-                run.automation.polling.batch_size.saturating_mul(POLLS_PER_BATCH_ITEM)
+                run.automation
+                    .polling
+                    .batch_size
+                    .saturating_mul(POLLS_PER_BATCH_ITEM)
             );
         }
         let name = run.automation.name.clone();

@@ -100,12 +100,38 @@ pub struct Verbosity {
     quiet: bool,
     /// The reference host's level names, in any case: DEBUG is `-v`, INFO the default,
     /// WARNING, ERROR and CRITICAL `-q`.
-    #[arg(long, value_name = "LEVEL", value_parser = parse_log_level, conflicts_with_all = ["verbose", "quiet"])]
+    #[arg(long, value_name = "LOG_LEVEL", value_parser = LogLevelParser, conflicts_with_all = ["verbose", "quiet"])]
     log_level: Option<config::LogLevel>,
 }
 
 /// `--log-level`: one of the reference's five names, case-insensitive on the command
-/// line as there.
+/// line as there, refused in the reference's words; the names are the argument's
+/// possible values, so the shells' completion scripts offer them.
+#[derive(Clone)]
+struct LogLevelParser;
+
+impl clap::builder::TypedValueParser for LogLevelParser {
+    type Value = config::LogLevel;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<config::LogLevel, clap::Error> {
+        parse_log_level.parse_ref(command, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            config::LogLevel::names().map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+/// One of the reference's five names, in any case.
 fn parse_log_level(text: &str) -> Result<config::LogLevel, String> {
     config::LogLevel::from_name(&text.to_ascii_uppercase()).ok_or_else(|| {
         format!("invalid log level {text:?}; expected DEBUG, INFO, WARNING, ERROR, or CRITICAL")
