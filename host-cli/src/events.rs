@@ -488,6 +488,7 @@ impl<W: Write> EventWriter<W> {
                 task_id,
                 exit_code,
                 error,
+                output,
                 ..
             } => {
                 if *exit_code == Some(0) && error.is_none() {
@@ -495,7 +496,10 @@ impl<W: Write> EventWriter<W> {
                 }
                 let reason = match (error, exit_code) {
                     (Some(error), _) => error.clone(),
-                    (None, Some(code)) => format!("agent exited {code}"),
+                    // The reference's words, its `: ` kept when the agent wrote nothing.
+                    (None, Some(code)) => {
+                        format!("agent exited {code}: {}", output.as_deref().unwrap_or(""))
+                    }
                     (None, None) => "agent ended without an exit status".to_owned(),
                 };
                 self.reference_failed += 1;
@@ -691,6 +695,7 @@ mod tests {
                 error: None,
                 reason: "exit".into(),
                 duration_seconds: 1.5,
+                output: None,
             })
             .unwrap();
         assert!(!writer.had_failure());
@@ -731,6 +736,7 @@ mod tests {
             error: error.map(str::to_owned),
             reason: reason.into(),
             duration_seconds: 2.54,
+            output: None,
         };
         let finished = |exit_code, error| ended(exit_code, error, "exit");
         assert_eq!(

@@ -221,3 +221,105 @@ fn curu_is_curupira_under_the_reference_s_short_name() {
         "{help:?}"
     );
 }
+
+/// A failed task's `fail` line quotes the agent's output as the reference host quotes
+/// it (recorded: `recordings/reference-host/README.md`): its stderr, trimmed, lines and
+/// all; without stderr, the last non-blank line of its stdout; nothing, and the `: `
+/// stays. The JSON event carries the same quote as `output`.
+#[test]
+fn a_failed_task_s_line_quotes_the_agent_s_output_as_the_reference_does() {
+    if !have_python() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let project = Project::repository();
+    project.write("README", "r\n");
+    project.git(&["add", "README"]);
+    project.git(&["commit", "-q", "-m", "init"]);
+    let remote = project.path().join("remote.git");
+    project.git(&["clone", "-q", "--bare", ".", remote.to_str().unwrap()]);
+    let pair = |key: &str, value: &str| json!({"key": key, "value": value});
+    project.fake_extension(
+        "fx",
+        json!({"prompt_fields": ["title", "n"], "polls": [
+            [pair("title", "a"), pair("n", "1")],
+            [pair("title", "b"), pair("n", "2")],
+            [pair("title", "c"), pair("n", "3")],
+            null
+        ]}),
+    );
+    let text = settings_toml("{{ title }}")
+        .replace(
+            "https://github.com/acme/widgets.git",
+            remote.to_str().unwrap(),
+        )
+        .replace(
+            "[repositories.demo]",
+            &format!(
+                "[settings]\nworkspace_dir = {:?}\n\n[repositories.demo]",
+                project.path().join("ws")
+            ),
+        );
+    project.write("settings.toml", &text);
+    let bin = project.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // `a`: two stderr lines (and stdout); `b`: a stream on stdout only; `c`: nothing.
+    let claude = "#!/bin/sh\nprompt=\"$(cat)\"\nfor last; do :; done\n\
+                  case \"$last\" in\n\
+                  a) echo out; printf '  err1\\nerr2  \\n\\n' >&2;;\n\
+                  b) echo '{\"type\":\"system\"}'; echo '{\"type\":\"result\"}'; echo;;\n\
+                  esac\nexit 3\n";
+    std::fs::write(bin.join("claude"), claude).unwrap();
+    std::fs::set_permissions(bin.join("claude"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = project.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let run = |args: &[&str]| {
+        std::process::Command::new(run_support::curupira())
+            .args(args)
+            .current_dir(project.path())
+            .env("HOME", &home)
+            .env("PATH", &path)
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap()
+    };
+    let ran = run(&["run", "--config", "settings.toml"]);
+    assert_eq!(ran.status.code(), Some(1), "{ran:?}");
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    let reasons: Vec<&str> = stderr
+        .split("fail\t")
+        .skip(1)
+        .map(|line| line.split_once("\tDispatch error: ").unwrap().1)
+        .map(|rest| rest.split("\nfail").next().unwrap())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "agent exited 3: err1\nerr2\n",
+            "agent exited 3: {\"type\":\"result\"}\n",
+            "agent exited 3: \nDispatch error: 3 task(s) failed\n",
+        ],
+        "{stderr}"
+    );
+    let again = run(&["run", "--config", "settings.toml"]);
+    assert_eq!(again.status.code(), Some(0), "nothing new: {again:?}");
+    // Our JSON events, from a fresh ledger.
+    std::fs::remove_dir_all(home.join(".curupira/curupira-rs")).unwrap();
+    let json = run(&["run", "--config", "settings.toml", "--format", "json"]);
+    let outputs: Vec<Value> = String::from_utf8_lossy(&json.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["event"] == "task.finished")
+        .map(|event| event.get("output").cloned().unwrap_or(Value::Null))
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            json!("err1\nerr2"),
+            json!("{\"type\":\"result\"}"),
+            Value::Null
+        ],
+        "{json:?}"
+    );
+}

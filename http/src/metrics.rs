@@ -247,6 +247,7 @@ mod tests {
             error: None,
             reason: "exit".into(),
             duration_seconds,
+            output: None,
         };
         metrics.observe(&finished(Some(0), 0.5));
         metrics.observe(&finished(Some(3), 3.0));

@@ -100,6 +100,8 @@
 //! pipe then, a thread takes over and goes on forwarding in the background, and a
 //! warning says so.
 
+mod tail;
+
 use std::env;
 use std::ffi::OsStr;
 use std::fmt;
@@ -269,6 +271,11 @@ pub struct AttemptOutcome {
     /// From the start of the process (or of the attempt, when none started) until it
     /// was reaped, a grace included.
     pub duration: Duration,
+    /// The end of what the agent wrote, as the reference host quotes it when a task
+    /// fails (`agent exited 3: <this>`): its stderr, trimmed, when it wrote any, else
+    /// its stdout's last non-blank line; at most 600 characters, behind `…` when cut.
+    /// `None` when it wrote nothing but blanks (or never started).
+    pub output: Option<String>,
 }
 
 impl AttemptOutcome {
@@ -376,8 +383,8 @@ pub fn run_attempt_observed(
     observer: Option<&dyn AgentObserver>,
 ) -> AttemptOutcome {
     let started = Instant::now();
-    let reason = if stop.forced() {
-        EndReason::Interrupted
+    let (reason, output) = if stop.forced() {
+        (EndReason::Interrupted, None)
     } else {
         let window = SpawnWindow::open();
         match start(run, observer.and_then(|observer| observer.run_label())) {
@@ -388,18 +395,19 @@ pub fn run_attempt_observed(
                 }
                 let log = observer.and_then(|observer| observer.output_log());
                 // `supervise` reaps the agent (and kills its group) before it returns.
-                let reason = supervise(agent, run, limits, stop, log, observer);
+                let ended = supervise(agent, run, limits, stop, log, observer);
                 if let Some(observer) = observer {
                     observer.reaped(pid);
                 }
-                reason
+                ended
             }
-            Err(error) => EndReason::SpawnFailed { error },
+            Err(error) => (EndReason::SpawnFailed { error }, None),
         }
     };
     AttemptOutcome {
         reason,
         duration: started.elapsed(),
+        output,
     }
 }
 
@@ -638,6 +646,8 @@ struct Output {
     last_byte: Instant,
     /// The provider's stream on stdout, when it has one.
     stream: Option<StreamState>,
+    /// The end of both streams, for [`AttemptOutcome::output`].
+    tail: tail::Tail,
 }
 
 /// A provider's stream being read: its lines, what they said, and the sessions
@@ -692,6 +702,7 @@ impl Output {
             readable,
             log,
             last_byte: Instant::now(),
+            tail: tail::Tail::default(),
             stream: run.stream.map(|provider| StreamState {
                 lines: curupira_agents::stream::Lines::new(),
                 reader: if readable {
@@ -747,6 +758,7 @@ impl Output {
     fn take(&mut self, stream: Stream, chunk: Chunk<'_>) {
         if let Chunk::Bytes(bytes) = chunk {
             self.last_byte = Instant::now();
+            self.tail.take(stream, bytes);
             if stream == Stream::Stdout
                 && let Some(state) = self.stream.as_mut()
             {
@@ -767,7 +779,8 @@ impl Output {
 }
 
 /// Runs a started agent to its end: feeds its prompt, forwards its output, and stops
-/// it on an expiry or a second stop signal. It is reaped when this returns.
+/// it on an expiry or a second stop signal. It is reaped when this returns. How it
+/// ended, and what [`AttemptOutcome::output`] quotes of its output.
 fn supervise(
     mut agent: ProcessGuard,
     run: &AgentRun<'_>,
@@ -775,16 +788,15 @@ fn supervise(
     stop: &Stop,
     log: Option<crate::log::SharedLog>,
     observer: Option<&dyn AgentObserver>,
-) -> EndReason {
+) -> (EndReason, Option<String>) {
     let started = Instant::now();
     let mut output = Output::new(run, log);
     let mut pipes = match Pipes::new(&mut agent, run.prompt.as_bytes()) {
         Ok(pipes) => pipes,
         // The guard kills the agent: without its pipes it did not really start.
         Err(err) => {
-            return EndReason::SpawnFailed {
-                error: format!("cannot read the agent's output: {err}"),
-            };
+            let error = format!("cannot read the agent's output: {err}");
+            return (EndReason::SpawnFailed { error }, None);
         }
     };
     let mut step = FIRST_STEP;
@@ -874,6 +886,8 @@ fn supervise(
     // What the stream said is told now, with what was read of it: a stream still open
     // (below) is forwarded, not read any more.
     output.end_stream(observer, &reason);
+    // What was read by now: a pipe still open is forwarded, not quoted.
+    let quoted = output.tail.quoted();
     if !matches!(drained, Ok(true)) {
         tracing::warn!(
             "automation `{}`: the output of the agent of task {} is still open after it ended \
@@ -888,7 +902,7 @@ fn supervise(
             tracing::warn!("cannot start a thread to forward it ({err}); it is dropped");
         }
     }
-    reason
+    (reason, quoted)
 }
 
 /// Whether a running agent must be stopped now, and why.

@@ -111,6 +111,12 @@ pub enum Event {
         reason: String,
         /// The last attempt's duration, in seconds.
         duration_seconds: f64,
+        /// When it failed: the end of what its agent wrote, as the reference host
+        /// quotes it (its stderr, trimmed, else its stdout's last non-blank line; at
+        /// most 600 characters, behind `…` when cut). Left out when it succeeded or
+        /// wrote nothing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
     },
     /// An attempt goes on with the session of an earlier one (a provider's agent whose
     /// attempt did not end by itself): sent before its agent starts.

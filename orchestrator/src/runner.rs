@@ -2203,6 +2203,11 @@ impl Scheduler<'_> {
             error: outcome.error(),
             reason: outcome.reason.as_str().to_owned(),
             duration_seconds: outcome.duration.as_secs_f64(),
+            output: if outcome.succeeded() {
+                None
+            } else {
+                outcome.output.clone()
+            },
         })?;
         if let Err(error) = finished
             && run.active
@@ -2426,6 +2431,7 @@ fn attempt(mut task: Task, mut spec: AttemptSpec, results: &mpsc::Sender<Done>) 
         outcome: AttemptOutcome {
             reason,
             duration: started.elapsed(),
+            output: None,
         },
     };
 

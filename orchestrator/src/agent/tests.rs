@@ -561,6 +561,7 @@ fn reasons_have_their_event_names() {
             error: "the `before_run` hook exited with status 1".to_owned(),
         },
         duration: Duration::ZERO,
+        output: None,
     };
     assert!(hook.finishes_task() && !hook.succeeded());
     // The agent never started: the task is not finished, as for a failed spawn.
@@ -569,6 +570,7 @@ fn reasons_have_their_event_names() {
             error: "no space left".to_owned(),
         },
         duration: Duration::ZERO,
+        output: None,
     };
     assert!(!workspace.finishes_task() && !workspace.succeeded());
 }
