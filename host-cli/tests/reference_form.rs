@@ -323,3 +323,38 @@ fn a_failed_task_s_line_quotes_the_agent_s_output_as_the_reference_does() {
         "{json:?}"
     );
 }
+
+/// `[settings] log_level` sets the log as `--log-level` does, which (like `-v` and
+/// `-q`) wins over it; without either, a reference-form file logs only warnings.
+#[test]
+fn the_file_s_log_level_sets_the_log_unless_the_command_line_says_otherwise() {
+    if !have_python() {
+        return;
+    }
+    let project = project("{{ title }}");
+    let text = project.read("settings.toml");
+    let stderr = |settings: &str, args: &[&str]| {
+        project.write("settings.toml", &format!("{settings}{text}"));
+        let mut all = vec!["validate", "--config", "settings.toml"];
+        all.extend(args);
+        let run = project.curupira(&all);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        run.stderr
+    };
+    let debug = "[settings]\nlog_level = \"DEBUG\"\n\n";
+    assert!(stderr(debug, &[]).contains(" DEBUG "), "the file's DEBUG");
+    assert!(
+        !stderr("", &[]).contains(" DEBUG "),
+        "the reference form's default"
+    );
+    assert!(
+        !stderr("", &[]).contains(" INFO "),
+        "the reference form's default"
+    );
+    assert!(!stderr(debug, &["-q"]).contains(" DEBUG "), "-q wins");
+    assert!(
+        !stderr(debug, &["--log-level", "ERROR"]).contains(" DEBUG "),
+        "--log-level wins"
+    );
+    assert!(stderr("", &["--log-level", "debug"]).contains(" DEBUG "));
+}

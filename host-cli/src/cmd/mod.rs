@@ -141,20 +141,28 @@ fn parse_log_level(text: &str) -> Result<config::LogLevel, String> {
 impl Verbosity {
     /// Installs the stderr log at this verbosity (see `curupira_host::logging`).
     pub fn init_logging(&self) {
-        self.init_logging_for(config::Form::Ours);
+        self.init_logging_for(config::Form::Ours, None);
     }
 
-    /// [`init_logging`](Self::init_logging) for a config in `form`: for the reference
-    /// form, whose host writes nothing on stderr but its `fail` lines, the default is
-    /// `-q` (warnings and errors); `-v` or `--log-level` say otherwise.
-    pub fn init_logging_for(&self, form: config::Form) {
+    /// [`init_logging`](Self::init_logging) for a config in `form` whose `[settings]
+    /// log_level` is `file_level`: `-v`, `-q` and `--log-level` win; then the file's
+    /// level; then, for the reference form, whose host writes nothing on stderr but
+    /// its `fail` lines, `-q` (warnings and errors).
+    pub fn init_logging_for(&self, form: config::Form, file_level: Option<config::LogLevel>) {
+        let named = |level: config::LogLevel| match level {
+            config::LogLevel::Debug => Level::Debug,
+            config::LogLevel::Info => Level::Normal,
+            _ => Level::Quiet,
+        };
         let level = match self.log_level {
-            Some(config::LogLevel::Debug) => Level::Debug,
-            Some(config::LogLevel::Info) => Level::Normal,
-            Some(_) => Level::Quiet,
+            Some(level) => named(level),
             None if self.quiet => Level::Quiet,
-            None if self.verbose == 0 && form == config::Form::Reference => Level::Quiet,
-            None => Level::from_verbose(self.verbose),
+            None if self.verbose > 0 => Level::from_verbose(self.verbose),
+            None => match file_level {
+                Some(level) => named(level),
+                None if form == config::Form::Reference => Level::Quiet,
+                None => Level::Normal,
+            },
         };
         logging::init_level(level);
     }
@@ -186,7 +194,11 @@ pub fn load_config(config: &ConfigArg, verbosity: &Verbosity) -> anyhow::Result<
     let form = loaded
         .readable()
         .map_or(config::Form::Ours, |config| config.form);
-    verbosity.init_logging_for(form);
+    let file_level = loaded
+        .readable()
+        .and_then(|config| config.settings.reference.as_ref())
+        .and_then(|reference| reference.log_level);
+    verbosity.init_logging_for(form, file_level);
     Ok((host_exe, loaded))
 }
 
