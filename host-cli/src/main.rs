@@ -85,11 +85,11 @@ fn main() -> ExitCode {
         .first()
         .and_then(|first| std::path::Path::new(first).file_name())
         .is_some_and(|name| name == "curu");
-    let mut command = Cli::command();
-    if alias {
-        command = command.name("curu");
-    }
-    let cli = match Cli::from_arg_matches(&command.get_matches_from(args)) {
+    let named = || {
+        let command = Cli::command();
+        if alias { command.name("curu") } else { command }
+    };
+    let cli = match Cli::from_arg_matches(&named().get_matches_from(args)) {
         Ok(cli) => cli,
         Err(error) => error.exit(),
     };
@@ -106,7 +106,7 @@ fn main() -> ExitCode {
         Command::Spirit(command) => cmd::spirit::run(command),
         Command::Tasks(command) => cmd::tasks::run(command),
         Command::Status(args) => cmd::status::run(args),
-        Command::Completions(args) => cmd::completions::run(&args, Cli::command()),
+        Command::Completions(args) => cmd::completions::run(&args, named()),
         Command::Man(args) => cmd::man::run(&args, Cli::command()),
         Command::Schema(args) => cmd::schema::run(&args),
         Command::Builtin(args) => cmd::builtin::run(args),

@@ -220,6 +220,20 @@ fn curu_is_curupira_under_the_reference_s_short_name() {
         String::from_utf8_lossy(&help.stdout).contains("Usage: curu <COMMAND>"),
         "{help:?}"
     );
+    // Its completion script completes `curu`.
+    let script = std::process::Command::new(curu)
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    let script = String::from_utf8_lossy(&script.stdout);
+    assert!(
+        script.contains("complete -F _curu -o bashdefault -o default curu\n"),
+        "{script}"
+    );
+    assert!(
+        script.contains("DEBUG INFO WARNING ERROR CRITICAL"),
+        "{script}"
+    );
 }
 
 /// A failed task's `fail` line quotes the agent's output as the reference host quotes

@@ -22,15 +22,15 @@ pub struct Args {
     shell: Shell,
 }
 
-/// The completion script of `shell` for the command tree `command`, named `curupira`.
+/// The completion script of `shell` for the command tree `command`, for the program
+/// named as the tree is: `curupira`, or `curu` when the alias asks (`curu completions
+/// bash` completes `curu`).
 pub fn script(shell: Shell, command: &mut clap::Command) -> String {
     let mut buffer = Vec::new();
-    clap_complete::generate(shell, command, BIN_NAME, &mut buffer);
+    let name = command.get_name().to_owned();
+    clap_complete::generate(shell, command, name, &mut buffer);
     String::from_utf8_lossy(&buffer).into_owned()
 }
-
-/// The name the scripts complete: the binary's.
-const BIN_NAME: &str = "curupira";
 
 /// Runs `curupira completions`. `command` is the whole command tree.
 pub fn run(args: &Args, mut command: clap::Command) -> anyhow::Result<ExitCode> {
