@@ -312,7 +312,7 @@ impl Default for StatusSettings {
     }
 }
 
-/// `[settings.ledger]`: the durable task ledger ([`curupira_ledger`]).
+/// `[settings.ledger]`: the durable task ledger (the `curupira-ledger` crate).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerSettings {
     /// `enabled` (default `true`): `false` keeps identities for the process only.
@@ -356,7 +356,7 @@ impl LedgerSettings {
 }
 
 /// `[settings.timeouts]`, in the config's own model (read from seconds);
-/// [`Settings::client_options`] turns it into the client's.
+/// the host (`curupira-host`, `config::client_options`) turns it into the client's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
     /// How long to wait for the `initialize` reply.

@@ -1,6 +1,13 @@
 //! The layout of `curupira.toml` as editors see it: one type per table, next to the
-//! checker (`config::check`) that reads the same keys by hand (it needs every problem
-//! located, which a derive cannot give). [`config_schema`] derives the JSON Schema from
+//! checker (`config::check`) that reads the same keys by hand. It reads by hand because
+//! it reports every problem of a file in one pass, each at its line and column: a serde
+//! reader stops at the first error, and a lenient one (each leaf an untagged "this
+//! type, or whatever was written") loses `toml`'s spans, which serde's buffering of
+//! untagged enums and `flatten` drops (toml-rs/toml#535 and #589). So these types are
+//! the single description of the file's *layout* (the schema, `docs/CONFIG.md`), the
+//! checker the single description of its *meaning*, and tests bind the two in both
+//! directions, for both forms: every key here is one the checker knows, and every
+//! file the checker takes without a warning fits. [`config_schema`] derives the JSON Schema from
 //! these types (`curupira schema config`, `schemas/curupira.schema.json`), and
 //! [`docs/CONFIG.md`](https://example.invalid/curupira/blob/main/docs/CONFIG.md) is generated from that schema. Defaults are the checker's
 //! constants; `x-codes` lists the diagnostic codes a key can raise besides
