@@ -18,6 +18,7 @@ pub mod builtin;
 pub mod config;
 pub mod events;
 pub mod format;
+pub mod installed;
 pub mod live_line;
 pub mod logging;
 pub mod plan;

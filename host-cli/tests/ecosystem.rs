@@ -86,6 +86,14 @@ fn main() {
             "the_official_github_plugin_reaches_every_issue_as_the_reference_host_does",
             the_official_github_plugin_reaches_every_issue_as_the_reference_host_does,
         ),
+        with_ecosystem(
+            "plugins_install_info_and_uninstall_replay_the_reference_host_s_recordings",
+            plugins_install_info_and_uninstall_replay_the_reference_host_s_recordings,
+        ),
+        with_ecosystem(
+            "either_host_sees_what_the_other_installed",
+            either_host_sees_what_the_other_installed,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -1039,4 +1047,159 @@ fn the_official_github_plugin_reaches_every_issue_as_the_reference_host_does(
     assert!(again_ok.is_empty(), "{again_ok:?}");
     assert_eq!(again_calls, batch_calls, "no agent ran again");
     assert!(searches >= 1);
+}
+
+/// `plugins list | info | install | uninstall`, every recorded case of
+/// `recordings/reference-host/plugins.json` replayed against this host by the script
+/// that recorded them (`record.py --host`, the installed venv for `pip:` sources): the
+/// same exit code, stdout and files under `~/.curupira/extensions/`. The `list` cases
+/// differ on purpose: this host says its own version, does not list the reference's
+/// `cron` (not run by this version), nor the reference's built-in catalogue of
+/// `curupira-plugins` triggers when that package is not installed.
+fn plugins_install_info_and_uninstall_replay_the_reference_host_s_recordings(
+    installed: &Ecosystem,
+) {
+    let recordings = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recordings/reference-host");
+    let out = tempfile::tempdir().unwrap();
+    let replay = Command::new(installed.bin("python"))
+        .arg(recordings.join("record.py"))
+        .args(["--host", run_support::curupira(), "--timeout-cap", "60"])
+        .arg(out.path())
+        .arg("plugins")
+        .env("REF_VENV", &installed.venv)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "record.py failed: {}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let compared = Command::new(installed.bin("python"))
+        .arg(recordings.join("compare.py"))
+        .arg(recordings.join("plugins.json"))
+        .arg(out.path().join("plugins.json"))
+        .args(["--json", "--fields", "exit_code,stdout,installed"])
+        .output()
+        .unwrap();
+    let differing: std::collections::BTreeMap<String, Vec<String>> =
+        serde_json::from_slice(&compared.stdout).unwrap();
+    let intended = [
+        "list, nothing installed, no config",
+        "list after installing curupira-plugins",
+        "list with three installed",
+        "list with three installed and a config with a plugin",
+    ];
+    let unexpected: Vec<String> = differing
+        .iter()
+        .filter(|(case, _)| !intended.contains(&case.as_str()))
+        .map(|(case, fields)| format!("{case}: {fields:?}"))
+        .collect();
+    assert!(unexpected.is_empty(), "{unexpected:#?}");
+    for case in intended {
+        assert_eq!(
+            differing.get(case),
+            Some(&vec!["stdout".to_owned()]),
+            "{case}"
+        );
+    }
+    // The listed lines are the reference's, but for the version and `cron`.
+    let replayed: Value =
+        serde_json::from_str(&fs::read_to_string(out.path().join("plugins.json")).unwrap())
+            .unwrap();
+    let recorded: Value =
+        serde_json::from_str(&fs::read_to_string(recordings.join("plugins.json")).unwrap())
+            .unwrap();
+    let lines = |record: &Value| -> Vec<String> {
+        let case = record["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["case"] == "list with three installed")
+            .unwrap();
+        case["stdout"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|line| line.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let ours = env!("CARGO_PKG_VERSION");
+    let expected: Vec<String> = lines(&recorded)
+        .into_iter()
+        .filter(|line| !line.starts_with("cron\t"))
+        .map(|line| {
+            line.replace(
+                "curupira 0.4.0 (built-in)",
+                &format!("curupira {ours} (built-in)"),
+            )
+        })
+        .collect();
+    assert_eq!(lines(&replayed), expected);
+}
+
+/// What this host installs, the reference host lists and prints; what the reference
+/// installs, this host prints and removes: the same store, `~/.curupira/extensions/`.
+fn either_host_sees_what_the_other_installed(installed: &Ecosystem) {
+    let home = tempfile::tempdir().unwrap();
+    let folder = home.path().join("local-ext");
+    fs::create_dir_all(&folder).unwrap();
+    fs::write(
+        folder.join("curupira-extension.toml"),
+        "manifest_version = 1\nname = \"local-ext\"\nversion = \"0.2.0\"\nprotocol_version = 2\n\
+         runtime = \"python\"\nkind = \"trigger\"\ntrigger_types = [\"items\"]\n\n[launch]\n\
+         type = \"executable\"\nprogram = \"python3\"\nargs = [\"ext.py\"]\n",
+    )
+    .unwrap();
+    let run = |program: &Path, args: &[&str]| {
+        let output = Command::new(program)
+            .args(args)
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let ours = Path::new(run_support::curupira());
+    let reference = installed.bin("curupira");
+    let source = format!("path:{}", folder.display());
+    assert_eq!(
+        run(ours, &["plugins", "install", &source, "--yes"]),
+        (Some(0), "Installed extension local-ext\n".to_owned())
+    );
+    let (code, listed) = run(&reference, &["plugins", "list"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        listed.contains("items\tlocal-ext 0.2.0\tprompt fields: (see extension)\n"),
+        "{listed}"
+    );
+    assert_eq!(
+        run(&reference, &["plugins", "info", "local-ext"]),
+        run(ours, &["plugins", "info", "local-ext"])
+    );
+    assert_eq!(
+        run(&reference, &["plugins", "uninstall", "local-ext"]).0,
+        Some(0)
+    );
+    assert_eq!(run(ours, &["plugins", "info", "local-ext"]).0, Some(1));
+    // The other way round.
+    assert_eq!(
+        run(&reference, &["plugins", "install", &source, "--yes"]).0,
+        Some(0)
+    );
+    let (code, listed) = run(ours, &["plugins", "list"]);
+    assert_eq!(code, Some(0));
+    assert!(listed.contains("items\tlocal-ext 0.2.0\t"), "{listed}");
+    assert_eq!(
+        run(ours, &["plugins", "uninstall", "local-ext"]),
+        (Some(0), "Uninstalled extension local-ext\n".to_owned())
+    );
+    assert_eq!(
+        run(&reference, &["plugins", "info", "local-ext"]).0,
+        Some(1)
+    );
 }

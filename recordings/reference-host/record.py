@@ -3,7 +3,7 @@
 the very same cases against another host binary.
 
 Usage: python3 record.py [options] OUTDIR [GROUP ...]
-  GROUP: help validate commands repositories prompts (default: all)
+  GROUP: help validate commands repositories prompts plugins (default: all)
 Env: REF_VENV (default /tmp/ref-venv) must hold curupira==0.4.0 (unless --host is given);
   RECORD_SLOW=1 adds the 60 s task_timeout_minutes case; KEEP_WORKDIR=1 keeps the scratch folder.
 Options (none of them changes what is recorded for the reference when left out):
@@ -1164,10 +1164,95 @@ def group_prompts():
     return recs
 
 
+def group_plugins():
+    """`plugins list | info | install | uninstall`: what each prints, exits with and writes
+    under <home>/.curupira/extensions/ (the files' text, as `installed`), in order: most
+    cases keep the home the case before left."""
+    recs = []
+    ext_dir = os.path.join(HOME, ".curupira", "extensions")
+
+    def installed():
+        out = {}
+        if os.path.isdir(ext_dir):
+            for dp, _, fns in os.walk(ext_dir):
+                for fn in sorted(fns):
+                    path = os.path.join(dp, fn)
+                    with open(path, errors="replace") as f:
+                        out[os.path.relpath(path, HOME)] = f.read().split("\n")
+        return sanitize(out)
+
+    def P(case, args, keep=True, stdin=None, conf=None, prepare=None):
+        if prepare is not None and not PLANNING:
+            prepare()
+        r = run(case, conf, ["plugins"] + args, keep_home=keep, stdin=stdin, record_ext=False,
+                trees=False, timeout=120, write_config=conf is not None)
+        if not r.get("_skipped"):
+            r.pop("agent_calls", None)
+            r["installed"] = installed()
+        recs.append(r)
+
+    # An npm package's stand-in: `npx --yes demo-ext@1.0.0 --curupira-print-manifest` runs the
+    # program `demo-ext@1.0.0` from <workdir>/bin (the npx stand-in drops the options).
+    npm_manifest = ('manifest_version = 1\nname = "demo-ext"\nversion = "1.0.0"\nprotocol_version = 2\n'
+                    'runtime = "node"\nkind = "trigger"\ntrigger_types = ["demo"]\n\n[launch]\n'
+                    'type = "npx"\npackage = "demo-ext"\nexecutable = "demo-ext"\n\n[package]\n'
+                    'source = "npm"\nname = "demo-ext"\nversion = "1.0.0"\n')
+    folder_manifest = ('manifest_version = 1\nname = "local-ext"\nversion = "0.2.0"\nprotocol_version = 2\n'
+                       'runtime = "python"\nkind = "trigger"\ntrigger_types = ["items", "other"]\n'
+                       'description = "A folder extension"\n\n[launch]\ntype = "executable"\n'
+                       'program = "python3"\nargs = ["ext.py"]\n')
+
+    def make_stand_ins():
+        p = os.path.join(BIN, "demo-ext@1.0.0")
+        with open(p, "w") as f:
+            f.write("#!/bin/sh\ncat <<'EOF'\n" + npm_manifest + "EOF\n")
+        os.chmod(p, 0o755)
+        for name, text in (("local-ext", folder_manifest),
+                           ("bad-ext", 'manifest_version = 1\nname = "bad-ext"\nversion = "x"\n')):
+            d = os.path.join(W, "folders", name)
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "curupira-extension.toml"), "w") as f:
+                f.write(text)
+        os.makedirs(os.path.join(W, "folders", "empty"), exist_ok=True)
+
+    P("list, nothing installed, no config", ["list"], keep=False, prepare=make_stand_ins)
+    P("install pip:curupira-plugins==0.1.0 --yes", ["install", "pip:curupira-plugins==0.1.0", "--yes"])
+    P("list after installing curupira-plugins", ["list"])
+    P("info curupira-plugins", ["info", "curupira-plugins"])
+    P("info of a name not installed", ["info", "nope"])
+    P("install the same again --yes", ["install", "pip:curupira-plugins==0.1.0", "--yes"])
+    P("uninstall curupira-plugins", ["uninstall", "curupira-plugins"])
+    P("uninstall again", ["uninstall", "curupira-plugins"])
+    P("install without --yes, end of input", ["install", "pip:curupira-plugins==0.1.0"], stdin="")
+    P("install without --yes, answer n", ["install", "pip:curupira-plugins==0.1.0"], stdin="n\n")
+    P("install without --yes, answer yes", ["install", "pip:curupira-plugins==0.1.0"], stdin="yes\n")
+    P("uninstall after yes", ["uninstall", "curupira-plugins"])
+    P("install without --yes, answer Y", ["install", "pip:curupira-plugins==0.1.0"], stdin="Y\n")
+    P("uninstall after Y", ["uninstall", "curupira-plugins"])
+    P("install without --yes, answer y", ["install", "pip:curupira-plugins==0.1.0"], stdin="y\n")
+    P("install pip without a version --yes", ["install", "pip:curupira-plugins", "--yes"])
+    P("install pip of a package that is not there", ["install", "pip:no-such-package-xyz==1.0", "--yes"])
+    P("install npm:demo-ext@1.0.0 --yes", ["install", "npm:demo-ext@1.0.0", "--yes"])
+    P("install path: absolute --yes", ["install", "path:<workdir>/folders/local-ext", "--yes"])
+    P("install path: relative --yes", ["install", "path:../folders/local-ext", "--yes"])
+    P("install path: an invalid manifest", ["install", "path:<workdir>/folders/bad-ext", "--yes"])
+    P("install path: a folder without a manifest", ["install", "path:<workdir>/folders/empty", "--yes"])
+    P("install path: a folder that does not exist", ["install", "path:<workdir>/folders/nope", "--yes"])
+    P("install an unknown source kind", ["install", "git:https://example.invalid/x", "--yes"])
+    P("install without a source kind", ["install", "curupira-plugins", "--yes"])
+    P("list with three installed", ["list"])
+    P("list with three installed and a config with a plugin", ["list", "--config", "settings.toml"],
+      conf=config())
+    P("info local-ext", ["info", "local-ext"])
+    P("uninstall demo-ext", ["uninstall", "demo-ext"])
+    P("uninstall local-ext", ["uninstall", "local-ext"])
+    return recs
+
+
 # GROUPS-HERE
 
 
-GROUPS = ["help", "validate", "commands", "repositories", "prompts"]
+GROUPS = ["help", "validate", "commands", "repositories", "prompts", "plugins"]
 
 
 def parse_args(argv):
@@ -1301,7 +1386,7 @@ def main():
         SELECT = (list(a.only), read_case_names(a.cases) if a.cases else set())
     groups = a.groups
     fns = {"help": group_help, "validate": group_validate, "commands": group_commands,
-           "repositories": group_repositories, "prompts": group_prompts}
+           "repositories": group_repositories, "prompts": group_prompts, "plugins": group_plugins}
     plans = None
     if SELECT is not None or a.list:
         plans = plan_groups(groups, fns)

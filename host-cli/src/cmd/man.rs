@@ -125,6 +125,20 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
         ],
     ),
     (
+        "curupira-plugins-install",
+        &[
+            example(
+                "curupira plugins install pip:curupira-plugins==0.1.0",
+                "Ask, then install the official extensions into `~/.curupira/extensions/`, \
+                 where the reference host sees them too.",
+            ),
+            example(
+                "curupira plugins install path:./my-extension --yes",
+                "Install a folder's `curupira-extension.toml` without asking.",
+            ),
+        ],
+    ),
+    (
         "curupira-tasks-list",
         &[
             example(
