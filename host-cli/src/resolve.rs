@@ -23,8 +23,10 @@
 //!   settings used to talk to extensions have an error (`Unusable::connection`);
 //!   such an entry is then left out like a broken one.
 //! - A trigger is `NAME/type` or a bare type. `NAME/type` always works: `NAME` must be
-//!   a key of `[extensions]` or `[plugins]` (`config/unknown-extension`) and offer the
-//!   type (`config/unknown-trigger`). A bare type works when exactly one extension
+//!   a key of `[extensions]` or `[plugins]`, or the name of an extension installed with
+//!   `curupira plugins install` (`~/.curupira/extensions/NAME/`, which the reference
+//!   host does not let automations name), else `config/unknown-extension`; and offer
+//!   the type (`config/unknown-trigger`). A bare type works when exactly one extension
 //!   offers it; when several do, `config/ambiguous-trigger` lists the `NAME/type`
 //!   spellings to choose from.
 
@@ -154,7 +156,9 @@ impl Plan {
 /// own errors reported; an automation that may use it (it names it, or its trigger is
 /// found nowhere else) gets no second error.
 pub fn resolve(config: &Config, host_exe: &Path) -> (Plan, Report) {
-    let (extensions, broken, mut report) = load_extensions(config, host_exe);
+    let (mut extensions, broken, mut report) = load_extensions(config, host_exe);
+    let store =
+        crate::installed::store(std::env::var_os("HOME").map(PathBuf::from).as_deref()).ok();
     // A name set aside in one table may be usable in the other (`[plugins.acme]`
     // beside `[extensions.acme]`, `config/duplicate-name`): that one is not broken.
     let broken: Vec<&str> = broken
@@ -179,6 +183,13 @@ pub fn resolve(config: &Config, host_exe: &Path) -> (Plan, Report) {
                 if broken.contains(&named.as_str()) {
                     continue; // its own errors are already reported
                 }
+                if !extensions.iter().any(|e| &e.name == named)
+                    && let Some(installed) = store
+                        .as_deref()
+                        .and_then(|store| installed_extension(store, named, config))
+                {
+                    extensions.push(installed);
+                }
                 let Some(extension) = extensions.iter().find(|e| &e.name == named) else {
                     let names = extensions.iter().map(|e| e.name.as_str());
                     let hint = did_you_mean(named, names)
@@ -188,7 +199,8 @@ pub fn resolve(config: &Config, host_exe: &Path) -> (Plan, Report) {
                         codes::UNKNOWN_EXTENSION,
                         format!(
                             "automation `{name}` names the extension `{named}`, which is \
-                             configured neither in `[extensions]` nor in `[plugins]`{hint}"
+                             configured neither in `[extensions]` nor in `[plugins]`, nor \
+                             installed (`curupira plugins install`){hint}"
                         ),
                     ));
                     continue;
@@ -385,6 +397,26 @@ pub fn load_extensions(
         }
     }
     (extensions, broken, report)
+}
+
+/// The extension `name` installed in `store` (`curupira plugins install`), when its
+/// kept manifest is there and passes the manifest rules: started from that manifest,
+/// one process per round, as a `[extensions]` folder would be (a relative program is
+/// taken from the store's folder, where the reference host keeps only the manifest).
+fn installed_extension(store: &Path, name: &str, config: &Config) -> Option<PlannedExtension> {
+    let folder = store.join(name);
+    let file = folder.join(MANIFEST_FILE);
+    let bytes = std::fs::read(&file).ok()?;
+    let manifest = curupira_manifest::check_bytes(&bytes, &display_path(&file)).manifest?;
+    Some(PlannedExtension {
+        name: name.to_owned(),
+        launch: launch_command(&manifest.launch, &folder, &config.dir),
+        origin: Origin::File {
+            path: file,
+            manifest,
+        },
+        persistent: false,
+    })
 }
 
 /// The launch of a `[plugins]` entry: `uvx ARGS…` or `npx ARGS…`, nothing added, in

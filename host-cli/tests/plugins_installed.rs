@@ -232,3 +232,70 @@ fn a_bad_source_or_manifest_installs_nothing_and_says_why() {
                 == 0
     );
 }
+
+/// Beyond the reference host: an automation names an installed extension by its name,
+/// with no `[extensions]` or `[plugins]` table of its own.
+#[test]
+fn an_automation_may_name_an_installed_extension() {
+    if !run_support::have_python() {
+        return;
+    }
+    let project = run_support::Project::new();
+    let pair = |value: &str| serde_json::json!([{"key": "n", "value": value}]);
+    project.fake_extension(
+        "fx",
+        serde_json::json!({"polls": [pair("1"), serde_json::Value::Null]}),
+    );
+    let home = project.path().join("home");
+    fs::create_dir_all(&home).unwrap();
+    let config = format!(
+        "{}[automations.auto]\ntrigger = \"fx/fake\"\nprompt = \"Item ${{n}}\"\n",
+        run_support::settings()
+    );
+    project.write("curupira.toml", &config);
+    let run = |args: &[&str]| {
+        Command::new(run_support::curupira())
+            .args(args)
+            .current_dir(project.path())
+            .env("HOME", &home)
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap()
+    };
+    // Not installed: the automation's extension is unknown, and says where to look.
+    let before = run(&["validate"]);
+    assert_eq!(before.status.code(), Some(2), "{before:?}");
+    assert!(
+        String::from_utf8_lossy(&before.stdout)
+            .contains("nor installed (`curupira plugins install`)")
+            || String::from_utf8_lossy(&before.stderr)
+                .contains("nor installed (`curupira plugins install`)"),
+        "{before:?}"
+    );
+    let source = format!("path:{}", project.path().join("extensions/fx").display());
+    let installed = run(&["plugins", "install", &source, "--yes"]);
+    assert!(installed.status.success(), "{installed:?}");
+    let ran = run(&["run", "--once", "--format", "json"]);
+    assert_eq!(ran.status.code(), Some(0), "{ran:?}");
+    let finished = String::from_utf8_lossy(&ran.stdout)
+        .lines()
+        .filter(|line| line.contains("\"task.finished\""))
+        .count();
+    assert_eq!(finished, 1);
+    assert_eq!(
+        project.read(&format!("out/prompt-{}.txt", first_task_id(&project))),
+        "Item 1"
+    );
+}
+
+/// The id of the one task the recording agent saw (its prompt file's name).
+fn first_task_id(project: &run_support::Project) -> String {
+    let name = fs::read_dir(project.path().join("out"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|name| name.starts_with("prompt-"))
+        .unwrap();
+    name.trim_start_matches("prompt-")
+        .trim_end_matches(".txt")
+        .to_owned()
+}
