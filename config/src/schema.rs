@@ -4,7 +4,7 @@
 //! reader stops at the first error, and a lenient one (each leaf an untagged "this
 //! type, or whatever was written") loses `toml`'s spans, which serde's buffering of
 //! untagged enums and `flatten` drops (toml-rs/toml#535 and #589). So these types are
-//! the single description of the file's *layout* (the schema, `docs/CONFIG.md`), the
+//! the single description of the file's *layout* (the schema, [`docs/CONFIG.md`](https://example.invalid/curupira/blob/main/docs/CONFIG.md)), the
 //! checker the single description of its *meaning*, and tests bind the two in both
 //! directions, for both forms: every key here is one the checker knows, and every
 //! file the checker takes without a warning fits. [`config_schema`] derives the JSON Schema from
@@ -508,7 +508,7 @@ pub fn config_reference(schema: &Schema) -> String {
     out
 }
 
-/// The second part of `docs/CONFIG.md`: the reference host's `settings.toml`
+/// The second part of [`docs/CONFIG.md`](https://example.invalid/curupira/blob/main/docs/CONFIG.md): the reference host's `settings.toml`
 /// ([`reference::settings_schema`]), every key as this host reads it, its headings
 /// marked `(settings.toml)` so that they never take the anchors of the first part's.
 /// The tables it shares with `ours` (the [`config_schema`]) are not described again:

@@ -3,7 +3,7 @@
 //! (`super::ConfigFile`): one type per table, the same checker behind both
 //! (`config::check`, module `reference`). [`settings_schema`] derives the JSON Schema
 //! (`curupira schema settings`, `schemas/curupira-settings.schema.json`), and the
-//! second part of `docs/CONFIG.md` is generated from it.
+//! second part of [`docs/CONFIG.md`](https://example.invalid/curupira/blob/main/docs/CONFIG.md) is generated from it.
 //!
 //! What the reference host accepts without using, and this host reads with a warning
 //! (`config/reference-key`, `config/unknown-key`), is outside the schema: an editor
