@@ -449,6 +449,20 @@ fn a_continuous_run_sees_what_an_extension_remembering_per_process_missed(instal
 /// prompt, one JSON line per call, to `claude.jsonl`), and either a `uvx` stand-in
 /// that runs its arguments as a command or the real `uvx` of the venv (with a cache
 /// of its own, offline).
+/// `git ARGS` in `root` with a test author, which must succeed.
+fn git_in(root: &Path, args: &[&str]) {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+}
+
 struct ReferenceHost {
     dir: tempfile::TempDir,
     installed: Ecosystem,
@@ -461,18 +475,7 @@ impl ReferenceHost {
         let root = dir.path();
         fs::create_dir_all(root.join("home")).unwrap();
         fs::create_dir_all(root.join("bin")).unwrap();
-        let git = |args: &[&str]| {
-            let status = Command::new("git")
-                .args(args)
-                .current_dir(root)
-                .env("GIT_AUTHOR_NAME", "t")
-                .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-                .env("GIT_COMMITTER_NAME", "t")
-                .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-                .output()
-                .unwrap();
-            assert!(status.status.success(), "git {args:?}: {status:?}");
-        };
+        let git = |args: &[&str]| git_in(root, args);
         git(&["init", "-q", "src"]);
         git(&["-C", "src", "commit", "-q", "--allow-empty", "-m", "init"]);
         git(&["clone", "-q", "--bare", "src", "remotes/acme/widgets.git"]);
@@ -895,18 +898,7 @@ fn the_official_github_plugin_reaches_every_issue_as_the_reference_host_does(
     );
     fs::write(bin.join("claude"), claude).unwrap();
     fs::set_permissions(bin.join("claude"), fs::Permissions::from_mode(0o755)).unwrap();
-    let git = |args: &[&str]| {
-        let output = Command::new("git")
-            .args(args)
-            .current_dir(root)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "git {args:?}: {output:?}");
-    };
+    let git = |args: &[&str]| git_in(root, args);
     git(&["init", "-q", "-b", "main", "src"]);
     git(&["-C", "src", "commit", "-q", "--allow-empty", "-m", "init"]);
     git(&["clone", "-q", "--bare", "src", "api.git"]);

@@ -24,6 +24,23 @@ fn settings_toml(prompt: &str) -> String {
     )
 }
 
+/// `curupira ARGS` in the project with `home` as HOME and `path` as PATH.
+fn run_at_home(
+    project: &Project,
+    home: &std::path::Path,
+    path: &str,
+    args: &[&str],
+) -> std::process::Output {
+    std::process::Command::new(run_support::curupira())
+        .args(args)
+        .current_dir(project.path())
+        .env("HOME", home)
+        .env("PATH", path)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap()
+}
+
 fn project(prompt: &str) -> Project {
     let project = Project::new();
     project.fake_extension("fx", json!({"prompt_fields": ["title", "n"]}));
@@ -148,16 +165,7 @@ fn the_reference_host_s_dispatch_lock_keeps_a_second_host_from_dispatching() {
     let held = std::fs::File::create(home.join(".curupira/dispatch.lock")).unwrap();
     assert!(curupira_process::lock::try_lock(&held).unwrap());
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let run = |args: &[&str]| {
-        std::process::Command::new(run_support::curupira())
-            .args(args)
-            .current_dir(project.path())
-            .env("HOME", &home)
-            .env("PATH", &path)
-            .env_remove("RUST_LOG")
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| run_at_home(&project, &home, &path, args);
     let refused = run(&["run", "--config", "settings.toml"]);
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(1), "{stderr}");
@@ -288,16 +296,7 @@ fn a_failed_task_s_line_quotes_the_agent_s_output_as_the_reference_does() {
     let home = project.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let run = |args: &[&str]| {
-        std::process::Command::new(run_support::curupira())
-            .args(args)
-            .current_dir(project.path())
-            .env("HOME", &home)
-            .env("PATH", &path)
-            .env_remove("RUST_LOG")
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| run_at_home(&project, &home, &path, args);
     let ran = run(&["run", "--config", "settings.toml"]);
     assert_eq!(ran.status.code(), Some(1), "{ran:?}");
     let stderr = String::from_utf8_lossy(&ran.stderr);

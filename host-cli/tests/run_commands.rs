@@ -1120,7 +1120,8 @@ fn triggers_are_addressed_as_alias_slash_local_and_every_miss_is_reported() {
                 "config/unknown-extension".to_owned(),
                 "/automations/misspelt-alias/trigger".to_owned(),
                 "automation `misspelt-alias` names the extension `fz`, which is configured \
-                 neither in `[extensions]` nor in `[plugins]`; did you mean `fx/issues`?"
+                 neither in `[extensions]` nor in `[plugins]`, nor installed (`curupira plugins \
+                 install`); did you mean `fx/issues`?"
                     .to_owned()
             ),
             (

@@ -219,14 +219,7 @@ fn documented_config() -> String {
 #[test]
 fn the_checker_s_full_example_fits_and_uses_every_table() {
     let text = documented_config();
-    let dir = tempfile::tempdir().unwrap();
-    let loaded = curupira_host::config::check_bytes(text.as_bytes(), "curupira.toml", dir.path());
-    let unknown: Vec<_> = loaded
-        .report
-        .diagnostics()
-        .iter()
-        .filter(|d| d.code == "config/unknown-key")
-        .collect();
+    let unknown = unknown_keys(&text, "curupira.toml");
     assert!(
         unknown.is_empty(),
         "the documented example has unknown keys: {unknown:?}"
@@ -281,15 +274,7 @@ fn every_key_of_the_config_schema_is_a_key_the_checker_knows() {
     );
     assert_fits(&validator("config"), &document, "a config with every key");
     let text = toml::to_string(&document).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let loaded = curupira_host::config::check_bytes(text.as_bytes(), "curupira.toml", dir.path());
-    let unknown: Vec<String> = loaded
-        .report
-        .diagnostics()
-        .iter()
-        .filter(|d| d.code == "config/unknown-key")
-        .map(|d| d.path.to_string())
-        .collect();
+    let unknown = unknown_keys(&text, "curupira.toml");
     assert!(
         unknown.is_empty(),
         "keys in the schema that the checker does not know: {unknown:?}\n{text}"
@@ -298,15 +283,24 @@ fn every_key_of_the_config_schema_is_a_key_the_checker_knows() {
     let mut document = document;
     document["automations"]["x"]["workspace"]["hooks"]["after_merge"] = json!("x");
     let text = toml::to_string(&document).unwrap();
-    let loaded = curupira_host::config::check_bytes(text.as_bytes(), "curupira.toml", dir.path());
-    let unknown: Vec<String> = loaded
+    assert_eq!(
+        unknown_keys(&text, "curupira.toml"),
+        ["/automations/x/workspace/hooks/after_merge"]
+    );
+}
+
+/// The pointers of the keys the checker does not know (`config/unknown-key`) in the
+/// file `text`, called `file` (`curupira.toml` or `settings.toml`: the form follows).
+fn unknown_keys(text: &str, file: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = curupira_host::config::check_bytes(text.as_bytes(), file, dir.path());
+    loaded
         .report
         .diagnostics()
         .iter()
         .filter(|d| d.code == "config/unknown-key")
         .map(|d| d.path.to_string())
-        .collect();
-    assert_eq!(unknown, ["/automations/x/workspace/hooks/after_merge"]);
+        .collect()
 }
 
 /// Applies `change` (a pointer and a value) to `base`, and checks that the schema
@@ -693,15 +687,7 @@ fn every_key_of_the_settings_schema_is_a_key_the_checker_knows() {
         "a settings.toml with every key",
     );
     let text = toml::to_string(&document).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let loaded = curupira_host::config::check_bytes(text.as_bytes(), "settings.toml", dir.path());
-    let unknown: Vec<String> = loaded
-        .report
-        .diagnostics()
-        .iter()
-        .filter(|d| d.code == "config/unknown-key")
-        .map(|d| d.path.to_string())
-        .collect();
+    let unknown = unknown_keys(&text, "settings.toml");
     assert!(
         unknown.is_empty(),
         "keys in the settings schema that the checker does not know: {unknown:?}\n{text}"
