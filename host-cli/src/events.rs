@@ -476,6 +476,12 @@ impl<W: Write> EventWriter<W> {
 
     /// An event as the reference host prints it: `Some((to_stdout, text))`, or `None`
     /// for the events it prints nothing for.
+    /// A reference `fail` line (for stderr), counted for the run's last line.
+    fn reference_fail(&mut self, key: &str, reason: &str) -> (bool, String) {
+        self.reference_failed += 1;
+        (false, format!("fail\t{key}\tDispatch error: {reason}"))
+    }
+
     fn reference_line(&mut self, event: &Event) -> Option<(bool, String)> {
         let keys = self.reference.as_ref()?;
         let key = |automation: &str, task_id: &str| {
@@ -502,14 +508,8 @@ impl<W: Write> EventWriter<W> {
                     }
                     (None, None) => "agent ended without an exit status".to_owned(),
                 };
-                self.reference_failed += 1;
-                Some((
-                    false,
-                    format!(
-                        "fail\t{}\tDispatch error: {reason}",
-                        key(automation, task_id)
-                    ),
-                ))
+                let key = key(automation, task_id);
+                Some(self.reference_fail(&key, &reason))
             }
             Event::TaskRefused { reason, .. } if self.dry_run => {
                 // The reference host's dry run stops at the task it cannot render.
@@ -522,14 +522,8 @@ impl<W: Write> EventWriter<W> {
                 reason,
                 ..
             } => {
-                self.reference_failed += 1;
-                Some((
-                    false,
-                    format!(
-                        "fail\t{}\tDispatch error: {reason}",
-                        key(automation, task_id)
-                    ),
-                ))
+                let key = key(automation, task_id);
+                Some(self.reference_fail(&key, reason))
             }
             Event::TaskRendered {
                 automation,

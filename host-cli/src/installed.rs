@@ -132,33 +132,37 @@ pub fn store(home: Option<&Path>) -> Result<PathBuf, InstalledError> {
 /// [`print_manifest`] adds), run in `cwd`; `None` for a folder.
 pub fn manifest_command(source: &Source, cwd: &Path) -> Option<LaunchCommand> {
     match source {
-        Source::Pip { spec, package } => Some(
-            LaunchCommand::new("uvx", cwd)
-                .arg("--from")
-                .arg(spec.as_str())
-                .arg("python")
-                .arg("-m")
-                .arg(package.replace('-', "_")),
-        ),
-        Source::Npm { spec } => Some(
-            LaunchCommand::new("npx", cwd)
-                .arg("--yes")
-                .arg(spec.as_str()),
-        ),
+        Source::Pip { spec, package } => Some(pip_command(spec, package, cwd)),
+        Source::Npm { spec } => Some(npm_command(spec, cwd)),
         Source::Path(_) => None,
     }
+}
+
+/// `uvx --from SPEC python -m MODULE`.
+fn pip_command(spec: &str, package: &str, cwd: &Path) -> LaunchCommand {
+    LaunchCommand::new("uvx", cwd)
+        .arg("--from")
+        .arg(spec)
+        .arg("python")
+        .arg("-m")
+        .arg(package.replace('-', "_"))
+}
+
+/// `npx --yes SPEC`.
+fn npm_command(spec: &str, cwd: &Path) -> LaunchCommand {
+    LaunchCommand::new("npx", cwd).arg("--yes").arg(spec)
 }
 
 /// The manifest `source` gives (its text, checked), and the text to keep for it.
 /// `written` is the source as the user wrote it, for messages.
 pub fn fetch(source: &Source, written: &str, cwd: &Path) -> Result<Fetched, InstalledError> {
-    let text = match (source, manifest_command(source, cwd)) {
-        (_, Some(command)) => printed(&command, written)?,
-        (Source::Path(dir), None) => {
+    let text = match source {
+        Source::Pip { spec, package } => printed(&pip_command(spec, package, cwd), written)?,
+        Source::Npm { spec } => printed(&npm_command(spec, cwd), written)?,
+        Source::Path(dir) => {
             let path = cwd.join(dir).join(MANIFEST_FILE);
             fs::read(&path).map_err(|error| InstalledError::Read { path, error })?
         }
-        (Source::Pip { .. } | Source::Npm { .. }, None) => Vec::new(),
     };
     let file = match source {
         Source::Path(dir) => dir.join(MANIFEST_FILE).display().to_string(),

@@ -1051,31 +1051,16 @@ fn the_official_github_plugin_reaches_every_issue_as_the_reference_host_does(
 fn plugins_install_info_and_uninstall_replay_the_reference_host_s_recordings(
     installed: &Ecosystem,
 ) {
-    let recordings = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recordings/reference-host");
+    let recordings = run_support::recordings();
     let out = tempfile::tempdir().unwrap();
-    let replay = Command::new(installed.bin("python"))
-        .arg(recordings.join("record.py"))
-        .args(["--host", run_support::curupira(), "--timeout-cap", "60"])
-        .arg(out.path())
-        .arg("plugins")
-        .env("REF_VENV", &installed.venv)
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap();
-    assert!(
-        replay.status.success(),
-        "record.py failed: {}",
-        String::from_utf8_lossy(&replay.stderr)
+    let mut replays = run_support::replay_recordings(
+        &installed.bin("python"),
+        out.path(),
+        &["plugins"],
+        "exit_code,stdout,installed",
+        Some(&installed.venv),
     );
-    let compared = Command::new(installed.bin("python"))
-        .arg(recordings.join("compare.py"))
-        .arg(recordings.join("plugins.json"))
-        .arg(out.path().join("plugins.json"))
-        .args(["--json", "--fields", "exit_code,stdout,installed"])
-        .output()
-        .unwrap();
-    let differing: std::collections::BTreeMap<String, Vec<String>> =
-        serde_json::from_slice(&compared.stdout).unwrap();
+    let (_, differing) = replays.remove(0);
     let intended = [
         "list, nothing installed, no config",
         "list after installing curupira-plugins",

@@ -80,43 +80,18 @@ fn have(program: &str) -> bool {
 
 #[test]
 fn the_reference_host_s_recorded_scenarios_get_the_same_results_here() {
-    let recordings = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recordings/reference-host");
     if !have("python3") || !have("git") {
         println!("skipped: python3 and git are needed to replay the recordings");
         return;
     }
-    let out = tempfile::tempdir().unwrap();
-    let replay = Command::new("python3")
-        .arg(recordings.join("record.py"))
-        .args(["--host", run_support::curupira(), "--timeout-cap", "60"])
-        .arg(out.path())
-        .args(["validate", "repositories", "prompts"])
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap();
-    assert!(
-        replay.status.success(),
-        "record.py failed: {}",
-        String::from_utf8_lossy(&replay.stderr)
-    );
+    let recordings = run_support::recordings();
     let mut differing: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for group in ["validate", "repositories", "prompts"] {
+    let groups = ["validate", "repositories", "prompts"];
+    let out = tempfile::tempdir().unwrap();
+    let replayed =
+        run_support::replay_recordings(Path::new("python3"), out.path(), &groups, FIELDS, None);
+    for (group, found) in replayed {
         let recorded = recordings.join(format!("{group}.json"));
-        let replayed = out.path().join(format!("{group}.json"));
-        let compared = Command::new("python3")
-            .arg(recordings.join("compare.py"))
-            .arg(&recorded)
-            .arg(&replayed)
-            .args(["--json", "--fields", FIELDS])
-            .output()
-            .unwrap();
-        let found: BTreeMap<String, Vec<String>> = serde_json::from_slice(&compared.stdout)
-            .unwrap_or_else(|error| {
-                panic!(
-                    "compare.py {group}: {error}: {}",
-                    String::from_utf8_lossy(&compared.stderr)
-                )
-            });
         let cases: Value =
             serde_json::from_str(&std::fs::read_to_string(&recorded).unwrap()).unwrap();
         for (case, fields) in found {

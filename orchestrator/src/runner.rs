@@ -413,6 +413,20 @@ struct AutomationRun<'c> {
     refused: HashSet<TaskId>,
 }
 
+/// Ends the polls of every round and releases the tasks that wait without one (not
+/// started: the ledger keeps them for the next run).
+fn end_polling(runs: &mut [AutomationRun<'_>]) {
+    for run in runs.iter_mut() {
+        if let Some(round) = &mut run.round {
+            round.polling_done = true;
+            for pending in run.pending.drain(..) {
+                run.ledger.release(&pending.task_id);
+                round.outstanding = round.outstanding.saturating_sub(1);
+            }
+        }
+    }
+}
+
 /// A task to dispatch from its stored pairs rather than from a poll.
 #[derive(Debug)]
 struct Pending {
@@ -1186,16 +1200,8 @@ impl Scheduler<'_> {
                 for (_, task) in self.retries.drain() {
                     self.interrupted(task, runs, events)?;
                 }
-                for run in runs.iter_mut() {
-                    if let Some(round) = &mut run.round {
-                        round.polling_done = true;
-                        // Not started: the ledger keeps them for the next run.
-                        for pending in run.pending.drain(..) {
-                            run.ledger.release(&pending.task_id);
-                            round.outstanding = round.outstanding.saturating_sub(1);
-                        }
-                    }
-                }
+                // Not started: the ledger keeps them for the next run.
+                end_polling(runs);
             } else {
                 progressed |= self.start_due_retries(runs, events)?;
                 self.start_due_rounds(runs);
@@ -1470,15 +1476,7 @@ impl Scheduler<'_> {
             if self.at_max_tasks() {
                 // `--size N` reached: nothing more is polled or dispatched; what waits
                 // without a poll stays in the ledger for the next run.
-                for run in runs.iter_mut() {
-                    if let Some(round) = &mut run.round {
-                        round.polling_done = true;
-                        for pending in run.pending.drain(..) {
-                            run.ledger.release(&pending.task_id);
-                            round.outstanding = round.outstanding.saturating_sub(1);
-                        }
-                    }
-                }
+                end_polling(runs);
                 return Ok(progressed);
             }
             let now = Instant::now();

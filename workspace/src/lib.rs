@@ -1253,17 +1253,7 @@ fn add_worktree(
                     "{} was left half made by an interrupted `git worktree add`; making it again",
                     path.display()
                 );
-                git_ok(
-                    repo,
-                    &[
-                        OsStr::new("worktree"),
-                        OsStr::new("remove"),
-                        OsStr::new("--force"),
-                        OsStr::new("--force"),
-                        path.as_os_str(),
-                    ],
-                    limit,
-                )?;
+                git_ok(repo, &force_remove(path), limit)?;
             }
             Some(entry) => {
                 return Err(WorkspaceError::PathTaken {
@@ -1306,6 +1296,18 @@ fn add_worktree(
     }
     git_ok(repo, &add_new_branch(path, branch, base), limit)?;
     Ok(Origin::Created)
+}
+
+/// `git worktree remove --force --force PATH`: the worktree goes even when it is
+/// dirty or locked.
+fn force_remove(path: &Path) -> [&OsStr; 5] {
+    [
+        OsStr::new("worktree"),
+        OsStr::new("remove"),
+        OsStr::new("--force"),
+        OsStr::new("--force"),
+        path.as_os_str(),
+    ]
 }
 
 /// `git worktree add -b BRANCH PATH BASE`.

@@ -108,8 +108,8 @@ use sha2::{Digest, Sha256};
 
 use crate::git::{self, GitOutput};
 use crate::{
-    BRANCH_PREFIX, DEFAULT_HOOK_TIMEOUT, Origin, WorkspaceError, git_ok, git_run, list_worktrees,
-    remove_if_empty, sanitize_component,
+    BRANCH_PREFIX, DEFAULT_HOOK_TIMEOUT, Origin, WorkspaceError, force_remove, git_ok, git_run,
+    list_worktrees, remove_if_empty, sanitize_component,
 };
 
 /// What a base checkout's folder of task worktrees adds to its name:
@@ -847,17 +847,7 @@ pub(crate) fn add_task_worktree(
             "{} was left by an earlier run; replacing it with a fresh worktree",
             path.display()
         );
-        git_ok(
-            repo,
-            &[
-                OsStr::new("worktree"),
-                OsStr::new("remove"),
-                OsStr::new("--force"),
-                OsStr::new("--force"),
-                path.as_os_str(),
-            ],
-            limit,
-        )?;
+        git_ok(repo, &force_remove(&path), limit)?;
     } else if std::fs::symlink_metadata(&path).is_ok() {
         remove_if_empty(&path, branch)?;
     }
@@ -887,17 +877,7 @@ pub(crate) fn remove_task_worktree(
 ) -> Result<(), WorkspaceError> {
     let _turn = git::worktree_removal();
     if std::fs::symlink_metadata(path).is_ok() {
-        git_ok(
-            repo,
-            &[
-                OsStr::new("worktree"),
-                OsStr::new("remove"),
-                OsStr::new("--force"),
-                OsStr::new("--force"),
-                path.as_os_str(),
-            ],
-            limit,
-        )?;
+        git_ok(repo, &force_remove(path), limit)?;
     } else {
         tracing::debug!("{} is already gone; pruning", path.display());
         git_ok(repo, &[OsStr::new("worktree"), OsStr::new("prune")], limit)?;

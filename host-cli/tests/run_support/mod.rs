@@ -267,3 +267,56 @@ pub fn three_tasks() -> Project {
     );
     project
 }
+
+/// The reference host's recordings, `recordings/reference-host/`.
+pub fn recordings() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../recordings/reference-host")
+}
+
+/// Replays `groups` of the recordings against this host with `python` into `out`
+/// (`record.py --host`; `REF_VENV` is `venv` when given), then compares each group with its
+/// recording (`compare.py --json --fields FIELDS`): for each group, the cases that
+/// differ and in which fields.
+pub fn replay_recordings(
+    python: &Path,
+    out: &Path,
+    groups: &[&str],
+    fields: &str,
+    venv: Option<&Path>,
+) -> Vec<(String, std::collections::BTreeMap<String, Vec<String>>)> {
+    let mut record = Command::new(python);
+    record
+        .arg(recordings().join("record.py"))
+        .args(["--host", curupira(), "--timeout-cap", "60"])
+        .arg(out)
+        .args(groups)
+        .env_remove("RUST_LOG");
+    if let Some(venv) = venv {
+        record.env("REF_VENV", venv);
+    }
+    let replay = record.output().unwrap();
+    assert!(
+        replay.status.success(),
+        "record.py failed: {}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    groups
+        .iter()
+        .map(|group| {
+            let compared = Command::new(python)
+                .arg(recordings().join("compare.py"))
+                .arg(recordings().join(format!("{group}.json")))
+                .arg(out.join(format!("{group}.json")))
+                .args(["--json", "--fields", fields])
+                .output()
+                .unwrap();
+            let found = serde_json::from_slice(&compared.stdout).unwrap_or_else(|error| {
+                panic!(
+                    "compare.py {group}: {error}: {}",
+                    String::from_utf8_lossy(&compared.stderr)
+                )
+            });
+            ((*group).to_owned(), found)
+        })
+        .collect()
+}
