@@ -23,6 +23,7 @@ use super::model::{
 use crate::model::{Checkout, Form, REFERENCE_LEDGER_PATH, ReferenceSettings};
 use policy::{AgentOverride, WorkspaceOverride, merged_agent, merged_workspace};
 
+mod cron;
 mod policy;
 mod reference;
 

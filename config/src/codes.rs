@@ -134,9 +134,15 @@ curupira_diagnostics::codes! {
     /// A reference-form automation names a repository or profile that is not defined.
     UNKNOWN_REFERENCE = "config/unknown-reference", Error,
         "An automation's `repository` names no `[repositories.ALIAS]`, or its `profile` (or `[agents.defaults] profile`) no `[agents.profiles.NAME]`; suggests the closest name.";
-    /// A trigger this host does not run yet.
-    UNSUPPORTED = "config/unsupported", Error,
-        "A part of the reference form this host does not run yet: the built-in `cron` trigger (`trigger_type = \"cron\"`); and, for `run`, an automation of the reference form (`validate` checks it).";
+    /// A `cron` automation's schedule, time zone or window does not read.
+    SCHEDULE = "config/schedule", Error,
+        "A `cron` automation (`trigger_type = \"cron\"`, or `trigger = \"cron\"`) without `schedule`, or whose `schedule` is not five cron fields the `cron` crate reads (the reference host's words: `schedule must be a valid five-field cron expression`), whose `timezone` (or `[agents.defaults] timezone`) is not an IANA name, or whose `start_date` / `end_date` is neither `YYYY-MM-DD` nor an RFC 3339 date-time with an offset (the reference host accepts such a date at `validate` and refuses it at `run`).";
+    /// A `cron` schedule numbers its days of the week (warning).
+    CRON_WEEKDAY = "config/cron-weekday", Warning,
+        "A `cron` schedule's day-of-week field uses numbers, which count from 1 = Sunday to 7 = Saturday (the `cron` crate's rule, and so the reference host's), not crontab's 0 or 7 = Sunday, 1 = Monday; the names `MON`–`SUN` say the same thing plainly.";
+    /// A `cron` window in which no tick is ever due (warning).
+    CRON_WINDOW = "config/cron-window", Warning,
+        "A `cron` automation's `start_date` is after its `end_date`, or it has no `start_date` and its `end_date` has passed: it dispatches nothing (unless a host saw it before its window ended).";
     /// The prompt of a reference-form automation is not a Jinja template that compiles.
     TEMPLATE = "config/template", Error,
         "The prompt of an automation in the reference form is not a Jinja template that compiles, or uses a variable that is neither a prompt field of the trigger nor `automation` or `repository` (the reference host refuses both at `validate`); located at the error in the prompt.";

@@ -682,6 +682,15 @@ pub struct TriggerRef {
     pub trigger_type: String,
 }
 
+impl TriggerRef {
+    /// Whether it is the built-in `cron` trigger: the bare type `cron` (which a
+    /// configured extension offering a `cron` of its own takes over in this host's
+    /// form).
+    pub fn is_builtin_cron(&self) -> bool {
+        self.extension.is_none() && self.trigger_type == curupira_cron::TRIGGER_TYPE
+    }
+}
+
 impl std::fmt::Display for TriggerRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.extension {

@@ -428,21 +428,21 @@ pub fn list(store: &Path) -> (Vec<Installed>, Vec<String>) {
 
 /// The reference host's `plugins list` lines (tab-separated: the trigger type or
 /// `agent:PROVIDER`, who offers it, then its prompt fields or program), for this
-/// host (`curupira VERSION (built-in)`): the agent providers, then every installed
-/// trigger type, by name. (The reference also lists its built-in `cron`, which this
-/// version does not run.)
+/// host (`curupira VERSION (built-in)`): the built-in `cron`, the agent providers,
+/// then every installed trigger type, by name.
 pub fn reference_lines(installed: &[Installed], version: &str) -> Vec<String> {
     let mut providers: Vec<(&str, &str)> = curupira_agents::Provider::ALL
         .iter()
         .map(|provider| (provider.name(), provider.spec().program))
         .collect();
     providers.sort_unstable();
-    let mut lines: Vec<String> = providers
-        .into_iter()
-        .map(|(name, program)| {
-            format!("agent:{name}\tcurupira {version} (built-in)\texecutable: {program}")
-        })
-        .collect();
+    let mut lines = vec![format!(
+        "{}\tcurupira {version} (built-in)\tprompt fields: -",
+        curupira_cron::TRIGGER_TYPE
+    )];
+    lines.extend(providers.into_iter().map(|(name, program)| {
+        format!("agent:{name}\tcurupira {version} (built-in)\texecutable: {program}")
+    }));
     let mut triggers: Vec<String> = installed
         .iter()
         .flat_map(|ext| {

@@ -16,6 +16,7 @@
 
 pub mod builtin;
 pub mod config;
+pub mod cron;
 pub mod events;
 pub mod format;
 pub mod installed;

@@ -63,6 +63,12 @@ enum Command {
     /// Say what the host is doing: what runs, what waits for a retry, the next rounds,
     /// the last hour's and day's outcomes, the last failures.
     Status(cmd::status::Args),
+    /// Run the orchestrator with an interactive terminal dashboard.
+    ///
+    /// What runs and for how long, the retry queue, each automation's next round, the
+    /// recent outcomes, an attempt's log followed live (Enter); `r` retries a failed
+    /// task, `q` quits. `--attach` shows the host that runs instead of running one.
+    Tui(cmd::tui::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(cmd::completions::Args),
     /// Print the manual page (roff), or write one page per command into a folder.
@@ -106,6 +112,7 @@ fn main() -> ExitCode {
         Command::Spirit(command) => cmd::spirit::run(command),
         Command::Tasks(command) => cmd::tasks::run(command),
         Command::Status(args) => cmd::status::run(args),
+        Command::Tui(args) => cmd::tui::run(args),
         Command::Completions(args) => cmd::completions::run(&args, named()),
         Command::Man(args) => cmd::man::run(&args, Cli::command()),
         Command::Schema(args) => cmd::schema::run(&args),
@@ -170,7 +177,7 @@ fn leading_options_moved(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsStrin
         return args;
     }
     let command_words = match args.get(at).and_then(|arg| arg.to_str()) {
-        Some("run" | "validate" | "status") => 1,
+        Some("run" | "validate" | "status" | "tui") => 1,
         Some("plugins" | "tasks") => 2,
         _ => return args,
     };

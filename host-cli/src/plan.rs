@@ -81,7 +81,13 @@ pub fn orchestrator_plan(
     config: &Config,
     resolved: &resolve::Plan,
     selection: &[String],
+    cron: &crate::cron::CronContext,
 ) -> plan::Plan {
+    let default_zone = config
+        .settings
+        .reference
+        .as_ref()
+        .and_then(|reference| reference.timezone.clone());
     plan::Plan {
         dir: config.dir.clone(),
         repository: repository(config),
@@ -90,7 +96,18 @@ pub fn orchestrator_plan(
             .max(1),
         client: config::client_options(&config.settings),
         client_info: crate::host_info(),
-        extensions: resolved.extensions.iter().map(extension_plan).collect(),
+        extensions: resolved
+            .extensions
+            .iter()
+            .map(extension_plan)
+            .chain(
+                resolved
+                    .automations
+                    .iter()
+                    .filter(|planned| crate::cron::is_cron_extension(&planned.extension))
+                    .map(|planned| cron.extension_plan(&planned.name, default_zone.clone())),
+            )
+            .collect(),
         automations: {
             // One handle per repository, shared by its automations: cloned, set up and
             // fetched once per run.
@@ -101,6 +118,9 @@ pub fn orchestrator_plan(
                 .filter_map(|automation| {
                     let planned = resolved.automation(&automation.name)?;
                     let mut plan = automation_plan(config, automation, planned);
+                    if crate::cron::is_cron_extension(&planned.extension) {
+                        cron_automation(config, &mut plan);
+                    }
                     if let Some(repository) = reference_repository(config, automation) {
                         let handle = match repositories.get(&repository.alias) {
                             Some(handle) => handle.clone(),
@@ -118,10 +138,13 @@ pub fn orchestrator_plan(
                             checkout: match automation.checkout {
                                 config::Checkout::Main => TaskCheckout::Main,
                                 config::Checkout::Worktree => TaskCheckout::Worktree {
-                                    trigger_type: format!(
-                                        "{}/{}",
-                                        planned.extension, planned.trigger_type
-                                    ),
+                                    trigger_type: if crate::cron::is_cron_extension(
+                                        &planned.extension,
+                                    ) {
+                                        planned.trigger_type.clone()
+                                    } else {
+                                        format!("{}/{}", planned.extension, planned.trigger_type)
+                                    },
                                 },
                             },
                         });
@@ -135,6 +158,26 @@ pub fn orchestrator_plan(
             dir: config.settings.ledger.state_dir().join(LOGS_FOLDER),
             max_bytes: config.settings.ledger.log_max_bytes,
         }),
+    }
+}
+
+/// What a `cron` automation has of its own: a tick's id is its due time; one tick at
+/// a time (it never runs beside itself); `[settings.polling]
+/// cron_poll_interval_seconds` between its rounds when given (the reference host
+/// 0.4.0 reads the key but polls cron at `poll_interval_seconds`, so that is the
+/// default).
+fn cron_automation(config: &Config, plan: &mut plan::Automation) {
+    plan.identity = plan::ItemIdentity::Pair(curupira_cron::TICK_KEY.to_owned());
+    plan.agent_policy.cap = Some(1);
+    plan.polling.batch_size = 1;
+    if let Some(interval) = config
+        .settings
+        .reference
+        .as_ref()
+        .and_then(|reference| reference.cron_poll_interval)
+    {
+        // 0 (which the reference accepts) would poll without a pause.
+        plan.polling.interval = interval.max(std::time::Duration::from_secs(1));
     }
 }
 
@@ -215,5 +258,6 @@ fn automation_plan(
         repository: None,
         configuration_repository: None,
         checkout: None,
+        identity: plan::ItemIdentity::Pairs,
     }
 }

@@ -98,7 +98,8 @@ fn as_the_reference_sees_it(config: &Config, mut diagnostic: Diagnostic) -> Diag
 /// Steps 2 to 6: talks to the extensions of the automations `plan` resolved.
 fn talk_to_extensions(config: &Config, plan: &Plan, report: &mut Report) {
     let repository = crate::plan::repository(config);
-    let orchestrated = crate::plan::orchestrator_plan(config, plan, &[]);
+    let orchestrated =
+        crate::plan::orchestrator_plan(config, plan, &[], &crate::cron::CronContext::in_memory());
     let mut extensions = Extensions::new(&orchestrated);
     let mut reported_extensions = HashSet::new();
     for automation in &config.automations {

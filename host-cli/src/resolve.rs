@@ -228,6 +228,20 @@ pub fn resolve(config: &Config, host_exe: &Path) -> (Plan, Report) {
             None => {
                 let candidates: Vec<&PlannedExtension> =
                     extensions.iter().filter(|e| e.offers(wanted)).collect();
+                let reference_form = config
+                    .automations
+                    .iter()
+                    .any(|a| a.name == name && a.form == crate::config::Form::Reference);
+                if trigger.is_builtin_cron() && (reference_form || candidates.is_empty()) {
+                    // The built-in `cron`, served in this process: an extension of
+                    // its own per automation (`crate::cron`).
+                    automations.push(PlannedAutomation {
+                        name: name.to_owned(),
+                        extension: crate::cron::extension_name(name),
+                        trigger_type: wanted.clone(),
+                    });
+                    continue;
+                }
                 match candidates.as_slice() {
                     [one] => automations.push(PlannedAutomation {
                         name: name.to_owned(),

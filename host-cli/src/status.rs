@@ -364,6 +364,11 @@ pub fn human(status: &Status) -> String {
                         .as_deref()
                         .map_or_else(|| "-".to_owned(), time_text)
                 };
+                // A schedule's next tick (a `cron` automation).
+                let next = match automation.next_tick.as_deref() {
+                    Some(tick) => format!("{next} (next tick {})", time_text(tick)),
+                    None => next,
+                };
                 [
                     one_line(&automation.name),
                     automation.rounds.to_string(),

@@ -69,13 +69,15 @@ fn a_folder_is_installed_as_it_is_after_asking_and_listed_by_its_triggers() {
     fs::create_dir_all(home.join("local-ext")).unwrap();
     fs::write(home.join("local-ext/curupira-extension.toml"), LOCAL).unwrap();
 
-    // Nothing installed, no config: the agent providers, one line each.
+    // Nothing installed, no config: the built-in `cron`, then the agent providers,
+    // one line each.
     let (code, out, _) = curupira(home, &["plugins", "list"], "");
     assert_eq!(code, Some(0));
     let agents: Vec<&str> = out.lines().map(|l| l.split('\t').next().unwrap()).collect();
     assert_eq!(
         agents,
         [
+            "cron",
             "agent:claude",
             "agent:codex",
             "agent:copilot",
@@ -275,6 +277,22 @@ fn an_automation_may_name_an_installed_extension() {
     let source = format!("path:{}", project.path().join("extensions/fx").display());
     let installed = run(&["plugins", "install", &source, "--yes"]);
     assert!(installed.status.success(), "{installed:?}");
+    // The JSON listing of this host's form has what is installed beside what is
+    // configured.
+    let listed = run(&["plugins", "list", "--format", "json"]);
+    assert_eq!(listed.status.code(), Some(0), "{listed:?}");
+    let listing: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let installed = listing["installed"].as_array().unwrap();
+    assert_eq!(installed.len(), 1, "{listing}");
+    assert_eq!(installed[0]["trigger_types"], serde_json::json!(["fake"]));
+    assert!(
+        installed[0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("curupira-extension.toml"),
+        "{listing}"
+    );
+    assert!(listing["extensions"].is_array(), "{listing}");
     let ran = run(&["run", "--once", "--format", "json"]);
     assert_eq!(ran.status.code(), Some(0), "{ran:?}");
     let finished = String::from_utf8_lossy(&ran.stdout)

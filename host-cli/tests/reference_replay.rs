@@ -1,6 +1,6 @@
 //! Every recorded scenario of the reference host `curupira` 0.4.0 with its
 //! `settings.toml` (`recordings/reference-host/`: `validate`, `repositories` and
-//! `prompts`, 345 cases) replayed against this host by the same script that recorded
+//! `prompts`, 345 cases, and `cron`'s 62) replayed against this host by the same script that recorded
 //! them (`record.py --host`), and compared by `compare.py`: the same exit code, the
 //! same stdout (`ok`/`fail`/`dry-run` lines, `Configuration is valid`), the same agent
 //! command lines, working directory kind (worktree, shared checkout, base path) and
@@ -66,8 +66,33 @@ const INTENDED: &[(&str, &str)] = &[
          refuses the automation before anything starts (exit 2)",
     ),
     (
-        "automation trigger_type cron",
-        "the built-in cron trigger is not run by this version (config/unsupported)",
+        "validate: an unknown [agents.defaults] timezone",
+        "a cron automation without its own `timezone` is read in `[agents.defaults] \
+         timezone`: a name that is not a zone is refused at validate (the reference reads \
+         it as UTC)",
+    ),
+    (
+        "validate: start_date yesterday",
+        "a date the cron trigger cannot read is refused at validate (config/schedule); the \
+         reference accepts it there and refuses it at run",
+    ),
+    (
+        "validate: start_date without a zone",
+        "as `validate: start_date yesterday`",
+    ),
+    (
+        "validate: start_date a number",
+        "as `validate: start_date yesterday`",
+    ),
+    (
+        "validate: end_date 2026-02-30",
+        "as `validate: start_date yesterday`",
+    ),
+    (
+        "run: start_date a TOML date-time",
+        "a TOML date-time is read as the instant it is: the window starts then and its \
+         latest tick runs; the reference ignores a `start_date` that is not a string, so the \
+         window starts when it first sees the automation, after the window ended",
     ),
 ];
 
@@ -86,7 +111,7 @@ fn the_reference_host_s_recorded_scenarios_get_the_same_results_here() {
     }
     let recordings = run_support::recordings();
     let mut differing: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let groups = ["validate", "repositories", "prompts"];
+    let groups = ["validate", "repositories", "prompts", "cron"];
     let out = tempfile::tempdir().unwrap();
     let replayed =
         run_support::replay_recordings(Path::new("python3"), out.path(), &groups, FIELDS, None);

@@ -319,7 +319,8 @@ pub fn document() -> Value {
                             "round_running": {"type": "boolean"},
                             "last_round_started_at": time_or_null,
                             "last_round_ended_at": time_or_null,
-                            "next_round_at": time_or_null
+                            "next_round_at": time_or_null,
+                            "next_tick": time
                         }
                     }},
                     "left_open": {"type": "array", "items": {"$ref": "#/components/schemas/TaskAttempt"}},

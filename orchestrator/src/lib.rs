@@ -106,6 +106,7 @@
 //!         repository: None,
 //!         configuration_repository: None,
 //!         checkout: None,
+//!         identity: Default::default(),
 //!     }],
 //!     logs: None,
 //! };

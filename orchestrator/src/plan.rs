@@ -142,6 +142,53 @@ pub struct Automation {
     /// `[repositories.<alias>]`): then [`workspace`](Self::workspace) gives only the
     /// hooks and their time limit.
     pub checkout: Option<RepositoryCheckout>,
+    /// How its items are told apart.
+    pub identity: ItemIdentity,
+}
+
+/// How an automation's items are told apart: what a task's id is, in the ledger, the
+/// events and the reference host's `ok` lines.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ItemIdentity {
+    /// The task identity of all its pairs, 64 hex digits (the protocol's rule).
+    #[default]
+    Pairs,
+    /// The value of the pair with this key, as written: a `cron` tick's is its due
+    /// time in Unix seconds (`curupira_cron::TICK_KEY`), as the reference host names
+    /// it. That pair is not a prompt variable: the prompt knows only the host's
+    /// (`automation`, `repository`). An item without the pair is told apart by its
+    /// pairs.
+    Pair(String),
+}
+
+impl ItemIdentity {
+    /// The id of an item with `pairs`: its in-process key and the id as written.
+    pub fn of(
+        &self,
+        pairs: &[curupira_task_identity::Pair],
+    ) -> (curupira_task_identity::TaskId, String) {
+        let task_id = curupira_task_identity::TaskId::of_pairs(pairs);
+        let text = match self {
+            ItemIdentity::Pair(key) => pairs
+                .iter()
+                .find(|pair| &pair.key == key)
+                .map(|pair| pair.value.clone()),
+            ItemIdentity::Pairs => None,
+        };
+        let text = text.unwrap_or_else(|| task_id.to_string());
+        (task_id, text)
+    }
+
+    /// The pairs a prompt sees of an item's `pairs`.
+    pub fn prompt_pairs<'p>(
+        &self,
+        pairs: &'p [curupira_task_identity::Pair],
+    ) -> impl Iterator<Item = &'p curupira_task_identity::Pair> + use<'p, '_> {
+        pairs.iter().filter(move |pair| match self {
+            ItemIdentity::Pair(key) => &pair.key != key,
+            ItemIdentity::Pairs => true,
+        })
+    }
 }
 
 /// An automation's repository checkout (the reference form): the run's handle of the

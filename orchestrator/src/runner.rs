@@ -431,6 +431,8 @@ fn end_polling(runs: &mut [AutomationRun<'_>]) {
 #[derive(Debug)]
 struct Pending {
     task_id: TaskId,
+    /// Its id as written ([`crate::plan::ItemIdentity::of`]).
+    id_text: String,
     pairs: Vec<Pair>,
     due: Instant,
     /// The agent of a host that died, still running the task: the task waits for it.
@@ -1560,13 +1562,12 @@ impl Scheduler<'_> {
             return Ok(Ok(()));
         };
         round.polled += 1;
-        let task_id = TaskId::of_pairs(&pairs);
+        let (task_id, id_text) = run.automation.identity.of(&pairs);
         if run.refused.contains(&task_id) {
             // Refused earlier in this run, and said so then.
             round.skipped += 1;
             return Ok(Ok(()));
         }
-        let id_text = task_id.to_string();
         let claim = run.ledger.claim(&task_id);
         if claim == Claim::Finished && self.forgotten(&name, &id_text) {
             // `tasks forget` since this process finished it: handed over, it runs again,
@@ -1630,6 +1631,7 @@ impl Scheduler<'_> {
                 }
                 run.pending.push_back(Pending {
                     task_id,
+                    id_text,
                     pairs,
                     due: Instant::now() + ORPHAN_RECHECK,
                     waiting_for: Some(agent),
@@ -1688,10 +1690,9 @@ impl Scheduler<'_> {
             run.pending.push_back(pending);
             return Ok(Ok(()));
         }
-        let id_text = pending.task_id.to_string();
         self.dispatch(
             index,
-            (pending.task_id, id_text, pending.pairs),
+            (pending.task_id, pending.id_text, pending.pairs),
             true,
             runs,
             extensions,
@@ -1722,7 +1723,11 @@ impl Scheduler<'_> {
             .repository
             .as_deref()
             .unwrap_or(self.repository);
-        let values = PromptValues::new(&pairs, repository, &name);
+        let values = PromptValues::new(
+            run.automation.identity.prompt_pairs(&pairs),
+            repository,
+            &name,
+        );
         let prompt = match &run.jinja {
             None => run.template.render(&values.lookup()),
             Some(jinja) => match jinja.render(values.item.iter().chain(&values.host).copied()) {
@@ -2670,9 +2675,13 @@ struct PromptValues<'a> {
 }
 
 impl<'a> PromptValues<'a> {
-    fn new(pairs: &'a [Pair], repository: &'a str, automation: &'a str) -> Self {
+    fn new(
+        pairs: impl IntoIterator<Item = &'a Pair>,
+        repository: &'a str,
+        automation: &'a str,
+    ) -> Self {
         let item = pairs
-            .iter()
+            .into_iter()
             .map(|p| (p.key.as_str(), p.value.as_str()))
             .collect();
         let mut host = vec![("automation", automation)];
@@ -2727,11 +2736,11 @@ fn queue_requested(run: &mut AutomationRun<'_>, round: &mut Round, task: Request
             return;
         }
     };
-    let task_id = TaskId::of_pairs(&pairs);
+    let (task_id, id_text) = run.automation.identity.of(&pairs);
     if run.refused.contains(&task_id) {
         return;
     }
-    if task_id.to_string() != task.task_id {
+    if id_text != task.task_id {
         tracing::error!(
             "automation `{}`: the ledger's pairs of task {} have another identity; it is \
              not retried",
@@ -2754,6 +2763,7 @@ fn queue_requested(run: &mut AutomationRun<'_>, round: &mut Round, task: Request
     round.outstanding += 1;
     run.pending.push_back(Pending {
         task_id,
+        id_text,
         pairs,
         due: now,
         waiting_for: None,

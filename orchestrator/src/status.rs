@@ -178,6 +178,10 @@ pub struct AutomationState {
     /// When its next round is due; `None` while one runs, in a `--once` run, or when
     /// it is stopped.
     pub next_round_at: Option<String>,
+    /// A schedule's next tick (a `cron` automation), when its trigger says
+    /// ([`Live::next_tick`]); `None` for other automations, or when its window ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_tick: Option<String>,
 }
 
 /// The document a run publishes ([`Live::snapshot`]).
@@ -320,7 +324,27 @@ impl Live {
                 last_round_started_at: None,
                 last_round_ended_at: None,
                 next_round_at: next_round_at.map(timestamp),
+                next_tick: None,
             });
+        });
+    }
+
+    /// The next tick of `automation`'s schedule is at `tick` (`None`: it has no more),
+    /// as its trigger worked out at its last poll.
+    pub fn next_tick(&self, automation: &str, tick: Option<SystemTime>) {
+        let text = tick.map(timestamp);
+        let unchanged = self
+            .lock()
+            .automations
+            .iter()
+            .any(|a| a.name == automation && a.next_tick == text);
+        if unchanged {
+            return;
+        }
+        self.change(|state| {
+            if let Some(run) = state.automations.iter_mut().find(|a| a.name == automation) {
+                run.next_tick = text;
+            }
         });
     }
 

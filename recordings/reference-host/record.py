@@ -3,7 +3,7 @@
 the very same cases against another host binary.
 
 Usage: python3 record.py [options] OUTDIR [GROUP ...]
-  GROUP: help validate commands repositories prompts plugins (default: all)
+  GROUP: help validate commands repositories prompts plugins cron cron-timing (default: all)
 Env: REF_VENV (default /tmp/ref-venv) must hold curupira==0.4.0 (unless --host is given);
   RECORD_SLOW=1 adds the 60 s task_timeout_minutes case; KEEP_WORKDIR=1 keeps the scratch folder.
 Options (none of them changes what is recorded for the reference when left out):
@@ -1249,10 +1249,224 @@ def group_plugins():
     return recs
 
 
+def cron_state():
+    """The reference's cron table (<home>/.curupira/state.sqlite3 `cron_schedules`), one dict a
+    row; a replayed host has none (an empty list)."""
+    import sqlite3
+    path = os.path.join(HOME, ".curupira", "state.sqlite3")
+    if not os.path.exists(path):
+        return []
+    try:
+        con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+        con.row_factory = sqlite3.Row
+        rows = [dict(r) for r in con.execute("SELECT * FROM cron_schedules ORDER BY automation_id")]
+        con.close()
+    except sqlite3.Error:
+        return []
+    return rows
+
+
+def until_second(second):
+    """Sleeps until the wall clock's second-of-minute is `second` (not while planning)."""
+    if PLANNING:
+        return
+    now = time.time()
+    wait = (second - now % 60) % 60
+    time.sleep(wait)
+
+
+def group_cron(timing=False):
+    """The built-in `cron` trigger: validation, which tick a run dispatches (the latest one due
+    in its window, coalesced), time zones, DST, state across runs, the dry run, a kill -9.
+    With `timing` (the group `cron-timing`), instead: the window without `start_date` and when
+    `--watch` dispatches a tick, which wait for the wall clock (about 7 minutes).
+
+    A tick's id is its due time in Unix seconds.  Where a case's window ends now, the ids of
+    the minute the case ran in are written `<minute>` (the minute boundary at or before the
+    host's start, or the one after it, when the run crossed it) so that a re-recording is
+    the same."""
+    recs = []
+    C = ["--config", "settings.toml"]
+
+    def auto(name="c1", prompt="Tick", extra=""):
+        lines = ["[automations.%s]" % name, 'trigger_type = "cron"', 'repository = "demo"',
+                 "prompt = " + json.dumps(prompt)]
+        if extra:
+            lines.append(extra.rstrip("\n"))
+        return "\n".join(lines) + "\n"
+
+    def conf(*autos, settings=BASE_SETTINGS, agents=BASE_AGENTS):
+        return config(settings=settings, agents=agents, plugin="", autos="\n".join(autos))
+
+    def relative(r, t0):
+        """Now-dependent ids as `<minute>` / `<minute+1>`."""
+        base = int(t0 // 60 * 60)
+        names = {str(base): "<minute>", str(base + 60): "<minute+1>", str(base + 120): "<minute+2>"}
+
+        def fix(text):
+            for ts, name in names.items():
+                text = text.replace(":cron:" + ts, ":cron:" + name)
+            return text
+        r["stdout"] = [fix(l) for l in r.get("stdout", [])]
+        r["stderr"] = [fix(l) for l in r.get("stderr", [])]
+        for c in r.get("agent_calls", []):
+            c.pop("branch", None)
+        for row in r.get("cron_state", []):
+            for k in list(row):
+                if k != "automation_id" and row[k] is not None:
+                    row[k] = "<time>"
+        return r
+
+    def R(case, cf, args=None, now=False, keep=False, **kw):
+        t0 = time.time()
+        r = run(case, cf, args or ["run"] + C, keep_home=keep, record_ext=False, trees=False, **kw)
+        if r.get("_skipped"):
+            recs.append(r)
+            return r
+        r["cron_state"] = cron_state()
+        for c in r.get("agent_calls", []):
+            for k in ("env_added", "head_subject", "cwd"):
+                c.pop(k, None)
+        if now:
+            relative(r, t0)
+        if not r.get("agent_calls"):
+            r.pop("agent_calls", None)
+        recs.append(r)
+        return r
+
+    def V(case, cf):
+        return R(case, cf, ["validate"] + C)
+
+    if timing:
+        # -- the window without start_date: which command first sees an automation
+        until_second(5)
+        R("first sight: validate sees v1", conf(auto("v1", extra='schedule = "* * * * *"')), ["validate"] + C, now=True)
+        R("first sight: a dry run sees d1", conf(auto("d1", extra='schedule = "* * * * *"')), ["run", "--dry-run"] + C, now=True, keep=True)
+        R("first sight: run sees r1", conf(auto("r1", extra='schedule = "* * * * *"')), now=True, keep=True)
+        R("first sight: run sees r1 again in the same minute", conf(auto("r1", extra='schedule = "* * * * *"')), now=True, keep=True)
+        until_second(3)
+        R("first sight: the next minute, v1 d1 r1", conf(*(auto(n, extra='schedule = "* * * * *"') for n in ("v1", "d1", "r1"))), now=True, keep=True)
+        R("first sight: once more", conf(*(auto(n, extra='schedule = "* * * * *"') for n in ("v1", "d1", "r1"))), now=True, keep=True)
+
+        # -- --watch: when a due tick is dispatched, and a cron automation beside itself
+        every5 = BASE_SETTINGS + "max_active_tasks = 3\n\n[settings.polling]\ncron_poll_interval_seconds = 5\n"
+        until_second(50)
+        R("watch: a tick after the host started, cron polls every 5 s", conf(auto(extra='schedule = "* * * * *"'), settings=every5),
+          ["run", "--watch"] + C, now=True, interrupt=(20, signal.SIGINT), timeout=40,
+          note="started at second 50 of a minute and interrupted 20 s later; an agent call's "
+               "t_start_s minus 10 is how long after the minute boundary the tick was dispatched")
+        for cron_every, every in ((5, 300), (300, 7)):
+            until_second(50)
+            R("watch: cron polls every %d s, other polls every %d s, 80 s" % (cron_every, every),
+              conf(auto(extra='schedule = "* * * * *"'), settings=BASE_SETTINGS + "max_active_tasks = 3\n\n"
+                   "[settings.polling]\ncron_poll_interval_seconds = %d\npoll_interval_seconds = %d\n"
+                   % (cron_every, every)),
+              ["run", "--watch"] + C, now=True, interrupt=(80, signal.SIGINT), timeout=100,
+              note="started at second 50 of a minute, interrupted 80 s later: the minute "
+                   "boundaries are at t = 10 s and t = 70 s")
+        until_second(30)
+        R("watch: the agent runs past the next tick", conf(auto(extra='schedule = "* * * * *"\nstart_date = "2026-12-01"'), settings=every5),
+          ["run", "--watch"] + C, now=True, agent_sleep=45, interrupt=(75, signal.SIGINT), timeout=120,
+          note="started at second 30; the first tick's agent sleeps 45 s, past the next minute "
+               "boundary (t = 30 s); interrupted at 75 s")
+        return recs
+
+    # -- validate
+    V("validate: no schedule", conf(auto()))
+    V("validate: a minute of 61", conf(auto(extra='schedule = "61 * * * *"')))
+    V("validate: six fields", conf(auto(extra='schedule = "0 * * * * *"')))
+    V("validate: four fields", conf(auto(extra='schedule = "* * * *"')))
+    V("validate: @daily", conf(auto(extra='schedule = "@daily"')))
+    V("validate: day of week 0", conf(auto(extra='schedule = "0 9 * * 0"')))
+    V("validate: day of week 8", conf(auto(extra='schedule = "0 9 * * 8"')))
+    V("validate: an hour of 24", conf(auto(extra='schedule = "0 24 * * *"')))
+    V("validate: day of month 0", conf(auto(extra='schedule = "0 9 0 * *"')))
+    V("validate: month 13", conf(auto(extra='schedule = "0 9 1 13 *"')))
+    V("validate: a word", conf(auto(extra='schedule = "every day"')))
+    V("validate: empty schedule", conf(auto(extra='schedule = ""')))
+    V("validate: schedule is a number", conf(auto(extra="schedule = 5")))
+    V("validate: MON-FRI and */15", conf(auto(extra='schedule = "*/15 9-17 * JAN-DEC MON-FRI"')))
+    V("validate: L and ? and #", conf(auto(extra='schedule = "0 9 ? * 6#3"')))
+    V("validate: an unknown time zone", conf(auto(extra='schedule = "* * * * *"\ntimezone = "Mars/Olympus"')))
+    V("validate: a lowercase utc", conf(auto(extra='schedule = "* * * * *"\ntimezone = "utc"')))
+    V("validate: an empty time zone", conf(auto(extra='schedule = "* * * * *"\ntimezone = ""')))
+    V("validate: Etc/GMT+3", conf(auto(extra='schedule = "* * * * *"\ntimezone = "Etc/GMT+3"')))
+    V("validate: an unknown [agents.defaults] timezone",
+      conf(auto(extra='schedule = "* * * * *"'), agents=BASE_AGENTS.replace(
+          'profile = "stub"', 'profile = "stub"\ntimezone = "Mars/Olympus"')))
+    V("validate: an unknown [agents.defaults] timezone and the automation's own",
+      conf(auto(extra='schedule = "* * * * *"\ntimezone = "UTC"'), agents=BASE_AGENTS.replace(
+          'profile = "stub"', 'profile = "stub"\ntimezone = "Mars/Olympus"')))
+    V("validate: start_date yesterday", conf(auto(extra='schedule = "* * * * *"\nstart_date = "yesterday"')))
+    V("validate: start_date without a zone", conf(auto(extra='schedule = "* * * * *"\nstart_date = "2026-12-01T00:00:00"')))
+    V("validate: start_date a TOML date-time", conf(auto(extra='schedule = "* * * * *"\nstart_date = 2026-12-01T00:00:00Z')))
+    V("validate: start_date a number", conf(auto(extra='schedule = "* * * * *"\nstart_date = 5')))
+    V("validate: end_date 2026-02-30", conf(auto(extra='schedule = "* * * * *"\nend_date = "2026-02-30"')))
+    V("validate: end_date before start_date", conf(auto(extra='schedule = "* * * * *"\nstart_date = "2026-12-03"\nend_date = "2026-12-01"')))
+    V("validate: an unknown prompt field", conf(auto(prompt="{{ due }}", extra='schedule = "* * * * *"')))
+    V("validate: no repository", conf(auto(extra='schedule = "* * * * *"').replace('repository = "demo"\n', "")))
+
+    # -- run, over windows that ended (the ids do not depend on when it is recorded)
+    W = 'start_date = "2026-12-01"\nend_date = "2026-12-03"'
+    R("run: 0 9 * * *, 2026-12-01 to 2026-12-03", conf(auto(extra='schedule = "0 9 * * *"\n' + W)))
+    R("run again: nothing", conf(auto(extra='schedule = "0 9 * * *"\n' + W)), keep=True)
+    R("run: the window ends later", conf(auto(extra='schedule = "0 9 * * *"\nstart_date = "2026-12-01"\nend_date = "2026-12-05"')), keep=True)
+    R("run: the window ends earlier again", conf(auto(extra='schedule = "0 9 * * *"\n' + W)), keep=True)
+    NOV = 'start_date = "2026-11-01"\nend_date = "2026-11-30"'
+    R("run: day of week 1", conf(auto(extra='schedule = "0 9 * * 1"\n' + NOV)))
+    R("run: day of week 7", conf(auto(extra='schedule = "0 9 * * 7"\n' + NOV)))
+    R("run: day of week MON", conf(auto(extra='schedule = "0 9 * * MON"\n' + NOV)))
+    R("run: day of week SUN", conf(auto(extra='schedule = "0 9 * * SUN"\n' + NOV)))
+    R("run: timezone Asia/Tokyo", conf(auto(extra='schedule = "0 9 * * *"\ntimezone = "Asia/Tokyo"\n' + W)))
+    R("run: [agents.defaults] timezone Asia/Tokyo",
+      conf(auto(extra='schedule = "0 9 * * *"\n' + W), agents=BASE_AGENTS.replace(
+          'profile = "stub"', 'profile = "stub"\ntimezone = "Asia/Tokyo"')))
+    R("run: the automation's timezone over [agents.defaults]",
+      conf(auto(extra='schedule = "0 9 * * *"\ntimezone = "UTC"\n' + W), agents=BASE_AGENTS.replace(
+          'profile = "stub"', 'profile = "stub"\ntimezone = "Asia/Tokyo"')))
+    R("run: hourly in Asia/Tokyo, end_date a date", conf(auto(extra='schedule = "0 * * * *"\ntimezone = "Asia/Tokyo"\n' + W)))
+    R("run: end_date is inclusive", conf(auto(extra='schedule = "0 9 * * *"\nstart_date = "2026-12-01"\nend_date = "2026-12-03T09:00:00Z"')))
+    R("run: start_date is inclusive", conf(auto(extra='schedule = "0 9 * * *"\nstart_date = "2026-12-02T09:00:00Z"\nend_date = "2026-12-02T09:00:00Z"')))
+    R("run: start_date with an offset", conf(auto(extra='schedule = "0 9 * * *"\nstart_date = "2026-12-01T00:00:00+09:00"\nend_date = "2026-12-02T08:59:59+00:00"')))
+    R("run: start_date after end_date", conf(auto(extra='schedule = "0 9 * * *"\nstart_date = "2026-12-03"\nend_date = "2026-12-01"')))
+    R("run: start_date a TOML date-time", conf(auto(extra='schedule = "0 9 * * *"\nstart_date = 2026-12-01T00:00:00Z\nend_date = "2026-12-03"')))
+    NY = 'timezone = "America/New_York"\n'
+    R("run: DST fall-back, 01:30 New York, to 06:00Z", conf(auto(extra='schedule = "30 1 * * *"\n' + NY + 'start_date = "2026-11-01T00:00:00Z"\nend_date = "2026-11-01T06:00:00Z"')))
+    R("run: DST fall-back, 01:30 New York, to 07:00Z", conf(auto(extra='schedule = "30 1 * * *"\n' + NY + 'start_date = "2026-11-01T00:00:00Z"\nend_date = "2026-11-01T07:00:00Z"')))
+    R("run: DST fall-back, 01:30 New York, 06:00Z to 07:00Z", conf(auto(extra='schedule = "30 1 * * *"\n' + NY + 'start_date = "2026-11-01T06:00:00Z"\nend_date = "2026-11-01T07:00:00Z"')))
+    R("run: DST spring-forward, 02:30 New York", conf(auto(extra='schedule = "30 2 * * *"\n' + NY + 'start_date = "2026-03-08T00:00:00Z"\nend_date = "2026-03-08T23:00:00Z"')))
+    R("run: DST spring-forward, every 15 min 02:00-03:59 New York", conf(auto(extra='schedule = "*/15 2-3 * * *"\n' + NY + 'start_date = "2026-03-08T06:00:00Z"\nend_date = "2026-03-08T07:10:00Z"')))
+    R("run: the window ended, no start_date", conf(auto(extra='schedule = "* * * * *"\nend_date = "2026-12-03"')))
+    R("run: the window starts in 2099", conf(auto(extra='schedule = "* * * * *"\nstart_date = "2099-01-01"')))
+    R("run: the prompt's fields", conf(auto(prompt="{{ _fields }} ${automation} ${repository} ${scheduled_for} ${n}", extra='schedule = "0 9 * * *"\n' + W)))
+    R("run: two cron automations, one schedule", conf(auto("c1", extra='schedule = "0 9 * * *"\n' + W), auto("c2", extra='schedule = "0 9 * * *"\n' + W)))
+    R("run --dry-run", conf(auto(extra='schedule = "0 9 * * *"\n' + W)), ["run", "--dry-run"] + C)
+    R("run after the dry run", conf(auto(extra='schedule = "0 9 * * *"\n' + W)), keep=True)
+    R("run: the agent fails", conf(auto(prompt="FAIL", extra='schedule = "0 9 * * *"\n' + W)))
+    R("run again after the failure", conf(auto(prompt="FAIL", extra='schedule = "0 9 * * *"\n' + W)), keep=True)
+    R("run --size 1, two automations", conf(auto("c1", extra='schedule = "0 9 * * *"\n' + W), auto("c2", extra='schedule = "0 9 * * *"\n' + W)), ["run", "--size", "1"] + C)
+
+    # -- kill -9 of the host while a tick's agent runs, then a run
+    def kill_host(p):
+        wait_for(lambda: os.path.exists(AGENT_LOG) and read_jsonl(AGENT_LOG), timeout=20)
+        time.sleep(1)
+        os.kill(p.pid, signal.SIGKILL)
+        time.sleep(0.5)
+        kill_session(p.pid)
+        return {}
+    R("kill -9 while the agent runs", conf(auto(extra='schedule = "0 9 * * *"\n' + W)), during=kill_host, agent_sleep=30)
+    R("run after the kill -9", conf(auto(extra='schedule = "0 9 * * *"\n' + W)), keep=True)
+    return recs
+
+
+def group_cron_timing():
+    return group_cron(timing=True)
+
+
 # GROUPS-HERE
 
 
-GROUPS = ["help", "validate", "commands", "repositories", "prompts", "plugins"]
+GROUPS = ["help", "validate", "commands", "repositories", "prompts", "plugins", "cron", "cron-timing"]
 
 
 def parse_args(argv):
@@ -1386,7 +1600,8 @@ def main():
         SELECT = (list(a.only), read_case_names(a.cases) if a.cases else set())
     groups = a.groups
     fns = {"help": group_help, "validate": group_validate, "commands": group_commands,
-           "repositories": group_repositories, "prompts": group_prompts, "plugins": group_plugins}
+           "repositories": group_repositories, "prompts": group_prompts, "plugins": group_plugins,
+           "cron": group_cron, "cron-timing": group_cron_timing}
     plans = None
     if SELECT is not None or a.list:
         plans = plan_groups(groups, fns)

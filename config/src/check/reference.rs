@@ -507,16 +507,12 @@ impl Checker<'_> {
             );
             DEFAULT_TRIGGER_TYPE.to_owned()
         };
-        if text == "cron" {
-            self.collector.error(
-                codes::UNSUPPORTED,
-                &at.key("trigger_type"),
-                format!(
-                    "automation `{name}`: the built-in `cron` trigger of the reference host is \
-                     not run by this version of curupira"
-                ),
-            );
-            return None;
+        if text == curupira_cron::TRIGGER_TYPE {
+            // Built in, as the reference host's.
+            return Some(TriggerRef {
+                extension: None,
+                trigger_type: text,
+            });
         }
         match text.split_once('/') {
             Some((alias, trigger_type))
@@ -756,6 +752,9 @@ impl Checker<'_> {
                 }
                 None => readable = false,
             }
+        }
+        if readable && trigger.as_ref().is_some_and(TriggerRef::is_builtin_cron) {
+            readable = self.cron_arguments(&name, at, &arguments, reference.timezone.as_deref());
         }
         let (provider, agent_error) = match agent {
             Some(Ok(agent)) => (Some(agent.clone()), None),

@@ -118,8 +118,10 @@ pub struct ReferencePollingFile {
     /// 10 × this many polls in all); the reference host documents 1..1000.
     #[schemars(range(min = 1, max = MAX_BATCH_SIZE), extend("default" = DEFAULT_BATCH_SIZE, "x-codes" = ["config/reference-key", "config/batch-size"]))]
     pub batch_size: Option<u32>,
-    /// Seconds between the reference host's `cron` polls (its `cron` trigger is not
-    /// run by this version).
+    /// Seconds between the rounds of a `cron` automation in `run --watch` (at least
+    /// 1). The reference host 0.4.0 reads it but polls cron at
+    /// `poll_interval_seconds`, which is also the default here.
+    #[schemars(extend("x-codes" = ["config/reference-key"]))]
     pub cron_poll_interval_seconds: Option<u64>,
     /// **This host's** spelling of `poll_interval_seconds` (integer or fractional);
     /// the two must agree when both are written.
@@ -162,8 +164,9 @@ pub struct AgentDefaultsFile {
     /// A key of `[agents.profiles]`.
     #[schemars(extend("x-codes" = ["config/unknown-reference"]))]
     pub profile: String,
-    /// The time zone of the reference host's `cron` trigger (an IANA name), read and
-    /// kept.
+    /// The time zone of a `cron` automation without its own `timezone` (an IANA
+    /// name; default UTC).
+    #[schemars(extend("x-codes" = ["config/schedule"]))]
     pub timezone: Option<String>,
 }
 
@@ -259,10 +262,11 @@ impl JsonSchema for ProfileFile {
 #[derive(JsonSchema)]
 pub struct ReferenceAutomationFile {
     /// `ALIAS/type`: a `[plugins]` (or `[extensions]`) alias, then one of its trigger
-    /// types. Left out, it is `plugins-py/github-issues`, the reference host's default
-    /// (a warning says so). A bare type is refused, as the reference refuses it; the
-    /// reference's built-in `cron` is not run by this version.
-    #[schemars(pattern(r"^[^/]+/[^/]+$"), extend("default" = "plugins-py/github-issues", "x-codes" = ["config/reference-default", "config/unknown-trigger", "config/unsupported"]))]
+    /// types; or `cron`, the built-in schedule trigger (`schedule`, `timezone`,
+    /// `start_date`, `end_date`). Left out, it is `plugins-py/github-issues`, the
+    /// reference host's default (a warning says so). Another bare type is refused, as
+    /// the reference refuses it.
+    #[schemars(pattern(r"^(cron|[^/]+/[^/]+)$"), extend("default" = "plugins-py/github-issues", "x-codes" = ["config/reference-default", "config/unknown-trigger"]))]
     pub trigger_type: Option<String>,
     /// A key of `[repositories]`: the checkout the tasks run in.
     #[schemars(extend("x-codes" = ["config/missing-key", "config/unknown-reference"]))]
@@ -279,6 +283,23 @@ pub struct ReferenceAutomationFile {
     /// and `repository`, `automation`; then `${key}` is replaced in what it rendered.
     #[schemars(extend("x-codes" = ["config/missing-key", "config/template", "config/unknown-placeholder"]))]
     pub prompt: String,
+    /// `cron`: five fields, `minute hour day-of-month month day-of-week`, read as the
+    /// reference reads them (day-of-week 1 = Sunday … 7 = Saturday, or `MON`–`SUN`);
+    /// required there.
+    #[schemars(extend("x-codes" = ["config/schedule", "config/cron-weekday"]))]
+    pub schedule: Option<String>,
+    /// `cron`: the IANA zone the schedule is read in; default `[agents.defaults]
+    /// timezone`, else UTC.
+    #[schemars(extend("x-codes" = ["config/schedule"]))]
+    pub timezone: Option<String>,
+    /// `cron`: the window's first instant, inclusive: `YYYY-MM-DD` (midnight in the
+    /// zone) or an RFC 3339 date-time with its offset. Left out, the window starts
+    /// when a host first sees the automation.
+    #[schemars(extend("x-codes" = ["config/schedule", "config/cron-window"]))]
+    pub start_date: Option<String>,
+    /// `cron`: the window's last instant, inclusive, as `start_date`.
+    #[schemars(extend("x-codes" = ["config/schedule", "config/cron-window"]))]
+    pub end_date: Option<String>,
     /// The trigger's parameters.
     #[schemars(flatten)]
     pub parameters: Map<String, Value>,

@@ -204,6 +204,20 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
         ],
     ),
     (
+        "curupira-tui",
+        &[
+            example(
+                "curupira tui",
+                "Run the automations as `run --watch` does, under a dashboard of what runs, \
+                 the retry queue, the next rounds and the recent outcomes; q stops the host.",
+            ),
+            example(
+                "curupira tui --attach",
+                "The same dashboard on the host that already runs here; q leaves it running.",
+            ),
+        ],
+    ),
+    (
         "curupira-completions",
         &[
             example(

@@ -24,6 +24,7 @@ pub mod schema;
 pub mod spirit;
 pub mod status;
 pub mod tasks;
+pub mod tui;
 pub mod validate;
 pub mod watchdog;
 

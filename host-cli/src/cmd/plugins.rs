@@ -196,7 +196,17 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let mut report = loaded.report;
     report.append(checked);
     let mut output = match args.format {
-        Format::Json => render_json(&listed, &report) + "\n",
+        // With what is installed beside what is configured.
+        Format::Json => match serde_json::from_str(&render_json(&listed, &report)) {
+            Ok(serde_json::Value::Object(mut listing)) => {
+                listing.insert(
+                    "installed".to_owned(),
+                    serde_json::Value::Array(installed_json(&installed)),
+                );
+                serde_json::Value::Object(listing).to_string() + "\n"
+            }
+            _ => render_json(&listed, &report) + "\n",
+        },
         Format::Human => render_human(&listed, &report, color_enabled(&io::stdout())),
     };
     if args.format == Format::Human && !installed.is_empty() {
@@ -211,6 +221,22 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(report.exit_code()))
 }
 
+/// What is installed, as the JSON listings show it: `[{"name", "version",
+/// "trigger_types", "path"}]`.
+fn installed_json(installed: &[installed::Installed]) -> Vec<serde_json::Value> {
+    installed
+        .iter()
+        .map(|ext| {
+            serde_json::json!({
+                "name": ext.name,
+                "version": ext.version,
+                "trigger_types": ext.trigger_types,
+                "path": ext.path.display().to_string(),
+            })
+        })
+        .collect()
+}
+
 /// The reference host's listing: its tab-separated lines (human), or `{"installed":
 /// [{"name", "version", "trigger_types", "path"}], "agents": [{"provider", "program"}]}`.
 fn reference_list(installed: &[installed::Installed], format: Format) -> anyhow::Result<ExitCode> {
@@ -223,17 +249,7 @@ fn reference_list(installed: &[installed::Installed], format: Format) -> anyhow:
                 .collect::<String>()
         }
         Format::Json => {
-            let installed: Vec<serde_json::Value> = installed
-                .iter()
-                .map(|ext| {
-                    serde_json::json!({
-                        "name": ext.name,
-                        "version": ext.version,
-                        "trigger_types": ext.trigger_types,
-                        "path": ext.path.display().to_string(),
-                    })
-                })
-                .collect();
+            let installed = installed_json(installed);
             let agents: Vec<serde_json::Value> = curupira_agents::Provider::ALL
                 .iter()
                 .map(|p| serde_json::json!({"provider": p.name(), "program": p.spec().program}))

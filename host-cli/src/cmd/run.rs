@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use curupira_host::config::{Config, Form, Loaded};
+use curupira_host::cron::{CronContext, is_cron_extension};
 use curupira_host::events::{self, EventWriter};
 use curupira_host::format::Format;
 use curupira_host::live_line::LiveLine;
@@ -103,7 +104,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     else {
         return Ok(ExitCode::from(2));
     };
-    let plan = curupira_host::plan::orchestrator_plan(&config, &resolved, &args.automations);
+    // The cron automations' state: in the state folder when the run keeps a ledger
+    // (read here, written only by a run holding the state folder's lock).
+    let cron = if config.settings.ledger.enabled {
+        CronContext::in_folder(&config.settings.ledger.state_dir())?
+    } else {
+        CronContext::in_memory()
+    };
+    let plan = curupira_host::plan::orchestrator_plan(&config, &resolved, &args.automations, &cron);
     options.idle_notice = config.settings.status.idle_notice;
 
     let stop = Stop::new();
@@ -228,6 +236,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Some(server)
             }
         };
+        cron.publish_to(&live);
         options.live = Some(live);
         held = Some((
             (lock, dispatch_lock),
@@ -257,7 +266,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .iter()
                 .map(|automation| {
                     let repository = automation.repository.as_deref().unwrap_or(global);
-                    let trigger = format!("{}/{}", automation.extension, automation.trigger_type);
+                    let trigger = if is_cron_extension(&automation.extension) {
+                        automation.trigger_type.clone()
+                    } else {
+                        format!("{}/{}", automation.extension, automation.trigger_type)
+                    };
                     (automation.name.clone(), format!("{repository}:{trigger}"))
                 })
                 .collect(),
