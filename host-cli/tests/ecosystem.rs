@@ -94,6 +94,10 @@ fn main() {
             "either_host_sees_what_the_other_installed",
             either_host_sees_what_the_other_installed,
         ),
+        with_ecosystem(
+            "plugins_install_fetches_curupira_plugins_with_the_real_uvx",
+            plugins_install_fetches_curupira_plugins_with_the_real_uvx,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -1177,5 +1181,75 @@ fn either_host_sees_what_the_other_installed(installed: &Ecosystem) {
     assert_eq!(
         run(&reference, &["plugins", "info", "local-ext"]).0,
         Some(1)
+    );
+}
+
+/// `plugins install pip:curupira-plugins==0.1.0` with the real `uvx` (from PyPI, its
+/// cache shared with the other tests), by each host in a home of its own: the same
+/// file, byte for byte, which the reference host lists and which ours lists and runs
+/// `info` on as the reference does.
+fn plugins_install_fetches_curupira_plugins_with_the_real_uvx(installed: &Ecosystem) {
+    let root = tempfile::tempdir().unwrap();
+    let uv_cache = installed.venv.join("../uv-cache");
+    let path = format!(
+        "{}:{}",
+        installed.venv.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |program: &Path, home: &str, args: &[&str]| {
+        let home = root.path().join(home);
+        fs::create_dir_all(&home).unwrap();
+        let ended = run_support::run_bounded(
+            Command::new(program)
+                .args(args)
+                .current_dir(root.path())
+                .env("HOME", &home)
+                .env("PATH", &path)
+                .env("UV_CACHE_DIR", &uv_cache)
+                .env_remove("RUST_LOG"),
+            std::time::Duration::from_secs(300),
+        )
+        .unwrap();
+        (
+            ended.status.and_then(|status| status.code()),
+            ended.stdout,
+            ended.stderr,
+        )
+    };
+    let ours = Path::new(run_support::curupira());
+    let reference = installed.bin("curupira");
+    let install = ["plugins", "install", "pip:curupira-plugins==0.1.0", "--yes"];
+    let (code, out, err) = run(ours, "ours", &install);
+    assert_eq!(
+        (code, out.as_str()),
+        (Some(0), "Installed extension curupira-plugins\n"),
+        "{err}"
+    );
+    let (code, _, err) = run(&reference, "reference", &install);
+    assert_eq!(code, Some(0), "{err}");
+    let kept = |home: &str| {
+        fs::read_to_string(
+            root.path()
+                .join(home)
+                .join(".curupira/extensions/curupira-plugins/curupira-extension.toml"),
+        )
+        .unwrap()
+    };
+    assert_eq!(kept("ours"), kept("reference"));
+    // The reference lists what ours installed.
+    let (code, listed, _) = run(&reference, "ours", &["plugins", "list"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        listed.contains("github-issues\tcurupira-plugins 0.1.0\tprompt fields: (see extension)\n"),
+        "{listed}"
+    );
+    assert_eq!(
+        run(ours, "reference", &["plugins", "info", "curupira-plugins"]).1,
+        run(
+            &reference,
+            "reference",
+            &["plugins", "info", "curupira-plugins"]
+        )
+        .1
     );
 }
