@@ -52,6 +52,14 @@ pub use schedule::{CronSpec, Schedule, ScheduleError, parse_date, parse_zone, zo
 pub use state::{CronState, StateError, VERSION as STATE_VERSION};
 pub use trigger::{Clock, CronTrigger, NextTick, TICK_KEY, TRIGGER_TYPE};
 
+/// An instant written in RFC 3339, for the tests.
+#[cfg(test)]
+fn at(text: &str) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
+
 /// The README's example, compiled and run as a doctest.
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]

@@ -223,12 +223,7 @@ impl CronState {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text)
-            .unwrap()
-            .with_timezone(&Utc)
-    }
+    use crate::at;
 
     #[test]
     fn what_a_host_saw_survives_it_and_a_dry_run_leaves_nothing() {

@@ -255,17 +255,12 @@ fn arguments(value: curupira_extension_sdk::serde_json::Value) -> Arguments {
 
 #[cfg(test)]
 mod tests {
+    use crate::at;
     use std::sync::Mutex;
 
     use curupira_extension_sdk::serde_json::Value;
 
     use super::*;
-
-    fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text)
-            .unwrap()
-            .with_timezone(&Utc)
-    }
 
     /// A trigger whose clock the test moves.
     fn trigger(state: CronState, now: &Arc<Mutex<DateTime<Utc>>>) -> CronTrigger {

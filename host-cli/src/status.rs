@@ -88,19 +88,8 @@ pub struct Host {
     pub stopping: bool,
 }
 
-/// [`Host::state`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HostState {
-    /// A host holds `run.lock`.
-    Running,
-    /// No host does, and the last one ended without saying so (killed).
-    Gone,
-    /// No host does; the last one ended.
-    Stopped,
-    /// No host ever published its state here.
-    None,
-}
+/// [`Host::state`]: the orchestrator's rule, shared with the dashboard.
+pub use curupira_orchestrator::status::HostState;
 
 /// An attempt that runs now.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -178,16 +167,7 @@ pub fn collect_from(
     ledger: Option<(&Path, &dyn TasksBackend)>,
     now: SystemTime,
 ) -> Result<Status, CollectError> {
-    let (state, published) = match (holder, published) {
-        // A holder that is not the host that published: it has only just started.
-        (Holder::Held { pid }, Some(doc)) if pid.is_some_and(|pid| pid != doc.host.pid) => {
-            (HostState::Running, None)
-        }
-        (Holder::Held { .. }, doc) => (HostState::Running, doc),
-        (Holder::Free, Some(doc)) if doc.ended_at.is_some() => (HostState::Stopped, Some(doc)),
-        (Holder::Free, Some(doc)) => (HostState::Gone, Some(doc)),
-        (Holder::Free, None) => (HostState::None, None),
-    };
+    let (state, published) = live::host_state(holder, published);
     let holder_pid = match holder {
         Holder::Held { pid } => pid,
         Holder::Free => None,

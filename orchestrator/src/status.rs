@@ -44,6 +44,42 @@ use std::time::{Duration, SystemTime};
 use curupira_task_identity::Pair;
 use serde::{Deserialize, Serialize};
 
+/// Whether a host runs on a state folder, as `curupira status`, the dashboard and
+/// the page name it: from who holds its `run.lock` and what it last published.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostState {
+    /// No host ever published its state here.
+    #[default]
+    None,
+    /// A host holds `run.lock`.
+    Running,
+    /// No host does; the last one ended.
+    Stopped,
+    /// No host does, and the last one ended without saying so (killed).
+    Gone,
+}
+
+/// The one rule of [`HostState`]: `holder` is who holds the state folder's
+/// `run.lock`, `published` the last `status.json`. Returns the state and the document
+/// that describes it: none when the holder is not the host that published (it has
+/// only just started, and has not published yet).
+pub fn host_state(
+    holder: curupira_workspace::state::Holder,
+    published: Option<Published>,
+) -> (HostState, Option<Published>) {
+    use curupira_workspace::state::Holder;
+    match (holder, published) {
+        (Holder::Held { pid }, Some(doc)) if pid.is_some_and(|pid| pid != doc.host.pid) => {
+            (HostState::Running, None)
+        }
+        (Holder::Held { .. }, doc) => (HostState::Running, doc),
+        (Holder::Free, Some(doc)) if doc.ended_at.is_some() => (HostState::Stopped, Some(doc)),
+        (Holder::Free, Some(doc)) => (HostState::Gone, Some(doc)),
+        (Holder::Free, None) => (HostState::None, None),
+    }
+}
+
 /// The version of the [`Published`] document.
 pub const VERSION: u32 = 1;
 

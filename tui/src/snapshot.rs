@@ -46,19 +46,7 @@ pub struct Host {
 }
 
 /// [`Host::state`], as `curupira status` names it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum HostState {
-    /// No host ever published its state here.
-    #[default]
-    None,
-    /// A host holds `run.lock`.
-    Running,
-    /// No host does; the last one ended.
-    Stopped,
-    /// No host does, and the last one ended without saying so (killed).
-    Gone,
-}
+pub use curupira_orchestrator::status::HostState;
 
 /// An automation of the host's run.
 #[derive(Debug, Clone, PartialEq, Eq)]

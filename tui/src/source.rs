@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use curupira_ledger::{AttemptRecord, Filter, Ledger, Status, TasksBackend};
 use curupira_orchestrator::status::{self, Published};
 use curupira_workspace::state::{Holder, RUN_LOCK, RunLock, STATUS_FILE};
-use serde::Deserialize;
 
 use crate::snapshot::{Automation, Host, HostState, LedgerState, Snapshot};
 use crate::text::short_id;
@@ -87,27 +86,14 @@ impl Source {
             snapshot.problems.push(err.to_string());
             None
         });
-        let ticks = next_ticks(&status_path);
-        let (state, published) = match (holder, published) {
-            // A holder that is not the host that published: it has only just started.
-            (Holder::Held { pid }, Some(doc)) if pid.is_some_and(|pid| pid != doc.host.pid) => {
-                (HostState::Running, None)
-            }
-            (Holder::Held { .. }, doc) => (HostState::Running, doc),
-            (Holder::Free, Some(doc)) if doc.ended_at.is_some() => (HostState::Stopped, Some(doc)),
-            (Holder::Free, Some(doc)) => (HostState::Gone, Some(doc)),
-            (Holder::Free, None) => (HostState::None, None),
-        };
+        let (state, published) = status::host_state(holder, published);
         snapshot.host = host(state, holder, published.as_ref());
         if let Some(doc) = published {
             snapshot.automations = doc
                 .automations
                 .into_iter()
                 .map(|mut state_of| {
-                    let next_tick = ticks
-                        .iter()
-                        .find(|tick| tick.name == state_of.name)
-                        .and_then(|tick| tick.next_tick.clone());
+                    let next_tick = state_of.next_tick.take();
                     if state != HostState::Running {
                         // No host: no round is coming.
                         state_of.round_running = false;
@@ -224,31 +210,6 @@ fn host(state: HostState, holder: Holder, doc: Option<&Published>) -> Host {
         config: doc.and_then(|doc| doc.host.config.clone()),
         stopping: doc.is_some_and(|doc| doc.stopping && doc.ended_at.is_none()),
     }
-}
-
-/// An automation's `next_tick` in `status.json`, when the host wrote one.
-#[derive(Deserialize)]
-struct Tick {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    next_tick: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Ticks {
-    #[serde(default)]
-    automations: Vec<Tick>,
-}
-
-/// Each automation's `next_tick` in the document at `path` (none when it has none, or
-/// cannot be read: [`status::read`] says why).
-fn next_ticks(path: &Path) -> Vec<Tick> {
-    std::fs::read(path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<Ticks>(&bytes).ok())
-        .map(|ticks| ticks.automations)
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
