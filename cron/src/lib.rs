@@ -21,9 +21,9 @@
 //! ```
 //! use std::sync::Arc;
 //! use chrono::{DateTime, Utc};
+//! use curupira_cron::curupira_extension_sdk::serde_json::{from_value, json};
+//! use curupira_cron::curupira_extension_sdk::{Arguments, Pair, Trigger};
 //! use curupira_cron::{CronState, CronTrigger, TICK_KEY};
-//! use curupira_extension_sdk::serde_json::{from_value, json};
-//! use curupira_extension_sdk::{Arguments, Pair, Trigger};
 //!
 //! let now: DateTime<Utc> = "2026-12-07T10:00:30Z".parse()?;
 //! let mut cron = CronTrigger::new("nightly", None, CronState::in_memory())
@@ -48,6 +48,8 @@ mod state;
 mod trigger;
 
 pub use chrono;
+/// The SDK its trigger is written with: what a caller needs to drive it.
+pub use curupira_extension_sdk;
 pub use schedule::{CronSpec, Schedule, ScheduleError, parse_date, parse_zone, zone_names};
 pub use state::{CronState, StateError, VERSION as STATE_VERSION};
 pub use trigger::{Clock, CronTrigger, NextTick, TICK_KEY, TRIGGER_TYPE};
