@@ -177,7 +177,7 @@ const AGENT: OptionSpec = OptionSpec {
 };
 
 /// The options `model`, `agent` and `effort` are known to every provider: one a
-/// provider lacks is refused with "<title>: unsupported profile field" (the
+/// provider lacks is refused with "`<title>: unsupported profile field`" (the
 /// reference host's message); other keys are refused as unknown.
 pub const COMMON_KEYS: [&str; 3] = ["model", "agent", "effort"];
 

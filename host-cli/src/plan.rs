@@ -15,7 +15,7 @@ use crate::resolve::{self, PlannedAutomation, PlannedExtension, resolve};
 
 /// The plan `run` follows, and what stands in its way, worked out before anything
 /// starts (after the config file itself): every extension's manifest and every
-/// automation's trigger ([`resolve`]), and, unless `dry_run`, that each automation of
+/// automation's trigger ([`resolve()`]), and, unless `dry_run`, that each automation of
 /// `selection` (all when empty) has an agent command that can start and a workspace it
 /// can use. No extension is started here; that, with the schema and
 /// `trigger/validate` calls, is [`crate::preflight::report`]'s work. A partial config

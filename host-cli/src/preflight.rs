@@ -1,6 +1,6 @@
 //! The pre-flight: everything `run` does before the first poll, reported as
 //! diagnostics — the work behind `curupira validate` (SPEC section 7). Not to be
-//! confused with [`curupira_orchestrator::runner::plan_run`], which only resolves the plan `run` needs
+//! confused with [`crate::plan::plan_run`], which only resolves the plan `run` needs
 //! (no extension is started), nor with the protocol's `trigger/validate`, one of the
 //! calls made here.
 //!
@@ -15,7 +15,7 @@
 //!    (`config/extension-failed`, once per extension; `describe` not matching the
 //!    manifest's `trigger_types` is `config/describe-mismatch`, a warning);
 //! 4. each automation: `trigger/schema`, defaults, `trigger/validate` with the
-//!    automation's configuration ([`runner::configuration`]). A rejection
+//!    automation's configuration ([`curupira_orchestrator::runner::configuration`]). A rejection
 //!    (`ok: false`, or a -32003 error reply) is `config/trigger-rejected`: the
 //!    extension's sentence at `/automations/NAME/arguments`, or one diagnostic per
 //!    listed error at that pointer + the error's path; any other failure (a reply

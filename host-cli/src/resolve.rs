@@ -59,7 +59,7 @@ pub struct PlannedExtension {
     /// How to start it.
     pub launch: LaunchCommand,
     /// Whether one process serves the whole run rather than one per round
-    /// ([`crate::extensions`]): `process = "run"`, the default of built-ins.
+    /// ([`curupira_orchestrator::extensions`]): `process = "run"`, the default of built-ins.
     pub persistent: bool,
 }
 
@@ -303,7 +303,7 @@ pub fn resolve(config: &Config, host_exe: &Path) -> (Plan, Report) {
 }
 
 /// Loads every configured extension's manifest and launch command; a `[plugins]` entry
-/// is asked `describe` instead ([`describe_plugin`]), unless the settings used to talk
+/// is asked `describe` instead (`describe_plugin`), unless the settings used to talk
 /// to extensions have an error. Returns the extensions that loaded, the names of
 /// those that did not (their diagnostics, if any, are in the report), and the report.
 pub fn load_extensions(
