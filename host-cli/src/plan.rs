@@ -138,13 +138,10 @@ pub fn orchestrator_plan(
                             checkout: match automation.checkout {
                                 config::Checkout::Main => TaskCheckout::Main,
                                 config::Checkout::Worktree => TaskCheckout::Worktree {
-                                    trigger_type: if crate::cron::is_cron_extension(
+                                    trigger_type: reference_trigger_type(
                                         &planned.extension,
-                                    ) {
-                                        planned.trigger_type.clone()
-                                    } else {
-                                        format!("{}/{}", planned.extension, planned.trigger_type)
-                                    },
+                                        &planned.trigger_type,
+                                    ),
                                 },
                             },
                         });
@@ -158,6 +155,16 @@ pub fn orchestrator_plan(
             dir: config.settings.ledger.state_dir().join(LOGS_FOLDER),
             max_bytes: config.settings.ledger.log_max_bytes,
         }),
+    }
+}
+
+/// An automation's `trigger_type` as the reference host writes it in task keys and
+/// worktree names: `ALIAS/type`, or `cron` for the built-in one.
+pub fn reference_trigger_type(extension: &str, trigger_type: &str) -> String {
+    if crate::cron::is_cron_extension(extension) {
+        trigger_type.to_owned()
+    } else {
+        format!("{extension}/{trigger_type}")
     }
 }
 

@@ -28,20 +28,7 @@ const WAIT: Duration = Duration::from_secs(15);
 
 /// Whether `tmux` runs; under CI its absence fails the test.
 fn have_tmux() -> bool {
-    let ok = Command::new("tmux")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "the tui tests need tmux on PATH, and CI (`CI` is set) must not skip them"
-        );
-        eprintln!("skipped: the tui tests need tmux on PATH");
-    }
-    ok
+    curupira_test_support::fakes::tool_or_skip_asking("tmux", "-V", "the tui tests")
 }
 
 /// The project: a queue of `a` (runs until `release` exists, printing `tick N`) and

@@ -41,8 +41,13 @@ pub fn python_or_skip(what: &str) -> bool {
 /// node, bash). When it does not: panics under CI (`CI` set: CI must never pass by
 /// skipping), else prints `skipped: WHAT needs PROGRAM on PATH` and returns `false`.
 pub fn tool_or_skip(program: &str, what: &str) -> bool {
+    tool_or_skip_asking(program, "--version", what)
+}
+
+/// [`tool_or_skip`] for a tool that says its version to another argument (`tmux -V`).
+pub fn tool_or_skip_asking(program: &str, version_argument: &str, what: &str) -> bool {
     let ok = Command::new(program)
-        .arg("--version")
+        .arg(version_argument)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()

@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use curupira_host::config::{Config, Form, Loaded};
-use curupira_host::cron::{CronContext, is_cron_extension};
+use curupira_host::cron::CronContext;
 use curupira_host::events::{self, EventWriter};
 use curupira_host::format::Format;
 use curupira_host::live_line::LiveLine;
@@ -266,11 +266,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .iter()
                 .map(|automation| {
                     let repository = automation.repository.as_deref().unwrap_or(global);
-                    let trigger = if is_cron_extension(&automation.extension) {
-                        automation.trigger_type.clone()
-                    } else {
-                        format!("{}/{}", automation.extension, automation.trigger_type)
-                    };
+                    let trigger = curupira_host::plan::reference_trigger_type(
+                        &automation.extension,
+                        &automation.trigger_type,
+                    );
                     (automation.name.clone(), format!("{repository}:{trigger}"))
                 })
                 .collect(),
