@@ -2,12 +2,34 @@
 //! json`, the members in [`curupira_orchestrator::events`]' table) or as a sentence
 //! (`--format human`, [`Human`]). Logs never go to stdout.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub use curupira_orchestrator::events::{Event, short_id};
 use curupira_task_identity::Pair;
 
 use crate::format::Format;
+
+/// Each automation's `repository:trigger_type`, the middle of the reference host's task
+/// keys ([`EventWriter::reference`]), shared with whoever reloads the configuration.
+pub type ReferenceKeys = Arc<Mutex<HashMap<String, String>>>;
+
+/// The reference task keys' middles of `plan`'s automations.
+pub fn reference_keys(plan: &curupira_orchestrator::Plan) -> HashMap<String, String> {
+    let global = plan.repository.as_deref().unwrap_or_default();
+    plan.automations
+        .iter()
+        .map(|automation| {
+            let repository = automation.repository.as_deref().unwrap_or(global);
+            let trigger = crate::plan::reference_trigger_type(
+                &automation.extension,
+                &automation.trigger_type,
+            );
+            (automation.name.clone(), format!("{repository}:{trigger}"))
+        })
+        .collect()
+}
 
 /// The human form of an [`Event`]: one sentence per event (a dry run's prompt follows
 /// on the next lines).
@@ -248,6 +270,45 @@ fn human_line(event: &Event, dry_run: bool) -> String {
             ..
         } => format!("{automation}: FAILED: {message}"),
         Event::ExtensionFailed { message, .. } => format!("FAILED: {message}"),
+        Event::ConfigReloaded {
+            added,
+            removed,
+            changed,
+            restart_needed,
+        } => {
+            let mut parts = Vec::new();
+            if !added.is_empty() {
+                parts.push(format!("added {}", added.join(", ")));
+            }
+            if !removed.is_empty() {
+                parts.push(format!(
+                    "removed {} (their running tasks finish)",
+                    removed.join(", ")
+                ));
+            }
+            if !changed.is_empty() {
+                let each: Vec<String> = changed
+                    .iter()
+                    .map(|change| format!("{} ({})", change.automation, change.what.join(", ")))
+                    .collect();
+                parts.push(format!("changed {}", each.join(", ")));
+            }
+            if !restart_needed.is_empty() {
+                parts.push(format!(
+                    "a restart is needed for {} (the running value is kept)",
+                    restart_needed.join(", ")
+                ));
+            }
+            format!("configuration reloaded: {}", parts.join("; "))
+        }
+        Event::ConfigRefused { diagnostics } => {
+            let mut text = "configuration NOT reloaded (the running one is kept):".to_owned();
+            for line in diagnostics {
+                text.push_str("\n  ");
+                text.push_str(line);
+            }
+            text
+        }
         Event::Waiting {
             automation,
             idle_seconds,
@@ -356,7 +417,7 @@ pub struct EventWriter<W: Write> {
     idle: std::collections::HashSet<String>,
     /// The reference host's lines instead of sentences (human format, a file in the
     /// reference form): each automation's `repository:trigger_type`, for the task key.
-    reference: Option<std::collections::HashMap<String, String>>,
+    reference: Option<ReferenceKeys>,
     /// Tasks printed as `fail` (reference lines).
     reference_failed: u64,
     /// Whether a dry run's first task was printed (reference lines).
@@ -445,7 +506,9 @@ impl<W: Write> EventWriter<W> {
     /// failed`), and in a dry run the first task's `dry-run\t<key>` and prompt. The
     /// key is `<automation>:<repository>:<trigger_type>:<task id>`; `keys` gives each
     /// automation's `repository:trigger_type`. Nothing else goes to stdout.
-    pub fn reference(mut self, keys: std::collections::HashMap<String, String>) -> Self {
+    /// `keys` is shared: a reloaded configuration's automations are added to it
+    /// ([`reference_keys`]).
+    pub fn reference(mut self, keys: ReferenceKeys) -> Self {
         if self.format == Format::Human {
             self.reference = Some(keys);
         }
@@ -483,7 +546,8 @@ impl<W: Write> EventWriter<W> {
     }
 
     fn reference_line(&mut self, event: &Event) -> Option<(bool, String)> {
-        let keys = self.reference.as_ref()?;
+        let keys = Arc::clone(self.reference.as_ref()?);
+        let keys = keys.lock().unwrap_or_else(PoisonError::into_inner);
         let key = |automation: &str, task_id: &str| {
             let middle = keys.get(automation).map_or("", String::as_str);
             format!("{automation}:{middle}:{task_id}")

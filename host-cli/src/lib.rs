@@ -25,6 +25,7 @@ pub mod logging;
 pub mod plan;
 pub mod plugins;
 pub mod preflight;
+pub mod reload;
 pub mod resolve;
 pub mod status;
 

@@ -8,6 +8,7 @@
 //! | `curupira_tasks_waiting_retry` | gauge | — | tasks waiting for a retry now |
 //! | `curupira_attempt_duration_seconds` | histogram | `automation` | each attempt that ended with a retry or its task's end, from 0.1 s to about 1 h 49 min in doublings |
 //! | `curupira_extension_errors_total` | counter | `code` | extension calls that failed an automation or a shutdown, by protocol error code (each named code from the start, at 0) |
+//! | `curupira_config_reloads_total` | counter | `outcome` | changed configurations `run --watch` took up: `applied` (`config.reloaded`) or `refused` (`config.refused`), each from the start, at 0 |
 //! | `curupira_rounds_total` | counter | `automation` | rounds of polls that ended (every automation of the run from the start, at 0; so are its `tasks_finished` outcomes) |
 //!
 //! The counters count from the host's start; the gauges are read from the run's
@@ -45,6 +46,11 @@ struct Of {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Outcome {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Code {
     code: i64,
 }
@@ -61,6 +67,7 @@ pub struct Metrics {
     durations: Durations,
     errors: Family<Code, Counter>,
     rounds: Family<Of, Counter>,
+    reloads: Family<Outcome, Counter>,
     live: Option<Live>,
 }
 
@@ -82,6 +89,10 @@ impl Metrics {
         let durations: Durations = Family::new_with_constructor(duration_histogram);
         let errors = Family::<Code, Counter>::default();
         let rounds = Family::<Of, Counter>::default();
+        let reloads = Family::<Outcome, Counter>::default();
+        for outcome in ["applied", "refused"] {
+            let _ = reloads.get_or_create(&Outcome { outcome });
+        }
         registry.register(
             "curupira_tasks_finished",
             "Tasks that ended, by automation and outcome",
@@ -112,6 +123,11 @@ impl Metrics {
             "Rounds of polls that ended, by automation",
             rounds.clone(),
         );
+        registry.register(
+            "curupira_config_reloads",
+            "Changed configurations taken up by a continuous run, by outcome",
+            reloads.clone(),
+        );
         Metrics {
             registry,
             finished,
@@ -120,6 +136,7 @@ impl Metrics {
             durations,
             errors,
             rounds,
+            reloads,
             live,
         }
     }
@@ -172,6 +189,16 @@ impl Metrics {
                     .get_or_create(&Of {
                         automation: automation.clone(),
                     })
+                    .inc();
+            }
+            Event::ConfigReloaded { .. } => {
+                self.reloads
+                    .get_or_create(&Outcome { outcome: "applied" })
+                    .inc();
+            }
+            Event::ConfigRefused { .. } => {
+                self.reloads
+                    .get_or_create(&Outcome { outcome: "refused" })
                     .inc();
             }
             Event::TaskStarted { .. }

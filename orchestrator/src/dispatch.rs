@@ -70,6 +70,21 @@ impl Slots {
         }
     }
 
+    /// Changes the process-wide limit (a reloaded configuration): agents running above
+    /// a lower one finish; no new one starts until the count is under it.
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit.max(1);
+    }
+
+    /// Changes an automation's cap (registering it if it is new), as
+    /// [`add_automation`](Self::add_automation) takes it.
+    pub fn set_cap(&mut self, name: &str, cap: Option<usize>) {
+        match self.index(name) {
+            Some(index) => self.automations[index].cap = cap.map(|cap| cap.max(1)),
+            None => self.add_automation(name, cap),
+        }
+    }
+
     fn index(&self, name: &str) -> Option<usize> {
         self.automations.iter().position(|a| a.name == name)
     }

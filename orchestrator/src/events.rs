@@ -3,7 +3,8 @@
 //! sentence); [`JsonLines`] writes the JSON form, and a `Vec<Event>` collects them.
 //!
 //! The JSON events (every one has `event` and `automation`, except
-//! `extension.failed`, which has `extension`):
+//! `extension.failed`, which has `extension`, and the `config.*` events, which are
+//! about the whole configuration):
 //!
 //! | `event` | members | when |
 //! |---|---|---|
@@ -19,6 +20,8 @@
 //! | `round.finished` | `polled`, `dispatched`, `skipped`, `failed`, `rejected` | after each complete round |
 //! | `automation.failed` | `code`, `message`, `extension`?, `method`? | the automation stops (for the rest of the process) |
 //! | `extension.failed` | `extension`, `method`, `code`, `message` | an extension failed outside any automation's step (at `shutdown`) |
+//! | `config.reloaded` | `added`, `removed`, `changed` (`[{automation, what}]`), `restart_needed` | `run --watch`: the configuration changed and checks; applied between rounds ([`crate::reload`]). `what` names what changed (`prompt`, `agent`, `trigger`, …); `restart_needed` what only a restart applies (kept as running) |
+//! | `config.refused` | `diagnostics` (one line each) | `run --watch`: the configuration changed but does not check, or an automation it adds or changes cannot be prepared; the running configuration is kept |
 //! | `host.waiting` | `idle_seconds`, `next_round_at`, `next_round_in_seconds` | a continuous run with `idle_notice` set: nothing ran or waited for a retry for that long; said again each time it passes. `automation` is the one whose round is next |
 //!
 //! - `values` is the item's pairs as polled: `[{"key": k, "value": v}, …]`.
@@ -266,6 +269,24 @@ pub enum Event {
         /// In how many seconds it is due.
         next_round_in_seconds: f64,
     },
+    /// A changed configuration was taken up ([`crate::reload`]).
+    #[serde(rename = "config.reloaded")]
+    ConfigReloaded {
+        /// The automations it added, in its order.
+        added: Vec<String>,
+        /// The automations it removed: they poll no more; their tasks finish.
+        removed: Vec<String>,
+        /// The automations it changed, and what changed in each.
+        changed: Vec<ChangedAutomation>,
+        /// The changes only a restart applies (the running value is kept).
+        restart_needed: Vec<String>,
+    },
+    /// A changed configuration was refused: the running one is kept.
+    #[serde(rename = "config.refused")]
+    ConfigRefused {
+        /// Why, one line each (the config's diagnostics, or the preparation's failures).
+        diagnostics: Vec<String>,
+    },
     /// An extension failed outside any automation's step (at shutdown).
     #[serde(rename = "extension.failed")]
     ExtensionFailed {
@@ -278,6 +299,17 @@ pub enum Event {
         /// The whole sentence.
         message: String,
     },
+}
+
+/// An automation a reload changed ([`Event::ConfigReloaded`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChangedAutomation {
+    /// Its name.
+    pub automation: String,
+    /// What changed: some of `trigger`, `arguments`, `prompt`, `agent`, `limits`,
+    /// `retries`, `polling`, `workspace`, `repository`; `restored` for one an earlier
+    /// reload had removed.
+    pub what: Vec<String>,
 }
 
 /// A placeholder a task's prompt leaves unfilled ([`Event::TaskUnfilled`]).
@@ -311,7 +343,9 @@ impl Event {
             | Event::TaskInterrupted { .. }
             | Event::TaskRendered { .. }
             | Event::RoundFinished { .. }
-            | Event::Waiting { .. } => false,
+            | Event::Waiting { .. }
+            | Event::ConfigReloaded { .. }
+            | Event::ConfigRefused { .. } => false,
         }
     }
 }

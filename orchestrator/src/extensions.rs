@@ -39,19 +39,22 @@ use curupira_process::watchdog::{Label, RUN_VAR, Watch};
 pub struct Generation(u64);
 
 /// The started extensions of one host process, started on first use.
-pub struct Extensions<'p> {
-    plan: &'p Plan,
+pub struct Extensions {
+    /// The extensions it may start, by name.
+    catalog: Vec<ExtensionPlan>,
+    /// What the host says of itself in `initialize`.
+    client_info: curupira_protocol::PeerInfo,
     options: Options,
     /// The run's watchdog: each extension starts with a label of its own.
     watch: Option<Watch>,
-    slots: Vec<Slot<'p>>,
+    slots: Vec<Slot>,
     next_generation: u64,
     /// Processes that did not shut down cleanly when their last round left them.
     ended_failures: Vec<CallError>,
 }
 
-struct Slot<'p> {
-    planned: &'p ExtensionPlan,
+struct Slot {
+    planned: ExtensionPlan,
     /// One process for the whole run.
     persistent: bool,
     /// Its live processes, oldest first; the last one takes new rounds unless it is
@@ -88,11 +91,12 @@ pub struct Ready<'a> {
     pub mismatch: Option<String>,
 }
 
-impl<'p> Extensions<'p> {
+impl Extensions {
     /// No extension started yet; each will be started with the plan's client options.
-    pub fn new(plan: &'p Plan) -> Self {
+    pub fn new(plan: &Plan) -> Self {
         Self {
-            plan,
+            catalog: plan.extensions.clone(),
+            client_info: plan.client_info.clone(),
             options: plan.client,
             watch: None,
             slots: Vec::new(),
@@ -127,7 +131,7 @@ impl<'p> Extensions<'p> {
             .iter_mut()
             .rev()
             .find(|process| !process.retired)
-            .ok_or_else(|| lost(slot.planned))?;
+            .ok_or_else(|| lost(&slot.planned))?;
         Ok(process.ready())
     }
 
@@ -182,7 +186,7 @@ impl<'p> Extensions<'p> {
         let process = slot
             .processes
             .last_mut()
-            .ok_or_else(|| lost(slot.planned))?;
+            .ok_or_else(|| lost(&slot.planned))?;
         process.holds += 1;
         process.served.push(automation.to_owned());
         Ok(process.generation)
@@ -192,7 +196,7 @@ impl<'p> Extensions<'p> {
     pub fn round(&mut self, name: &str, generation: Generation) -> Result<Ready<'_>, CallError> {
         let index = self.slot(name)?;
         let slot = &mut self.slots[index];
-        let planned = slot.planned;
+        let planned = &slot.planned;
         slot.processes
             .iter_mut()
             .find(|process| process.generation == generation)
@@ -224,6 +228,42 @@ impl<'p> Extensions<'p> {
         }
     }
 
+    /// Takes the extensions of a reloaded plan (and its client options) for the processes
+    /// started from now on: a new name is added, a known one's definition replaced. A
+    /// process already running keeps the definition it started with; it ends as usual
+    /// (a round's process when its round leaves it). Returns the persistent extensions
+    /// whose running process no longer matches its definition (another command, other
+    /// trigger types, no longer persistent): they keep it until the host restarts.
+    pub fn update(&mut self, plan: &Plan) -> Vec<String> {
+        self.options = plan.client;
+        self.client_info = plan.client_info.clone();
+        let mut stale = Vec::new();
+        for planned in &plan.extensions {
+            match self.catalog.iter_mut().find(|e| e.name == planned.name) {
+                Some(known) => *known = planned.clone(),
+                None => self.catalog.push(planned.clone()),
+            }
+            let Some(slot) = self
+                .slots
+                .iter_mut()
+                .find(|s| s.planned.name == planned.name)
+            else {
+                continue;
+            };
+            if slot.persistent && !slot.processes.is_empty() {
+                if !same_definition(&slot.planned, planned) {
+                    stale.push(planned.name.clone());
+                }
+                continue;
+            }
+            slot.planned = planned.clone();
+            slot.persistent = planned.persistent;
+            slot.failed = None;
+            slot.mismatch_said = false;
+        }
+        stale
+    }
+
     /// The processes that did not shut down cleanly when their last round left them,
     /// since the last call.
     pub fn take_ended_failures(&mut self) -> Vec<CallError> {
@@ -248,7 +288,7 @@ impl<'p> Extensions<'p> {
         if let Some(index) = self.slots.iter().position(|slot| slot.planned.name == name) {
             return Ok(index);
         }
-        let Some(planned) = self.plan.extension(name) else {
+        let Some(planned) = self.catalog.iter().find(|e| e.name == name).cloned() else {
             return Err(CallError::new(
                 name,
                 "start",
@@ -257,8 +297,8 @@ impl<'p> Extensions<'p> {
             ));
         };
         self.slots.push(Slot {
-            planned,
             persistent: planned.persistent,
+            planned,
             processes: Vec::new(),
             failed: None,
             mismatch_said: false,
@@ -273,9 +313,9 @@ impl<'p> Extensions<'p> {
         self.next_generation += 1;
         let slot = &mut self.slots[index];
         match start(
-            slot.planned,
+            &slot.planned,
             self.options,
-            &self.plan.client_info,
+            &self.client_info,
             label.as_ref(),
             generation,
         ) {
@@ -318,6 +358,17 @@ impl<'p> Extensions<'p> {
             Err(error) => self.ended_failures.push(error),
         }
     }
+}
+
+/// Whether two definitions of an extension start the same process (an in-process one
+/// is taken as unchanged: its code is the host's).
+fn same_definition(a: &ExtensionPlan, b: &ExtensionPlan) -> bool {
+    let launch = match (&a.launch, &b.launch) {
+        (Launch::Process(a), Launch::Process(b)) => a == b,
+        (Launch::InProcess(_), Launch::InProcess(_)) => true,
+        _ => false,
+    };
+    launch && a.persistent == b.persistent && a.trigger_types == b.trigger_types
 }
 
 impl Process {

@@ -136,6 +136,7 @@ pub mod extensions;
 mod journal;
 pub mod log;
 pub mod plan;
+pub mod reload;
 pub mod runner;
 pub mod status;
 

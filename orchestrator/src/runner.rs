@@ -107,9 +107,10 @@ use crate::agent::{
     AgentLimits, AgentObserver, AgentRun, AttemptOutcome, EndReason, run_attempt_observed,
 };
 use crate::dispatch::{Claim, Ledger, RetryQueue, Slots};
-use crate::events::{Event, EventSink, UnfilledPlaceholder, short_id};
+use crate::events::{ChangedAutomation, Event, EventSink, UnfilledPlaceholder, short_id};
 use crate::journal::Journal;
 use crate::plan::{Automation, Plan, PromptSyntax, Unfilled};
+use crate::reload::{Offer, Reloads};
 use crate::status::{Live, RunningAttempt, WaitingRetry};
 use curupira_process::stop::Stop;
 use curupira_process::watchdog::{Label, SpawnWindow, Watch};
@@ -148,6 +149,9 @@ pub struct RunOptions {
     /// [`Event::Waiting`] says when the next round is, and again each time as long
     /// passes. `None`: never.
     pub idle_notice: Option<Duration>,
+    /// Where a continuous run takes reloaded configurations from ([`crate::reload`]).
+    /// `None`: the plan it started with is the one it runs.
+    pub reloads: Option<crate::reload::Reloads>,
 }
 
 impl RunOptions {
@@ -203,7 +207,7 @@ pub use crate::extensions::{Extensions, Ready};
 
 /// The extension process of `round`, joined on its first use.
 fn round_process<'e>(
-    extensions: &'e mut Extensions<'_>,
+    extensions: &'e mut Extensions,
     extension: &str,
     automation: &str,
     round: &mut Round,
@@ -377,8 +381,8 @@ enum Step {
     Prepared(Template, Result<Prepared, CallError>),
 }
 
-struct AutomationRun<'c> {
-    automation: &'c Automation,
+struct AutomationRun {
+    automation: Arc<Automation>,
     template: Template,
     /// Its prompt, when it is a Jinja template ([`PromptSyntax::Jinja`]).
     jinja: Option<JinjaPrompt>,
@@ -411,11 +415,15 @@ struct AutomationRun<'c> {
     /// Tasks refused in this run for an unfilled placeholder (`unfilled = "fail"`):
     /// not dispatched again by it, handed over again by a later run.
     refused: HashSet<TaskId>,
+    /// Its reloaded version, waiting for its open round to end (its polls ended).
+    next: Option<Box<Version>>,
+    /// Removed from the configuration by a reload: it polls no more; its tasks finish.
+    removed: bool,
 }
 
 /// Ends the polls of every round and releases the tasks that wait without one (not
 /// started: the ledger keeps them for the next run).
-fn end_polling(runs: &mut [AutomationRun<'_>]) {
+fn end_polling(runs: &mut [AutomationRun]) {
     for run in runs.iter_mut() {
         if let Some(round) = &mut run.round {
             round.polling_done = true;
@@ -471,6 +479,9 @@ struct Round {
 struct Task {
     /// Index of its automation in the run list.
     run: usize,
+    /// Its automation as it was when the task was dispatched: its attempts and retries
+    /// keep that agent and those limits through a reload of the configuration.
+    automation: Arc<Automation>,
     task_id: TaskId,
     id_text: String,
     pairs: Vec<Pair>,
@@ -941,151 +952,12 @@ fn run_journaled(
 ) -> Result<(), RunError> {
     let repository = plan.repository.clone();
     let mut extensions = Extensions::new(plan).with_watch(options.watch.clone());
-    let planned: Vec<&Automation> = plan.automations.iter().collect();
-    let specs: Vec<WorkspaceSpec> = planned
-        .iter()
-        .map(|automation| {
-            let mut spec = automation.workspace.clone();
-            if options.dry_run {
-                // A dry run starts no agent: it needs no worktree, nor Git.
-                spec.mode = WorkspaceMode::Shared;
-            }
-            spec
-        })
-        .collect();
-    // Worktree bases are resolved (a `git rev-parse` each) on a thread of their own
-    // while the extensions start; the events of each automation keep their order.
-    let resolve_all = || -> Vec<Result<Workspaces, WorkspaceError>> {
-        specs
-            .iter()
-            .zip(&planned)
-            .map(|(spec, automation)| match &automation.checkout {
-                // A dry run clones nothing, as the reference host's.
-                Some(checkout) if !options.dry_run => Ok(Workspaces::in_repository(
-                    spec.clone(),
-                    checkout.repository.clone(),
-                    checkout.checkout.clone(),
-                )),
-                _ => Workspaces::new(spec.clone()),
-            })
-            .collect()
-    };
-    let (steps, resolved) = thread::scope(|scope| {
-        let resolving = specs
-            .iter()
-            .any(|spec| spec.mode == WorkspaceMode::Worktree)
-            .then(|| scope.spawn(resolve_all));
-        let mut steps = Vec::new();
-        for &automation in &planned {
-            if stop.requested() {
-                break;
-            }
-            let template = Template::parse(&automation.prompt);
-            // An automation with a repository of its own (the reference form) needs none
-            // from the plan; the extension gets its alias when it has one.
-            let own = automation.repository.as_deref();
-            let sent = automation
-                .configuration_repository
-                .as_deref()
-                .or(own)
-                .or(repository.as_deref().ok());
-            let needs = own.is_none()
-                && automation.prompt_syntax == PromptSyntax::Placeholders
-                && uses_repository(&template);
-            if let (true, Err(reason)) = (needs, &repository) {
-                steps.push(Step::RepositoryMissing(repository_missing(
-                    &automation.name,
-                    reason,
-                )));
-                continue;
-            }
-            let prepared = extensions.ready(&automation.extension).and_then(|ready| {
-                if !ready
-                    .triggers
-                    .iter()
-                    .any(|t| t.trigger_type == automation.trigger_type)
-                {
-                    tracing::warn!(
-                        "extension `{}`: `describe` does not list the trigger `{}` used by \
-                         automation `{}`; trying it anyway",
-                        automation.extension,
-                        automation.trigger_type,
-                        automation.name
-                    );
-                }
-                let preparing = Preparing {
-                    automation,
-                    repository: sent,
-                    preview: options.dry_run,
-                };
-                prepare(ready.client, &preparing).map_err(|unprepared| unprepared.error)
-            });
-            steps.push(Step::Prepared(template, prepared));
-        }
-        let resolved = match resolving {
-            Some(thread) => thread
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            None => resolve_all(),
-        };
-        (steps, resolved)
-    });
-
+    let planned: Vec<Arc<Automation>> = plan.automations.iter().cloned().map(Arc::new).collect();
     let mut runs = Vec::new();
-    for ((step, &automation), workspaces) in steps.into_iter().zip(&planned).zip(resolved) {
-        let (template, prepared) = match step {
-            Step::RepositoryMissing(message) => {
-                refuse_configuration(events, automation, message)?;
-                continue;
-            }
-            Step::Prepared(template, prepared) => (template, prepared),
-        };
-        let workspaces = match workspaces {
-            Ok(workspaces) => workspaces
-                .with_stop(stop.clone())
-                .with_watch(options.watch.clone()),
-            Err(error) => {
-                let message = format!("automation `{}`: {error}", automation.name);
-                refuse_configuration(events, automation, message)?;
-                continue;
-            }
-        };
-        let jinja = match (&prepared, automation.prompt_syntax) {
-            (Ok(prepared), PromptSyntax::Jinja) => {
-                // As the reference host checks it before its first poll: the template
-                // compiles and uses only the trigger's fields and the host variables.
-                let mut declared = vec!["automation", "repository"];
-                declared.extend(prepared.schema.prompt_fields.iter().map(String::as_str));
-                match JinjaPrompt::compile(&automation.prompt, &declared) {
-                    Ok(jinja) => Some(jinja),
-                    Err(error) => {
-                        let message = format!("automation \"{}\": {error}", automation.name);
-                        refuse_configuration(events, automation, message)?;
-                        continue;
-                    }
-                }
-            }
-            _ => None,
-        };
-        match prepared {
-            Ok(prepared) => runs.push(AutomationRun {
-                automation,
-                template,
-                jinja,
-                poll: prepared.poll,
-                ledger: Ledger::new(),
-                active: true,
-                next_due: Instant::now(),
-                round: None,
-                rounds: 0,
-                drained: false,
-                workspaces,
-                pending: VecDeque::new(),
-                attempts: HashMap::new(),
-                unfilled_said: HashSet::new(),
-                refused: HashSet::new(),
-            }),
-            Err(error) => emit_failure(events, &automation.name, &error)?,
+    for version in prepare_versions(&planned, &repository, options, stop, &mut extensions) {
+        match version {
+            Ok(version) => runs.push(AutomationRun::new(version)),
+            Err(failed) => events.emit(*failed)?,
         }
     }
 
@@ -1140,6 +1012,229 @@ fn run_journaled(
     }
 }
 
+/// One version of an automation, made ready to poll: what a reload of the
+/// configuration replaces as a whole.
+struct Version {
+    automation: Arc<Automation>,
+    template: Template,
+    /// Its prompt, when it is a Jinja template ([`PromptSyntax::Jinja`]).
+    jinja: Option<JinjaPrompt>,
+    /// What each `trigger/poll` sends.
+    poll: PollParams,
+    /// Where its agents work.
+    workspaces: Workspaces,
+}
+
+/// Prepares `planned` in order (step 1 of the module doc): each one ready to poll, or
+/// the `automation.failed` that says why not. Stops early (a shorter list) once a stop
+/// is requested. Worktree bases are resolved (a `git rev-parse` each) on a thread of
+/// their own while the extensions start.
+fn prepare_versions(
+    planned: &[Arc<Automation>],
+    repository: &Result<String, String>,
+    options: &RunOptions,
+    stop: &Stop,
+    extensions: &mut Extensions,
+) -> Vec<Result<Version, Box<Event>>> {
+    let specs: Vec<WorkspaceSpec> = planned
+        .iter()
+        .map(|automation| {
+            let mut spec = automation.workspace.clone();
+            if options.dry_run {
+                // A dry run starts no agent: it needs no worktree, nor Git.
+                spec.mode = WorkspaceMode::Shared;
+            }
+            spec
+        })
+        .collect();
+    // Worktree bases are resolved (a `git rev-parse` each) on a thread of their own
+    // while the extensions start; the events of each automation keep their order.
+    let resolve_all = || -> Vec<Result<Workspaces, WorkspaceError>> {
+        specs
+            .iter()
+            .zip(planned)
+            .map(|(spec, automation)| match &automation.checkout {
+                // A dry run clones nothing, as the reference host's.
+                Some(checkout) if !options.dry_run => Ok(Workspaces::in_repository(
+                    spec.clone(),
+                    checkout.repository.clone(),
+                    checkout.checkout.clone(),
+                )),
+                _ => Workspaces::new(spec.clone()),
+            })
+            .collect()
+    };
+    let (steps, resolved) = thread::scope(|scope| {
+        let resolving = specs
+            .iter()
+            .any(|spec| spec.mode == WorkspaceMode::Worktree)
+            .then(|| scope.spawn(resolve_all));
+        let mut steps = Vec::new();
+        for automation in planned {
+            if stop.requested() {
+                break;
+            }
+            let template = Template::parse(&automation.prompt);
+            // An automation with a repository of its own (the reference form) needs none
+            // from the plan; the extension gets its alias when it has one.
+            let own = automation.repository.as_deref();
+            let sent = automation
+                .configuration_repository
+                .as_deref()
+                .or(own)
+                .or(repository.as_deref().ok());
+            let needs = own.is_none()
+                && automation.prompt_syntax == PromptSyntax::Placeholders
+                && uses_repository(&template);
+            if let (true, Err(reason)) = (needs, &repository) {
+                steps.push(Step::RepositoryMissing(repository_missing(
+                    &automation.name,
+                    reason,
+                )));
+                continue;
+            }
+            let prepared = extensions.ready(&automation.extension).and_then(|ready| {
+                if !ready
+                    .triggers
+                    .iter()
+                    .any(|t| t.trigger_type == automation.trigger_type)
+                {
+                    tracing::warn!(
+                        "extension `{}`: `describe` does not list the trigger `{}` used by \
+                         automation `{}`; trying it anyway",
+                        automation.extension,
+                        automation.trigger_type,
+                        automation.name
+                    );
+                }
+                let preparing = Preparing {
+                    automation: automation.as_ref(),
+                    repository: sent,
+                    preview: options.dry_run,
+                };
+                prepare(ready.client, &preparing).map_err(|unprepared| unprepared.error)
+            });
+            steps.push(Step::Prepared(template, prepared));
+        }
+        let resolved = match resolving {
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => resolve_all(),
+        };
+        (steps, resolved)
+    });
+
+    let mut versions = Vec::new();
+    for ((step, automation), workspaces) in steps.into_iter().zip(planned).zip(resolved) {
+        let (template, prepared) = match step {
+            Step::RepositoryMissing(message) => {
+                versions.push(Err(configuration_refused(automation, message)));
+                continue;
+            }
+            Step::Prepared(template, prepared) => (template, prepared),
+        };
+        let workspaces = match workspaces {
+            Ok(workspaces) => workspaces
+                .with_stop(stop.clone())
+                .with_watch(options.watch.clone()),
+            Err(error) => {
+                let message = format!("automation `{}`: {error}", automation.name);
+                versions.push(Err(configuration_refused(automation, message)));
+                continue;
+            }
+        };
+        let prepared = match prepared {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                versions.push(Err(failure(&automation.name, &error)));
+                continue;
+            }
+        };
+        let jinja = match automation.prompt_syntax {
+            PromptSyntax::Jinja => {
+                // As the reference host checks it before its first poll: the template
+                // compiles and uses only the trigger's fields and the host variables.
+                let mut declared = vec!["automation", "repository"];
+                declared.extend(prepared.schema.prompt_fields.iter().map(String::as_str));
+                match JinjaPrompt::compile(&automation.prompt, &declared) {
+                    Ok(jinja) => Some(jinja),
+                    Err(error) => {
+                        let message = format!("automation \"{}\": {error}", automation.name);
+                        versions.push(Err(configuration_refused(automation, message)));
+                        continue;
+                    }
+                }
+            }
+            PromptSyntax::Placeholders => None,
+        };
+        versions.push(Ok(Version {
+            automation: Arc::clone(automation),
+            template,
+            jinja,
+            poll: prepared.poll,
+            workspaces,
+        }));
+    }
+    versions
+}
+
+impl AutomationRun {
+    /// Takes a reloaded version (no round of it is open): its next round polls with
+    /// it, due no later than the new interval from now. An automation that had failed
+    /// runs again.
+    fn apply(&mut self, version: Version) {
+        let Version {
+            automation,
+            template,
+            jinja,
+            poll,
+            workspaces,
+        } = version;
+        self.next_due = self
+            .next_due
+            .min(Instant::now() + automation.polling.interval);
+        self.automation = automation;
+        self.template = template;
+        self.jinja = jinja;
+        self.poll = poll;
+        self.workspaces = workspaces;
+        self.active = true;
+        self.drained = false;
+        self.unfilled_said.clear();
+    }
+
+    /// An automation of the run, its first round due now.
+    fn new(version: Version) -> AutomationRun {
+        let Version {
+            automation,
+            template,
+            jinja,
+            poll,
+            workspaces,
+        } = version;
+        AutomationRun {
+            automation,
+            template,
+            jinja,
+            poll,
+            ledger: Ledger::new(),
+            active: true,
+            next_due: Instant::now(),
+            round: None,
+            rounds: 0,
+            drained: false,
+            workspaces,
+            pending: VecDeque::new(),
+            attempts: HashMap::new(),
+            unfilled_said: HashSet::new(),
+            refused: HashSet::new(),
+            next: None,
+            removed: false,
+        }
+    }
+}
+
 /// The dispatch loop's state (see the module doc, "Concurrency"). The extensions and
 /// the event stream stay on the calling thread; only agents run on worker threads.
 struct Scheduler<'a> {
@@ -1182,12 +1277,18 @@ const TICK: Duration = Duration::from_millis(50);
 impl Scheduler<'_> {
     fn run(
         &mut self,
-        runs: &mut [AutomationRun<'_>],
-        extensions: &mut Extensions<'_>,
+        runs: &mut Vec<AutomationRun>,
+        extensions: &mut Extensions,
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         loop {
             let mut progressed = false;
+            if !self.stopping()
+                && let Some(offer) = self.options.reloads.as_ref().and_then(Reloads::take)
+            {
+                self.reload(offer, runs, extensions, events)?;
+                progressed = true;
+            }
             while let Ok(report) = self.finished.try_recv() {
                 self.reported(report, runs, extensions, events)?;
                 progressed = true;
@@ -1230,7 +1331,9 @@ impl Scheduler<'_> {
                 {
                     break;
                 }
-                if !runs.iter().any(|run| run.active) && !rounds_open {
+                // A configuration a reload emptied waits for the next one.
+                let emptied = self.options.reloads.is_some() && runs.iter().all(|run| run.removed);
+                if !runs.iter().any(|run| run.active) && !rounds_open && !emptied {
                     if !self.options.once {
                         tracing::warn!("no automation is left running; stopping");
                     }
@@ -1270,11 +1373,7 @@ impl Scheduler<'_> {
     }
 
     /// Says `host.waiting` when the run has been idle for its `idle_notice`.
-    fn notice_idle(
-        &mut self,
-        runs: &[AutomationRun<'_>],
-        events: &mut Journal<'_>,
-    ) -> io::Result<()> {
+    fn notice_idle(&mut self, runs: &[AutomationRun], events: &mut Journal<'_>) -> io::Result<()> {
         let Some(every) = self.options.idle_notice else {
             return Ok(());
         };
@@ -1308,7 +1407,7 @@ impl Scheduler<'_> {
     }
 
     /// How long nothing can happen but an attempt ending or a signal.
-    fn idle_wait(&self, runs: &[AutomationRun<'_>]) -> Duration {
+    fn idle_wait(&self, runs: &[AutomationRun]) -> Duration {
         let now = Instant::now();
         let mut wait = TICK;
         if let Some(due) = self.retries.next_due() {
@@ -1327,7 +1426,7 @@ impl Scheduler<'_> {
 
     fn start_due_retries(
         &mut self,
-        runs: &mut [AutomationRun<'_>],
+        runs: &mut [AutomationRun],
         events: &mut Journal<'_>,
     ) -> io::Result<bool> {
         let mut started = false;
@@ -1348,7 +1447,7 @@ impl Scheduler<'_> {
         Ok(started)
     }
 
-    fn start_due_rounds(&mut self, runs: &mut [AutomationRun<'_>]) {
+    fn start_due_rounds(&mut self, runs: &mut [AutomationRun]) {
         let now = Instant::now();
         // Retry requests are read once this process's own changes are committed: the
         // attempt of a request taken up clears it, and a request read before that
@@ -1469,8 +1568,8 @@ impl Scheduler<'_> {
     /// an extension only when it can be dispatched at once.
     fn poll_while_slots_are_free(
         &mut self,
-        runs: &mut [AutomationRun<'_>],
-        extensions: &mut Extensions<'_>,
+        runs: &mut [AutomationRun],
+        extensions: &mut Extensions,
         events: &mut Journal<'_>,
     ) -> io::Result<bool> {
         let mut progressed = false;
@@ -1526,8 +1625,8 @@ impl Scheduler<'_> {
     fn poll_one(
         &mut self,
         index: usize,
-        runs: &mut [AutomationRun<'_>],
-        extensions: &mut Extensions<'_>,
+        runs: &mut [AutomationRun],
+        extensions: &mut Extensions,
         events: &mut Journal<'_>,
     ) -> io::Result<Result<(), CallError>> {
         let run = &mut runs[index];
@@ -1680,8 +1779,8 @@ impl Scheduler<'_> {
         &mut self,
         index: usize,
         mut pending: Pending,
-        runs: &mut [AutomationRun<'_>],
-        extensions: &mut Extensions<'_>,
+        runs: &mut [AutomationRun],
+        extensions: &mut Extensions,
         events: &mut Journal<'_>,
     ) -> io::Result<Result<(), CallError>> {
         let run = &mut runs[index];
@@ -1708,8 +1807,8 @@ impl Scheduler<'_> {
         index: usize,
         (task_id, id_text, pairs): (TaskId, String, Vec<Pair>),
         counted: bool,
-        runs: &mut [AutomationRun<'_>],
-        extensions: &mut Extensions<'_>,
+        runs: &mut [AutomationRun],
+        extensions: &mut Extensions,
         events: &mut Journal<'_>,
     ) -> io::Result<Result<(), CallError>> {
         let run = &mut runs[index];
@@ -1814,10 +1913,12 @@ impl Scheduler<'_> {
             // `next_to_serve` said a slot was free; it still is (nothing ran between).
             tracing::warn!("automation `{name}`: no agent slot after a poll; running anyway");
         }
-        let resume = self.resume_point(runs[index].automation, &id_text);
+        let automation = Arc::clone(&runs[index].automation);
+        let resume = self.resume_point(&automation, &id_text);
         let attempt = self.attempts_before(&runs[index], &task_id, &id_text) + 1;
         let task = Task {
             run: index,
+            automation,
             task_id,
             id_text,
             pairs,
@@ -1836,7 +1937,7 @@ impl Scheduler<'_> {
     /// How many attempts of a task the durable ledger counts before the one about to
     /// start: what this process knows of it, else what the ledger says (0 without a
     /// ledger, or when it cannot be read: the run stops on that failure anyway).
-    fn attempts_before(&mut self, run: &AutomationRun<'_>, task_id: &TaskId, id_text: &str) -> u32 {
+    fn attempts_before(&mut self, run: &AutomationRun, task_id: &TaskId, id_text: &str) -> u32 {
         if let Some(&known) = run.attempts.get(task_id) {
             return known;
         }
@@ -1920,12 +2021,12 @@ impl Scheduler<'_> {
     fn spawn_attempt(
         &mut self,
         task: Task,
-        runs: &mut [AutomationRun<'_>],
+        runs: &mut [AutomationRun],
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         runs[task.run].attempts.insert(task.task_id, task.attempt);
         let run = &runs[task.run];
-        let automation = run.automation;
+        let automation = Arc::clone(&task.automation);
         let limits = automation.agent_policy.limits();
         let workspace = match &task.workspace {
             Some(workspace) => workspace.path().to_owned(),
@@ -2054,8 +2155,8 @@ impl Scheduler<'_> {
     fn attempt_ended(
         &mut self,
         attempted: Attempted,
-        runs: &mut [AutomationRun<'_>],
-        extensions: &mut Extensions<'_>,
+        runs: &mut [AutomationRun],
+        extensions: &mut Extensions,
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         self.running = self.running.saturating_sub(1);
@@ -2067,7 +2168,7 @@ impl Scheduler<'_> {
         if let Some(live) = &self.options.live {
             live.attempt_ended(&name, &task.id_text);
         }
-        let policy = run.automation.agent_policy;
+        let policy = task.automation.agent_policy;
         if let Some(writer) = &self.writer {
             // The attempt's own row, whatever the task does next.
             writer.write(Change::AttemptEnded {
@@ -2102,7 +2203,7 @@ impl Scheduler<'_> {
                 return Ok(());
             }
             let delay = policy.retry_delay(task.tries);
-            let resumes = run
+            let resumes = task
                 .automation
                 .provider
                 .as_ref()
@@ -2234,8 +2335,8 @@ impl Scheduler<'_> {
     /// Hands the deferred removals to the workers (see `deferred_removals`).
     fn submit_removals(
         &mut self,
-        runs: &mut [AutomationRun<'_>],
-        extensions: &mut Extensions<'_>,
+        runs: &mut [AutomationRun],
+        extensions: &mut Extensions,
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         for removal in std::mem::take(&mut self.deferred_removals) {
@@ -2256,8 +2357,8 @@ impl Scheduler<'_> {
     fn reported(
         &mut self,
         report: Done,
-        runs: &mut [AutomationRun<'_>],
-        extensions: &mut Extensions<'_>,
+        runs: &mut [AutomationRun],
+        extensions: &mut Extensions,
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         match report {
@@ -2321,7 +2422,7 @@ impl Scheduler<'_> {
     fn interrupted(
         &mut self,
         task: Task,
-        runs: &mut [AutomationRun<'_>],
+        runs: &mut [AutomationRun],
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         let name = runs[task.run].automation.name.clone();
@@ -2361,8 +2462,8 @@ impl Scheduler<'_> {
 
     fn close_finished_rounds(
         &mut self,
-        runs: &mut [AutomationRun<'_>],
-        extensions: &mut Extensions<'_>,
+        runs: &mut [AutomationRun],
+        extensions: &mut Extensions,
         events: &mut Journal<'_>,
     ) -> io::Result<()> {
         for run in runs.iter_mut() {
@@ -2412,6 +2513,10 @@ impl Scheduler<'_> {
                 run.next_due = Instant::now();
                 run.drained = round.dispatched == 0;
             }
+            if let Some(version) = run.next.take() {
+                // A reload waited for this round to end.
+                run.apply(*version);
+            }
             if let Some(live) = &self.options.live {
                 let next = (run.active
                     && !self.options.once
@@ -2422,6 +2527,185 @@ impl Scheduler<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Takes up what a watcher offered ([`crate::reload`]'s rules).
+    fn reload(
+        &mut self,
+        offer: Offer,
+        runs: &mut Vec<AutomationRun>,
+        extensions: &mut Extensions,
+        events: &mut Journal<'_>,
+    ) -> io::Result<()> {
+        let (plan, mut restart_needed) = match offer {
+            Offer::Refused(diagnostics) => {
+                tracing::warn!(
+                    "the configuration changed but does not check; the running one is kept:\n{}",
+                    diagnostics.join("\n")
+                );
+                return events.emit(Event::ConfigRefused { diagnostics });
+            }
+            Offer::Plan {
+                plan,
+                restart_needed,
+            } => (plan, restart_needed),
+        };
+        if plan.repository != self.plan.repository {
+            restart_needed.push("the repository (`${repository}`)".to_owned());
+        }
+        if plan.logs != self.plan.logs {
+            restart_needed.push("the attempt logs (the state folder)".to_owned());
+        }
+        if plan.dir != self.plan.dir {
+            restart_needed.push("the configuration's folder".to_owned());
+        }
+        // What the new plan adds or changes, in its order, and what it removes.
+        let mut changed = Vec::new();
+        let mut prepared = Vec::new();
+        for automation in &plan.automations {
+            let what = match runs
+                .iter()
+                .find(|run| run.automation.name == automation.name)
+            {
+                None => None,
+                Some(run) => {
+                    // Against the version it will run next: the one waiting for its
+                    // round to end, if a reload left one.
+                    let current = run
+                        .next
+                        .as_ref()
+                        .map_or(&run.automation, |next| &next.automation);
+                    let mut what = differences(current, automation);
+                    if run.removed {
+                        what.push("restored");
+                    }
+                    if what.is_empty() {
+                        continue;
+                    }
+                    Some(what)
+                }
+            };
+            changed.push(what);
+            prepared.push(Arc::new(automation.clone()));
+        }
+        let removed: Vec<usize> = runs
+            .iter()
+            .enumerate()
+            .filter(|(_, run)| !run.removed && plan.automation(&run.automation.name).is_none())
+            .map(|(index, _)| index)
+            .collect();
+        // Prepared on processes of their own, so that a refused reload leaves the
+        // running extensions as they are.
+        let mut preparing = Extensions::new(&plan).with_watch(self.options.watch.clone());
+        let versions = prepare_versions(
+            &prepared,
+            &plan.repository,
+            self.options,
+            self.stop,
+            &mut preparing,
+        );
+        for error in preparing.shutdown_all() {
+            tracing::warn!("{error}");
+        }
+        if versions.len() < prepared.len() {
+            // Stopped meanwhile: nothing is applied.
+            return Ok(());
+        }
+        let mut versions_ok = Vec::new();
+        let mut refused = Vec::new();
+        for version in versions {
+            match version {
+                Ok(version) => versions_ok.push(version),
+                Err(failed) => refused.push(match *failed {
+                    Event::AutomationFailed { message, .. } => message,
+                    other => format!("{other:?}"),
+                }),
+            }
+        }
+        if !refused.is_empty() {
+            tracing::warn!(
+                "the configuration changed, but an automation it adds or changes cannot be \
+                 prepared; the running configuration is kept:\n{}",
+                refused.join("\n")
+            );
+            return events.emit(Event::ConfigRefused {
+                diagnostics: refused,
+            });
+        }
+
+        for name in extensions.update(&plan) {
+            restart_needed.push(format!(
+                "extension `{name}` (a persistent extension: its running process keeps its \
+                 old definition)"
+            ));
+        }
+        self.slots.set_limit(plan.max_concurrent);
+        let mut added = Vec::new();
+        let mut changes = Vec::new();
+        for (version, what) in versions_ok.into_iter().zip(changed) {
+            let name = version.automation.name.clone();
+            let cap = version
+                .automation
+                .agent_policy
+                .cap
+                .map(|cap| usize::try_from(cap).unwrap_or(usize::MAX));
+            self.slots.set_cap(&name, cap);
+            let index = runs.iter().position(|run| run.automation.name == name);
+            match (index, what) {
+                (Some(index), Some(what)) => {
+                    let run = &mut runs[index];
+                    run.removed = false;
+                    match &mut run.round {
+                        Some(round) => {
+                            // Its round polls no more; the new version takes over once
+                            // the round's last task finished.
+                            round.polling_done = true;
+                            run.next = Some(Box::new(version));
+                        }
+                        None => run.apply(version),
+                    }
+                    changes.push(ChangedAutomation {
+                        automation: name.clone(),
+                        what: what.into_iter().map(str::to_owned).collect(),
+                    });
+                }
+                _ => {
+                    runs.push(AutomationRun::new(version));
+                    added.push(name.clone());
+                }
+            }
+            if let Some(live) = &self.options.live {
+                live.automation_added(&name, Some(SystemTime::now()));
+            }
+        }
+        let mut removed_names = Vec::new();
+        for index in removed {
+            let run = &mut runs[index];
+            run.removed = true;
+            run.active = false;
+            run.next = None;
+            if let Some(round) = &mut run.round {
+                round.polling_done = true;
+            }
+            if let Some(live) = &self.options.live {
+                live.automation_removed(&run.automation.name);
+            }
+            removed_names.push(run.automation.name.clone());
+        }
+        if added.is_empty()
+            && removed_names.is_empty()
+            && changes.is_empty()
+            && restart_needed.is_empty()
+        {
+            tracing::debug!("the configuration changed; nothing the run uses did");
+            return Ok(());
+        }
+        events.emit(Event::ConfigReloaded {
+            added,
+            removed: removed_names,
+            changed: changes,
+            restart_needed,
+        })
     }
 }
 
@@ -2638,14 +2922,60 @@ fn provider_command(
     Ok((command, call.stdin.unwrap_or_default(), call.env))
 }
 
-/// An automation refused before its first poll for its configuration (-32003), with
-/// `message`.
-fn refuse_configuration(
-    events: &mut Journal<'_>,
-    automation: &Automation,
-    message: String,
-) -> io::Result<()> {
-    events.emit(Event::AutomationFailed {
+/// What differs between two versions of an automation, in the words of
+/// [`ChangedAutomation::what`].
+fn differences(old: &Automation, new: &Automation) -> Vec<&'static str> {
+    let mut what = Vec::new();
+    let mut differs = |name: &'static str, differ: bool| {
+        if differ {
+            what.push(name);
+        }
+    };
+    differs(
+        "trigger",
+        old.extension != new.extension || old.trigger_type != new.trigger_type,
+    );
+    differs("arguments", old.arguments != new.arguments);
+    differs(
+        "prompt",
+        old.prompt != new.prompt
+            || old.prompt_syntax != new.prompt_syntax
+            || old.unfilled != new.unfilled,
+    );
+    differs(
+        "agent",
+        old.agent != new.agent || old.provider != new.provider,
+    );
+    differs(
+        "limits",
+        old.agent_policy.cap != new.agent_policy.cap
+            || old.agent_policy.limits != new.agent_policy.limits,
+    );
+    differs(
+        "retries",
+        old.agent_policy.retries != new.agent_policy.retries
+            || old.agent_policy.retry_backoff != new.agent_policy.retry_backoff
+            || old.agent_policy.max_retry_backoff != new.agent_policy.max_retry_backoff,
+    );
+    differs("polling", old.polling != new.polling);
+    differs(
+        "workspace",
+        old.workspace != new.workspace
+            || format!("{:?}", old.checkout) != format!("{:?}", new.checkout),
+    );
+    differs(
+        "repository",
+        old.repository != new.repository
+            || old.configuration_repository != new.configuration_repository
+            || old.identity != new.identity,
+    );
+    what
+}
+
+/// The `automation.failed` of an automation refused before its first poll for its
+/// configuration (-32003), with `message`.
+fn configuration_refused(automation: &Automation, message: String) -> Box<Event> {
+    Box::new(Event::AutomationFailed {
         automation: automation.name.clone(),
         code: ErrorCode::CONFIGURATION_INVALID.code(),
         message,
@@ -2654,14 +2984,19 @@ fn refuse_configuration(
     })
 }
 
-fn emit_failure(events: &mut Journal<'_>, automation: &str, error: &CallError) -> io::Result<()> {
-    events.emit(Event::AutomationFailed {
+/// The `automation.failed` of an extension call that failed.
+fn failure(automation: &str, error: &CallError) -> Box<Event> {
+    Box::new(Event::AutomationFailed {
         automation: automation.to_owned(),
         code: error.code.code(),
         message: error.to_string(),
         extension: Some(error.extension.clone()),
         method: Some(error.method.clone()),
     })
+}
+
+fn emit_failure(events: &mut Journal<'_>, automation: &str, error: &CallError) -> io::Result<()> {
+    events.emit(*failure(automation, error))
 }
 
 /// Keys and their values, in order.
@@ -2723,7 +3058,7 @@ pub fn render(template: &Template, pairs: &[Pair], repository: &str, automation:
 /// Queues a task `tasks retry` asked for, also one this process finished already
 /// (asked for again); not one it has in flight (its attempts go on: the next one
 /// clears the request).
-fn queue_requested(run: &mut AutomationRun<'_>, round: &mut Round, task: Requested, now: Instant) {
+fn queue_requested(run: &mut AutomationRun, round: &mut Round, task: Requested, now: Instant) {
     let pairs: Vec<Pair> = match serde_json::from_str(&task.pairs) {
         Ok(pairs) => pairs,
         Err(error) => {

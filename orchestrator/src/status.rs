@@ -349,9 +349,18 @@ impl Live {
         self.shared.generation.load(Ordering::Acquire)
     }
 
-    /// An automation of the run, before its first round (in the run's order).
+    /// An automation of the run, before its first round (in the run's order); one
+    /// known already (a reloaded configuration changed it) is active again, its round
+    /// due at `next_round_at` unless one runs.
     pub fn automation_added(&self, name: &str, next_round_at: Option<SystemTime>) {
         self.change(|state| {
+            if let Some(known) = state.automations.iter_mut().find(|a| a.name == name) {
+                known.active = true;
+                if !known.round_running {
+                    known.next_round_at = next_round_at.map(timestamp);
+                }
+                return;
+            }
             state.automations.push(AutomationState {
                 name: name.to_owned(),
                 active: true,
@@ -417,6 +426,12 @@ impl Live {
                 run.next_round_at = None;
             }
         });
+    }
+
+    /// A reloaded configuration removed `automation`: it is no longer listed (its
+    /// running attempts are, until they end).
+    pub fn automation_removed(&self, automation: &str) {
+        self.change(|state| state.automations.retain(|a| a.name != automation));
     }
 
     /// An attempt started (its workspace is being prepared; its agent follows).

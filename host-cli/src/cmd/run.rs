@@ -32,13 +32,15 @@ use std::time::Duration;
 use anyhow::Context;
 use curupira_host::config::{Config, Form, Loaded};
 use curupira_host::cron::CronContext;
-use curupira_host::events::{self, EventWriter};
+use curupira_host::events::{self, EventWriter, ReferenceKeys};
 use curupira_host::format::Format;
 use curupira_host::live_line::LiveLine;
+use curupira_host::reload::{Fingerprint, Watcher, Watching};
 use curupira_host::resolve::Plan;
 use curupira_http::{Limits, Metrics, Server};
 use curupira_ledger::{self as ledger, Ledger, WriterThread};
 use curupira_orchestrator::events::{Event, EventSink};
+use curupira_orchestrator::reload::Reloads;
 use curupira_orchestrator::runner::{self, RunLedger, RunOptions};
 use curupira_orchestrator::status::{HostInfo, Live, Publisher};
 use curupira_process::stop::Stop;
@@ -89,6 +91,10 @@ pub struct Args {
 /// Runs `curupira run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (host_exe, loaded) = load_config(&args.config, &args.verbosity)?;
+    // The files as this run read them, for `--watch` to see them change.
+    let fingerprint = args
+        .watch
+        .then(|| Fingerprint::of(&args.config.path(), loaded.readable()));
     let mut options = RunOptions {
         once: args.once,
         drain: !args.once && !args.watch,
@@ -98,6 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         watch: None,
         live: None,
         idle_notice: None,
+        reloads: None,
     };
     let Some((config, resolved)) =
         plan(loaded, &host_exe, &options, &args.automations, args.format)?
@@ -258,29 +265,41 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => Box::new(io::stdout()),
     };
     let mut writer = EventWriter::new(out, args.format).dry_run(options.dry_run);
+    let reference_keys: ReferenceKeys = Arc::new(Mutex::new(events::reference_keys(&plan)));
     if config.form == Form::Reference {
         // The reference host's lines, which scripts that run it parse.
-        let global = plan.repository.as_deref().unwrap_or_default();
-        writer = writer.reference(
-            plan.automations
-                .iter()
-                .map(|automation| {
-                    let repository = automation.repository.as_deref().unwrap_or(global);
-                    let trigger = curupira_host::plan::reference_trigger_type(
-                        &automation.extension,
-                        &automation.trigger_type,
-                    );
-                    (automation.name.clone(), format!("{repository}:{trigger}"))
-                })
-                .collect(),
-        );
+        writer = writer.reference(Arc::clone(&reference_keys));
     }
     let mut events = Observed {
         inner: writer,
         metrics: served_metrics.clone(),
     };
+    let watcher = match fingerprint {
+        Some(fingerprint) => {
+            let reloads = Reloads::new();
+            options.reloads = Some(reloads.clone());
+            let watching = Watching {
+                path: args.config.path(),
+                host_exe: host_exe.clone(),
+                selection: args.automations.clone(),
+                cron: cron.clone(),
+                started: config.clone(),
+                fingerprint,
+                listen_given: args.listen.is_some(),
+                keys: (config.form == Form::Reference).then(|| Arc::clone(&reference_keys)),
+            };
+            Some(
+                Watcher::start(watching, reloads)
+                    .context("cannot start the thread that watches the configuration")?,
+            )
+        }
+        None => None,
+    };
     let started = std::time::Instant::now();
     let ran = runner::run(&plan, &options, &stop, &mut events);
+    if let Some(watcher) = watcher {
+        watcher.stop();
+    }
     let mut events = events.inner;
     if ran.is_ok() {
         events.finish_reference()?;
