@@ -618,6 +618,16 @@ impl<W: Write> EventWriter<W> {
             Event::ExtensionFailed { message, .. } => {
                 Some((false, format!("Plugin error: {message}")))
             }
+            Event::ConfigReloaded { restart_needed, .. } => {
+                // Not a line of the reference's (it reloads nothing): said in the log.
+                let line = human_line(event, false);
+                if restart_needed.is_empty() {
+                    tracing::info!("{line}");
+                } else {
+                    tracing::warn!("{line}");
+                }
+                None
+            }
             _ => None,
         }
     }

@@ -10,13 +10,11 @@
 //! second as the last one is still seen.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, PoisonError};
-use std::thread::JoinHandle;
+use std::sync::PoisonError;
 use std::time::Duration;
 
 use curupira_diagnostics::Report;
-use curupira_orchestrator::reload::Reloads;
+use curupira_orchestrator::reload::{Reloads, Watcher};
 
 use crate::config::{self, Config};
 use crate::cron::CronContext;
@@ -78,48 +76,13 @@ pub struct Watching {
     pub keys: Option<ReferenceKeys>,
 }
 
-/// The watcher's thread; [`Watcher::stop`] ends it.
-pub struct Watcher {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Watcher {
-    /// Starts watching; what it finds goes to `reloads`.
-    pub fn start(watching: Watching, reloads: Reloads) -> std::io::Result<Watcher> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
-        let thread = std::thread::Builder::new()
-            .name("config-watcher".to_owned())
-            .spawn(move || watch(watching, &reloads, &stopped))?;
-        Ok(Watcher {
-            stop,
-            thread: Some(thread),
-        })
-    }
-
-    /// Stops watching (within a tenth of a second, or the end of a reload under way).
-    pub fn stop(mut self) {
-        self.stop.store(true, Ordering::Release);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-fn watch(mut watching: Watching, reloads: &Reloads, stop: &AtomicBool) {
+/// Starts watching (a [`Watcher`] thread); what it finds goes to `reloads`.
+pub fn watch(mut watching: Watching, reloads: Reloads) -> std::io::Result<Watcher> {
     let mut prompts_of = Some(watching.started.clone());
-    loop {
-        // Waits in steps, so a stop is seen soon.
-        for _ in 0..10 {
-            if stop.load(Ordering::Acquire) {
-                return;
-            }
-            std::thread::sleep(INTERVAL / 10);
-        }
+    Watcher::start(INTERVAL, reloads, move |reloads| {
         let now = Fingerprint::of(&watching.path, prompts_of.as_ref());
         if now == watching.fingerprint {
-            continue;
+            return;
         }
         tracing::info!(
             "the configuration `{}` changed; reloading it",
@@ -131,7 +94,7 @@ fn watch(mut watching: Watching, reloads: &Reloads, stop: &AtomicBool) {
         }
         // The files as this reload read them, with the prompt files it names.
         watching.fingerprint = Fingerprint::of(&watching.path, prompts_of.as_ref());
-    }
+    })
 }
 
 /// Loads, checks and plans the configuration once; hands the run the plan or the

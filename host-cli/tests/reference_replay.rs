@@ -8,7 +8,8 @@
 //! often. What differs on purpose is listed below with its reason; a listed case that
 //! starts to agree fails the test too, so the list stays true. (The `commands` group,
 //! with its signals and waits, is replayed by hand: `record.py --host`, see the
-//! recordings' README.)
+//! recordings' README.) The `reload` group (`run --watch` while its file changes) is
+//! replayed too, by a test of its own that runs beside the first.
 
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -105,16 +106,41 @@ fn have(program: &str) -> bool {
 
 #[test]
 fn the_reference_host_s_recorded_scenarios_get_the_same_results_here() {
+    replay(&["validate", "repositories", "prompts", "cron"], INTENDED);
+}
+
+/// The cases of the `reload` group where this host differs on purpose: the reference
+/// host 0.4.0 takes up no change of its file during `run --watch`; this one reloads it.
+const RELOAD_INTENDED: &[(&str, &str)] = &[
+    (
+        "run --watch, prompt edited after 3 s, a 2nd item after 6 s, SIGINT after 12 s",
+        "the item polled after the edit gets the edited prompt (the reference keeps the old \
+         one until it restarts)",
+    ),
+    (
+        "run --watch, automation e2 added after 3 s, SIGINT after 12 s",
+        "the added automation polls and dispatches its item (the reference ignores it)",
+    ),
+];
+
+/// `run --watch` while its file changes (about 40 s of waiting, beside the test above).
+/// A broken file is refused by both hosts, which keep running the old one.
+#[test]
+fn a_changed_settings_file_is_reloaded_where_the_reference_ignores_it() {
+    replay(&["reload"], RELOAD_INTENDED);
+}
+
+/// Replays `groups` against this host; what differs must be `intended`, and all of it.
+fn replay(groups: &[&str], intended: &[(&str, &str)]) {
     if !have("python3") || !have("git") {
         println!("skipped: python3 and git are needed to replay the recordings");
         return;
     }
     let recordings = run_support::recordings();
     let mut differing: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let groups = ["validate", "repositories", "prompts", "cron"];
     let out = tempfile::tempdir().unwrap();
     let replayed =
-        run_support::replay_recordings(Path::new("python3"), out.path(), &groups, FIELDS, None);
+        run_support::replay_recordings(Path::new("python3"), out.path(), groups, FIELDS, None);
     for (group, found) in replayed {
         let recorded = recordings.join(format!("{group}.json"));
         let cases: Value =
@@ -136,10 +162,10 @@ fn the_reference_host_s_recorded_scenarios_get_the_same_results_here() {
     }
     let unexpected: Vec<String> = differing
         .iter()
-        .filter(|(case, _)| !INTENDED.iter().any(|(known, _)| known == case))
+        .filter(|(case, _)| !intended.iter().any(|(known, _)| known == case))
         .map(|(case, fields)| format!("{case}: {fields:?}"))
         .collect();
-    let agreeing: Vec<&str> = INTENDED
+    let agreeing: Vec<&str> = intended
         .iter()
         .map(|(case, _)| *case)
         .filter(|case| !differing.contains_key(*case))

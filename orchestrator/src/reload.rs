@@ -37,7 +37,10 @@
 //! ```
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crate::plan::Plan;
 
@@ -99,5 +102,68 @@ impl Reloads {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Offer>> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A thread that looks for a changed configuration every so often and hands what it
+/// finds to a run's [`Reloads`]; the looking is the caller's (`check`), the thread, its
+/// pace and its end are this type's.
+pub struct Watcher {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Watcher {
+    /// Calls `check` every `every` (the first time after one `every`) on a thread
+    /// named `config-watcher`, until [`stop`](Self::stop).
+    pub fn start(
+        every: Duration,
+        reloads: Reloads,
+        mut check: impl FnMut(&Reloads) + Send + 'static,
+    ) -> std::io::Result<Watcher> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let step = (every / 10).max(Duration::from_millis(1));
+        let thread = std::thread::Builder::new()
+            .name("config-watcher".to_owned())
+            .spawn(move || {
+                loop {
+                    // Waits in steps, so a stop is seen soon.
+                    let mut waited = Duration::ZERO;
+                    while waited < every {
+                        if stopped.load(Ordering::Acquire) {
+                            return;
+                        }
+                        std::thread::sleep(step);
+                        waited += step;
+                    }
+                    check(&reloads);
+                }
+            })?;
+        Ok(Watcher {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Stops the thread (within a tenth of its pace, or once a `check` under way
+    /// returned) and waits for it.
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+    }
+}
+
+impl std::fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watcher").finish_non_exhaustive()
     }
 }

@@ -3,7 +3,7 @@
 the very same cases against another host binary.
 
 Usage: python3 record.py [options] OUTDIR [GROUP ...]
-  GROUP: help validate commands repositories prompts plugins cron cron-timing (default: all)
+  GROUP: help validate commands repositories prompts plugins cron cron-timing reload (default: all)
 Env: REF_VENV (default /tmp/ref-venv) must hold curupira==0.4.0 (unless --host is given);
   RECORD_SLOW=1 adds the 60 s task_timeout_minutes case; KEEP_WORKDIR=1 keeps the scratch folder.
 Options (none of them changes what is recorded for the reference when left out):
@@ -1463,10 +1463,57 @@ def group_cron_timing():
     return group_cron(timing=True)
 
 
+def group_reload():
+    """run --watch while its settings.toml changes: a prompt edited, an automation added, the
+    file broken. Does the running host take any of it up?"""
+    recs = []
+    C = ["--config", "settings.toml"]
+    base = S("") + "\n[settings.polling]\npoll_interval_seconds = 1\n"
+    cpath = os.path.join(W, "cwd", "settings.toml")
+
+    def rewrite(text):
+        with open(cpath, "w") as f:
+            f.write(fill(text))
+
+    def later(first, then_items=None, what=""):
+        def during(p):
+            time.sleep(3)
+            rewrite(first)
+            if then_items is not None:
+                time.sleep(3)
+                with open(os.path.join(W, "items.json"), "w") as f:
+                    json.dump(then_items, f)
+            return {"during": what}
+        return during
+
+    edited = config(settings=base, autos=automation(prompt="Edited ${n}: ${title}"))
+    recs.append(compact(run("run --watch, prompt edited after 3 s, a 2nd item after 6 s, SIGINT after 12 s",
+                            config(settings=base), ["run", "--watch"] + C, items={"items.json": THREE[:1]},
+                            timeout=25, interrupt=(6, signal.SIGINT),
+                            during=later(edited, THREE[:2], "3 s after start the prompt became "
+                                         "'Edited ${n}: ${title}'; 3 s later items.json grew to 2 items"))))
+    added = config(settings=base, autos=automation() + "\n" + automation(name="e2", prompt="Added ${n}",
+                                                                        items="items2.json"))
+    recs.append(compact(run("run --watch, automation e2 added after 3 s, SIGINT after 12 s",
+                            config(settings=base), ["run", "--watch"] + C,
+                            items={"items.json": THREE[:1], "items2.json": [{"title": "x", "n": "9"}]},
+                            timeout=25, interrupt=(9, signal.SIGINT),
+                            during=later(added, None, "3 s after start automation e2 (items2.json, "
+                                         "one item) was added"))))
+    broken = config(settings=base) + "\n[automations.e1\n"
+    recs.append(compact(run("run --watch, file broken after 3 s, a 2nd item after 6 s, SIGINT after 12 s",
+                            config(settings=base), ["run", "--watch"] + C, items={"items.json": THREE[:1]},
+                            timeout=25, interrupt=(6, signal.SIGINT),
+                            during=later(broken, THREE[:2], "3 s after start the file got an unclosed "
+                                         "table header; 3 s later items.json grew to 2 items"))))
+    return recs
+
+
 # GROUPS-HERE
 
 
-GROUPS = ["help", "validate", "commands", "repositories", "prompts", "plugins", "cron", "cron-timing"]
+GROUPS = ["help", "validate", "commands", "repositories", "prompts", "plugins", "cron", "cron-timing",
+          "reload"]
 
 
 def parse_args(argv):
@@ -1601,7 +1648,7 @@ def main():
     groups = a.groups
     fns = {"help": group_help, "validate": group_validate, "commands": group_commands,
            "repositories": group_repositories, "prompts": group_prompts, "plugins": group_plugins,
-           "cron": group_cron, "cron-timing": group_cron_timing}
+           "cron": group_cron, "cron-timing": group_cron_timing, "reload": group_reload}
     plans = None
     if SELECT is not None or a.list:
         plans = plan_groups(groups, fns)

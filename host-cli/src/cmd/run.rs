@@ -13,7 +13,8 @@
 //!   in the config, or a file cannot be read.
 //! - Without `--once` or `--watch` it drains, as the reference host's `run`: rounds
 //!   while they hand over something new (`--size N`: at most N tasks), waits for the
-//!   retries, then exits. `--watch` runs a round every interval until SIGINT/SIGTERM.
+//!   retries, then exits. `--watch` runs a round every interval until SIGINT/SIGTERM,
+//!   and takes up a changed configuration ([`curupira_host::reload`]'s watcher).
 //!   A SIGINT/SIGTERM lets the task in flight finish, starts no new poll, shuts the
 //!   extensions down, and exits 130 (SIGINT) or 143 (SIGTERM), as a shell reports the
 //!   signal. A second signal kills the agent in flight.
@@ -35,7 +36,7 @@ use curupira_host::cron::CronContext;
 use curupira_host::events::{self, EventWriter, ReferenceKeys};
 use curupira_host::format::Format;
 use curupira_host::live_line::LiveLine;
-use curupira_host::reload::{Fingerprint, Watcher, Watching};
+use curupira_host::reload::{Fingerprint, Watching};
 use curupira_host::resolve::Plan;
 use curupira_http::{Limits, Metrics, Server};
 use curupira_ledger::{self as ledger, Ledger, WriterThread};
@@ -289,7 +290,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 keys: (config.form == Form::Reference).then(|| Arc::clone(&reference_keys)),
             };
             Some(
-                Watcher::start(watching, reloads)
+                curupira_host::reload::watch(watching, reloads)
                     .context("cannot start the thread that watches the configuration")?,
             )
         }
