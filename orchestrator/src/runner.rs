@@ -990,21 +990,14 @@ fn run_journaled(
         dispatched: 0,
     };
     for run in &runs {
-        let cap = run.automation.agent_policy.cap;
-        scheduler.slots.add_automation(
-            &run.automation.name,
-            cap.map(|cap| usize::try_from(cap).unwrap_or(usize::MAX)),
-        );
+        scheduler
+            .slots
+            .add_automation(&run.automation.name, cap_of(&run.automation));
     }
     scheduler.run(&mut runs, &mut extensions, events)?;
 
     for error in extensions.shutdown_all() {
-        events.emit(Event::ExtensionFailed {
-            extension: error.extension.clone(),
-            method: error.method.clone(),
-            code: error.code.code(),
-            message: error.to_string(),
-        })?;
+        events.emit(extension_failed(&error))?;
     }
     match scheduler.ledger_error {
         Some(error) => Err(RunError::Ledger(error)),
@@ -2489,12 +2482,7 @@ impl Scheduler<'_> {
             if let Some(process) = round.process {
                 extensions.leave_round(&run.automation.extension, process);
                 for error in extensions.take_ended_failures() {
-                    events.emit(Event::ExtensionFailed {
-                        extension: error.extension.clone(),
-                        method: error.method.clone(),
-                        code: error.code.code(),
-                        message: error.to_string(),
-                    })?;
+                    events.emit(extension_failed(&error))?;
                 }
             }
             if run.active {
@@ -2644,12 +2632,7 @@ impl Scheduler<'_> {
         let mut changes = Vec::new();
         for (version, what) in versions_ok.into_iter().zip(changed) {
             let name = version.automation.name.clone();
-            let cap = version
-                .automation
-                .agent_policy
-                .cap
-                .map(|cap| usize::try_from(cap).unwrap_or(usize::MAX));
-            self.slots.set_cap(&name, cap);
+            self.slots.set_cap(&name, cap_of(&version.automation));
             let index = runs.iter().position(|run| run.automation.name == name);
             match (index, what) {
                 (Some(index), Some(what)) => {
@@ -2993,6 +2976,24 @@ fn failure(automation: &str, error: &CallError) -> Box<Event> {
         extension: Some(error.extension.clone()),
         method: Some(error.method.clone()),
     })
+}
+
+/// The `extension.failed` of an extension that failed outside any automation's step.
+fn extension_failed(error: &CallError) -> Event {
+    Event::ExtensionFailed {
+        extension: error.extension.clone(),
+        method: error.method.clone(),
+        code: error.code.code(),
+        message: error.to_string(),
+    }
+}
+
+/// An automation's own agent cap, as [`Slots`] counts it.
+fn cap_of(automation: &Automation) -> Option<usize> {
+    automation
+        .agent_policy
+        .cap
+        .map(|cap| usize::try_from(cap).unwrap_or(usize::MAX))
 }
 
 fn emit_failure(events: &mut Journal<'_>, automation: &str, error: &CallError) -> io::Result<()> {
