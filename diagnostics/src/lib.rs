@@ -60,6 +60,7 @@
 mod closed_set;
 mod code;
 mod diagnostic;
+pub mod js;
 #[cfg(feature = "json")]
 pub mod json;
 mod lines;

@@ -4,6 +4,7 @@
 //! old or new. *Warnings* are rules added later: names breaking them exist on the
 //! registry (`JSONStream`) but can no longer be published.
 
+use crate::js::JsTrim;
 use std::fmt;
 use std::ops::Range;
 
@@ -246,7 +247,7 @@ pub fn check_package_name(name: &str) -> NameCheck {
     if name.starts_with('-') {
         check.errors.push(NameProblem::LeadingHyphen(at(name, 0)));
     }
-    if name.trim() != name {
+    if name.js_trim() != name {
         check.errors.push(NameProblem::SurroundingSpaces);
     }
     let lower = name.to_lowercase();

@@ -33,6 +33,7 @@
 //! moved to `.spirit-old-…` and deleted once the new copy is in place (moved back if it
 //! could not be). Names starting with `.` in the host folder are never packages.
 
+use curupira_diagnostics::js::JsTrim;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write as _};
@@ -464,7 +465,7 @@ pub fn install(archive: &Path, options: &InstallOptions) -> Result<Installed, In
         installed_at_unix_ms: now_unix_ms(),
         archive_file_name: archive
             .file_name()
-            .map(|file| file.to_string_lossy().trim().to_owned())
+            .map(|file| file.to_string_lossy().js_trim().to_owned())
             .filter(|file| !file.is_empty()),
         install_source: Some(source.as_str().to_owned()),
     };
@@ -602,7 +603,7 @@ fn declared_name(archive: &Archive) -> Option<String> {
 /// keys a folder; a folder whose manifest the app cannot parse is not listed).
 fn manifest_name(bytes: &[u8]) -> Option<String> {
     let value: Value = serde_json::from_slice(bytes).ok()?;
-    let name = value.get("name")?.as_str()?.trim();
+    let name = value.get("name")?.as_str()?.js_trim();
     is_valid_id(name).then(|| name.to_owned())
 }
 

@@ -55,6 +55,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+use curupira_diagnostics::js::JsTrim;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -253,7 +254,7 @@ impl SecretStore {
         if self.storage == SecretStorage::None {
             return;
         }
-        let trimmed = text.trim();
+        let trimmed = text.js_trim();
         if trimmed.len() != text.len() && !self.trimmed.iter().any(|k| k == key) {
             self.trimmed.push(key.to_owned());
         }
@@ -293,7 +294,7 @@ impl SecretStore {
         }
         let text = checked_value(&self.slots, key, value)?;
         self.keep(key, text);
-        Ok(text.trim().len() != text.len())
+        Ok(text.js_trim().len() != text.len())
     }
 
     /// `ctx.secrets.delete(key)`: whether a value was stored.

@@ -62,6 +62,7 @@
 //! ```
 
 use curupira_diagnostics::did_you_mean;
+use curupira_diagnostics::js::JsTrim;
 use curupira_diagnostics::json::type_name;
 use serde_json::Value;
 
@@ -343,7 +344,7 @@ fn check_stored(def: &SettingDef, value: &Value) -> Option<SettingError> {
 fn check_value(def: &SettingDef, value: &Value) -> Option<SettingError> {
     let key = &def.key;
     match (def.kind, value) {
-        (SettingType::String, Value::String(text)) => (def.required && text.trim().is_empty())
+        (SettingType::String, Value::String(text)) => (def.required && text.js_trim().is_empty())
             .then(|| SettingError::Blank {
                 key: key.clone(),
                 value: text.clone(),

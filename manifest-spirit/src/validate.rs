@@ -6,6 +6,7 @@
 //! when something is reported, and the pointer → span map of the document is built
 //! only when there is something to locate: a clean package costs a parse and a walk.
 
+use curupira_diagnostics::js::JsTrim;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
@@ -611,7 +612,7 @@ impl Checker<'_> {
 
     /// The string the app uses: trimmed, with a warning when that changed it.
     fn trimmed<'v>(&mut self, text: &'v str, at: &Place<'_>) -> &'v str {
-        let trimmed = text.trim();
+        let trimmed = text.js_trim();
         if trimmed.len() != text.len() && !trimmed.is_empty() {
             let message = format!(
                 "{} is `{}`, with whitespace around it; the app trims it to `{}`",
@@ -627,7 +628,7 @@ impl Checker<'_> {
     /// A string that must have content (not only whitespace), trimmed.
     fn text<'v>(&mut self, value: &'v Value, at: &Place<'_>) -> Option<&'v str> {
         let text = self.string(value, at)?;
-        if text.trim().is_empty() {
+        if text.js_trim().is_empty() {
             self.out.error(
                 codes::EMPTY_VALUE,
                 at,
@@ -719,7 +720,7 @@ impl Checker<'_> {
         names: impl Iterator<Item = &'static str> + Clone,
     ) -> Option<T> {
         let text = self.string(value, at)?;
-        if let Some(found) = from_name(text.trim()) {
+        if let Some(found) = from_name(text.js_trim()) {
             self.trimmed(text, at);
             return Some(found);
         }
@@ -742,7 +743,7 @@ impl Checker<'_> {
                 continue;
             };
             if let Some((_, first)) = found.iter().find(|(v, _)| *v == value) {
-                let text = item.as_str().unwrap_or_default().trim();
+                let text = item.as_str().unwrap_or_default().js_trim();
                 let message = format!(
                     "`{text}` is listed again in {} (first at index {first}); the app drops the repetition",
                     at.quoted()
@@ -765,8 +766,8 @@ impl Checker<'_> {
         problems: Vec<ValueProblem>,
     ) -> bool {
         let any = !problems.is_empty();
-        let lead = written.len() - written.trim_start().len();
-        let value = written.trim();
+        let lead = written.len() - written.js_trim_start().len();
+        let value = written.js_trim();
         for problem in problems {
             let message = format!("{what} `{}` {}", value.escape_debug(), problem.text);
             let range = problem.range.map(|r| r.start + lead..r.end + lead);
@@ -800,7 +801,7 @@ impl Checker<'_> {
             return false;
         };
         let text = if matches!(kind, PathKind::Main | PathKind::Icon) {
-            let text = written.trim();
+            let text = written.js_trim();
             if text.is_empty() {
                 return false;
             }
@@ -894,7 +895,7 @@ impl Checker<'_> {
             && object
                 .get("description")
                 .and_then(Value::as_str)
-                .is_none_or(|d| d.trim().is_empty())
+                .is_none_or(|d| d.js_trim().is_empty())
         {
             self.out.error(
                 codes::REGISTRY_REQUIRED,
@@ -956,7 +957,7 @@ impl Checker<'_> {
         // `main` that is there but refused is reported as such, not as missing.
         let main_written = object.get("main").is_some_and(|main| match main {
             Value::Null => false,
-            Value::String(text) => !text.trim().is_empty(),
+            Value::String(text) => !text.js_trim().is_empty(),
             _ => true,
         });
         self.pairing(&facts, has_main || main_written, &at);
@@ -1203,7 +1204,7 @@ impl Checker<'_> {
         if let Some(host) = self.options.host {
             let all_known = items.iter().all(|item| {
                 item.as_str()
-                    .and_then(|t| Host::from_name(t.trim()))
+                    .and_then(|t| Host::from_name(t.js_trim()))
                     .is_some()
             });
             if all_known && !found.iter().any(|(h, _)| *h == host) {
@@ -1899,7 +1900,7 @@ fn normalise_package(value: &mut Value) {
     }
     match root.get_mut("author") {
         Some(Value::String(text)) => {
-            let trimmed = text.trim().to_owned();
+            let trimmed = text.js_trim().to_owned();
             if trimmed.is_empty() {
                 root.remove("author");
             } else {
@@ -2058,7 +2059,7 @@ fn normalise_hooks_file(value: &mut Value) {
 
 fn trim_member(object: &mut Map<String, Value>, key: &str) {
     if let Some(Value::String(text)) = object.get_mut(key) {
-        let trimmed = text.trim();
+        let trimmed = text.js_trim();
         if trimmed.len() != text.len() {
             *text = trimmed.to_owned();
         }
@@ -2103,7 +2104,7 @@ fn enum_list(object: &mut Map<String, Value>, key: &str) {
         Some(Value::Array(items)) => {
             for item in items.iter_mut() {
                 if let Value::String(text) = item {
-                    let trimmed = text.trim();
+                    let trimmed = text.js_trim();
                     if trimmed.len() != text.len() {
                         *text = trimmed.to_owned();
                     }

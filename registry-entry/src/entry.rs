@@ -22,6 +22,7 @@
 //!   when it has a single segment; the lowercased id is suggested when it would be valid.
 //! - A changelog's `summary` or `body` made only of whitespace is empty.
 
+use curupira_diagnostics::js::JsTrim;
 use std::collections::HashMap;
 use std::collections::hash_map;
 
@@ -384,7 +385,7 @@ impl Checker {
     /// A string that must have content (not only whitespace).
     fn text(&mut self, value: &Value, at: &Place<'_>) {
         if let Some(text) = self.string(value, at)
-            && text.trim().is_empty()
+            && text.js_trim().is_empty()
         {
             self.out.error(
                 codes::EMPTY_VALUE,

@@ -74,6 +74,7 @@
 //! ```
 
 use curupira_diagnostics::JsonPointer;
+use curupira_diagnostics::js::JsTrim;
 use serde_json::{Map, Value};
 
 use crate::codes;
@@ -134,7 +135,7 @@ impl CatalogReading {
     pub fn item(&self, extension_id: &str) -> Option<&ItemRef> {
         self.items
             .iter()
-            .find(|item| item.extension_id == extension_id.trim())
+            .find(|item| item.extension_id == extension_id.js_trim())
     }
 }
 
@@ -516,7 +517,7 @@ pub fn shasum_well_formed(shasum: &str) -> bool {
 /// A path that climbs above the registry folder (`../x`) or starts with `/` leaves it:
 /// [`Location::Remote`], on the same host.
 pub fn resolve(path: &str, base_url: Option<&str>) -> Result<Location, String> {
-    let path = path.trim();
+    let path = path.js_trim();
     if path.is_empty() {
         return Err("is empty".to_owned());
     }
@@ -580,7 +581,7 @@ fn scheme(text: &str) -> Option<&str> {
 
 /// `Ok` when `url` is an `https://` URL with a host; else why not.
 fn https_url(url: &str) -> Result<(), String> {
-    let url = url.trim();
+    let url = url.js_trim();
     match scheme(url) {
         Some(scheme) if scheme.eq_ignore_ascii_case("https") => {}
         Some(scheme) => return Err(format!("uses `{scheme}:`, not https")),
@@ -623,7 +624,7 @@ fn version_at(version: &VersionRef) -> JsonPointer {
 
 /// A string kept by the reader: trimmed, non-empty.
 fn optional_text(value: Option<&Value>) -> Option<String> {
-    let text = value?.as_str()?.trim();
+    let text = value?.as_str()?.js_trim();
     (!text.is_empty()).then(|| text.to_owned())
 }
 

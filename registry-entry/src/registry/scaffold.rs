@@ -1,6 +1,7 @@
 //! `registry add`: a new `entry.json` and `README.md` for a published package, what an
 //! author writes by hand in step 2 of the publishing guide.
 
+use curupira_diagnostics::js::JsTrim;
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -265,7 +266,7 @@ fn version_of(version: &str) -> EntryVersion {
 
 /// The README skeleton: what the entry lists, then the sections an author writes.
 fn readme(package: &str, version: &str, manifest: &ManifestSummary) -> String {
-    let title = if manifest.display_name.trim().is_empty() {
+    let title = if manifest.display_name.js_trim().is_empty() {
         package
     } else {
         manifest.display_name.as_str()

@@ -3,6 +3,7 @@
 //! that is there and says what it lists, unique package names and ids, and a default
 //! version that is not revoked.
 
+use curupira_diagnostics::js::JsTrim;
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -337,7 +338,7 @@ impl Folder {
                 "the extension folder `{}` has no `README.md`; it is the marketplace's text for the extension",
                 self.name
             )),
-            Some(text) if text.trim().is_empty() => Some(
+            Some(text) if text.js_trim().is_empty() => Some(
                 "`README.md` is empty; it is the marketplace's text for the extension".to_owned(),
             ),
             Some(_) => None,
