@@ -197,6 +197,41 @@ fn add_scaffolds_an_entry_and_readme() {
 }
 
 #[test]
+fn add_starts_a_registry_in_an_empty_folder_that_check_and_build_accept() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&sample().join("npm"), &tmp.path().join("npm"));
+    fs::create_dir(tmp.path().join("new")).unwrap();
+    let run = |args: &[&str]| {
+        let output = registry(tmp.path(), args);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}{}",
+            stdout(&output),
+            stderr(&output)
+        );
+        output
+    };
+    run(&[
+        "add",
+        "new",
+        "--package",
+        "@acme/weather",
+        "--id",
+        "acme.weather",
+        "--npm-metadata",
+        "npm",
+    ]);
+    assert!(
+        tmp.path()
+            .join("new/registry/extensions/acme.weather/entry.json")
+            .is_file()
+    );
+    run(&["build", "new", "--npm-metadata", "npm"]);
+    run(&["check", "new", "--npm-metadata", "npm"]);
+}
+
+#[test]
 fn usage_and_io_errors_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
     // build needs a metadata source.

@@ -45,6 +45,17 @@ pub enum MetadataError {
         /// The file looked for, or the URL requested.
         place: String,
     },
+    /// Two files of a folder source spell the package's name (`%40acme%2Fx.json` and
+    /// `@acme%2fx.json`): which one is meant cannot be told.
+    #[error("npm package `{package}` has two documents in the folder, `{}` and `{}`; keep one", first.display(), second.display())]
+    Ambiguous {
+        /// The package asked for.
+        package: String,
+        /// One file.
+        first: PathBuf,
+        /// The other.
+        second: PathBuf,
+    },
     /// The document's file exists but could not be read.
     #[error("could not read `{}` for npm package `{package}`: {error}", path.display())]
     Io {
@@ -114,6 +125,7 @@ impl MetadataError {
     pub fn package(&self) -> Option<&str> {
         match self {
             MetadataError::NotFound { package, .. }
+            | MetadataError::Ambiguous { package, .. }
             | MetadataError::Io { package, .. }
             | MetadataError::BadBody { package, .. }
             | MetadataError::Http { package, .. }
@@ -221,6 +233,11 @@ fn too_large() -> String {
 
 /// A folder of saved npm package documents: `<dir>/<package_file_name(package)>`,
 /// each the JSON the npm registry serves for the package. Offline.
+///
+/// A document is found under any spelling of its percent-encoded name, as people and
+/// tools save them: `@acme%2falpha.json` (the npm client's), `%40acme%2Falpha.json`
+/// (JavaScript's `encodeURIComponent`), `%2F` or `%2f`, `@` encoded or not. Two files
+/// that spell the same name are [`MetadataError::Ambiguous`].
 #[derive(Debug, Clone)]
 pub struct FolderSource {
     dir: PathBuf,
@@ -237,10 +254,47 @@ impl FolderSource {
         &self.dir
     }
 
-    /// Where `package`'s document is looked for.
+    /// Where `package`'s document is written, and looked for first.
     pub fn path_of(&self, package: &str) -> PathBuf {
         self.dir.join(package_file_name(package))
     }
+
+    /// The files of the folder whose name decodes to `package`'s document: the one of
+    /// [`path_of`](Self::path_of) first when it exists, then the others in name order.
+    fn spellings_of(&self, package: &str) -> io::Result<Vec<PathBuf>> {
+        let canonical = self.path_of(package);
+        let mut found = Vec::new();
+        if canonical.is_file() {
+            found.push(canonical.clone());
+        }
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            // The canonical path's own error (not found, …) says it better.
+            Err(_) => return Ok(found),
+        };
+        let mut others: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| *path != canonical && names_package(path, package))
+            .collect();
+        others.sort();
+        found.extend(others);
+        Ok(found)
+    }
+}
+
+/// Whether the file at `path` is named `<percent-encoded package>.json`.
+fn names_package(path: &Path, package: &str) -> bool {
+    let Some(stem) = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .and_then(|name| name.strip_suffix(".json"))
+    else {
+        return false;
+    };
+    percent_encoding::percent_decode_str(stem)
+        .decode_utf8()
+        .is_ok_and(|decoded| decoded == package)
 }
 
 impl MetadataSource for FolderSource {
@@ -249,7 +303,24 @@ impl MetadataSource for FolderSource {
     }
 
     fn fetch(&self, package: &str) -> Result<PackageDocument, MetadataError> {
-        let path = self.path_of(package);
+        let spellings = self
+            .spellings_of(package)
+            .map_err(|error| MetadataError::Io {
+                package: package.to_owned(),
+                path: self.dir.clone(),
+                error,
+            })?;
+        if let [first, second, ..] = spellings.as_slice() {
+            return Err(MetadataError::Ambiguous {
+                package: package.to_owned(),
+                first: first.clone(),
+                second: second.clone(),
+            });
+        }
+        let path = spellings
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| self.path_of(package));
         let place = path.display().to_string();
         let io_error = |error: io::Error| MetadataError::Io {
             package: package.to_owned(),

@@ -318,3 +318,67 @@ fn a_source_can_be_used_as_a_trait_object_across_threads() {
         assert!(b.join().unwrap().is_ok());
     });
 }
+
+/// A copy of the scoped fixture saved as `file` in a new folder.
+fn saved_as(file: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(
+        fixtures().join("@example%2fspirit-extension.json"),
+        dir.path().join(file),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_document_is_found_under_every_spelling_of_its_encoded_name() {
+    for file in [
+        "@example%2fspirit-extension.json",
+        "@example%2Fspirit-extension.json",
+        "%40example%2Fspirit-extension.json",
+        "%40example%2fspirit-extension.json",
+        "%40example%2Fspirit%2Dextension.json",
+    ] {
+        let dir = saved_as(file);
+        let document = FolderSource::new(dir.path())
+            .fetch("@example/spirit-extension")
+            .unwrap_or_else(|error| panic!("{file}: {error}"));
+        assert_eq!(document.name, "@example/spirit-extension", "{file}");
+    }
+    // A name that decodes to another package is not it.
+    let dir = saved_as("@example%2fspirit-extension2.json");
+    let error = FolderSource::new(dir.path())
+        .fetch("@example/spirit-extension")
+        .unwrap_err();
+    assert!(matches!(error, MetadataError::NotFound { .. }), "{error:?}");
+}
+
+#[test]
+fn two_files_spelling_one_name_are_an_error_naming_both() {
+    let dir = saved_as("@example%2fspirit-extension.json");
+    fs::copy(
+        dir.path().join("@example%2fspirit-extension.json"),
+        dir.path().join("%40example%2Fspirit-extension.json"),
+    )
+    .unwrap();
+    let error = FolderSource::new(dir.path())
+        .fetch("@example/spirit-extension")
+        .unwrap_err();
+    let MetadataError::Ambiguous { first, second, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert!(
+        first.ends_with("@example%2fspirit-extension.json"),
+        "{error}"
+    );
+    assert!(
+        second.ends_with("%40example%2Fspirit-extension.json"),
+        "{error}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("@example%2fspirit-extension.json")
+            && message.contains("%40example%2Fspirit-extension.json"),
+        "{message}"
+    );
+}

@@ -149,3 +149,55 @@ fn scaffold_of_an_unknown_package_is_a_metadata_error() {
     assert!(error.to_string().contains("`@acme/nowhere`"), "{error}");
     assert!(!copy.path("registry/extensions/acme.nowhere").exists());
 }
+
+#[test]
+fn scaffold_starts_a_new_registry_in_an_empty_folder() {
+    let copy = Copy::new();
+    let empty = tempfile::tempdir().unwrap();
+    let root = empty.path();
+    // A refused id writes nothing, not even the registry's folders.
+    let done = scaffold(root, "@acme/weather", "../escape", &copy.npm()).unwrap();
+    assert!(done.written.is_empty());
+    assert!(!root.join("registry").exists());
+
+    let done = scaffold(root, "@acme/weather", "acme.weather", &copy.npm()).unwrap();
+    let dir = root.join("registry/extensions/acme.weather");
+    assert_eq!(
+        done.written,
+        [dir.join("entry.json"), dir.join("README.md")]
+    );
+    assert_golden(
+        "scaffold/acme.weather/entry.json",
+        &fs::read(dir.join("entry.json")).unwrap(),
+    );
+    let built = build(root, &copy.npm()).unwrap();
+    assert_eq!(
+        found(&built.report),
+        [],
+        "{}",
+        built.report.render_human(false)
+    );
+    let report = check(root, Some(&copy.npm())).unwrap();
+    assert_eq!(found(&report), [], "{}", report.render_human(false));
+}
+
+#[test]
+fn scaffold_refuses_a_root_that_is_not_a_folder() {
+    let copy = Copy::new();
+    let empty = tempfile::tempdir().unwrap();
+    let missing = empty.path().join("nope");
+    let error = scaffold(&missing, "@acme/weather", "acme.weather", &copy.npm()).unwrap_err();
+    assert!(
+        matches!(error, RegistryError::NotARegistry { .. }),
+        "{error:?}"
+    );
+    assert!(!missing.exists());
+    // `registry/extensions` there but a file: not a registry either.
+    fs::create_dir(empty.path().join("registry")).unwrap();
+    fs::write(empty.path().join("registry/extensions"), "").unwrap();
+    let error = scaffold(empty.path(), "@acme/weather", "acme.weather", &copy.npm()).unwrap_err();
+    assert!(
+        matches!(error, RegistryError::NotARegistry { .. }),
+        "{error:?}"
+    );
+}

@@ -3,7 +3,9 @@
 //! only reads arguments, picks the npm metadata source, calls it, and prints.
 //!
 //! ROOT is the folder that holds `registry/`. npm metadata comes from a folder of saved
-//! package documents (`--npm-metadata DIR`, offline: `DIR/<url-encoded name>.json`) or
+//! package documents (`--npm-metadata DIR`, offline: `DIR/<url-encoded name>.json`,
+//! any spelling of the encoding: `@acme%2fx.json`, `%40acme%2Fx.json`; two files for
+//! one name are an error naming both) or
 //! an npm registry (`--npm-registry URL`, e.g. `https://registry.npmjs.org`; a progress
 //! bar on a terminal). `check` uses no network unless a URL is given.
 //!
@@ -15,7 +17,9 @@
 //!   writes `registry/catalog.json` and each `detail.json` in the shapes the app's
 //!   reader reads — only when nothing is wrong.
 //! - `add ROOT --package NAME --id EXTENSION_ID (--npm-metadata DIR | --npm-registry
-//!   URL)`: scaffolds `registry/extensions/<id>/entry.json` and `README.md`.
+//!   URL)`: scaffolds `registry/extensions/<id>/entry.json` and `README.md`; in a
+//!   ROOT without `registry/extensions/` yet, it starts the registry (makes the
+//!   folders).
 //!
 //! Exit codes: 0 no error (warnings allowed), 1 errors (nothing written), 2 usage or
 //! I/O.

@@ -38,7 +38,10 @@ use crate::model::{
 /// default, its diagnostics stay errors. Nothing is written when the report has an
 /// error; otherwise both files are written atomically into a new folder.
 ///
-/// `Err`: no `registry/extensions/` under `root`, the folder exists already
+/// A `root` without `registry/extensions/` yet is a new registry: the folders are made
+/// with the entry's (`root` itself must be a folder).
+///
+/// `Err`: `root` is not a folder, `root/registry/extensions` is not one, the folder exists already
 /// ([`RegistryError::AlreadyExists`]), the package's document could not be had, or
 /// the files could not be written.
 pub fn scaffold(
@@ -47,7 +50,16 @@ pub fn scaffold(
     id: &str,
     metadata: &dyn MetadataSource,
 ) -> Result<Scaffolded, RegistryError> {
-    let extensions = extensions_dir(root)?;
+    // A new registry has no `registry/extensions/` yet: made below, with the entry.
+    let (extensions, new_registry) = match extensions_dir(root) {
+        Ok(dir) => (dir, false),
+        Err(RegistryError::NotARegistry { path })
+            if fs::symlink_metadata(&path).is_err() && root.is_dir() =>
+        {
+            (path, true)
+        }
+        Err(error) => return Err(error),
+    };
     let file = extension_file(id, ENTRY_JSON);
     let nothing = |report: Report| {
         Ok(Scaffolded {
@@ -69,7 +81,12 @@ pub fn scaffold(
 
     let mut report = Report::new();
     report.add_file(file.clone());
-    for folder in Registry::read(root)?.folders {
+    let folders = if new_registry {
+        Vec::new()
+    } else {
+        Registry::read(root)?.folders
+    };
+    for folder in folders {
         let Some(other) = &folder.entry else {
             continue;
         };
@@ -205,6 +222,13 @@ pub fn scaffold(
     }
     let readme = readme(package, default_version, default_manifest);
 
+    if new_registry && let Err(source) = fs::create_dir_all(&extensions) {
+        return Err(RegistryError::Io {
+            action: "create",
+            path: extensions,
+            source,
+        });
+    }
     if let Err(source) = fs::create_dir(&dir) {
         return Err(if source.kind() == io::ErrorKind::AlreadyExists {
             RegistryError::AlreadyExists { path: dir }
