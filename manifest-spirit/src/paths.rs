@@ -129,6 +129,21 @@ impl RelativePath {
         Ok(Self(rest.to_owned()))
     }
 
+    /// `main` as the app looks for its file once [`parse_declared`](Self::parse_declared)
+    /// accepted it with its backslashes read as `/`: the text as written, one leading
+    /// `./` dropped, split at `/` only. A backslash is then part of a file name, as it
+    /// is on Linux and macOS (`dist\\index.js` is one file of the package's root).
+    ///
+    /// ```
+    /// use spirit_manifest::RelativePath;
+    ///
+    /// let main = RelativePath::main_as_looked_up("./dist\\index.js");
+    /// assert_eq!(main.components().collect::<Vec<_>>(), ["dist\\index.js"]);
+    /// ```
+    pub fn main_as_looked_up(text: &str) -> Self {
+        Self(text.strip_prefix("./").unwrap_or(text).to_owned())
+    }
+
     /// The normalised path, components joined by `/`.
     pub fn as_str(&self) -> &str {
         &self.0

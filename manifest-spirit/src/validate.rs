@@ -23,7 +23,7 @@ use crate::model::{
     SettingType, Slot, TokenRole, Variant, keys,
 };
 use crate::settings::expectation;
-use crate::{Checked, Options, PACKAGE_JSON, PathProblem, RelativePath, codes, schema};
+use crate::{Checked, Options, PACKAGE_JSON, RelativePath, codes, schema};
 
 /// Longest extension id the Spirit app can install: its staging folder
 /// `pkg-<base64url(id)>.stage-XXXXXX` must fit the 255-byte file-name limit, which leaves
@@ -812,7 +812,10 @@ impl Checker<'_> {
                 None => return false,
             }
         };
-        let read: Cow<'_, str> = if kind != PathKind::Main && text.contains('\\') {
+        if kind == PathKind::Main && text.contains('\\') {
+            return self.main_with_backslash(text, at);
+        }
+        let read: Cow<'_, str> = if text.contains('\\') {
             let message = format!(
                 "{} is `{}`, with a backslash; the app reads it as `/`, write `{}`",
                 at.quoted(),
@@ -832,14 +835,8 @@ impl Checker<'_> {
                 true
             }
             Err(problem) => {
-                let why = match problem {
-                    PathProblem::Backslash(_) => format!(
-                        "{problem}; the app does not read a backslash in `main` as `/`, so on Linux the file does not exist"
-                    ),
-                    other => other.to_string(),
-                };
                 let message = format!(
-                    "{} is `{}`, which the app refuses as a package path: {why}",
+                    "{} is `{}`, which the app refuses as a package path: {problem}",
                     at.quoted(),
                     text.escape_debug()
                 );
@@ -847,6 +844,39 @@ impl Checker<'_> {
                 false
             }
         }
+    }
+
+    /// `main` with a backslash, as the app takes it: its safety is judged with the
+    /// backslashes read as `/` (no `..`, nothing absolute), but its file is looked up
+    /// with them as written, part of a file name on Linux and macOS. So the package
+    /// installs where a file of that very name exists; said as a warning, since on
+    /// Windows the same `main` names another file.
+    fn main_with_backslash(&mut self, text: &str, at: &Place<'_>) -> bool {
+        let slashed = text.replace('\\', "/");
+        if let Err(problem) = RelativePath::parse_declared(&slashed) {
+            let message = format!(
+                "{} is `{}`, which the app refuses as a package path (it reads a backslash as `/` for this check): {problem}",
+                at.quoted(),
+                text.escape_debug()
+            );
+            self.out.error(codes::INVALID_PATH, at, message);
+            return false;
+        }
+        let message = format!(
+            "{} is `{}`, with a backslash: on Linux and macOS the app loads the file of that very name in the package's root folder, on Windows `{}`; write `/` so that both are one file",
+            at.quoted(),
+            text.escape_debug(),
+            slashed.escape_debug()
+        );
+        self.out.warning(codes::BACKSLASH_PATH, at, message);
+        if let Some(paths) = &mut self.paths {
+            paths.push((
+                PathKind::Main,
+                RelativePath::main_as_looked_up(text),
+                at.pointer(),
+            ));
+        }
+        true
     }
 
     // ----- package.json -----------------------------------------------------------

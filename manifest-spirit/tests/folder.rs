@@ -381,3 +381,41 @@ fn a_folder_without_package_json() {
     let checked = check_folder(&tmp.path().join("nope"), &Options::default()).unwrap();
     assert_eq!(checked.diagnostics()[0].code, codes::MISSING_FILE);
 }
+
+/// The Spirit app on Linux: `main` with a backslash is judged safe with the backslash
+/// read as `/`, then loaded as the file of that very name in the package's root folder
+/// (`path.join(dir, ...main.split("/"))`); so it installs where that file exists.
+#[test]
+fn a_main_with_a_backslash_names_the_file_of_that_very_name() {
+    let tmp = copy_of_seed();
+    let manifest = tmp.path().join("package.json");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        text.replace("\"dist/index.js\"", "\"dist\\\\index.js\""),
+    )
+    .unwrap();
+    // Only `dist/index.js` exists: the file the app looks for does not.
+    assert_eq!(
+        found(tmp.path()),
+        [
+            one(codes::BACKSLASH_PATH, "package.json", "/main")[0].clone(),
+            one(codes::MISSING_FILE, "package.json", "/main")[0].clone(),
+        ]
+    );
+    // With a file named `dist\index.js` beside `dist/`: it installs, said once.
+    fs::write(tmp.path().join("dist\\index.js"), "export {};\n").unwrap();
+    assert_eq!(
+        found(tmp.path()),
+        one(codes::BACKSLASH_PATH, "package.json", "/main")
+    );
+    let checked = check_folder(tmp.path(), &Options::default()).unwrap();
+    assert!(checked.package.is_some());
+    let warning = &checked.diagnostics()[0];
+    assert_eq!(warning.severity, Severity::Warning);
+    assert!(
+        warning.message.contains("on Windows `dist/index.js`"),
+        "{}",
+        warning.message
+    );
+}

@@ -297,14 +297,14 @@ fn main_is_required_by_events_tool_execution_and_system_prompt() {
 #[test]
 fn paths_stay_inside_the_package() {
     // Refused by the app: absolute, drive letters, and any empty, `.` or `..` segment,
-    // even one that stays inside; a backslash in `main` names no file on Linux.
+    // even one that stays inside (`main` is judged with its backslashes read as `/`).
     for bad in [
         "/dist/index.js",
         "C:\\index.js",
         "C:/x.js",
         "c:index.js",
         "\\\\host\\share\\index.js",
-        "dist\\index.js",
+        "dist\\..\\..\\index.js",
         "a/../../index.js",
         "dist/../dist/index.js",
         "dist//index.js",
