@@ -40,6 +40,17 @@ fn main() {
             data_dir_leaves_out_an_invalid_package_and_exits_1();
             Ok(())
         }),
+        Trial::test(
+            "data_dir_names_the_tools_of_a_package_without_main_as_the_app",
+            || {
+                data_dir_names_the_tools_of_a_package_without_main_as_the_app();
+                Ok(())
+            },
+        ),
+        Trial::test("list_prints_installs_in_the_app_s_order", || {
+            list_prints_installs_in_the_app_s_order();
+            Ok(())
+        }),
         Trial::test("data_dir_and_path_are_one_or_the_other", || {
             data_dir_and_path_are_one_or_the_other();
             Ok(())
@@ -392,6 +403,105 @@ fn data_dir_leaves_out_an_invalid_package_and_exits_1() {
         run.stderr
     );
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
+
+/// The app installs a package that declares tools and both tool capabilities but no
+/// `main`, and names its tools (calling them fails): the names of the packages after it
+/// keep their `__N` suffixes.
+fn data_dir_names_the_tools_of_a_package_without_main_as_the_app() {
+    let tmp = TempDir::new().unwrap();
+    let data_dir = collide(tmp.path());
+    let list = curupira(&[
+        "spirit",
+        "list",
+        "--data-dir",
+        path_str(&data_dir),
+        "--format",
+        "json",
+    ]);
+    let list: Value = serde_json::from_str(&list.stdout).unwrap();
+    let first = list["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "my.ext")
+        .unwrap();
+    let manifest_path = PathBuf::from(first["path"].as_str().unwrap()).join("package.json");
+    let mut manifest: Value =
+        serde_json::from_str(&fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    manifest.as_object_mut().unwrap().remove("main");
+    fs::write(&manifest_path, manifest.to_string()).unwrap();
+    let run = curupira(&[
+        "spirit",
+        "tools",
+        "--data-dir",
+        path_str(&data_dir),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    let base = "extension__my_ext__get_item__26b4c02d";
+    assert_eq!(
+        listed(&json, None),
+        [
+            ("my.ext".to_owned(), "get-item".to_owned(), base.to_owned()),
+            (
+                "my-ext".to_owned(),
+                "get-item".to_owned(),
+                format!("{base}__1")
+            ),
+        ]
+    );
+    assert!(json["invalid"].as_array().unwrap().is_empty());
+    assert!(
+        run.stderr.contains("`my.ext`") && run.stderr.contains("breaks at run time"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `spirit list`: by display name as the app's zh-CN collator orders them, then by id;
+/// not by id. Node's `localeCompare(…, "zh-CN")` gives 李 (li), 张 (zhang), alpha, Zeta:
+/// Han before Latin, Han by pinyin (李's code point is the higher), case after letters.
+fn list_prints_installs_in_the_app_s_order() {
+    let tmp = TempDir::new().unwrap();
+    let data_dir = tmp.path().join("data");
+    let tools = ["get-item".to_owned()];
+    for (i, (id, display)) in [
+        ("a-zhang", "张"),
+        ("b-li", "李"),
+        ("c-zeta", "Zeta"),
+        ("d-alpha", "alpha"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let run = install(
+            tmp.path(),
+            &data_dir,
+            i,
+            &manifest(id, display, &tools, &json!(BOTH)),
+        );
+        assert_eq!(run.code, Some(0), "{run:?}");
+    }
+    let list = curupira(&[
+        "spirit",
+        "list",
+        "--data-dir",
+        path_str(&data_dir),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(list.code, Some(0), "{list:?}");
+    let list: Value = serde_json::from_str(&list.stdout).unwrap();
+    let ids: Vec<&str> = list["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["b-li", "a-zhang", "d-alpha", "c-zeta"]);
 }
 
 fn data_dir_and_path_are_one_or_the_other() {

@@ -167,6 +167,10 @@ pub struct InstalledPackage {
     pub entry: Option<IndexEntry>,
     /// The check of the folder for its host (as [`check_folder`] does).
     pub checked: Checked,
+    /// The package as the app loads it: the checked package, or, when the check found
+    /// only errors the app installs anyway (it breaks at run time: tools without
+    /// `main`, a `main` that is a folder, …), the manifest read as the app reads it.
+    pub loaded: Option<PackageJson>,
     /// Problems outside the package's own diagnostics: an unreadable manifest, another
     /// folder holding the same id.
     pub problems: Vec<String>,
@@ -176,6 +180,12 @@ impl InstalledPackage {
     /// The package, when it still validates.
     pub fn package(&self) -> Option<&PackageJson> {
         self.checked.package.as_ref()
+    }
+
+    /// The package as the app loads it ([`loaded`](Self::loaded)): what names its tools
+    /// among the installed ones, even when it does not validate.
+    pub fn loaded(&self) -> Option<&PackageJson> {
+        self.loaded.as_ref()
     }
 
     /// Whether the package validates without errors and nothing else is wrong with it.
@@ -897,6 +907,14 @@ fn installed(
             }
         }
     };
+    let loaded = checked.package.clone().or_else(|| {
+        let only_run_time = checked.report.diagnostics().iter().all(|d| {
+            !d.is_error()
+                || crate::codes::level(&d.code) == Some(crate::codes::Level::BreaksAtRunTime)
+        });
+        let bytes = read_small(&path.join(PACKAGE_JSON)).filter(|_| only_run_time)?;
+        crate::validate::as_loaded(serde_json::from_slice(&bytes).ok()?)
+    });
     let layout = if direct && folder == directory_name(&id) {
         Layout::App
     } else {
@@ -915,6 +933,7 @@ fn installed(
         seen_by_app: direct && name.is_some(),
         entry,
         checked,
+        loaded,
         problems,
     }
 }

@@ -1916,6 +1916,15 @@ impl Checker<'_> {
 
 // ----- the package as the app reads it ----------------------------------------------
 
+/// The package the app loads from `value` (a `package.json` whose check found only
+/// errors the app installs anyway, [`Level::BreaksAtRunTime`](crate::codes::Level)):
+/// normalised as a clean package is; `None` when the model cannot hold it (a member of
+/// the wrong type the app ignores).
+pub(crate) fn as_loaded(mut value: Value) -> Option<PackageJson> {
+    normalise_package(&mut value);
+    PackageJson::from_checked(value).ok()
+}
+
 /// Rewrites a package that passed the checks into what the app reads from it, the
 /// form the model holds: strings trimmed, `null` and ignored members dropped, enum
 /// lists without repeats, backslashes of asset paths read as `/`.

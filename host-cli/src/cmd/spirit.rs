@@ -510,9 +510,11 @@ fn package_tools(path: &Path, format: Format) -> anyhow::Result<ExitCode> {
 /// installed for H, named together.
 fn installed_tools(data_dir: &Path, host: Host, format: Format) -> anyhow::Result<ExitCode> {
     let installed = install::list(data_dir, Some(host))?;
-    let offered = spirit_manifest::offered_tools(installed.iter().filter_map(|i| i.package()));
+    // As the app names them: every package it loads, also one that breaks at run time
+    // (tools without `main`), so the `__N` suffixes are the app's.
+    let offered = spirit_manifest::offered_tools(installed.iter().filter_map(|i| i.loaded()));
     let invalid: Vec<&InstalledPackage> =
-        installed.iter().filter(|i| i.package().is_none()).collect();
+        installed.iter().filter(|i| i.loaded().is_none()).collect();
     let output = match format {
         Format::Json => {
             let listing = InstalledToolsJson {
@@ -551,6 +553,17 @@ fn installed_tools(data_dir: &Path, host: Host, format: Format) -> anyhow::Resul
         }
     };
     write_stdout(&output).context("could not write the tools to standard output")?;
+    for package in installed
+        .iter()
+        .filter(|i| i.loaded().is_some() && i.package().is_none())
+    {
+        eprintln!(
+            "warning: `{}` ({}) breaks at run time, but the app loads it and names its tools, so they are listed; `curupira spirit list --data-dir {}` says what is wrong",
+            package.id,
+            package.path.display(),
+            data_dir.display()
+        );
+    }
     for package in &invalid {
         eprintln!(
             "warning: `{}` ({}) no longer validates and is left out; `curupira spirit list --data-dir {}` says why",
@@ -625,7 +638,16 @@ fn list(args: &ListArgs) -> anyhow::Result<ExitCode> {
     let mut packages = Vec::new();
     for host in hosts {
         // Lists as the app does, and rewrites `extensions.json` as its listing does.
-        packages.extend(install::sync_index(&args.data_dir, host)?);
+        let mut listed = install::sync_index(&args.data_dir, host)?;
+        // In the app's order: by display name, then id, as its collator compares them;
+        // what the app cannot load after, by id.
+        listed.sort_by(|a, b| match (a.loaded(), b.loaded()) {
+            (Some(x), Some(y)) => spirit_manifest::installed_order(x, y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => spirit_manifest::compare_ids(&a.id, &b.id),
+        });
+        packages.extend(listed);
     }
     let output = match args.format {
         Format::Json => list_json(&packages),
@@ -691,7 +713,7 @@ fn list_json(packages: &[InstalledPackage]) -> String {
     let packages: Vec<Listed<'_>> = packages
         .iter()
         .map(|installed| {
-            let package = installed.package();
+            let package = installed.loaded();
             let entry = installed.entry.as_ref();
             Listed {
                 id: &installed.id,
