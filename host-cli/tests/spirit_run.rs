@@ -1100,7 +1100,7 @@ fn secrets_reach_only_declared_slots_and_never_print() {
         json!({
             "before": false,
             "read": true,
-            "notString": "rejected: secret `api_token` takes a string: found a number",
+            "notString": "rejected: value.trim is not a function",
             "after": false
         })
     );
@@ -1373,6 +1373,44 @@ fn without_the_capability_the_system_prompt_is_not_collected() {
     let warning = diagnostic(&report, "spirit/system-prompt-dropped");
     assert_eq!(warning["path"], "/spiritExtension/requestedCapabilities");
     assert!(!marker.exists(), "the module was loaded");
+}
+
+/// The app installs a package whose `main` is a folder and asks it for a system
+/// prompt: loading it fails, it logs the error and adds nothing; so does this host,
+/// instead of refusing to run it.
+#[test]
+fn a_main_that_is_a_folder_gives_no_system_prompt_as_in_the_app() {
+    let dir = tempfile::tempdir().unwrap();
+    let package = dir.path().join("pkg");
+    std::fs::create_dir_all(package.join("dist/index.js")).unwrap();
+    write(
+        &package,
+        "package.json",
+        r#"{"name": "folder-main", "version": "1.0.0", "main": "dist/index.js",
+            "spiritExtension": {"schemaVersion": 1, "displayName": "Folder main",
+              "supportedHosts": ["cli"], "requestedCapabilities": ["system-prompt"]}}"#,
+    );
+    let output = curupira(
+        &[
+            "spirit",
+            "system-prompt",
+            package.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(report["system_prompt"], Value::Null);
+    let warning = diagnostic(&report, "spirit/system-prompt-dropped");
+    assert!(
+        warning["message"].as_str().unwrap().contains("is a folder"),
+        "{warning}"
+    );
+    // `run-tool` still refuses it: a tool call of the app fails on it too.
+    let tool = curupira(&["spirit", "run-tool", package.to_str().unwrap(), "x"], &[]);
+    assert_exit(&tool, 1);
 }
 
 // --- limits and failures -------------------------------------------------------------

@@ -907,14 +907,7 @@ fn installed(
             }
         }
     };
-    let loaded = checked.package.clone().or_else(|| {
-        let only_run_time = checked.report.diagnostics().iter().all(|d| {
-            !d.is_error()
-                || crate::codes::level(&d.code) == Some(crate::codes::Level::BreaksAtRunTime)
-        });
-        let bytes = read_small(&path.join(PACKAGE_JSON)).filter(|_| only_run_time)?;
-        crate::validate::as_loaded(serde_json::from_slice(&bytes).ok()?)
-    });
+    let loaded = crate::loaded_package(&path, &checked);
     let layout = if direct && folder == directory_name(&id) {
         Layout::App
     } else {

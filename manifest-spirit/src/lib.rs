@@ -175,6 +175,31 @@ pub enum CheckError {
     },
 }
 
+/// The package the Spirit app loads from the folder `dir` that `checked` checked: the
+/// checked package, or, when every error found is one the app installs anyway (it
+/// breaks at run time: tools without `main`, a `main` that is a folder, …), its
+/// `package.json` read as the app reads it. `None` when the app would refuse it (or the
+/// model cannot hold what it declares).
+pub fn loaded_package(dir: &Path, checked: &Checked) -> Option<PackageJson> {
+    if let Some(package) = &checked.package {
+        return Some(package.clone());
+    }
+    let only_run_time = checked
+        .diagnostics()
+        .iter()
+        .all(|d| !d.is_error() || codes::level(&d.code) == Some(codes::Level::BreaksAtRunTime));
+    if !only_run_time || checked.diagnostics().is_empty() {
+        return None;
+    }
+    let file = std::fs::File::open(dir.join(PACKAGE_JSON)).ok()?;
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut io::Read::take(file, MAX_LOADED_BYTES), &mut bytes).ok()?;
+    validate::as_loaded(serde_json::from_slice(&bytes).ok()?)
+}
+
+/// The most bytes of `package.json` [`loaded_package`] reads (far above any real one).
+const MAX_LOADED_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Checks a `package.json` text (structure rules only); `file` is the name diagnostics
 /// show (`<stdin>` for standard input).
 pub fn check_str(text: &str, file: &str, options: &Options) -> Checked {

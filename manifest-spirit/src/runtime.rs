@@ -190,7 +190,11 @@ impl SecretError {
     pub fn spirit_message(&self, extension: &str) -> String {
         match self {
             Self::Undeclared(error) => error.spirit_message(),
-            Self::NotAString { .. } => self.to_string(),
+            // The desktop store trims what it is given (`value.trim()`): V8's TypeError.
+            Self::NotAString { found: "null", .. } => {
+                "Cannot read properties of null (reading 'trim')".to_owned()
+            }
+            Self::NotAString { .. } => "value.trim is not a function".to_owned(),
             Self::NoStorage { .. } => {
                 format!("The current host does not implement extension secret storage: {extension}")
             }
@@ -525,6 +529,13 @@ mod tests {
             error.to_string(),
             "secret `other` takes a string: found null"
         );
+        // What the extension's promise rejects with: the desktop store's `value.trim()`.
+        assert_eq!(
+            error.spirit_message("x"),
+            "Cannot read properties of null (reading 'trim')"
+        );
+        let error = store.set("other", &json!(42)).unwrap_err();
+        assert_eq!(error.spirit_message("x"), "value.trim is not a function");
         // A blank value is kept as no value.
         store.set("other", &json!("   ")).unwrap();
         assert!(!store.has("other").unwrap());

@@ -1051,7 +1051,21 @@ fn prepare(
             host: Some(host),
         },
     )?;
-    let Some(model) = checked.package else {
+    // `system-prompt` runs what the app runs: a package whose `main` is a folder is
+    // installed and asked, and gives nothing (loading it fails).
+    let loaded = match running {
+        Running::SystemPrompt
+            if checked
+                .diagnostics()
+                .iter()
+                .filter(|d| d.is_error())
+                .all(|d| d.code == codes::MAIN_NOT_A_FILE) =>
+        {
+            spirit_manifest::loaded_package(&dir, &checked)
+        }
+        _ => checked.package.clone(),
+    };
+    let Some(model) = loaded else {
         if options.format == Format::Json {
             let mut json = match serde_json::to_value(&checked.report) {
                 Ok(serde_json::Value::Object(map)) => map,
@@ -1495,6 +1509,24 @@ fn system_prompt(args: &SystemPromptArgs) -> anyhow::Result<ExitCode> {
         .spirit_extension
         .requested_capabilities
         .contains(&Capability::SystemPrompt);
+    let main_is_a_folder = package
+        .main
+        .as_deref()
+        .is_some_and(|main| prepared.dir.join(main).is_dir());
+    if capable && main_is_a_folder {
+        no_run(
+            &mut warnings,
+            "/main",
+            format!(
+                "`main` of `{}` is a folder: loading it fails, so Spirit logs the error and adds nothing to the system prompt",
+                package.name
+            ),
+        );
+        let mut json = outcome_json(&prepared, None, &stores, None, &warnings);
+        json.insert("system_prompt".to_owned(), serde_json::Value::Null);
+        json.insert("source".to_owned(), serde_json::Value::Null);
+        return finish_run(options.format, json, "", &warnings, &[]);
+    }
     if !capable || package.main.is_none() {
         if capable {
             no_run(
