@@ -1,28 +1,66 @@
-//! JSON sources: a strict RFC 8259 reader that builds a `serde_json::Value` and records
-//! where every member and element is, so that a validator can check the value by
-//! pointers alone and still get a line and column on every diagnostic.
+//! JSON sources: a reader that builds a `serde_json::Value` and records where every
+//! member and element is, so that a validator can check the value by pointers alone and
+//! still get a line and column on every diagnostic.
 //!
-//! `serde_json` keeps no spans, so this is a small scanner of its own. It accepts exactly
-//! RFC 8259 JSON: no comments, trailing commas, single quotes, leading zeros, `+1`,
-//! `.5`, `1.`, `NaN` or `Infinity`, no unescaped control character in a string, only
-//! the escapes `\" \\ \/ \b \f \n \r \t \uXXXX` (surrogate pairs combined, a lone
-//! surrogate rejected), only space, tab, LF and CR as whitespace, and exactly one value.
-//! A byte order mark is the caller's to strip: here it is an unexpected character like
-//! any other.
+//! `serde_json` keeps no spans, so this is a small scanner of its own. It reads one of
+//! two [`Dialect`]s: [`parse`] the strict one, [`parse_with`] either.
+//!
+//! # The strict dialect
+//!
+//! It accepts exactly RFC 8259 JSON: no comments, trailing commas, single quotes,
+//! leading zeros, `+1`, `.5`, `1.`, `NaN` or `Infinity`, no unescaped control character
+//! in a string, only the escapes `\" \\ \/ \b \f \n \r \t \uXXXX` (surrogate pairs
+//! combined, a lone surrogate rejected), only space, tab, LF and CR as whitespace, and
+//! exactly one value. A byte order mark is the caller's to strip: here it is an
+//! unexpected character like any other.
 //!
 //! The value is what `serde_json::from_str::<Value>` returns for the same text:
 //! integers that fit a `u64` (or, negative, an `i64`) are integers, every other number
 //! (`-0`, `1.0`, `1e2`, `18446744073709551616`) is the nearest `f64`, and a number
 //! whose `f64` would be infinite is an error. The differences are deliberate and few:
 //!
-//! - nesting: up to 128 arrays and objects inside one another are accepted, where
-//!   `serde_json` stops at 127;
+//! - nesting: up to [`STRICT_MAX_DEPTH`] (128) arrays and objects inside one another are
+//!   accepted, where `serde_json` stops at 127;
 //! - floats are always correctly rounded (as `serde_json` with its `float_roundtrip`
 //!   feature); without that feature `serde_json` may land one unit in the last place
 //!   away, and so may also disagree near `f64::MAX` on what is out of range;
 //! - a member that appears twice is not an error (the last one wins, as with
 //!   `JSON.parse` and `serde_json`), but each repetition is reported in
 //!   [`JsonDocument::duplicates`].
+//!
+//! # The JavaScript dialect
+//!
+//! [`Dialect::JavaScript`] accepts the text JavaScript's `JSON.parse` accepts, for files
+//! an app reads with it. The grammar is the same; three things differ, each a text
+//! `JSON.parse` reads into something a `serde_json::Value` cannot hold:
+//!
+//! - a lone surrogate escape (`"\ud800"`, `"\udc00"`, a high surrogate followed by
+//!   anything but a low surrogate escape, a reversed pair) is a string character for
+//!   `JSON.parse`, but a Rust `String` cannot hold it. It is U+FFFD in the value (what
+//!   any UTF-8 encoding of the JavaScript string gives), so that the value keeps the
+//!   string's length in UTF-16 units for every check that does not look at that
+//!   character. The text keeps the escape, and the document where it is
+//!   ([`JsonDocument::lone_surrogates`]): the reader's own messages name a member by
+//!   its spelling (`` member `\ud800` appears more than once ``), and
+//!   [`Deferred::finish`] writes a U+FFFD of a message back as the escape when the
+//!   member or element it is about spells it so and which U+FFFD stands for which
+//!   escape is certain. Pointers hold the decoded names, U+FFFD included; and two
+//!   member names that differ only in their lone surrogates (`"\ud800"`, `"\udc00"`)
+//!   are one name in the value, the second a repetition, where `JSON.parse` keeps two
+//!   members;
+//! - a number beyond the range of `f64` (`1e400`, `-1e400`) is `Infinity` or `-Infinity`
+//!   for `JSON.parse`, which `serde_json::Number` cannot hold. It is `f64::MAX` with its
+//!   sign in the value, so that a member nobody reads costs nothing, and its pointer is
+//!   in [`JsonDocument::infinite_numbers`], for a check whose verdict depends on the
+//!   number being finite (the value alone cannot tell it from a literal `f64::MAX`);
+//! - nesting stops at [`JAVASCRIPT_MAX_DEPTH`] (512) levels, where `JSON.parse` has no
+//!   limit: far above any real file, and low enough that neither this reader (which is
+//!   recursive) nor `serde_json`'s own recursive clone, comparison, serialization,
+//!   deserialization and drop of the value overflow a 2 MiB thread stack (Rust's
+//!   default for spawned threads) in an unoptimised build, where cloning or
+//!   deserializing objects nested about 1,100 deep, and reading them about 1,300 deep,
+//!   already does. Deeper text is one syntax error at the first bracket beyond the
+//!   limit, found without reading further.
 //!
 //! Spans are recorded during the parse in a flat list (one small node per member and
 //! element, no pointer strings); [`JsonDocument::source_map`] builds the
@@ -41,8 +79,43 @@ use serde_json::{Map, Number, Value};
 
 use crate::{Diagnostic, JsonPointer, LineIndex, Position, SourceMap};
 
-/// The deepest nesting of arrays and objects accepted.
-const MAX_DEPTH: usize = 128;
+/// The deepest nesting of arrays and objects [`Dialect::Strict`] accepts.
+pub const STRICT_MAX_DEPTH: usize = 128;
+
+/// The deepest nesting of arrays and objects [`Dialect::JavaScript`] accepts.
+///
+/// `JSON.parse` has no limit of its own; this one is far above any real file and low
+/// enough that the `serde_json::Value` it makes can be cloned, compared, serialized,
+/// deserialized and dropped — all recursive in `serde_json` — on a 2 MiB thread stack
+/// (Rust's default for spawned threads) in an unoptimised build: there, cloning a value
+/// of objects nested about 1,100 deep already overflows such a stack.
+pub const JAVASCRIPT_MAX_DEPTH: usize = 512;
+
+/// Which JSON text [`parse_with`] accepts, and how it reads what `serde_json::Value`
+/// cannot hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// RFC 8259 as `serde_json` reads it: a lone surrogate escape and a number beyond
+    /// the range of `f64` are syntax errors, and nesting stops at [`STRICT_MAX_DEPTH`].
+    #[default]
+    Strict,
+    /// The text JavaScript's `JSON.parse` accepts: a lone surrogate escape is the
+    /// character U+FFFD in the value (its escape is kept in
+    /// [`JsonDocument::lone_surrogates`]), a number beyond the range of `f64` is
+    /// `f64::MAX` with its sign (its place is in [`JsonDocument::infinite_numbers`]),
+    /// and nesting stops at [`JAVASCRIPT_MAX_DEPTH`].
+    JavaScript,
+}
+
+impl Dialect {
+    /// The deepest nesting of arrays and objects accepted.
+    pub fn max_depth(self) -> usize {
+        match self {
+            Dialect::Strict => STRICT_MAX_DEPTH,
+            Dialect::JavaScript => JAVASCRIPT_MAX_DEPTH,
+        }
+    }
+}
 
 /// A parsed JSON document and where each of its members and elements is.
 ///
@@ -73,6 +146,10 @@ pub struct JsonDocument {
     text: Chunked<u8, TEXT_CHUNK>,
     /// Root, members and elements in text order (a parent before its children).
     nodes: Chunked<Node, NODE_CHUNK>,
+    /// Offsets in the text of the lone surrogate escapes read as U+FFFD, in text order.
+    lone_surrogates: Vec<usize>,
+    /// The nodes of the numbers beyond the range of `f64`, read as `±f64::MAX`.
+    infinite: Vec<usize>,
 }
 
 // Both the copy of the text and the nodes are kept in pieces smaller than 1 KiB. glibc's
@@ -200,6 +277,8 @@ impl std::fmt::Debug for JsonDocument {
             .field("duplicates", &self.duplicates)
             .field("text_len", &self.text.len())
             .field("nodes", &self.nodes.len())
+            .field("lone_surrogates", &self.lone_surrogates)
+            .field("infinite", &self.infinite)
             .finish()
     }
 }
@@ -259,6 +338,80 @@ impl JsonDocument {
         map
     }
 
+    /// The span in the text of each lone surrogate escape (`\ud800`, six bytes), in
+    /// text order, whether in a member name or a string value: each is one U+FFFD in
+    /// [`JsonDocument::value`]. Always empty with [`Dialect::Strict`].
+    pub fn lone_surrogates(&self) -> impl Iterator<Item = Range<usize>> + '_ {
+        self.lone_surrogates.iter().map(|&at| at..at + 6)
+    }
+
+    /// The pointers of the numbers beyond the range of `f64` (`1e400`, `-1e400`), which
+    /// `JSON.parse` reads as `Infinity` or `-Infinity` and [`JsonDocument::value`] holds
+    /// as `f64::MAX` or `-f64::MAX`, in text order (of a repeated member, only the last
+    /// occurrence counts). Always empty with [`Dialect::Strict`].
+    ///
+    /// ```
+    /// use curupira_diagnostics::json::{Dialect, parse_with};
+    ///
+    /// let text = r#"{"limit": -1e400, "ok": 1.5}"#;
+    /// let document = parse_with(text, "f.json", "demo/syntax", "demo/duplicate", Dialect::JavaScript).unwrap();
+    /// assert_eq!(document.value["limit"].as_f64(), Some(-f64::MAX));
+    /// let infinite = document.infinite_numbers();
+    /// assert_eq!(infinite.len(), 1);
+    /// assert_eq!(infinite[0].as_str(), "/limit");
+    /// ```
+    pub fn infinite_numbers(&self) -> Vec<JsonPointer> {
+        self.infinite
+            .iter()
+            .filter_map(|&index| live_pointer(&self.text, &self.nodes, index))
+            .collect()
+    }
+
+    /// `message`, about the member or element whose key or value is `text[span]`, with
+    /// each U+FFFD that stands for a lone surrogate escape there written as that escape
+    /// (`\ud800`), when which one stands for which is certain: the span holds no U+FFFD
+    /// of its own, and either all its lone surrogate escapes are the same or the message
+    /// has exactly one U+FFFD for each of them.
+    pub(crate) fn spell_lone_surrogates<'m>(
+        &self,
+        span: Range<usize>,
+        message: &'m str,
+    ) -> Cow<'m, str> {
+        if self.lone_surrogates.is_empty() || !message.contains('\u{FFFD}') {
+            return Cow::Borrowed(message);
+        }
+        let source = self.text.slice(span.clone());
+        let source = String::from_utf8_lossy(&source);
+        if source.contains('\u{FFFD}') || source.to_ascii_lowercase().contains("\\ufffd") {
+            return Cow::Borrowed(message);
+        }
+        let escapes: Vec<String> = self
+            .lone_surrogates()
+            .filter(|escape| span.start <= escape.start && escape.end <= span.end)
+            .map(|escape| String::from_utf8_lossy(&self.text.slice(escape)).into_owned())
+            .collect();
+        let Some(first) = escapes.first() else {
+            return Cow::Borrowed(message);
+        };
+        let replacements = message.matches('\u{FFFD}').count();
+        let same = escapes.iter().all(|escape| escape == first);
+        if !same && replacements != escapes.len() {
+            return Cow::Borrowed(message);
+        }
+        let mut out = String::with_capacity(message.len() + 6 * replacements);
+        let mut escapes = escapes.iter();
+        for c in message.chars() {
+            if c != '\u{FFFD}' {
+                out.push(c);
+            } else if same {
+                out.push_str(first);
+            } else {
+                out.push_str(escapes.next().unwrap_or(first));
+            }
+        }
+        Cow::Owned(out)
+    }
+
     /// The decoded member name whose string literal is `text[span]`.
     fn name(&self, span: Range<usize>) -> Cow<'_, str> {
         match self.text.slice(span) {
@@ -302,7 +455,31 @@ pub fn parse(
     syntax_code: impl Into<Cow<'static, str>>,
     duplicate_code: impl Into<Cow<'static, str>>,
 ) -> Result<JsonDocument, Diagnostic> {
-    let mut parser = Parser::new(text);
+    parse_with(text, file, syntax_code, duplicate_code, Dialect::Strict)
+}
+
+/// Parses `text` as one JSON document of `dialect`: [`parse`] for
+/// [`Dialect::Strict`]; with [`Dialect::JavaScript`], the text `JSON.parse` accepts,
+/// read as the module documentation says.
+///
+/// ```
+/// use curupira_diagnostics::json::{Dialect, parse, parse_with};
+///
+/// let text = r#"{"name": "a\ud800b"}"#;
+/// assert!(parse(text, "f.json", "demo/syntax", "demo/duplicate").is_err());
+/// let document = parse_with(text, "f.json", "demo/syntax", "demo/duplicate", Dialect::JavaScript).unwrap();
+/// assert_eq!(document.value["name"], "a\u{FFFD}b");
+/// assert_eq!(document.lone_surrogates().collect::<Vec<_>>(), [11..17]);
+/// ```
+#[allow(clippy::result_large_err)]
+pub fn parse_with(
+    text: &str,
+    file: &str,
+    syntax_code: impl Into<Cow<'static, str>>,
+    duplicate_code: impl Into<Cow<'static, str>>,
+    dialect: Dialect,
+) -> Result<JsonDocument, Diagnostic> {
+    let mut parser = Parser::new(text, dialect);
     match parser.document() {
         Ok(value) => {
             let duplicates = parser.duplicates(file, duplicate_code.into());
@@ -311,6 +488,8 @@ pub fn parse(
                 duplicates,
                 text: Chunked::from_bytes(text.as_bytes()),
                 nodes: parser.nodes,
+                lone_surrogates: parser.lone_surrogates,
+                infinite: parser.infinite,
             })
         }
         Err(error) => {
@@ -337,9 +516,10 @@ type Parsed<T> = Result<T, Box<SyntaxError>>;
 
 /// Where a value was expected, for the error message when there is none.
 #[derive(Debug, Clone, Copy)]
-enum Expecting<'k> {
+enum Expecting {
     Root,
-    Member(&'k str),
+    /// The member whose name's string literal spans `.0...1`.
+    Member(usize, usize),
     FirstElement,
     NextElement,
 }
@@ -349,9 +529,18 @@ struct Parser<'t> {
     bytes: &'t [u8],
     pos: usize,
     depth: usize,
+    dialect: Dialect,
+    max_depth: usize,
     nodes: Chunked<Node, NODE_CHUNK>,
     /// `(repeated member, first member with that name)`, as node indices.
     repeats: Vec<(usize, usize)>,
+    /// Offsets of the lone surrogate escapes read as U+FFFD (JavaScript only).
+    lone_surrogates: Vec<usize>,
+    /// Where each U+FFFD for a lone surrogate went in the string being decoded: its
+    /// byte offset in that string, and the offset of its escape in the text.
+    replaced: Vec<(usize, usize)>,
+    /// The nodes of the numbers beyond the range of `f64` (JavaScript only).
+    infinite: Vec<usize>,
 }
 
 /// Names already seen in one object, built only once a name repeats in it: name →
@@ -359,14 +548,19 @@ struct Parser<'t> {
 type Seen = HashMap<String, (usize, usize)>;
 
 impl<'t> Parser<'t> {
-    fn new(text: &'t str) -> Self {
+    fn new(text: &'t str, dialect: Dialect) -> Self {
         Self {
             text,
             bytes: text.as_bytes(),
             pos: 0,
             depth: 0,
+            dialect,
+            max_depth: dialect.max_depth(),
             nodes: Chunked::new(),
             repeats: Vec::new(),
+            lone_surrogates: Vec::new(),
+            replaced: Vec::new(),
+            infinite: Vec::new(),
         }
     }
 
@@ -429,12 +623,12 @@ impl<'t> Parser<'t> {
 
     /// Parses the value at the current position (whitespace already skipped); `node` is
     /// the node already pushed for it.
-    fn value(&mut self, expecting: Expecting<'_>, node: usize) -> Parsed<Value> {
+    fn value(&mut self, expecting: Expecting, node: usize) -> Parsed<Value> {
         match self.peek() {
             Some(b'"') => self.string().map(Value::String),
             Some(b'{') => self.object(node),
             Some(b'[') => self.array(node),
-            Some(b'-' | b'0'..=b'9') => self.number().map(Value::Number),
+            Some(b'-' | b'0'..=b'9') => self.number(node).map(Value::Number),
             Some(b't') if self.rest().starts_with(b"true") => {
                 self.pos += 4;
                 Ok(Value::Bool(true))
@@ -454,10 +648,13 @@ impl<'t> Parser<'t> {
     /// Counts one more level of nesting for the `{` or `[` at the current position.
     #[inline]
     fn enter(&mut self) -> Parsed<()> {
-        if self.depth >= MAX_DEPTH {
+        if self.depth >= self.max_depth {
             return Err(error(
                 self.pos..self.pos + 1,
-                format!("arrays and objects are nested more than {MAX_DEPTH} levels deep"),
+                format!(
+                    "arrays and objects are nested more than {} levels deep",
+                    self.max_depth
+                ),
             ));
         }
         self.depth += 1;
@@ -486,7 +683,7 @@ impl<'t> Parser<'t> {
             let key_end = self.pos;
             self.skip_whitespace();
             if self.peek() != Some(b':') {
-                return Err(self.expected_colon(&key));
+                return Err(self.expected_colon(key_start..key_end));
             }
             self.pos += 1;
             self.skip_whitespace();
@@ -497,7 +694,7 @@ impl<'t> Parser<'t> {
                 start: self.pos,
                 end: self.pos,
             });
-            let value = self.value(Expecting::Member(&key), child)?;
+            let value = self.value(Expecting::Member(key_start, key_end), child)?;
             self.close(child);
             match map.entry(key) {
                 Entry::Vacant(entry) => {
@@ -627,6 +824,7 @@ impl<'t> Parser<'t> {
     /// The rest of the string opened at `start`, from `at`, the first `\` or control
     /// character.
     fn escaped_string(&mut self, start: usize, mut at: usize) -> Parsed<String> {
+        self.replaced.clear();
         let mut out = String::with_capacity(at - start + 16);
         let mut segment = start + 1;
         loop {
@@ -653,7 +851,7 @@ impl<'t> Parser<'t> {
 
     /// Decodes the escape whose `\` is at `at` in the string opened at `start`, and
     /// returns the offset after it.
-    fn escape(&self, start: usize, at: usize, out: &mut String) -> Parsed<usize> {
+    fn escape(&mut self, start: usize, at: usize, out: &mut String) -> Parsed<usize> {
         let decoded = match self.bytes.get(at + 1) {
             Some(b'"') => '"',
             Some(b'\\') => '\\',
@@ -681,26 +879,34 @@ impl<'t> Parser<'t> {
 
     /// Decodes the `\uXXXX` at `at` (and the low surrogate escape after it, for a high
     /// surrogate).
-    fn unicode_escape(&self, start: usize, at: usize, out: &mut String) -> Parsed<usize> {
+    fn unicode_escape(&mut self, start: usize, at: usize, out: &mut String) -> Parsed<usize> {
+        let javascript = self.dialect == Dialect::JavaScript;
         let first = self.hex4(start, at + 2)?;
         let (code, next) = match first {
             0xD800..=0xDBFF => {
                 let low = at + 6;
                 if self.bytes.get(low..low + 2) == Some(b"\\u") {
                     let second = self.hex4(start, low + 2)?;
-                    if !(0xDC00..=0xDFFF).contains(&second) {
+                    if (0xDC00..=0xDFFF).contains(&second) {
+                        (
+                            0x1_0000 + ((first - 0xD800) << 10) + (second - 0xDC00),
+                            low + 6,
+                        )
+                    } else if javascript {
+                        // The next escape is read on its own: it may start a pair.
+                        return Ok(self.lone_surrogate(at, out));
+                    } else {
                         return Err(self.lone_high_surrogate(at, low));
                     }
-                    (
-                        0x1_0000 + ((first - 0xD800) << 10) + (second - 0xDC00),
-                        low + 6,
-                    )
+                } else if javascript {
+                    return Ok(self.lone_surrogate(at, out));
                 } else if low >= self.bytes.len() {
                     return Err(self.unterminated(start));
                 } else {
                     return Err(self.lone_high_surrogate(at, low));
                 }
             }
+            0xDC00..=0xDFFF if javascript => return Ok(self.lone_surrogate(at, out)),
             0xDC00..=0xDFFF => {
                 return Err(error(
                     at..at + 6,
@@ -717,6 +923,17 @@ impl<'t> Parser<'t> {
             out.push(decoded);
         }
         Ok(next)
+    }
+
+    /// Reads the lone surrogate escape at `at` as U+FFFD, as JavaScript keeps it in a
+    /// string that Rust cannot hold, records where it was, and returns the offset after
+    /// it.
+    #[cold]
+    fn lone_surrogate(&mut self, at: usize, out: &mut String) -> usize {
+        self.lone_surrogates.push(at);
+        self.replaced.push((out.len(), at));
+        out.push(char::REPLACEMENT_CHARACTER);
+        at + 6
     }
 
     /// The four hexadecimal digits at `at`, in the string opened at `start`.
@@ -741,8 +958,8 @@ impl<'t> Parser<'t> {
         Ok(code)
     }
 
-    /// The number at the current position (a `-` or a digit).
-    fn number(&mut self) -> Parsed<Number> {
+    /// The number at the current position (a `-` or a digit), the value of `node`.
+    fn number(&mut self, node: usize) -> Parsed<Number> {
         let start = self.pos;
         let mut at = start;
         let negative = self.bytes.get(at) == Some(&b'-');
@@ -829,7 +1046,17 @@ impl<'t> Parser<'t> {
             }
         }
         let literal = self.slice(start, at);
-        match literal.parse::<f64>().ok().and_then(Number::from_f64) {
+        let float = literal.parse::<f64>().ok();
+        if let Some(float) = float
+            && float.is_infinite()
+            && self.dialect == Dialect::JavaScript
+            && let Some(number) = Number::from_f64(f64::MAX.copysign(float))
+        {
+            // `JSON.parse` reads it as `Infinity`, which a `Value` cannot hold.
+            self.infinite.push(node);
+            return Ok(number);
+        }
+        match float.and_then(Number::from_f64) {
             Some(number) => Ok(number),
             None => Err(error(
                 start..at,
@@ -864,11 +1091,10 @@ impl<'t> Parser<'t> {
             .filter_map(|(repeated, first)| {
                 let span = key_span(repeated)?;
                 let first = lines.position(key_span(first)?.start);
-                let name = decode_key(self.text, span.clone());
                 let message = format!(
                     "member `{}` appears more than once in this object (first at line {}, column {}); \
                      JSON parsers disagree on which one wins, so keep exactly one",
-                    shown_name(&name),
+                    shown_key(self.text, span.clone()),
                     first.line,
                     first.column,
                 );
@@ -929,14 +1155,19 @@ impl<'t> Parser<'t> {
     }
 
     #[cold]
-    fn expected_value(&self, expecting: Expecting<'_>) -> Box<SyntaxError> {
+    fn expected_value(&self, expecting: Expecting) -> Box<SyntaxError> {
         let at = self.pos;
         let (span, found) = self.found(at);
         let wanted = match expecting {
             Expecting::Root => {
                 "a value (an object, array, string, number, `true`, `false` or `null`)".to_owned()
             }
-            Expecting::Member(key) => format!("the value of the member `{}`", shown_name(key)),
+            Expecting::Member(start, end) => {
+                format!(
+                    "the value of the member `{}`",
+                    shown_key(self.text, start..end)
+                )
+            }
             Expecting::FirstElement => "a value or `]`".to_owned(),
             Expecting::NextElement => "a value after `,` in the array".to_owned(),
         };
@@ -986,13 +1217,13 @@ impl<'t> Parser<'t> {
     }
 
     #[cold]
-    fn expected_colon(&self, key: &str) -> Box<SyntaxError> {
+    fn expected_colon(&self, key: Range<usize>) -> Box<SyntaxError> {
         let (span, found) = self.found(self.pos);
         error(
             span,
             format!(
                 "expected `:` after the member name `{}`, found {found}",
-                shown_name(key)
+                shown_key(self.text, key)
             ),
         )
     }
@@ -1007,9 +1238,9 @@ impl<'t> Parser<'t> {
             other => {
                 let name = other
                     .and_then(Slot::key_span)
-                    .map(|span| decode_key(self.text, span))
+                    .map(|span| shown_key(self.text, span))
                     .unwrap_or_default();
-                ('}', format!("the member `{}`", shown_name(&name)), "object")
+                ('}', format!("the member `{name}`"), "object")
             }
         };
         let mut message = format!("expected `,` or `{close}` after {after}, found {found}");
@@ -1137,10 +1368,42 @@ fn decode_literal(literal: &str) -> Cow<'_, str> {
     if !inner.contains('\\') {
         return Cow::Borrowed(inner);
     }
-    match Parser::new(literal).string() {
+    match Parser::new(literal, Dialect::JavaScript).string() {
         Ok(name) => Cow::Owned(name),
         Err(_) => Cow::Borrowed(inner),
     }
+}
+
+/// The pointer of node `index`, unless it is or is inside a member replaced by a later
+/// one with the same name (then it is not in the value).
+fn live_pointer<const N: usize>(
+    text: &Chunked<u8, N>,
+    nodes: &Chunked<Node, NODE_CHUNK>,
+    mut index: usize,
+) -> Option<JsonPointer> {
+    let mut slots = Vec::new();
+    while let Some(node) = nodes.get(index) {
+        if node.slot == Slot::Root || node.parent >= index {
+            break;
+        }
+        if let Slot::Discarded { .. } = node.slot {
+            return None;
+        }
+        slots.push(node.slot);
+        index = node.parent;
+    }
+    let mut pointer = JsonPointer::root();
+    for slot in slots.into_iter().rev() {
+        match slot {
+            Slot::Element(position) => pointer.push_index(position),
+            other => {
+                let span = other.key_span()?;
+                let literal = String::from_utf8_lossy(&text.slice(span)).into_owned();
+                pointer.push_key(&decode_literal(&literal));
+            }
+        }
+    }
+    Some(pointer)
 }
 
 /// The pointer of node `index`, through discarded members too.
@@ -1172,21 +1435,45 @@ fn pointer_of(text: &str, nodes: &Chunked<Node, NODE_CHUNK>, mut index: usize) -
 fn shown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        match c {
-            '"' | '\'' => out.push(c),
-            _ => out.extend(c.escape_debug()),
-        }
+        push_shown(&mut out, c);
     }
     out
 }
 
-/// A member name for a message: escaped, and cut after 60 characters.
-fn shown_name(name: &str) -> String {
-    const MAX: usize = 60;
-    match name.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", shown(name.get(..cut).unwrap_or_default())),
-        None => shown(name),
+/// Appends `c` as [`shown`] writes it.
+fn push_shown(out: &mut String, c: char) {
+    match c {
+        '"' | '\'' => out.push(c),
+        _ => out.extend(c.escape_debug()),
     }
+}
+
+/// A member name for a message, from its string literal `text[span]` (quotes
+/// included): decoded and escaped as [`shown`] does, each lone surrogate written as its
+/// escape (`\ud800`), and cut after 60 characters.
+fn shown_key(text: &str, span: Range<usize>) -> String {
+    const MAX: usize = 60;
+    let literal = text.get(span).unwrap_or_default();
+    let mut parser = Parser::new(literal, Dialect::JavaScript);
+    let Ok(name) = parser.string() else {
+        return shown(literal);
+    };
+    let mut replaced = parser.replaced.iter().copied().peekable();
+    let mut out = String::with_capacity(name.len());
+    for (count, (offset, c)) in name.char_indices().enumerate() {
+        if count == MAX {
+            out.push('…');
+            break;
+        }
+        match replaced.peek() {
+            Some(&(at, escape)) if at == offset => {
+                replaced.next();
+                out.push_str(literal.get(escape..escape + 6).unwrap_or_default());
+            }
+            _ => push_shown(&mut out, c),
+        }
+    }
+    out
 }
 
 /// A number's text for a message, cut after 40 characters (numbers are ASCII).

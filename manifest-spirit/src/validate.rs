@@ -141,7 +141,7 @@ fn check_text_with(
         report.add_source(file, text);
         report.extend(prelude);
     }
-    let mut document = match json::parse(text, file, codes::SYNTAX, codes::DUPLICATE_KEY) {
+    let mut document = match read_json(text, file) {
         Ok(document) => document,
         Err(diagnostic) => {
             report.add_source(file, text);
@@ -158,6 +158,7 @@ fn check_text_with(
         duplicate.severity = Severity::Warning;
     }
     let mut checker = Checker::new(options, files.is_some());
+    checker.infinite = document.infinite_numbers();
     checker.package(&document.value);
     let paths = checker.paths.take().unwrap_or_default();
     let mut hooks = None;
@@ -225,6 +226,18 @@ fn check_text_with(
         hooks,
         report,
     }
+}
+
+/// Parses a JSON file of the package as the app's `JSON.parse` reads it.
+#[allow(clippy::result_large_err)]
+fn read_json(text: &str, file: &str) -> Result<json::JsonDocument, Diagnostic> {
+    json::parse_with(
+        text,
+        file,
+        codes::SYNTAX,
+        codes::DUPLICATE_KEY,
+        json::Dialect::JavaScript,
+    )
 }
 
 fn pointer_of(paths: &[(PathKind, RelativePath, JsonPointer)], kind: PathKind) -> JsonPointer {
@@ -299,7 +312,7 @@ fn read_hooks(
         report.add_source(file.clone(), text.as_ref());
         report.extend(prelude);
     }
-    let mut document = match json::parse(&text, &file, codes::SYNTAX, codes::DUPLICATE_KEY) {
+    let mut document = match read_json(&text, &file) {
         Ok(document) => document,
         Err(diagnostic) => {
             report.add_source(file.clone(), text.as_ref());
@@ -483,6 +496,9 @@ struct Checker<'o> {
     /// The CLI pairing left until the hooks file is read: `Some` with where `cli-ui`
     /// is listed, if it is.
     cli_pending: Option<Option<usize>>,
+    /// Where the text has a number beyond the range of `f64`: `JSON.parse` reads it as
+    /// `Infinity`, the value holds `±f64::MAX`.
+    infinite: Vec<JsonPointer>,
 }
 
 /// What the walk of `spiritExtension` learnt, for the rules that span members.
@@ -515,6 +531,7 @@ impl<'o> Checker<'o> {
             options,
             paths: with_files.then(Vec::new),
             cli_pending: None,
+            infinite: Vec::new(),
         }
     }
 }
@@ -1634,6 +1651,18 @@ impl Checker<'_> {
                 true
             }
             (SettingType::Number, Value::Number(number)) => {
+                if !self.infinite.is_empty() && self.infinite.contains(&at.pointer()) {
+                    let infinity = if number.as_f64().is_some_and(|n| n < 0.0) {
+                        "-Infinity"
+                    } else {
+                        "Infinity"
+                    };
+                    let message = format!(
+                        "`defaultValue` is beyond the largest 64-bit float, so the app reads it as `{infinity}`; a `number` setting's default must be a finite number (the app refuses the package)"
+                    );
+                    self.out.error(codes::INVALID_DEFAULT, at, message);
+                    return;
+                }
                 number.as_f64().is_some_and(f64::is_finite)
             }
             (SettingType::Select, Value::String(text)) => {

@@ -257,11 +257,28 @@ impl Deferred {
         } else {
             document.source_map()
         };
+        let mut pending = self.pending;
+        if document.lone_surrogates().next().is_some() {
+            // A U+FFFD of the value that stands for a lone surrogate escape is shown as
+            // that escape, as the text spells it.
+            for p in &mut pending {
+                let Some(spans) = map.get(&p.path) else {
+                    continue;
+                };
+                let span = match (p.anchor, &spans.key) {
+                    (Anchor::Key, Some(key)) => key.clone(),
+                    _ => spans.value.clone(),
+                };
+                if let Cow::Owned(message) = document.spell_lone_surrogates(span, &p.message) {
+                    p.message = message;
+                }
+            }
+        }
         let mut collector = Collector::new(file, text, map);
         for duplicate in &document.duplicates {
             collector.push_located(duplicate.clone(), duplicate.span.clone());
         }
-        self.drain_into(&mut collector);
+        Self { pending }.drain_into(&mut collector);
         collector.finish()
     }
 
