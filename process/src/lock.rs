@@ -42,6 +42,21 @@ pub fn lock_blocking(file: &File) -> io::Result<()> {
     }
 }
 
+/// Releases the lock `file` holds, at once. Closing the file releases it too, but only
+/// once every copy of the descriptor is closed: a child forked by another thread holds
+/// a copy until it execs, so a holder that means to let go unlocks first.
+#[cfg(unix)]
+pub fn unlock(file: &File) -> io::Result<()> {
+    use rustix::fs::{FlockOperation, flock};
+    flock(file, FlockOperation::Unlock).map_err(Into::into)
+}
+
+/// Elsewhere than Unix: `std`'s file locks.
+#[cfg(not(unix))]
+pub fn unlock(file: &File) -> io::Result<()> {
+    file.unlock()
+}
+
 /// Elsewhere than Unix: `std`'s file locks.
 #[cfg(not(unix))]
 pub fn try_lock(file: &File) -> io::Result<bool> {

@@ -33,7 +33,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use curupira_process::lock::try_lock;
+use curupira_process::lock::{try_lock, unlock};
 
 /// The name of the host's folder in the config's folder.
 pub const HOST_FOLDER: &str = ".curupira";
@@ -119,7 +119,15 @@ const LOOK_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
 #[derive(Debug)]
 pub struct RunLock {
     path: PathBuf,
-    _file: File,
+    file: File,
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        // Released now even if a child forked meanwhile still holds a copy of the
+        // descriptor (see `curupira_process::lock::unlock`); closing releases it anyway.
+        let _ = unlock(&self.file);
+    }
 }
 
 impl RunLock {
@@ -164,7 +172,7 @@ impl RunLock {
         written.map_err(io_error)?;
         Ok(RunLock {
             path: path.to_owned(),
-            _file: file,
+            file,
         })
     }
 
@@ -184,6 +192,9 @@ impl RunLock {
         };
         // Taken (and released on drop) only to see whether it can be.
         if try_lock(&file)? {
+            // Let go at once, not at close (see `unlock`), so that a host starting now
+            // does not find it taken by this look.
+            unlock(&file)?;
             return Ok(Holder::Free);
         }
         Ok(Holder::Held {
