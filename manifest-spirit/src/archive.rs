@@ -2,24 +2,53 @@
 //! is read or written, then read in place (to check the package) or unpacked (to install
 //! it) within [`Limits`].
 //!
-//! Entry names are read as the Spirit app reads them ([`entry_name`]): in a ZIP a
-//! backslash is a folder separator (`dist\index.js` is `dist/index.js`), and a leading
-//! `./` is dropped in both formats. [`Archive::open`] lists every entry first and
-//! refuses the whole archive for:
-//! - a name that could write outside the package: absolute (`/x`, `\\host\x`), with a
-//!   drive letter (`C:x`), with a `..` segment anywhere (even `a/../b`, as the app
-//!   refuses it), with a NUL, or (tar) not UTF-8 or holding a backslash; and, as the app
-//!   refuses them, a ZIP file of the package with an empty or `.` segment (`a//b`,
-//!   `a/./b`; one leading `./` is fine);
-//! - in a `.tgz`, a character or block device, a FIFO, or any other entry that is
-//!   neither a regular file, a folder nor a link, and the links the app refuses or that
-//!   could lead out of the package (see [`LinkProblem`]). A ZIP entry's Unix file
-//!   type is not read, as the app does not read it: an entry is a folder when its name
-//!   ends in `/` (or its mode says folder), otherwise a regular file holding the entry's
-//!   bytes — so a symbolic-link entry becomes a file whose content is the link's text,
-//!   and no link is ever created or followed;
-//! - in a `.tgz`, an entry under a symbolic-link entry (`package/l` a link, then
-//!   `package/l/x`): it would be written through the link, which the app refuses.
+//! A **ZIP** is read as the app imports one (`importExtensionArchive`, on its ZIP reader
+//! `fflate`), and nothing is written outside the folder it is unpacked into:
+//! - names are decoded as that reader decodes them (UTF-8 when the entry's flag says
+//!   so, otherwise one character per byte), and each is read with every `\` as `/` and
+//!   one leading `./` dropped;
+//! - the one entry named `package.json`, at any depth, sets the package root; none or
+//!   several is a layout error;
+//! - an entry outside a nested root (`__MACOSX/…`, `../x.txt` or `/x.txt` beside
+//!   `pkg/`) is skipped unread, as the app skips it, and never written;
+//! - a folder entry (a name ending in `/`) is skipped: only the folders of files are
+//!   made, so an empty folder entry makes nothing;
+//! - a file's path below the root is checked as the app checks it: a second leading
+//!   `./` dropped, then it must be relative, without a drive letter and without an
+//!   empty, `.` or `..` segment (`a//b`, `a/./b`, `../x` at the archive's root are
+//!   refused, and refuse the whole archive);
+//! - a path written twice (a name given twice, or `a/b` beside `./a/b` or `a\b`) keeps
+//!   the copy the app writes last: its entries in JavaScript's property order (names
+//!   that are array indices first, by number, then in the order each name first
+//!   appears), each name holding its last record;
+//! - a path that is both a file and the folder of another is refused (the app's write
+//!   fails);
+//! - the Unix file type of an entry is not read, as the app does not read it: a
+//!   symbolic-link entry becomes a regular file holding the link's text, and no link is
+//!   ever created or followed;
+//! - an empty (0-byte) file is [`ArchiveError::Empty`], the app's "The extension ZIP is
+//!   empty.".
+//!
+//! One difference stays: the app looks up a file a manifest names (icon, css, hooks)
+//! by its archive name with one `./` dropped, so a file reached only through a second
+//! `./` (`././icon.svg`) is installed but not found for the manifest there; here it is
+//! found.
+//!
+//! A **`.tgz`** is read as the app's tar reader reads it: a leading `./` is dropped, and
+//! [`Archive::open`] lists every entry first and refuses the whole archive for:
+//! - a name that could write outside the package: absolute, with a drive letter, with a
+//!   `..` segment anywhere (even `a/../b`), with a NUL, not UTF-8 or holding a
+//!   backslash;
+//! - a character or block device, a FIFO, or any other entry that is neither a regular
+//!   file, a folder nor a link, and the links the app refuses or that could lead out of
+//!   the package (see [`LinkProblem`]);
+//! - an entry under a symbolic-link entry (`package/l` a link, then `package/l/x`): it
+//!   would be written through the link, which the app refuses;
+//! - a name given twice (after normalisation: `a/b`, `./a/b`, `a//b` are one name), or
+//!   a name that is both a file and the folder of another entry;
+//! - a layout that is not a package: the package must be in a `package/` folder holding
+//!   `package.json` (other top-level entries are ignored, as the app ignores them, and
+//!   never unpacked).
 //!
 //! Links in a `.tgz`, as the app unpacks them (node-tar, strict, paths not preserved)
 //! and then copies the package: a **symbolic link** whose target is relative and stays
@@ -33,23 +62,20 @@
 //! archive, a hard link whose target has a `..` segment or is not a regular file listed
 //! before it. Refused although the app accepts them — so that no link we create points
 //! outside the install folder and nothing is ever written through one: a symbolic link
-//! of the package whose target leaves the package (`../other`, which the app would leave
-//! dangling into its deleted temporary folder) or goes through another symbolic-link
+//! of the package whose target goes above the package root at any step (`../other`,
+//! which the app would leave dangling into its deleted temporary folder; and
+//! `../package/x` or `../package`, which come back into `package/` in the archive but
+//! not once installed, where the root is `pkg-<base64url(id)>/`: a link is judged
+//! where it will live) or goes through another symbolic-link
 //! entry (`l/../x` with `l` a link, whose real target is not the one it reads as).
 //! Symbolic links are created last, after every file and folder, so no entry is ever
 //! written through one.
-//! - a name given twice (after normalisation: `a/b`, `./a/b`, `a//b` and, in a ZIP,
-//!   `a\b` are one name), or a name that is both a file and the folder of another entry;
-//! - more than [`Limits::max_entries`] entries, or more than
-//!   [`Limits::max_unpacked_bytes`] unpacked: for a `.tgz` the bytes that actually come
-//!   out of the gzip decoder are counted (tar headers included) and reading stops past
-//!   the limit; for a ZIP the declared sizes are only an early refusal, the real guard
-//!   counts the bytes actually decompressed while unpacking;
-//! - a layout that is not a package: a ZIP must have exactly one file named
-//!   `package.json`, whose folder is the package root (entries outside it, such as
-//!   `__MACOSX/`, are not part of the package and are never unpacked); a `.tgz` must
-//!   keep the package in a `package/` folder holding `package.json` (other top-level
-//!   entries are ignored, as the app ignores them, and never unpacked).
+//!
+//! In both formats: more than [`Limits::max_entries`] entries, or more than
+//! [`Limits::max_unpacked_bytes`] unpacked, refuses the archive: for a `.tgz` the bytes
+//! that actually come out of the gzip decoder are counted (tar headers included) and
+//! reading stops past the limit; for a ZIP the declared sizes are only an early
+//! refusal, the real guard counts the bytes actually decompressed while unpacking.
 //!
 //! Decisions the format leaves open:
 //! - the format comes from the first bytes (`PK\x03\x04` or `PK\x05\x06` for ZIP,
@@ -62,7 +88,7 @@
 //! - a folder entry naming the archive root itself (`./`) is ignored;
 //! - concatenated gzip members are read as one stream (as `gzip -d` does).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
@@ -168,9 +194,15 @@ pub enum ArchiveError {
         "the file is neither a ZIP archive (starting with `50 4b 03 04`) nor a gzip-compressed tar (starting with `1f 8b`): it starts with {found}"
     )]
     UnknownFormat {
-        /// The first bytes, in hexadecimal (or `nothing` for an empty file).
+        /// The first bytes, in hexadecimal.
         found: String,
     },
+    /// The file is empty (0 bytes). The app's import reads it as a ZIP and refuses it
+    /// with "The extension ZIP is empty.", after making the host's folders.
+    #[error(
+        "the archive is empty (0 bytes); the Spirit app refuses it: \"The extension ZIP is empty.\""
+    )]
+    Empty,
     /// The archive's structure or compressed data is broken.
     #[error("the {format} archive is corrupt: {detail}")]
     Corrupt {
@@ -245,7 +277,8 @@ pub enum ArchiveError {
         /// What it is (`a FIFO`, `a character device`, …).
         kind: String,
     },
-    /// Two entries with the same (normalised) name.
+    /// Two entries with the same (normalised) name in a `.tgz` (a ZIP keeps the last, as
+    /// the app does, unless its reader and the app's disagree on which names are one).
     #[error(
         "entry `{entry}` is refused because it names `{path}` again, after entry `{first}`; each path may appear once"
     )]
@@ -319,9 +352,9 @@ pub enum ArchiveError {
         entry: String,
     },
     /// A ZIP file entry of the package whose name has an empty or `.` segment (`a//b`,
-    /// `a/./b`, `././x`), which the app refuses.
+    /// `a/./b`, `./././x`), which the app refuses.
     #[error(
-        "entry `{entry}` is refused because it has an empty or `.` segment; the Spirit app refuses such a name (only one leading `./` is allowed)"
+        "entry `{entry}` is refused because it has an empty or `.` segment; the Spirit app refuses such a name (it drops at most two leading `./`)"
     )]
     DotSegment {
         /// The entry as named in the archive.
@@ -352,6 +385,7 @@ impl ArchiveError {
         match self {
             ArchiveError::Read { .. } | ArchiveError::Write { .. } => None,
             ArchiveError::UnknownFormat { .. }
+            | ArchiveError::Empty
             | ArchiveError::Corrupt { .. }
             | ArchiveError::Unsupported { .. } => Some(codes::ARCHIVE_CORRUPT),
             ArchiveError::UnsafeName { .. }
@@ -401,7 +435,9 @@ pub enum LinkProblem {
     /// A symbolic link whose target, read from the link's folder, leaves the archive
     /// (the app refuses it).
     LeavesArchive,
-    /// A symbolic link of the package whose target leaves the package folder. The app
+    /// A symbolic link of the package whose target goes above the package root at some
+    /// step, so that it leads out of the install folder (`pkg-<base64url(id)>/`) even
+    /// when, read in the archive, it comes back into `package/` by name. The app
     /// accepts it (the installed link then points into its deleted temporary folder);
     /// we refuse it so that no link we create points outside the install folder.
     LeavesPackage {
@@ -437,7 +473,7 @@ impl fmt::Display for LinkProblem {
             ),
             LinkProblem::LeavesPackage { resolved } => write!(
                 f,
-                "its target leads to `{}`, outside the package folder `package/`; a link must stay inside the package (the Spirit app would install a link that leads nowhere, so this is refused)",
+                "its target leads to `{}`, outside the package folder once installed (the package root is `package/` in the archive, `pkg-<base64url(id)>/` installed); a link must stay inside the package, never going above its root (the Spirit app would install a link that leads nowhere, so this is refused)",
                 if resolved.is_empty() { "." } else { resolved }
             ),
             LinkProblem::ThroughLink { link } => write!(
@@ -493,6 +529,22 @@ fn resolve_symlink(
         }
     }
     Ok(at.join("/"))
+}
+
+/// Whether a symbolic link at `link` (relative to the package root) with the relative
+/// `target` goes above the package root at any step, read segment by segment from the
+/// link's folder (`/` and `\\` both separate).
+fn climbs_above_root(link: &str, target: &str) -> bool {
+    let mut depth = link.matches('/').count();
+    for segment in target.split(['/', '\\']) {
+        match segment {
+            "" | "." => {}
+            ".." if depth == 0 => return true,
+            ".." => depth -= 1,
+            _ => depth += 1,
+        }
+    }
+    false
 }
 
 /// The most symbolic links followed one after the other when reading a path.
@@ -595,7 +647,10 @@ impl Archive {
                 (listed, Source::TarGz(tracked))
             }
         };
-        let (root, entries) = layout(format, listed)?;
+        let (root, entries) = match format {
+            Format::Zip => layout_zip(listed)?,
+            Format::TarGz => layout_tar(listed)?,
+        };
         Ok(Archive {
             path: path.to_owned(),
             display: path.display().to_string(),
@@ -1031,17 +1086,31 @@ fn sniff(file: &mut File) -> io::Result<Result<Format, ArchiveError>> {
     }
     file.seek(SeekFrom::Start(0))?;
     let magic = &magic[..filled];
-    Ok(if let Some(format) = Format::of(magic) {
-        Ok(format)
-    } else {
-        let found = if magic.is_empty() {
-            "nothing (the file is empty)".to_owned()
-        } else {
-            let hex: Vec<String> = magic.iter().map(|b| format!("{b:02x}")).collect();
-            format!("`{}`", hex.join(" "))
-        };
-        Err(ArchiveError::UnknownFormat { found })
+    Ok(format_of(magic))
+}
+
+/// The format of a file starting with `magic` (its first four bytes, or all of a
+/// shorter file): [`ArchiveError::Empty`] for nothing at all.
+fn format_of(magic: &[u8]) -> Result<Format, ArchiveError> {
+    if magic.is_empty() {
+        return Err(ArchiveError::Empty);
+    }
+    Format::of(magic).ok_or_else(|| {
+        let hex: Vec<String> = magic.iter().map(|b| format!("{b:02x}")).collect();
+        ArchiveError::UnknownFormat {
+            found: format!("`{}`", hex.join(" ")),
+        }
     })
+}
+
+/// The format of the archive at `path`, from its first bytes.
+pub(crate) fn sniff_path(path: &Path) -> Result<Format, ArchiveError> {
+    let read_error = |source| ArchiveError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = File::open(path).map_err(read_error)?;
+    sniff(&mut file).map_err(read_error)?
 }
 
 fn zip_error(
@@ -1071,7 +1140,6 @@ fn zip_error(
 /// Unix file type bits.
 const S_IFMT: u32 = 0o170_000;
 const S_IFREG: u32 = 0o100_000;
-const S_IFDIR: u32 = 0o040_000;
 const S_IFCHR: u32 = 0o020_000;
 const S_IFBLK: u32 = 0o060_000;
 const S_IFIFO: u32 = 0o010_000;
@@ -1087,8 +1155,8 @@ fn list_zip(
         path: path.to_owned(),
         source,
     };
-    // A second handle on the same open file, to count the central directory's records:
-    // the ZIP reader keeps only the last of two entries with the same name.
+    // A second handle on the same open file, to read the central directory's records
+    // as the app's ZIP reader reads them: every record, its name decoded its way.
     let mut raw = Tracked {
         file: file.file.try_clone().map_err(read_error)?,
         error: Arc::clone(file_error),
@@ -1100,62 +1168,64 @@ fn list_zip(
             limit: limits.max_entries,
         });
     }
-    let records = central_names(&mut raw, zip.central_directory_start(), limits.max_entries)
+    let records = central_records(&mut raw, zip.central_directory_start(), limits.max_entries)
         .map_err(read_error)?;
     if records.len() > limits.max_entries {
         return Err(ArchiveError::TooManyEntries {
             limit: limits.max_entries,
         });
     }
-    if records.len() > zip.len() {
-        let mut seen = BTreeSet::new();
-        let twice = records
-            .iter()
-            .find(|name| !seen.insert(name.as_slice()))
-            .map(|name| String::from_utf8_lossy(name).into_owned())
-            .unwrap_or_default();
-        return Err(ArchiveError::Duplicate {
-            entry: twice.clone(),
-            first: twice.clone(),
-            path: twice,
-        });
-    }
-
-    let mut listed = Vec::with_capacity(zip.len());
-    let mut declared = 0u64;
+    // The ZIP reader keeps the last record of each name; which one is which, by where
+    // its record starts.
+    let mut kept: HashMap<u64, usize> = HashMap::with_capacity(zip.len());
     for index in 0..zip.len() {
         let entry = zip
             .by_index_raw(index)
             .map_err(|error| zip_error(error, file_error, path))?;
-        let name = entry.name().to_owned();
+        kept.insert(entry.central_header_start(), index);
+    }
+
+    let mut listed = Vec::with_capacity(zip.len());
+    let mut declared = 0u64;
+    for (name, record) in js_object_order(&records) {
+        let Some(&index) = kept.get(&records[record].at) else {
+            // Two records the ZIP reader reads as one name, the app as two: which bytes
+            // the app would write cannot be read here.
+            return Err(ArchiveError::Duplicate {
+                entry: name.clone(),
+                first: name.clone(),
+                path: name,
+            });
+        };
+        let entry = zip
+            .by_index_raw(index)
+            .map_err(|error| zip_error(error, file_error, path))?;
         let mode = entry.unix_mode();
-        // Only a folder is told apart: the app does not read the Unix file type, so a
-        // link, device or FIFO entry is a regular file holding the entry's bytes.
-        let by_name = name.ends_with('/') || name.ends_with('\\');
-        let kind = mode.map(|mode| mode & S_IFMT);
-        let folder = by_name || kind == Some(S_IFDIR);
-        let mode = match kind {
-            None | Some(0) | Some(S_IFREG) | Some(S_IFDIR) => mode,
+        // Only the name tells a folder, as the app tells it: the Unix file type is not
+        // read, so a link, device, FIFO or folder-mode entry without a final `/` is a
+        // regular file holding the entry's bytes.
+        let folder = name.ends_with('/') || name.ends_with('\\');
+        let mode = match mode.map(|mode| mode & S_IFMT) {
+            None | Some(0) | Some(S_IFREG) => mode,
             Some(_) => None,
         };
-        let path = entry_path(&name, folder, Format::Zip)?;
+        let method = entry.compression();
+        if !matches!(
+            method,
+            CompressionMethod::Stored | CompressionMethod::Deflated
+        ) {
+            return Err(ArchiveError::Unsupported {
+                entry: name,
+                what: format!("compressed with {method}"),
+                expected: "stored or deflate",
+            });
+        }
         if !folder {
             if entry.encrypted() {
                 return Err(ArchiveError::Unsupported {
                     entry: name,
                     what: "encrypted".to_owned(),
                     expected: "an unencrypted entry",
-                });
-            }
-            let method = entry.compression();
-            if !matches!(
-                method,
-                CompressionMethod::Stored | CompressionMethod::Deflated
-            ) {
-                return Err(ArchiveError::Unsupported {
-                    entry: name,
-                    what: format!("compressed with {method}"),
-                    expected: "stored or deflate",
                 });
             }
             declared = declared.saturating_add(entry.size());
@@ -1168,7 +1238,7 @@ fn list_zip(
         }
         listed.push(Listed {
             name,
-            path,
+            path: None,
             folder,
             link: None,
             index,
@@ -1178,28 +1248,74 @@ fn list_zip(
     Ok((listed, zip))
 }
 
-/// The raw names of the central directory records from `start`, stopping after
-/// `max + 1`.
-fn central_names(file: &mut Tracked, start: u64, max: usize) -> io::Result<Vec<Vec<u8>>> {
+/// One record of a ZIP's central directory.
+struct Record {
+    /// The name, decoded as the app's ZIP reader (fflate) decodes it: UTF-8 when the
+    /// record's flag says so (invalid bytes as U+FFFD, a leading byte-order mark
+    /// dropped, as `TextDecoder` does), otherwise one character per byte (Latin-1).
+    name: String,
+    /// Where the record starts in the file.
+    at: u64,
+}
+
+/// The central directory records from `start`, stopping after `max + 1`.
+fn central_records(file: &mut Tracked, start: u64, max: usize) -> io::Result<Vec<Record>> {
     file.seek(SeekFrom::Start(start))?;
     let mut reader = BufReader::new(file);
-    let mut names = Vec::new();
+    let mut records = Vec::new();
     let mut fixed = [0u8; 46];
-    while names.len() <= max {
+    let mut at = start;
+    while records.len() <= max {
         if !read_full(&mut reader, &mut fixed)? || &fixed[..4] != b"PK\x01\x02" {
             break;
         }
         let field = |at: usize| u64::from(u16::from_le_bytes([fixed[at], fixed[at + 1]]));
-        let mut name = Vec::new();
-        (&mut reader).take(field(28)).read_to_end(&mut name)?;
+        let utf8 = field(8) & 0x800 != 0;
+        let mut raw = Vec::new();
+        (&mut reader).take(field(28)).read_to_end(&mut raw)?;
         let skip = field(30) + field(32);
         let skipped = io::copy(&mut (&mut reader).take(skip), &mut io::sink())?;
         if skipped < skip {
             break;
         }
-        names.push(name);
+        let name = if utf8 {
+            let text = String::from_utf8_lossy(&raw);
+            text.strip_prefix('\u{feff}').unwrap_or(&text).to_owned()
+        } else {
+            raw.iter().map(|&byte| char::from(byte)).collect()
+        };
+        records.push(Record { name, at });
+        at += 46 + field(28) + skip;
     }
-    Ok(names)
+    Ok(records)
+}
+
+/// The records as the app's object of entries holds them: one per name, holding the
+/// last record of that name, in JavaScript's property order (names that are array
+/// indices first, in numeric order, then the others in the order their name first
+/// appears).
+fn js_object_order(records: &[Record]) -> Vec<(String, usize)> {
+    let mut order: Vec<(String, usize)> = Vec::with_capacity(records.len());
+    let mut position: HashMap<&str, usize> = HashMap::with_capacity(records.len());
+    for (index, record) in records.iter().enumerate() {
+        match position.get(record.name.as_str()) {
+            Some(&at) => order[at].1 = index,
+            None => {
+                position.insert(record.name.as_str(), order.len());
+                order.push((record.name.clone(), index));
+            }
+        }
+    }
+    // Stable: the other names keep their order.
+    order.sort_by_key(|(name, _)| array_index(name).map_or((1, 0), |index| (0, index)));
+    order
+}
+
+/// The array index a property name is in JavaScript (its canonical decimal form, below
+/// 2^32 - 1), if it is one.
+fn array_index(name: &str) -> Option<u32> {
+    let index: u32 = name.parse().ok()?;
+    (index != u32::MAX && index.to_string() == name).then_some(index)
 }
 
 /// Fills `buf`, or says `false` at the end of the input.
@@ -1504,11 +1620,141 @@ fn special(name: String, kind: u32) -> Walk {
 // ---------------------------------------------------------------------------------------
 // Layout
 
-/// The package root inside the archive and the package's entries relative to it.
-fn layout(
-    format: Format,
-    listed: Vec<Listed>,
-) -> Result<(String, BTreeMap<String, Entry>), ArchiveError> {
+/// A ZIP's name as the app reads it (`normalizeArchivePath`): every `\\` a `/`, one
+/// leading `./` dropped.
+fn app_zip_name(name: &str) -> String {
+    let slashed = name.replace('\\', "/");
+    match slashed.strip_prefix("./") {
+        Some(rest) => rest.to_owned(),
+        None => slashed,
+    }
+}
+
+/// The package root of a ZIP and its entries, as the app imports it
+/// (`importExtensionArchive`): the one entry named `package.json` (at any depth) sets
+/// the root; an entry outside the root is skipped unread, whatever its name; a folder
+/// entry is skipped (only the folders of files are made); a file's path below the root
+/// is checked as the app checks it (a second leading `./` dropped, then relative, no
+/// drive letter, no empty, `.` or `..` segment); a path written twice keeps the copy
+/// written last, in the app's order ([`js_object_order`]).
+fn layout_zip(listed: Vec<Listed>) -> Result<(String, BTreeMap<String, Entry>), ArchiveError> {
+    let named: Vec<(String, Listed)> = listed
+        .into_iter()
+        .map(|item| (app_zip_name(&item.name), item))
+        .collect();
+    let manifests: Vec<&str> = named
+        .iter()
+        .filter(|(name, _)| {
+            name == PACKAGE_JSON
+                || name
+                    .strip_suffix(PACKAGE_JSON)
+                    .is_some_and(|folder| folder.ends_with('/'))
+        })
+        .map(|(_, item)| item.name.as_str())
+        .collect();
+    let root = match manifests.as_slice() {
+        [] => {
+            return Err(ArchiveError::NoPackageJson {
+                format: Format::Zip,
+            });
+        }
+        [one] => match app_zip_name(one).rsplit_once('/') {
+            Some((folder, _)) if !folder.is_empty() => format!("{folder}/"),
+            _ => String::new(),
+        },
+        several => {
+            return Err(ArchiveError::SeveralPackageJson {
+                entries: several.iter().map(|name| (*name).to_owned()).collect(),
+            });
+        }
+    };
+
+    let mut files: BTreeMap<String, Entry> = BTreeMap::new();
+    for (name, item) in named {
+        let Some(relative) = name.strip_prefix(root.as_str()) else {
+            continue;
+        };
+        if relative.is_empty() || relative.ends_with('/') {
+            continue;
+        }
+        let path = RelativePath::parse_declared(relative).map_err(|problem| {
+            let second = relative.strip_prefix("./").unwrap_or(relative);
+            if second.split('/').any(|segment| segment == "..") {
+                ArchiveError::ParentSegment {
+                    entry: item.name.clone(),
+                }
+            } else if matches!(problem, PathProblem::Segment(_)) {
+                ArchiveError::DotSegment {
+                    entry: item.name.clone(),
+                }
+            } else {
+                ArchiveError::UnsafeName {
+                    entry: item.name.clone(),
+                    problem,
+                }
+            }
+        })?;
+        let key = path.as_str().to_owned();
+        files.insert(
+            key.clone(),
+            Entry {
+                folder: false,
+                symlink: None,
+                source: key,
+                name: item.name,
+                index: Some(item.index),
+                mode: item.mode,
+            },
+        );
+    }
+
+    let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
+    for (path, entry) in files {
+        let mut parent = path.as_str();
+        while let Some((up, _)) = parent.rsplit_once('/') {
+            if let Some(file) = entries.get(up).filter(|file: &&Entry| !file.folder) {
+                return Err(ArchiveError::FileAndFolder {
+                    entry: entry.name.clone(),
+                    path: path.clone(),
+                    file: file.source.clone(),
+                });
+            }
+            parent = up;
+        }
+        if entries
+            .get(&path)
+            .is_some_and(|folder: &Entry| folder.folder)
+        {
+            let inside = entries
+                .range(format!("{path}/")..)
+                .next()
+                .map(|(inside, found)| (inside.clone(), found.name.clone()))
+                .unwrap_or_default();
+            return Err(ArchiveError::FileAndFolder {
+                entry: inside.1,
+                path: inside.0,
+                file: path,
+            });
+        }
+        let mut parent = path.as_str();
+        while let Some((up, _)) = parent.rsplit_once('/') {
+            entries.entry(up.to_owned()).or_insert(Entry {
+                folder: true,
+                symlink: None,
+                source: String::new(),
+                name: String::new(),
+                index: None,
+                mode: None,
+            });
+            parent = up;
+        }
+        entries.insert(path, entry);
+    }
+    Ok((root, entries))
+}
+
+/// The package root of a `.tgz` (`package/`) and the package's entries relative to it.
+fn layout_tar(listed: Vec<Listed>) -> Result<(String, BTreeMap<String, Entry>), ArchiveError> {
     // Every normalised path once; a file is never the folder of another entry.
     let mut all: BTreeMap<String, Listed> = BTreeMap::new();
     for item in listed {
@@ -1581,42 +1827,15 @@ fn layout(
         }
     }
 
-    let root = match format {
-        Format::Zip => {
-            let manifests: Vec<&String> = all
-                .iter()
-                .filter(|(path, item)| {
-                    !item.folder && path.rsplit('/').next() == Some(PACKAGE_JSON)
-                })
-                .map(|(path, _)| path)
-                .collect();
-            match manifests.as_slice() {
-                [] => return Err(ArchiveError::NoPackageJson { format }),
-                [one] => match one.rsplit_once('/') {
-                    Some((folder, _)) => format!("{folder}/"),
-                    None => String::new(),
-                },
-                several => {
-                    return Err(ArchiveError::SeveralPackageJson {
-                        entries: several
-                            .iter()
-                            .filter_map(|path| all.get(path.as_str()))
-                            .map(|item| item.name.clone())
-                            .collect(),
-                    });
-                }
-            }
-        }
-        Format::TarGz => {
-            if all
-                .get("package/package.json")
-                .is_none_or(|item| item.folder)
-            {
-                return Err(ArchiveError::NoPackageJson { format });
-            }
-            "package/".to_owned()
-        }
-    };
+    if all
+        .get("package/package.json")
+        .is_none_or(|item| item.folder)
+    {
+        return Err(ArchiveError::NoPackageJson {
+            format: Format::TarGz,
+        });
+    }
+    let root = "package/".to_owned();
 
     let mut entries = BTreeMap::new();
     for (path, item) in all {
@@ -1625,15 +1844,6 @@ fn layout(
         };
         if relative.is_empty() {
             continue;
-        }
-        // The app takes a ZIP file's name as it is, after `\` -> `/` and one leading `./`:
-        // an empty or `.` segment in it is refused there, so here too.
-        if format == Format::Zip && !item.folder {
-            let slashed = item.name.replace('\\', "/");
-            let app = slashed.strip_prefix("./").unwrap_or(&slashed);
-            if app != path {
-                return Err(ArchiveError::DotSegment { entry: item.name });
-            }
         }
         let mut parent = relative;
         while let Some((up, _)) = parent.rsplit_once('/') {
@@ -1661,6 +1871,11 @@ fn layout(
                 } else {
                     resolved.strip_prefix(root.as_str())
                 };
+                // Judged where the link will live: installed, the package root is
+                // `pkg-<base64url(id)>/`, not `package/`, so a target that climbs above
+                // the root leaves the package there even when, read in the archive, it
+                // comes back into `package/` by name (`../package/x`, `../package`).
+                let inside = inside.filter(|_| !climbs_above_root(relative, target));
                 let Some(inside) = inside else {
                     return Err(refuse(LinkProblem::LeavesPackage { resolved }));
                 };

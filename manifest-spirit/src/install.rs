@@ -402,9 +402,17 @@ pub fn install(archive: &Path, options: &InstallOptions) -> Result<Installed, In
     let state_dir = host_dir.join(STATE_DIR);
     // The app makes the host folder and its state folder before it reads a ZIP; for a
     // tarball, once it is unpacked. Both are what a refused install may leave.
-    let format = sniff(archive).map_err(refused)?;
-    if format == Format::Zip {
+    // An empty file is a ZIP to the app's import ("The extension ZIP is empty.").
+    let format = match crate::archive::sniff_path(archive) {
+        Ok(format) => Some(format),
+        Err(ArchiveError::Empty) => None,
+        Err(error) => return Err(refused(error)),
+    };
+    if format != Some(Format::TarGz) {
         fs::create_dir_all(&state_dir).map_err(io_error("create the folder", &state_dir))?;
+    }
+    if format.is_none() {
+        return Err(refused(ArchiveError::Empty));
     }
     let opened = Archive::open(archive, options.limits).map_err(refused)?;
     fs::create_dir_all(&state_dir).map_err(io_error("create the folder", &state_dir))?;
@@ -539,28 +547,6 @@ pub fn install(archive: &Path, options: &InstallOptions) -> Result<Installed, In
             Err(error)
         }
     }
-}
-
-/// The format of the archive file, from its first bytes.
-fn sniff(path: &Path) -> Result<Format, ArchiveError> {
-    let read_error = |source| ArchiveError::Read {
-        path: path.to_owned(),
-        source,
-    };
-    let mut start = Vec::with_capacity(4);
-    io::Read::read_to_end(
-        &mut io::Read::take(fs::File::open(path).map_err(read_error)?, 4),
-        &mut start,
-    )
-    .map_err(read_error)?;
-    Format::of(&start).ok_or_else(|| ArchiveError::UnknownFormat {
-        found: if start.is_empty() {
-            "nothing (the file is empty)".to_owned()
-        } else {
-            let hex: Vec<String> = start.iter().map(|b| format!("{b:02x}")).collect();
-            format!("`{}`", hex.join(" "))
-        },
-    })
 }
 
 #[cfg(unix)]

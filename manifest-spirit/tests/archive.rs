@@ -369,7 +369,9 @@ fn zip_backslash_names_are_folders_as_the_app_reads_them() {
 #[test]
 fn zip_files_with_empty_or_dot_segments_are_refused_as_the_app_refuses_them() {
     let tmp = tempfile::tempdir().unwrap();
-    for (index, name) in ["a//b", "a/./b", "././b", "a\\\\b", ".\\.\\b", "a/b/."]
+    // `a\\b` is `a//b` once every backslash is a `/`; `./././b` keeps a `.` after the
+    // two leading `./` the app drops.
+    for (index, name) in ["a//b", "a/./b", "a\\\\b", "a/b/.", "./././b"]
         .into_iter()
         .enumerate()
     {
@@ -384,6 +386,21 @@ fn zip_files_with_empty_or_dot_segments_are_refused_as_the_app_refuses_them() {
         }
         assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
     }
+    // A second leading `./` is dropped as the app drops it (`normalizeArchivePath` once
+    // on the archive name, once more on the path below the root), in either separator.
+    for (index, name) in ["././b", ".\\.\\b", "./.\\b"].into_iter().enumerate() {
+        let path = zip(
+            tmp.path(),
+            &format!("second{index}.zip"),
+            &[file("package.json", HELLO), file(name, "x")],
+        );
+        let archive = open(&path).unwrap_or_else(|error| panic!("{name}: {error}"));
+        let paths: Vec<(&str, bool)> = archive.paths().collect();
+        assert_eq!(paths, [("b", false), ("package.json", false)], "{name}");
+        let out = tempfile::tempdir().unwrap();
+        archive.extract(out.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(out.path().join("b")).unwrap(), "x");
+    }
     // Outside the package root the app skips them, and so do we; folders are fine.
     let path = zip(
         tmp.path(),
@@ -392,11 +409,117 @@ fn zip_files_with_empty_or_dot_segments_are_refused_as_the_app_refuses_them() {
             file("ext/package.json", HELLO),
             file("junk//x", "x"),
             dir_item("ext/./assets/"),
+            file("ext/assets/icon.svg", "<svg/>"),
         ],
     );
     let archive = open(&path).unwrap();
     let paths: Vec<(&str, bool)> = archive.paths().collect();
-    assert_eq!(paths, [("assets", true), ("package.json", false)]);
+    assert_eq!(
+        paths,
+        [
+            ("assets", true),
+            ("assets/icon.svg", false),
+            ("package.json", false)
+        ]
+    );
+}
+
+#[test]
+fn zip_entries_outside_a_nested_root_are_skipped_unread_and_never_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Beside `pkg/`, names the app never reaches: `..`, absolute, a drive letter.
+    let path = zip(
+        tmp.path(),
+        "beside.zip",
+        &[
+            file("pkg/package.json", HELLO),
+            file("pkg/index.js", "ok"),
+            file("../x.txt", "up"),
+            file("/x.txt", "root"),
+            file("C:x.txt", "drive"),
+            file("pkgx/y.txt", "a sibling whose name starts like the root"),
+        ],
+    );
+    let archive = open(&path).unwrap();
+    assert_eq!(archive.root(), "pkg/");
+    let paths: Vec<(&str, bool)> = archive.paths().collect();
+    assert_eq!(paths, [("index.js", false), ("package.json", false)]);
+    let out = tempfile::tempdir().unwrap();
+    let inner = out.path().join("inner");
+    std::fs::create_dir(&inner).unwrap();
+    archive.extract(&inner).unwrap();
+    let mut written: Vec<String> = walkdir(out.path());
+    written.sort();
+    assert_eq!(written, ["inner/", "inner/index.js", "inner/package.json"]);
+
+    // At the archive's root the same names are the package's, and refused.
+    for (index, name) in ["../x.txt", "/x.txt", "C:x.txt", "a/../x.txt"]
+        .into_iter()
+        .enumerate()
+    {
+        let path = zip(
+            tmp.path(),
+            &format!("root{index}.zip"),
+            &[file("package.json", HELLO), file(name, "x")],
+        );
+        let error = open(&path).unwrap_err();
+        assert_eq!(error.code(), Some(codes::ARCHIVE_ENTRY), "{name}: {error}");
+        assert!(error.to_string().contains(name), "{name}: {error}");
+    }
+}
+
+/// Every path under `dir`, relative, folders ending in `/`.
+fn walkdir(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            let relative = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if path.is_dir() {
+                out.push(format!("{relative}/"));
+                stack.push(path);
+            } else {
+                out.push(relative);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn zip_folder_entries_make_no_empty_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = zip(
+        tmp.path(),
+        "folders.zip",
+        &[
+            dir_item("empty/"),
+            dir_item("dist/"),
+            file("dist/index.js", "x"),
+            file("package.json", HELLO),
+            dir_item("../up/"),
+        ],
+    );
+    let archive = open(&path).unwrap();
+    let paths: Vec<(&str, bool)> = archive.paths().collect();
+    assert_eq!(
+        paths,
+        [
+            ("dist", true),
+            ("dist/index.js", false),
+            ("package.json", false)
+        ]
+    );
+    let out = tempfile::tempdir().unwrap();
+    archive.extract(out.path()).unwrap();
+    let mut written = walkdir(out.path());
+    written.sort();
+    assert_eq!(written, ["dist/", "dist/index.js", "package.json"]);
 }
 
 #[test]
@@ -608,6 +731,50 @@ fn tgz_symlink_leaving_the_package_is_refused_although_the_app_accepts_it() {
 }
 
 #[test]
+fn tgz_symlink_coming_back_into_the_package_folder_by_name_is_refused() {
+    // Read in the archive these come back into `package/`; installed, the package root
+    // is `pkg-<base64url(id)>/`, so they lead out of it.
+    for (target, resolved) in [
+        ("../x/../package/package.json", "package/package.json"),
+        ("../package", "package"),
+        ("../package/", "package"),
+        ("sub/../../package/index.js", "package/index.js"),
+        ("..\\package\\index.js", "package/index.js"),
+    ] {
+        let (entry, _, _, problem, message) = link_refusal(&[
+            file("package/package.json", HELLO),
+            file("package/index.js", "x"),
+            symlink("package/up", target),
+        ]);
+        assert_eq!(entry, "package/up");
+        assert_eq!(
+            problem,
+            LinkProblem::LeavesPackage {
+                resolved: resolved.to_owned()
+            },
+            "{target}"
+        );
+        assert!(message.contains("outside the package folder"), "{message}");
+    }
+    // A link deeper down may climb as long as it stays below the root.
+    let dir = tempfile::tempdir().unwrap();
+    let path = tgz(
+        dir.path(),
+        "inside.tgz",
+        &[
+            file("package/package.json", HELLO),
+            file("package/index.js", "x"),
+            dir_item("package/lib"),
+            symlink("package/lib/main.js", "../index.js"),
+            symlink("package/lib/root", ".."),
+        ],
+    );
+    let archive = open(&path).unwrap();
+    let paths: Vec<(&str, bool)> = archive.paths().collect();
+    assert!(paths.contains(&("lib/root", false)), "{paths:?}");
+}
+
+#[test]
 fn tgz_symlink_whose_target_goes_through_another_link_is_refused() {
     // `l/../..` reads as the archive root, but `l` leads to `dist/deep`, so on disk it
     // would lead to `package/`: what a link says must be where it leads.
@@ -787,7 +954,7 @@ fn zip_fifo_mode_is_a_regular_file() {
 }
 
 #[test]
-fn zip_name_given_twice_is_refused() {
+fn zip_name_given_twice_keeps_the_last_copy() {
     let dir = tempfile::tempdir().unwrap();
     let path = zip(
         dir.path(),
@@ -799,28 +966,75 @@ fn zip_name_given_twice_is_refused() {
         ],
     );
     rename_zip_entry(&path, "b.txt", "a.txt");
-    match open(&path) {
-        Err(ArchiveError::Duplicate { entry, .. }) => assert_eq!(entry, "a.txt"),
-        other => panic!("{other:?}"),
-    }
-    assert_one_archive_diagnostic(&path, codes::ARCHIVE_ENTRY);
+    let archive = open(&path).unwrap();
+    let paths: Vec<(&str, bool)> = archive.paths().collect();
+    assert_eq!(paths, [("a.txt", false), ("package.json", false)]);
+    let out = tempfile::tempdir().unwrap();
+    archive.extract(out.path()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("a.txt")).unwrap(),
+        "two"
+    );
 
-    // Two spellings of one path.
+    // Two spellings of one path: the one the app writes last wins, in its order (the
+    // order names first appear), whatever the spelling.
+    for (first, second) in [("a/b.txt", "./a/b.txt"), ("./a/b.txt", "a/b.txt")] {
+        let path = zip(
+            dir.path(),
+            "spellings.zip",
+            &[
+                file("package.json", HELLO),
+                file(first, "one"),
+                file(second, "two"),
+            ],
+        );
+        let archive = open(&path).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        archive.extract(out.path()).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.path().join("a/b.txt")).unwrap(),
+            "two",
+            "{first} then {second}"
+        );
+    }
+
+    // Names that are array indices come first in a JavaScript object, in numeric
+    // order: `./10` is written after `10` although the archive lists it first.
     let path = zip(
         dir.path(),
-        "spellings.zip",
+        "indices.zip",
         &[
             file("package.json", HELLO),
-            file("a/b.txt", "one"),
-            file("a//b.txt", "two"),
+            file("./10", "spelled"),
+            file("10", "index"),
+            file("./2", "spelled"),
+            file("2", "index"),
+        ],
+    );
+    let archive = open(&path).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    archive.extract(out.path()).unwrap();
+    for name in ["10", "2"] {
+        assert_eq!(
+            std::fs::read_to_string(out.path().join(name)).unwrap(),
+            "spelled",
+            "{name}"
+        );
+    }
+
+    // A file that is also the folder of another is refused, as the app fails to write it.
+    let path = zip(
+        dir.path(),
+        "both.zip",
+        &[
+            file("package.json", HELLO),
+            file("a", "file"),
+            file("./a/b", "inside"),
         ],
     );
     match open(&path) {
-        Err(ArchiveError::Duplicate { entry, first, path }) => {
-            assert_eq!(
-                (entry.as_str(), first.as_str(), path.as_str()),
-                ("a//b.txt", "a/b.txt", "a/b.txt")
-            );
+        Err(ArchiveError::FileAndFolder { path, file, .. }) => {
+            assert_eq!((path.as_str(), file.as_str()), ("a/b", "a"));
         }
         other => panic!("{other:?}"),
     }
@@ -875,10 +1089,12 @@ fn unknown_and_corrupt_files_are_refused() {
 
     let empty = dir.path().join("empty.tgz");
     std::fs::write(&empty, "").unwrap();
-    assert!(matches!(
-        open(&empty),
-        Err(ArchiveError::UnknownFormat { .. })
-    ));
+    assert!(matches!(open(&empty), Err(ArchiveError::Empty)));
+    let message = assert_one_archive_diagnostic(&empty, codes::ARCHIVE_CORRUPT);
+    assert!(
+        message.contains("\"The extension ZIP is empty.\""),
+        "{message}"
+    );
 
     let good = zip(dir.path(), "good.zip", &[file("package.json", HELLO)]);
     let bytes = std::fs::read(&good).unwrap();
@@ -1141,4 +1357,33 @@ fn a_zip_entry_with_a_bad_checksum_is_an_archive_problem() {
         checked.diagnostics()[0].message
     );
     assert!(checked.package.is_none());
+}
+
+#[test]
+fn zip_names_without_the_utf8_flag_are_one_character_per_byte_as_the_app_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = zip(
+        dir.path(),
+        "latin1.zip",
+        &[file("package.json", HELLO), file("cafX.txt", "x")],
+    );
+    // The byte 0xE9 in place of `X`, flag unset: the app's reader makes it `é` (Latin-1),
+    // where code page 437 would make it `Θ`.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mut patched = 0;
+    while let Some(at) = bytes.windows(8).position(|window| window == b"cafX.txt") {
+        bytes[at + 3] = 0xE9;
+        patched += 1;
+    }
+    assert_eq!(patched, 2, "the local and the central header");
+    std::fs::write(&path, &bytes).unwrap();
+    let archive = open(&path).unwrap();
+    let paths: Vec<(&str, bool)> = archive.paths().collect();
+    assert_eq!(paths, [("café.txt", false), ("package.json", false)]);
+    let out = tempfile::tempdir().unwrap();
+    archive.extract(out.path()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("café.txt")).unwrap(),
+        "x"
+    );
 }

@@ -492,7 +492,7 @@ fn zip_entry_names_are_read_as_the_app_reads_them() {
         ]
     );
 
-    // `a/b` and `a\b` are one name.
+    // `a/b` and `a\b` are one path: the app writes both, the later copy stays.
     let twice = zip(
         work.path(),
         "twice.zip",
@@ -503,13 +503,8 @@ fn zip_entry_names_are_read_as_the_app_reads_them() {
         ],
     );
     let data = tempfile::tempdir().unwrap();
-    assert!(matches!(
-        install(&twice, &options(data.path(), Host::Cli)),
-        Err(InstallError::Archive {
-            source: ArchiveError::Duplicate { .. },
-            ..
-        })
-    ));
+    let installed = install(&twice, &options(data.path(), Host::Cli)).unwrap();
+    assert_eq!(fs::read_to_string(installed.path.join("a/b")).unwrap(), "2");
 }
 
 #[test]
@@ -641,6 +636,23 @@ fn tgz_links_leading_out_of_the_package_or_written_through_leave_nothing() {
             ],
         ),
         (
+            "back-by-name.tgz",
+            vec![
+                file("package/package.json", HELLO),
+                Item::Symlink(
+                    "package/up".to_owned(),
+                    "../x/../package/package.json".to_owned(),
+                ),
+            ],
+        ),
+        (
+            "names-the-root.tgz",
+            vec![
+                file("package/package.json", HELLO),
+                Item::Symlink("package/self".to_owned(), "../package".to_owned()),
+            ],
+        ),
+        (
             "relative-up.tgz",
             vec![
                 file("package/package.json", HELLO),
@@ -665,6 +677,63 @@ fn tgz_links_leading_out_of_the_package_or_written_through_leave_nothing() {
         assert_eq!(names_in(data.path()), Vec::<String>::new(), "{name}");
         assert_eq!(names_in(&sentinel), Vec::<String>::new(), "{name}");
     }
+}
+
+#[test]
+fn the_same_links_in_a_zip_install_as_plain_files_holding_their_text() {
+    let work = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let archive = zip(
+        work.path(),
+        "links.zip",
+        &[
+            file("pkg/package.json", HELLO),
+            Item::Symlink(
+                "pkg/up".to_owned(),
+                "../x/../package/package.json".to_owned(),
+            ),
+            Item::Symlink("pkg/self".to_owned(), "../package".to_owned()),
+        ],
+    );
+    let installed = install(&archive, &options(data.path(), Host::Cli)).unwrap();
+    for (name, text) in [
+        ("up", "../x/../package/package.json"),
+        ("self", "../package"),
+    ] {
+        let path = installed.path.join(name);
+        assert!(fs::symlink_metadata(&path).unwrap().is_file(), "{name}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), text);
+    }
+}
+
+#[test]
+fn a_zero_byte_archive_is_the_apps_empty_zip_and_leaves_its_folders() {
+    let work = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let archive = work.path().join("empty.zip");
+    fs::write(&archive, "").unwrap();
+    let error = install(&archive, &options(data.path(), Host::Cli)).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            InstallError::Archive {
+                source: ArchiveError::Empty,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    // What the app leaves: it makes the host's folders before it reads the archive.
+    assert_eq!(names_in(data.path()), ["extensions"]);
+    assert_eq!(names_in(&data.path().join("extensions")), ["cli"]);
+    assert_eq!(
+        names_in(&data.path().join("extensions/cli")),
+        ["extension-state"]
+    );
+    assert_eq!(
+        names_in(&data.path().join("extensions/cli/extension-state")),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -1187,7 +1256,7 @@ fn errors_read_as_one_sentence() {
 #[test]
 fn zip_file_names_with_empty_or_dot_segments_are_refused_and_leave_the_state_folder() {
     let work = tempfile::tempdir().unwrap();
-    for (index, name) in ["dist//index.js", "dist/./index.js", "././x"]
+    for (index, name) in ["dist//index.js", "dist/./index.js", "./././x"]
         .into_iter()
         .enumerate()
     {
