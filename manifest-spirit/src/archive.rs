@@ -1709,48 +1709,39 @@ fn layout_zip(listed: Vec<Listed>) -> Result<(String, BTreeMap<String, Entry>), 
     }
 
     let mut entries: BTreeMap<String, Entry> = BTreeMap::new();
+    // In path order, so a file comes before anything inside it.
     for (path, entry) in files {
-        let mut parent = path.as_str();
-        while let Some((up, _)) = parent.rsplit_once('/') {
-            if let Some(file) = entries.get(up).filter(|file: &&Entry| !file.folder) {
-                return Err(ArchiveError::FileAndFolder {
-                    entry: entry.name.clone(),
-                    path: path.clone(),
-                    file: file.source.clone(),
-                });
-            }
-            parent = up;
-        }
-        if entries
-            .get(&path)
-            .is_some_and(|folder: &Entry| folder.folder)
-        {
-            let inside = entries
-                .range(format!("{path}/")..)
-                .next()
-                .map(|(inside, found)| (inside.clone(), found.name.clone()))
-                .unwrap_or_default();
+        if let Err(file) = add_folders_of(&mut entries, &path) {
             return Err(ArchiveError::FileAndFolder {
-                entry: inside.1,
-                path: inside.0,
-                file: path,
+                entry: entry.name,
+                path,
+                file,
             });
-        }
-        let mut parent = path.as_str();
-        while let Some((up, _)) = parent.rsplit_once('/') {
-            entries.entry(up.to_owned()).or_insert(Entry {
-                folder: true,
-                symlink: None,
-                source: String::new(),
-                name: String::new(),
-                index: None,
-                mode: None,
-            });
-            parent = up;
         }
         entries.insert(path, entry);
     }
     Ok((root, entries))
+}
+
+/// Adds the folders `path` is in to `entries` (implied folders, unless already there);
+/// `Err` with the path of a file of `entries` that `path` would be inside.
+fn add_folders_of(entries: &mut BTreeMap<String, Entry>, path: &str) -> Result<(), String> {
+    let mut parent = path;
+    while let Some((up, _)) = parent.rsplit_once('/') {
+        let folder = entries.entry(up.to_owned()).or_insert(Entry {
+            folder: true,
+            symlink: None,
+            source: String::new(),
+            name: String::new(),
+            index: None,
+            mode: None,
+        });
+        if !folder.folder {
+            return Err(up.to_owned());
+        }
+        parent = up;
+    }
+    Ok(())
 }
 
 /// The package root of a `.tgz` (`package/`) and the package's entries relative to it.
@@ -1845,17 +1836,12 @@ fn layout_tar(listed: Vec<Listed>) -> Result<(String, BTreeMap<String, Entry>), 
         if relative.is_empty() {
             continue;
         }
-        let mut parent = relative;
-        while let Some((up, _)) = parent.rsplit_once('/') {
-            entries.entry(up.to_owned()).or_insert(Entry {
-                folder: true,
-                symlink: None,
-                source: String::new(),
-                name: String::new(),
-                index: None,
-                mode: None,
+        if let Err(file) = add_folders_of(&mut entries, relative) {
+            return Err(ArchiveError::FileAndFolder {
+                entry: item.name,
+                path: path.clone(),
+                file: format!("{root}{file}"),
             });
-            parent = up;
         }
         let (symlink, source, index, mode) = match &item.link {
             Some(ListedLink::Symbolic(target)) => {
